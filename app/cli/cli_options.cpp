@@ -1,0 +1,62 @@
+// Implements the shared option parsing; every failure is an InputError that says what to write instead.
+#include "app/cli/cli_options.h"
+
+#include "engine/config/presets.h"
+#include "engine/core/errors.h"
+
+namespace normlab::cli {
+
+ArgReader::ArgReader(int argc, char** argv, int first) {
+    for (int i = first; i < argc; ++i) m_args.emplace_back(argv[i]);
+}
+
+std::string ArgReader::value_of(const std::string& flag) {
+    if (done() || (peek().rfind("--", 0) == 0 && peek().size() > 2)) {
+        throw InputError(flag + " needs a value");
+    }
+    return take();
+}
+
+int64_t ArgReader::integer_of(const std::string& flag, int64_t minimum) {
+    const std::string text = value_of(flag);
+    try {
+        size_t used = 0;
+        const long long value = std::stoll(text, &used);
+        if (used == text.size() && value >= minimum) return value;
+    } catch (const std::exception&) {
+    }
+    throw InputError(flag + " needs an integer >= " + std::to_string(minimum) + ", got '" + text + "'");
+}
+
+bool ConfigSources::consume(const std::string& flag, ArgReader& reader) {
+    if (flag == "--config") {
+        config_path = reader.value_of(flag);
+    } else if (flag == "--preset") {
+        preset = reader.value_of(flag);
+    } else if (flag == "--set") {
+        sets.push_back(reader.value_of(flag));
+    } else if (flag == "--steps") {
+        steps = reader.integer_of(flag, 0);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+Config ConfigSources::resolve() const {
+    if (config_path && preset) throw InputError("give either --config FILE or --preset NAME, not both");
+    Config config = config_path ? config_from_file(*config_path) : preset ? preset_config(*preset) : preset_config("quickstart");
+    for (const std::string& assignment : sets) apply_override(config, assignment);
+    if (steps) config.train.steps = static_cast<int>(*steps);
+    validate(config);
+    return config;
+}
+
+std::string config_sources_help() {
+    return "  --config FILE        a JSON config (every key optional; see README \"Config keys\")\n"
+           "  --preset NAME        start from a preset (normlab-cli presets lists them); default: quickstart\n"
+           "  --set KEY=VALUE      override any key, e.g. --set model.layers=12 --set model.norm_placement=post\n"
+           "  --steps N            shorthand for --set train.steps=N\n";
+}
+
+}  // namespace normlab::cli

@@ -1,0 +1,43 @@
+// Command-line parsing shared by the normlab-cli subcommands: the config sources (--config, --preset,
+// --set) and a small reader that turns a bad flag into an InputError that names it.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config/config.h"
+
+namespace normlab::cli {
+
+class ArgReader {
+public:
+    ArgReader(int argc, char** argv, int first);
+    bool done() const { return m_index >= m_args.size(); }
+    const std::string& peek() const { return m_args[m_index]; }
+    std::string take() { return m_args[m_index++]; }
+    // The value after a flag; throws InputError "flag needs a value".
+    std::string value_of(const std::string& flag);
+    int64_t integer_of(const std::string& flag, int64_t minimum);
+
+private:
+    std::vector<std::string> m_args;
+    size_t m_index = 0;
+};
+
+// The sources of a run's config, in order: defaults, --config FILE or --preset NAME, --set, --steps.
+struct ConfigSources {
+    std::optional<std::string> config_path;
+    std::optional<std::string> preset;
+    std::vector<std::string> sets;
+    std::optional<int64_t> steps;
+
+    // Consumes the flag at the reader's position if it is one of ours; returns whether it did.
+    bool consume(const std::string& flag, ArgReader& reader);
+    // Builds and validates the config. Throws InputError.
+    Config resolve() const;
+};
+
+// The help text fragment describing --config/--preset/--set.
+std::string config_sources_help();
+
+}  // namespace normlab::cli

@@ -1,0 +1,134 @@
+// `normlab-cli train`: builds the trainer (validating everything before the run folder exists), then
+// steps it to the end, writing metrics, events and the summary as it goes. Ctrl-C stops cleanly.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "app/cli/cli_options.h"
+#include "app/cli/commands.h"
+#include "engine/core/errors.h"
+#include "engine/io/checkpoint.h"
+#include "engine/io/records_json.h"
+#include "engine/io/run_folder.h"
+#include "engine/train/trainer.h"
+
+namespace normlab::cli {
+
+namespace {
+std::atomic<bool> g_interrupted{false};
+void on_interrupt(int) { g_interrupted = true; }
+
+const char* kTrainHelp =
+    "usage: normlab-cli train (--config FILE | --preset NAME) [--set KEY=VALUE]... [--steps N] --out DIR\n"
+    "                         [--save-checkpoint] [--resume CHECKPOINT] [--change [STEP:]KEY=VALUE]...\n"
+    "                         [--overwrite] [--quiet]\n"
+    "\n"
+    "Trains a model and writes the run folder DIR incrementally: config.json, metrics.jsonl,\n"
+    "events.jsonl, summary.json (and model.safetensors with --save-checkpoint). Exit code 0 when the run\n"
+    "completed or diverged (a divergence is a result), 2 on bad input.\n"
+    "\n";
+
+const char* kTrainHelpTail =
+    "  --out DIR            the run folder (must be new or empty, unless --overwrite)\n"
+    "  --save-checkpoint    write DIR/model.safetensors at the end (optimizer state included)\n"
+    "  --resume FILE        continue from a checkpoint (its config; --set / --steps still apply)\n"
+    "  --change S:KEY=VAL   a live change applied before step S, e.g. --change 200:model.norm_placement=pre\n"
+    "                       live keys: train.lr, train.warmup_steps, train.schedule, train.clip_grad_norm,\n"
+    "                       train.weight_decay, model.norm_placement, model.norm_type, model.residual,\n"
+    "                       model.deepnorm_alpha, model.deepnorm_beta, telemetry.every, telemetry.val_every,\n"
+    "                       and the action reinit_deepnorm_beta\n"
+    "  --quiet              no progress lines on stderr\n";
+}  // namespace
+
+int run_train(int argc, char** argv) {
+    ArgReader reader(argc, argv, 2);
+    ConfigSources sources;
+    std::string out;
+    std::string resume;
+    bool save = false;
+    bool overwrite = false;
+    bool quiet = false;
+    std::vector<Command> changes;
+    while (!reader.done()) {
+        const std::string flag = reader.take();
+        if (sources.consume(flag, reader)) continue;
+        if (flag == "--help" || flag == "-h") {
+            std::cout << kTrainHelp << config_sources_help() << kTrainHelpTail;
+            return 0;
+        } else if (flag == "--out") {
+            out = reader.value_of(flag);
+        } else if (flag == "--resume") {
+            resume = reader.value_of(flag);
+        } else if (flag == "--save-checkpoint") {
+            save = true;
+        } else if (flag == "--overwrite") {
+            overwrite = true;
+        } else if (flag == "--quiet") {
+            quiet = true;
+        } else if (flag == "--change") {
+            changes.push_back(parse_command(reader.value_of(flag)));
+        } else {
+            throw InputError("unknown option '" + flag + "'; see normlab-cli train --help");
+        }
+    }
+    if (out.empty()) throw InputError("--out DIR is required: the run folder to write");
+
+    std::unique_ptr<Trainer> trainer;
+    if (!resume.empty()) {
+        if (sources.config_path || sources.preset) throw InputError("--resume takes its config from the checkpoint; drop --config / --preset");
+        std::vector<std::string> overrides = sources.sets;
+        if (sources.steps) overrides.push_back("train.steps=" + std::to_string(*sources.steps));
+        trainer = load_checkpoint(resume, overrides);
+    } else {
+        trainer = std::make_unique<Trainer>(sources.resolve());
+    }
+    for (Command& change : changes) trainer->post(change);
+
+    RunFolder folder(out, trainer->config(), overwrite);
+    if (!quiet) {
+        std::cerr << "normlab-cli train: " << trainer->config().train.steps << " steps on " << trainer->backend().name()
+                  << " (" << trainer->device_reason() << "), run folder " << out << "\n";
+    }
+    g_interrupted = false;
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+    const auto started = std::chrono::steady_clock::now();
+    auto last_report = started;
+    const auto elapsed = [&started] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    };
+    while (!trainer->finished()) {
+        if (g_interrupted) {
+            trainer->mark_stopped();
+            folder.append_event({trainer->steps_done(), "stopped", "stopped by signal", "", "", -1});
+            break;
+        }
+        const StepOutcome outcome = trainer->step();
+        if (outcome.logged) folder.append_metrics(outcome.record);
+        for (const Event& event : outcome.events) {
+            folder.append_event(event);
+            if (!quiet) std::cerr << "  [step " << event.step << "] " << event.message << "\n";
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (!quiet && std::chrono::duration<double>(now - last_report).count() > 2.0) {
+            last_report = now;
+            std::fprintf(stderr, "  step %lld/%d  loss %.4f  lr %.3g  grad %.3g  %.1f steps/s\n",
+                         static_cast<long long>(outcome.record.step), trainer->config().train.steps,
+                         outcome.record.loss, outcome.record.lr, outcome.record.grad_norm, outcome.record.steps_per_s);
+        }
+    }
+    trainer->mark_completed();
+    if (save) save_checkpoint(*trainer, folder.checkpoint_path());
+    const auto summary = summary_json(*trainer, elapsed());
+    folder.write_summary(summary);
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    std::cout << summary.dump() << "\n";
+    if (!quiet) std::cerr << "normlab-cli train: " << summary["status"].get<std::string>() << "; run folder: " << out << "\n";
+    return 0;
+}
+
+}  // namespace normlab::cli

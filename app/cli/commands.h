@@ -1,0 +1,13 @@
+// The normlab-cli subcommands; each returns the process exit code (0 ok, 2 bad input) or throws
+// InputError, which main() turns into a message and exit code 2.
+#pragma once
+
+namespace normlab::cli {
+
+int run_train(int argc, char** argv);
+int run_eval(int argc, char** argv);
+int run_bench(int argc, char** argv);
+int run_presets(int argc, char** argv);
+int run_dump_grads(int argc, char** argv);
+
+}  // namespace normlab::cli

@@ -1,0 +1,46 @@
+// normlab-cli: the headless front end (train, eval, bench, presets). Bad input is a message on stderr
+// and exit code 2; an unexpected internal failure is exit code 1.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "app/cli/commands.h"
+#include "engine/core/errors.h"
+
+namespace {
+const char* kUsage =
+    "normlab-cli: train and measure small Transformers with any norm placement, norm type and residual scheme\n"
+    "\n"
+    "usage: normlab-cli <command> [options]     (normlab-cli <command> --help for its options)\n"
+    "\n"
+    "commands:\n"
+    "  train      train a model and write a run folder (metrics.jsonl, events.jsonl, summary.json, ...)\n"
+    "  eval       mean next-token loss of a checkpoint on a file of token sequences\n"
+    "  bench      time training steps: steps/s, ms/step, tokens/s, GFLOP/s\n"
+    "  presets    list the presets\n"
+    "  dump-grads write a checkpoint and the gradients of one batch (for the PyTorch parity test)\n";
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+        std::strcmp(argv[1], "help") == 0) {
+        std::cout << kUsage;
+        return argc < 2 ? 2 : 0;
+    }
+    const std::string command = argv[1];
+    try {
+        if (command == "train") return normlab::cli::run_train(argc, argv);
+        if (command == "eval") return normlab::cli::run_eval(argc, argv);
+        if (command == "bench") return normlab::cli::run_bench(argc, argv);
+        if (command == "presets") return normlab::cli::run_presets(argc, argv);
+        if (command == "dump-grads") return normlab::cli::run_dump_grads(argc, argv);
+        std::cerr << "normlab-cli: unknown command '" << command << "'\n\n" << kUsage;
+        return 2;
+    } catch (const normlab::InputError& error) {
+        std::cerr << "normlab-cli " << command << ": error: " << error.what() << "\n";
+        return 2;
+    } catch (const std::exception& error) {
+        std::cerr << "normlab-cli " << command << ": internal error: " << error.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,137 @@
+// The narrow interface every compute backend implements (CPU reference now, CUDA in its own issue).
+// All float*/int32_t* arguments live in the backend's memory; matrices are row-major; weights follow
+// PyTorch nn.Linear layout W[out, in]. Backward ops accumulate (+=) into parameter gradients.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/config/config.h"
+
+namespace normlab {
+
+// A scale that is either a constant or a learnable scalar living in backend memory.
+struct ScaleRef {
+    float constant = 1.0f;
+    const float* param = nullptr;  // when set, the value is *param
+};
+
+// A contiguous range of a buffer, for reductions over named parameter views or activations.
+struct Slice {
+    size_t offset = 0;
+    size_t count = 0;
+};
+
+// What one optimizer update needs besides the tensors; scalars are computed on the host per step.
+struct OptimizerStep {
+    OptimizerKind kind = OptimizerKind::Adam;
+    float lr = 0.0f;
+    float grad_scale = 1.0f;   // clipping factor applied to the gradient
+    float beta1 = 0.9f;
+    float beta2 = 0.999f;
+    float eps = 1e-8f;
+    float weight_decay = 0.0f;  // 0 for tensors that are not decayed
+    float bias_correction1 = 1.0f;  // 1 - beta1^t
+    float bias_correction2 = 1.0f;  // 1 - beta2^t
+    float radam_rect = 0.0f;        // RAdam: r_t when the variance is tractable, else 0 (momentum step)
+    float momentum = 0.9f;          // SGD
+};
+
+// Attention telemetry of one layer, summed by the op: entropy sum over (batch, head, query) rows and
+// the largest scaled logit.
+struct AttentionStatsRef {
+    float* entropy_sum = nullptr;  // 1 float
+    float* max_logit = nullptr;    // 1 float
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;     // e.g. "cpu (Eigen + OpenMP, 2 threads)"
+    virtual std::string device() const = 0;   // "cpu" or "cuda"
+    virtual int threads() const = 0;
+
+    // Memory. Allocation failures throw ResourceError naming the size asked for.
+    virtual float* allocate(size_t count) = 0;
+    virtual int32_t* allocate_ints(size_t count) = 0;
+    virtual void release(void* pointer) = 0;
+    virtual void upload(float* dst, const float* host_src, size_t count) = 0;
+    virtual void upload_ints(int32_t* dst, const int32_t* host_src, size_t count) = 0;
+    virtual void download(float* host_dst, const float* src, size_t count) = 0;
+    virtual void fill(float* dst, float value, size_t count) = 0;
+    virtual void copy(float* dst, const float* src, size_t count) = 0;
+
+    // x[n, d] = wte[tokens] + wpe[position]; tokens is [batch, seq], n = batch * seq.
+    virtual void embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe,
+                                   int batch, int seq, int d) = 0;
+    virtual void embedding_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens,
+                                    int batch, int seq, int d) = 0;
+
+    // y[n, out] = x[n, in] W[out, in]^T + b (b may be null).
+    virtual void linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
+                                int out) = 0;
+    // dx = dy W (overwritten, or added when accumulate_dx; skipped when dx is null); dW += dy^T x;
+    // db += column sums of dy (skipped when db is null).
+    virtual void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
+                                 const float* w, int n, int in, int out, bool accumulate_dx) = 0;
+
+    // Row-wise norm of x[n, d]. stats holds what backward needs (2n floats: mean, rstd).
+    // LayerNorm uses w and b; RMSNorm w only; DyT w, b and the scalar alpha.
+    virtual void norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                              const float* b, ScaleRef alpha, int n, int d, float eps) = 0;
+    virtual void norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha,
+                               const float* dy, const float* x, const float* stats, const float* w,
+                               ScaleRef alpha, int n, int d, bool accumulate_dx) = 0;
+
+    // Causal multi-head attention on qkv[n, 3d] (q | k | v, heads contiguous inside each):
+    // out[n, d] = softmax(q k^T / sqrt(hd)) v per head; probs[batch, heads, seq, seq] is kept for
+    // backward. stats (optional) receives the entropy sum and largest logit.
+    virtual void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq,
+                                   int heads, int head_dim, AttentionStatsRef stats) = 0;
+    virtual void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
+                                    int batch, int seq, int heads, int head_dim) = 0;
+
+    virtual void activation_forward(Activation kind, float* y, const float* x, size_t count) = 0;
+    virtual void activation_backward(Activation kind, float* dx, const float* dy, const float* x,
+                                     size_t count) = 0;
+
+    // s = c x + a f (the residual sum of one sub-layer).
+    virtual void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                  size_t count) = 0;
+    // dx = c ds (overwritten), df = a ds (overwritten), dc += <ds, x>, da += <ds, f> (when not null).
+    // ds may alias dx.
+    virtual void residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,
+                                   const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                   size_t count) = 0;
+
+    // Softmax cross-entropy of logits[n, vocab] against targets (-1 = not scored). Writes
+    // dlogits = (softmax - onehot) / scored (0 on unscored rows; may alias logits) and returns, on the
+    // host, the summed loss, the number of scored rows and of rows where argmax == target.
+    struct CrossEntropyResult {
+        double loss_sum = 0.0;
+        int64_t scored = 0;
+        int64_t correct = 0;
+    };
+    virtual CrossEntropyResult cross_entropy(float* dlogits, const float* logits, const int32_t* targets,
+                                             int n, int vocab, bool want_gradient) = 0;
+
+    // Host-side sums of squares (double) of each slice of base, and the count of non-finite values.
+    virtual void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) = 0;
+
+    // update = optimizer step from (grad * grad_scale, moments); param += update. update is kept for
+    // telemetry (update/parameter ratio).
+    virtual void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m,
+                                  float* v, float* update, size_t count) = 0;
+
+    virtual void scale(float* x, float factor, size_t count) = 0;
+    // dst += src
+    virtual void add(float* dst, const float* src, size_t count) = 0;
+};
+
+// device: "auto" picks CUDA only when compiled in and a GPU answers, else the CPU; `reason` says which
+// and why. "cuda" without a usable GPU throws ResourceError. threads 0 = every core.
+std::unique_ptr<Backend> make_backend(const std::string& device, int threads, std::string* reason);
+
+}  // namespace normlab

@@ -1,0 +1,90 @@
+// Element-wise CPU ops: activations (ReLU, exact-erf GELU), residual sums with constant or learnable
+// scales, scale and add. Scalar-gradient reductions are summed in fixed chunks, in order.
+#include <cmath>
+#include <vector>
+
+#include "engine/backend/cpu/cpu_backend.h"
+
+namespace normlab {
+
+namespace {
+constexpr size_t kElementsPerChunk = 8192;
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+}  // namespace
+
+void CpuBackend::activation_forward(Activation kind, float* y, const float* x, size_t count) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < count; ++i) {
+        const float value = x[i];
+        y[i] = kind == Activation::Relu ? (value > 0.0f ? value : 0.0f)
+                                        : 0.5f * value * (1.0f + std::erf(value * kInvSqrt2));
+    }
+}
+
+void CpuBackend::activation_backward(Activation kind, float* dx, const float* dy, const float* x,
+                                     size_t count) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < count; ++i) {
+        const float value = x[i];
+        float slope;
+        if (kind == Activation::Relu) {
+            slope = value > 0.0f ? 1.0f : 0.0f;
+        } else {
+            slope = 0.5f * (1.0f + std::erf(value * kInvSqrt2)) + value * kInvSqrt2Pi * std::exp(-0.5f * value * value);
+        }
+        dx[i] = dy[i] * slope;
+    }
+}
+
+void CpuBackend::residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                  size_t count) {
+    const float shortcut = resolve(c);
+    const float branch = resolve(a);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < count; ++i) s[i] = shortcut * x[i] + branch * f[i];
+}
+
+void CpuBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds, const float* x,
+                                   const float* f, ScaleRef c, ScaleRef a, size_t count) {
+    const float shortcut = resolve(c);
+    const float branch = resolve(a);
+    const size_t chunks = (count + kElementsPerChunk - 1) / kElementsPerChunk;
+    std::vector<double> shortcut_partials(chunks, 0.0);
+    std::vector<double> branch_partials(chunks, 0.0);
+#pragma omp parallel for schedule(static)
+    for (size_t chunk = 0; chunk < chunks; ++chunk) {
+        const size_t end = std::min(count, (chunk + 1) * kElementsPerChunk);
+        double shortcut_sum = 0.0;
+        double branch_sum = 0.0;
+        for (size_t i = chunk * kElementsPerChunk; i < end; ++i) {
+            const float grad = ds[i];
+            shortcut_sum += static_cast<double>(grad) * x[i];
+            branch_sum += static_cast<double>(grad) * f[i];
+            df[i] = branch * grad;
+            dx[i] = shortcut * grad;
+        }
+        shortcut_partials[chunk] = shortcut_sum;
+        branch_partials[chunk] = branch_sum;
+    }
+    double shortcut_total = 0.0;
+    double branch_total = 0.0;
+    for (size_t chunk = 0; chunk < chunks; ++chunk) {
+        shortcut_total += shortcut_partials[chunk];
+        branch_total += branch_partials[chunk];
+    }
+    if (dc) *dc += static_cast<float>(shortcut_total);
+    if (da) *da += static_cast<float>(branch_total);
+}
+
+void CpuBackend::scale(float* x, float factor, size_t count) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < count; ++i) x[i] *= factor;
+}
+
+void CpuBackend::add(float* dst, const float* src, size_t count) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < count; ++i) dst[i] += src[i];
+}
+
+}  // namespace normlab

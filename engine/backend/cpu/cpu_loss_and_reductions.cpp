@@ -1,0 +1,79 @@
+// Softmax cross-entropy and sums of squares over slices on the CPU. Both reduce per row or per fixed
+// chunk in parallel, then add the partials in order, so results do not depend on the thread count.
+#include <cmath>
+#include <vector>
+
+#include "engine/backend/cpu/cpu_backend.h"
+
+namespace normlab {
+
+Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const float* logits,
+                                                      const int32_t* targets, int n, int vocab,
+                                                      bool want_gradient) {
+    int64_t scored = 0;
+    for (int row = 0; row < n; ++row) scored += targets[row] >= 0 ? 1 : 0;
+    const float inverse_scored = scored > 0 ? 1.0f / static_cast<float>(scored) : 0.0f;
+    std::vector<double> row_loss(n, 0.0);
+    std::vector<char> row_correct(n, 0);
+
+#pragma omp parallel for schedule(static)
+    for (int row = 0; row < n; ++row) {
+        const float* in = logits + static_cast<size_t>(row) * vocab;
+        float* grad = dlogits + static_cast<size_t>(row) * vocab;
+        const int target = targets[row];
+        if (target < 0) {
+            if (want_gradient) {
+                for (int j = 0; j < vocab; ++j) grad[j] = 0.0f;
+            }
+            continue;
+        }
+        int best = 0;
+        for (int j = 1; j < vocab; ++j) best = in[j] > in[best] ? j : best;
+        const float row_max = in[best];
+        double total = 0.0;
+        for (int j = 0; j < vocab; ++j) total += std::exp(static_cast<double>(in[j] - row_max));
+        const double log_total = std::log(total);
+        row_loss[row] = log_total - (in[target] - row_max);
+        row_correct[row] = best == target ? 1 : 0;
+        if (want_gradient) {
+            for (int j = 0; j < vocab; ++j) {
+                const float probability = static_cast<float>(std::exp(in[j] - row_max - log_total));
+                grad[j] = (probability - (j == target ? 1.0f : 0.0f)) * inverse_scored;
+            }
+        }
+    }
+    CrossEntropyResult result;
+    result.scored = scored;
+    for (int row = 0; row < n; ++row) {
+        result.loss_sum += row_loss[row];
+        result.correct += row_correct[row];
+    }
+    return result;
+}
+
+void CpuBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {
+    constexpr size_t kChunk = 16384;
+    struct WorkItem {
+        size_t slice;
+        size_t begin;
+        size_t end;
+    };
+    std::vector<WorkItem> items;
+    for (size_t s = 0; s < slices.size(); ++s) {
+        const Slice& slice = slices[s];
+        for (size_t begin = 0; begin < slice.count; begin += kChunk) {
+            items.push_back({s, slice.offset + begin, slice.offset + std::min(slice.count, begin + kChunk)});
+        }
+    }
+    std::vector<double> partials(items.size(), 0.0);
+#pragma omp parallel for schedule(static)
+    for (size_t item = 0; item < items.size(); ++item) {
+        double total = 0.0;
+        for (size_t i = items[item].begin; i < items[item].end; ++i) total += static_cast<double>(base[i]) * base[i];
+        partials[item] = total;
+    }
+    for (size_t s = 0; s < slices.size(); ++s) host_out[s] = 0.0;
+    for (size_t item = 0; item < items.size(); ++item) host_out[items[item].slice] += partials[item];
+}
+
+}  // namespace normlab

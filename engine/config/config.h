@@ -1,0 +1,106 @@
+// The run configuration: one JSON document where every key has a default (see README "Config keys").
+// Parsing rejects unknown keys and bad values with an InputError naming the key and what is accepted.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace normlab {
+
+enum class NormPlacement { Post, Pre, Peri, None };
+enum class NormType { LayerNorm, RmsNorm, DyT };
+enum class Residual { Plain, DeepNorm, ReZero, Admin };
+enum class Activation { Relu, Gelu };
+enum class InitScheme { XavierNormal, XavierUniform, Gpt2 };
+enum class AdminInit { Closed, Profiled };
+enum class OptimizerKind { Sgd, Adam, AdamW, RAdam };
+enum class ScheduleKind { Constant, Linear, InverseSqrt, Cosine, Noam };
+
+struct ModelConfig {
+    int d_model = 64;
+    int layers = 6;
+    int heads = 4;
+    int d_ff = 256;
+    int seq_len = 32;
+    NormPlacement norm_placement = NormPlacement::Pre;
+    NormType norm_type = NormType::LayerNorm;
+    Residual residual = Residual::Plain;
+    Activation activation = Activation::Relu;
+    InitScheme init = InitScheme::XavierNormal;
+    bool theory_mode = false;     // Xiong et al.'s simplified model (see theory.md)
+    double deepnorm_alpha = 0.0;  // 0: (2N)^(1/4) from the depth
+    double deepnorm_beta = 0.0;   // 0: (8N)^(-1/4) from the depth
+    AdminInit admin_init = AdminInit::Closed;
+    double norm_eps = 1e-5;
+};
+
+struct TrainConfig {
+    OptimizerKind optimizer = OptimizerKind::Adam;
+    double lr = 1e-3;
+    int warmup_steps = 0;  // 0: no warmup
+    ScheduleKind schedule = ScheduleKind::Constant;
+    double clip_grad_norm = 0.0;  // 0: no clipping
+    int batch_size = 16;
+    int steps = 600;
+    uint64_t seed = 1;
+    double beta1 = 0.9;
+    double beta2 = 0.98;
+    double eps = 1e-8;
+    double weight_decay = 0.0;  // decoupled for AdamW, L2 for the others; matrices only
+    double momentum = 0.9;      // SGD
+    double min_lr_ratio = 0.0;  // floor of linear / cosine decay, as a fraction of lr
+};
+
+struct DataConfig {
+    std::string task = "text";   // text | copy | reverse | sort | modadd
+    std::string text_path;       // empty: the corpus that ships in resources/
+    double val_fraction = 0.1;   // held-out share of the text (or of the synthetic problem space seed)
+    int symbols = 16;            // alphabet size of copy / reverse / sort
+    int modulus = 97;            // p of modadd
+};
+
+struct TelemetryConfig {
+    int every = 1;           // log metrics every N steps
+    int val_every = 50;      // validation loss every N steps (0: never)
+    int val_batches = 4;     // batches averaged for one validation loss
+    int spike_window = 50;   // trailing window of the loss z-score
+    double spike_z = 6.0;    // z-score above which a loss is a spike event
+};
+
+struct Config {
+    ModelConfig model;
+    TrainConfig train;
+    DataConfig data;
+    TelemetryConfig telemetry;
+    std::string device = "auto";  // auto | cpu | cuda
+    int threads = 0;              // 0: every core
+};
+
+// Parses a JSON document (a subset of keys is fine: the rest keep defaults). Throws InputError.
+Config config_from_json_text(const std::string& json_text, const std::string& source_name);
+Config config_from_file(const std::string& path);
+nlohmann::json config_to_json(const Config& config);
+std::string config_to_json_text(const Config& config);
+
+// Applies "a.b=value" (value parsed as JSON when it is valid JSON, else as a string). Throws InputError.
+void apply_override(Config& config, const std::string& assignment);
+
+// Checks ranges and combinations (d_model % heads, sizes > 0, finite lr, ...). Throws InputError.
+void validate(const Config& config);
+
+// Every key as "a.b", for --help and error messages.
+std::vector<std::string> config_keys();
+
+// Enum <-> string, as written in JSON.
+std::string to_string(NormPlacement v);
+std::string to_string(NormType v);
+std::string to_string(Residual v);
+std::string to_string(Activation v);
+std::string to_string(InitScheme v);
+std::string to_string(AdminInit v);
+std::string to_string(OptimizerKind v);
+std::string to_string(ScheduleKind v);
+
+}  // namespace normlab

@@ -1,0 +1,382 @@
+// The config key table: one descriptor per struct field, plus the JSON <-> value conversions with
+// their error messages, the enum name tables behind to_string(), and the unknown-key suggestion.
+#include "engine/config/config_keys.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "engine/core/errors.h"
+
+namespace normlab {
+namespace {
+
+using nlohmann::json;
+
+constexpr auto enum_names(NormPlacement) {
+    using E = NormPlacement;
+    return std::to_array<std::pair<E, std::string_view>>(
+        {{E::Post, "post"}, {E::Pre, "pre"}, {E::Peri, "peri"}, {E::None, "none"}});
+}
+constexpr auto enum_names(NormType) {
+    using E = NormType;
+    return std::to_array<std::pair<E, std::string_view>>(
+        {{E::LayerNorm, "layernorm"}, {E::RmsNorm, "rmsnorm"}, {E::DyT, "dyt"}});
+}
+constexpr auto enum_names(Residual) {
+    using E = Residual;
+    return std::to_array<std::pair<E, std::string_view>>(
+        {{E::Plain, "plain"}, {E::DeepNorm, "deepnorm"}, {E::ReZero, "rezero"}, {E::Admin, "admin"}});
+}
+constexpr auto enum_names(Activation) {
+    using E = Activation;
+    return std::to_array<std::pair<E, std::string_view>>({{E::Relu, "relu"}, {E::Gelu, "gelu"}});
+}
+constexpr auto enum_names(InitScheme) {
+    using E = InitScheme;
+    return std::to_array<std::pair<E, std::string_view>>(
+        {{E::XavierNormal, "xavier_normal"}, {E::XavierUniform, "xavier_uniform"}, {E::Gpt2, "gpt2"}});
+}
+constexpr auto enum_names(AdminInit) {
+    using E = AdminInit;
+    return std::to_array<std::pair<E, std::string_view>>({{E::Closed, "closed"}, {E::Profiled, "profiled"}});
+}
+constexpr auto enum_names(OptimizerKind) {
+    using E = OptimizerKind;
+    return std::to_array<std::pair<E, std::string_view>>(
+        {{E::Sgd, "sgd"}, {E::Adam, "adam"}, {E::AdamW, "adamw"}, {E::RAdam, "radam"}});
+}
+constexpr auto enum_names(ScheduleKind) {
+    using E = ScheduleKind;
+    return std::to_array<std::pair<E, std::string_view>>({{E::Constant, "constant"},
+                                                          {E::Linear, "linear"},
+                                                          {E::InverseSqrt, "inverse_sqrt"},
+                                                          {E::Cosine, "cosine"},
+                                                          {E::Noam, "noam"}});
+}
+
+template <class E>
+std::string enum_to_string(E value) {
+    for (const auto& [v, name] : enum_names(E{})) {
+        if (v == value) return std::string(name);
+    }
+    throw std::logic_error("enum value " + std::to_string(static_cast<int>(value)) + " has no config name");
+}
+
+template <class E>
+std::vector<std::string> enum_choices() {
+    std::vector<std::string> out;
+    for (const auto& entry : enum_names(E{})) out.emplace_back(entry.second);
+    return out;
+}
+
+template <class E>
+E enum_from_string(const std::string& text) {
+    for (const auto& [v, name] : enum_names(E{})) {
+        if (name == text) return v;
+    }
+    throw std::logic_error("'" + text + "' passed the choice check but names no enum value");
+}
+
+// The value as the user wrote it, for error messages: JSON text, shortened when long.
+std::string describe(const json& value) {
+    if (value.is_number_float()) return format_number(value.get<double>());
+    std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+    constexpr size_t kMaxLength = 60;
+    if (text.size() > kMaxLength) text = text.substr(0, kMaxLength) + "...";
+    return text;
+}
+
+[[noreturn]] void throw_type_error(const std::string& key, const std::string& expected, const json& value) {
+    throw InputError("config key '" + key + "' expects " + expected + ", got " + describe(value));
+}
+
+// An integral double (1e3, 12.0) is accepted wherever an integer is.
+bool is_integral_float(const json& value) {
+    if (!value.is_number_float()) return false;
+    const double d = value.get<double>();
+    return std::isfinite(d) && d == std::floor(d);
+}
+
+int to_int(const std::string& key, const json& value) {
+    constexpr int64_t kMin = std::numeric_limits<int>::min();
+    constexpr int64_t kMax = std::numeric_limits<int>::max();
+    const std::string expected = "an integer";
+    const std::string range = "an integer between " + std::to_string(kMin) + " and " + std::to_string(kMax);
+    if (value.is_number_unsigned()) {
+        const uint64_t u = value.get<uint64_t>();
+        if (u > static_cast<uint64_t>(kMax)) throw_type_error(key, range, value);
+        return static_cast<int>(u);
+    }
+    if (value.is_number_integer()) {
+        const int64_t i = value.get<int64_t>();
+        if (i < kMin || i > kMax) throw_type_error(key, range, value);
+        return static_cast<int>(i);
+    }
+    if (is_integral_float(value)) {
+        const double d = value.get<double>();
+        if (d < static_cast<double>(kMin) || d > static_cast<double>(kMax))
+            throw_type_error(key, range, value);
+        return static_cast<int>(d);
+    }
+    throw_type_error(key, expected, value);
+}
+
+uint64_t to_unsigned(const std::string& key, const json& value) {
+    const std::string expected = "a non-negative integer";
+    if (value.is_number_unsigned()) return value.get<uint64_t>();
+    if (is_integral_float(value)) {
+        const double d = value.get<double>();
+        constexpr double kTwoTo64 = 18446744073709551616.0;
+        if (d >= 0.0 && d < kTwoTo64) return static_cast<uint64_t>(d);
+        throw_type_error(key, expected + " below 2^64", value);
+    }
+    throw_type_error(key, expected, value);
+}
+
+double to_number(const std::string& key, const json& value) {
+    if (!value.is_number()) throw_type_error(key, "a number", value);
+    const double d = value.get<double>();
+    if (!std::isfinite(d)) throw_type_error(key, "a finite number", value);
+    return d;
+}
+
+bool to_bool(const std::string& key, const json& value) {
+    if (!value.is_boolean()) throw_type_error(key, "true or false", value);
+    return value.get<bool>();
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
+    return out;
+}
+
+std::string to_choice(const std::string& key, const std::vector<std::string>& choices, const json& value) {
+    const std::string expected = choices.empty() ? "a string" : "one of " + join(choices, "|");
+    if (!value.is_string()) throw_type_error(key, expected, value);
+    std::string text = value.get<std::string>();
+    if (!choices.empty() && std::find(choices.begin(), choices.end(), text) == choices.end()) {
+        throw_type_error(key, expected, value);
+    }
+    return text;
+}
+
+template <class T>
+T from_json_value(const std::string& key, const std::vector<std::string>& choices, const json& value) {
+    if constexpr (std::is_same_v<T, int>) {
+        return to_int(key, value);
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+        return to_unsigned(key, value);
+    } else if constexpr (std::is_same_v<T, double>) {
+        return to_number(key, value);
+    } else if constexpr (std::is_same_v<T, bool>) {
+        return to_bool(key, value);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        return to_choice(key, choices, value);
+    } else {
+        static_assert(std::is_enum_v<T>, "config fields are int, uint64_t, double, bool, string or enum");
+        return enum_from_string<T>(to_choice(key, choices, value));
+    }
+}
+
+template <class T>
+constexpr ValueKind kind_of() {
+    if constexpr (std::is_same_v<T, int>) return ValueKind::Integer;
+    if constexpr (std::is_same_v<T, uint64_t>) return ValueKind::Unsigned;
+    if constexpr (std::is_same_v<T, double>) return ValueKind::Number;
+    if constexpr (std::is_same_v<T, bool>) return ValueKind::Boolean;
+    return ValueKind::String;
+}
+
+// `access` is a generic lambda returning a reference to the field for both Config& and const Config&.
+template <class Access>
+KeyDescriptor make_key(std::string name, Access access, std::vector<std::string> choices = {}) {
+    using T = std::remove_cvref_t<decltype(access(std::declval<Config&>()))>;
+    if constexpr (std::is_enum_v<T>) choices = enum_choices<T>();
+    KeyDescriptor d{name, kind_of<T>(), choices, nullptr, nullptr};
+    d.assign = [access, name, choices](Config& config, const json& value) {
+        access(config) = from_json_value<T>(name, choices, value);
+    };
+    d.read = [access](const Config& config) {
+        if constexpr (std::is_enum_v<T>) {
+            return json(enum_to_string(access(config)));
+        } else {
+            return json(access(config));
+        }
+    };
+    return d;
+}
+
+// The key is spelled from the field name itself, so the two cannot drift apart.
+#define NORMLAB_KEY(section, field, ...) \
+    make_key(                            \
+        #section "." #field, [](auto& c) -> auto& { return c.section.field; } __VA_OPT__(, ) __VA_ARGS__)
+
+std::vector<KeyDescriptor> build_descriptors() {
+    return {
+        NORMLAB_KEY(model, d_model),
+        NORMLAB_KEY(model, layers),
+        NORMLAB_KEY(model, heads),
+        NORMLAB_KEY(model, d_ff),
+        NORMLAB_KEY(model, seq_len),
+        NORMLAB_KEY(model, norm_placement),
+        NORMLAB_KEY(model, norm_type),
+        NORMLAB_KEY(model, residual),
+        NORMLAB_KEY(model, activation),
+        NORMLAB_KEY(model, init),
+        NORMLAB_KEY(model, theory_mode),
+        NORMLAB_KEY(model, deepnorm_alpha),
+        NORMLAB_KEY(model, deepnorm_beta),
+        NORMLAB_KEY(model, admin_init),
+        NORMLAB_KEY(model, norm_eps),
+        NORMLAB_KEY(train, optimizer),
+        NORMLAB_KEY(train, lr),
+        NORMLAB_KEY(train, warmup_steps),
+        NORMLAB_KEY(train, schedule),
+        NORMLAB_KEY(train, clip_grad_norm),
+        NORMLAB_KEY(train, batch_size),
+        NORMLAB_KEY(train, steps),
+        NORMLAB_KEY(train, seed),
+        NORMLAB_KEY(train, beta1),
+        NORMLAB_KEY(train, beta2),
+        NORMLAB_KEY(train, eps),
+        NORMLAB_KEY(train, weight_decay),
+        NORMLAB_KEY(train, momentum),
+        NORMLAB_KEY(train, min_lr_ratio),
+        NORMLAB_KEY(data, task, {"text", "copy", "reverse", "sort", "modadd"}),
+        NORMLAB_KEY(data, text_path),
+        NORMLAB_KEY(data, val_fraction),
+        NORMLAB_KEY(data, symbols),
+        NORMLAB_KEY(data, modulus),
+        NORMLAB_KEY(telemetry, every),
+        NORMLAB_KEY(telemetry, val_every),
+        NORMLAB_KEY(telemetry, val_batches),
+        NORMLAB_KEY(telemetry, spike_window),
+        NORMLAB_KEY(telemetry, spike_z),
+        make_key("device", [](auto& c) -> auto& { return c.device; }, {"auto", "cpu", "cuda"}),
+        make_key(
+            "threads", [](auto& c) -> auto& { return c.threads; }),
+    };
+}
+
+#undef NORMLAB_KEY
+
+std::string lowercase(std::string_view text) {
+    std::string out(text);
+    for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+            diagonal = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+        }
+    }
+    return row[b.size()];
+}
+
+std::string_view last_component(std::string_view name) {
+    const size_t dot = name.rfind('.');
+    return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
+// The closest key by edit distance (case-insensitive), or one whose field name matches exactly
+// ("lr" -> "train.lr"); empty when nothing is close.
+std::string suggest_key(std::string_view name) {
+    const std::string wanted = lowercase(name);
+    std::string best;
+    size_t best_distance = std::max<size_t>(2, wanted.size() / 3) + 1;
+    for (const KeyDescriptor& d : key_descriptors()) {
+        size_t distance = edit_distance(wanted, d.name);
+        if (last_component(wanted) == last_component(d.name)) distance = std::min<size_t>(distance, 1);
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = d.name;
+        }
+    }
+    return best;
+}
+
+}  // namespace
+
+const std::vector<KeyDescriptor>& key_descriptors() {
+    static const std::vector<KeyDescriptor> descriptors = build_descriptors();
+    return descriptors;
+}
+
+const KeyDescriptor* find_key(std::string_view name) {
+    for (const KeyDescriptor& d : key_descriptors()) {
+        if (d.name == name) return &d;
+    }
+    return nullptr;
+}
+
+bool is_section(std::string_view name) {
+    for (const KeyDescriptor& d : key_descriptors()) {
+        const size_t dot = d.name.find('.');
+        if (dot != std::string::npos && std::string_view(d.name).substr(0, dot) == name) return true;
+    }
+    return false;
+}
+
+void throw_unknown_key(std::string_view name) {
+    std::string message = "unknown config key '" + std::string(name) + "'";
+    const std::string suggestion = suggest_key(name);
+    if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
+    message += "; run `normlab-cli train --help` for the list of keys";
+    throw InputError(message);
+}
+
+std::string format_number(double value) {
+    std::array<char, 64> buffer{};
+    const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+    return std::string(buffer.data(), result.ptr);
+}
+
+std::vector<std::string> config_keys() {
+    std::vector<std::string> keys;
+    for (const KeyDescriptor& d : key_descriptors()) keys.push_back(d.name);
+    return keys;
+}
+
+std::string to_string(NormPlacement v) {
+    return enum_to_string(v);
+}
+std::string to_string(NormType v) {
+    return enum_to_string(v);
+}
+std::string to_string(Residual v) {
+    return enum_to_string(v);
+}
+std::string to_string(Activation v) {
+    return enum_to_string(v);
+}
+std::string to_string(InitScheme v) {
+    return enum_to_string(v);
+}
+std::string to_string(AdminInit v) {
+    return enum_to_string(v);
+}
+std::string to_string(OptimizerKind v) {
+    return enum_to_string(v);
+}
+std::string to_string(ScheduleKind v) {
+    return enum_to_string(v);
+}
+
+}  // namespace normlab

@@ -1,0 +1,62 @@
+// The preset table. Models follow theory.md's small-scale reproductions: byte-level LM on the shipped
+// corpus, Adam (0.9, 0.98), Xavier normal, ReLU FFN with d_ff = 4d, 4 heads, seq 32, batch 16.
+#include "engine/config/presets.h"
+
+#include "engine/core/errors.h"
+
+namespace normlab {
+
+namespace {
+std::vector<std::string> six_blocks(const std::string& placement, const std::string& lr, int warmup) {
+    return {"model.layers=6", "model.d_model=64", "model.d_ff=256", "model.norm_placement=" + placement,
+            "train.lr=" + lr, "train.warmup_steps=" + std::to_string(warmup), "train.steps=600"};
+}
+
+std::vector<std::string> deep_stack(const std::string& placement, const std::string& residual) {
+    return {"model.layers=48", "model.d_model=64", "model.d_ff=256", "model.norm_placement=" + placement,
+            "model.residual=" + residual, "train.lr=1e-3", "train.steps=300", "telemetry.every=5"};
+}
+
+std::vector<std::string> theory(const std::string& placement) {
+    return {"model.theory_mode=true", "model.layers=6", "model.d_model=128", "model.seq_len=8",
+            "model.norm_placement=" + placement, "train.steps=200"};
+}
+}  // namespace
+
+const std::vector<Preset>& presets() {
+    static const std::vector<Preset> table = {
+        {"quickstart", "a 4-block Pre-LN byte-level LM on the shipped corpus: a first healthy run",
+         {"model.layers=4", "train.steps=300"}},
+        {"postln-no-warmup", "Post-LN, Adam at lr 3e-3 without warmup: gets stuck near the unigram loss",
+         six_blocks("post", "3e-3", 0)},
+        {"postln-warmup", "the same Post-LN model and lr with 150 warmup steps: trains",
+         six_blocks("post", "3e-3", 150)},
+        {"preln-no-warmup", "the same model as Pre-LN without warmup: trains as well as Post-LN with warmup",
+         six_blocks("pre", "3e-3", 0)},
+        {"periln", "Peri-LN (norms around each sub-layer) at the same lr: trains, balanced residual growth",
+         six_blocks("peri", "3e-3", 0)},
+        {"deep-postln", "48-block Post-LN: depth alone stalls training", deep_stack("post", "plain")},
+        {"deep-deepnorm", "48-block Post-LN with DeepNorm (alpha shortcut, beta init): trains",
+         deep_stack("post", "deepnorm")},
+        {"deep-rezero", "48 blocks without norms, ReZero residuals: trains", deep_stack("none", "rezero")},
+        {"theory-postln", "Xiong et al.'s simplified Post-LN model: E||x||^2/d = 1.5 in every block",
+         theory("post")},
+        {"theory-preln", "Xiong et al.'s simplified Pre-LN model: E||x_l||^2/d grows linearly with l",
+         theory("pre")},
+    };
+    return table;
+}
+
+Config preset_config(const std::string& name) {
+    for (const Preset& preset : presets()) {
+        if (preset.name != name) continue;
+        Config config;
+        for (const std::string& assignment : preset.overrides) apply_override(config, assignment);
+        return config;
+    }
+    std::string names;
+    for (const Preset& preset : presets()) names += (names.empty() ? "" : ", ") + preset.name;
+    throw InputError("unknown preset '" + name + "'; presets are: " + names + " (see `normlab-cli presets`)");
+}
+
+}  // namespace normlab

@@ -1,0 +1,119 @@
+// Saves and restores trainers through safetensors files, checking every tensor's presence and shape.
+#include "engine/io/checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/errors.h"
+#include "engine/io/safetensors.h"
+#include "engine/train/trainer.h"
+
+namespace normlab {
+
+namespace {
+const char* kFirstMoment = "optimizer.m.";
+const char* kSecondMoment = "optimizer.v.";
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + "]";
+}
+const LoadedTensor& checked_tensor(const SafetensorsFile& file, const std::string& name, const ParamEntry& entry,
+                                   const std::string& path) {
+    const auto it = file.tensors.find(name);
+    if (it == file.tensors.end()) {
+        throw InputError("checkpoint '" + path + "' lacks tensor '" + name + "' that this model needs");
+    }
+    if (it->second.shape != entry.shape) {
+        throw InputError("checkpoint '" + path + "': tensor '" + name + "' has shape " + shape_text(it->second.shape) +
+                         " but the model expects " + shape_text(entry.shape));
+    }
+    return it->second;
+}
+}  // namespace
+
+void load_parameters(const SafetensorsFile& file, Model& model, const std::string& path) {
+    const auto& entries = model.layout().entries;
+    for (size_t i = 0; i < entries.size(); ++i) {
+        if (!model.active(static_cast<int>(i))) continue;
+        model.write_entry(static_cast<int>(i), checked_tensor(file, entries[i].name, entries[i], path).data);
+    }
+}
+
+void save_checkpoint(Trainer& trainer, const std::string& path) {
+    Model& model = trainer.model();
+    const auto& entries = model.layout().entries;
+    std::vector<std::vector<float>> host;  // keeps downloaded tensors alive until written
+    std::vector<TensorRef> tensors;
+    host.reserve(entries.size() * 3);
+    const size_t total = model.layout().total;
+    std::vector<float> first(total), second(total);
+    model.backend().download(first.data(), trainer.optimizer().first_moment(), total);
+    model.backend().download(second.data(), trainer.optimizer().second_moment(), total);
+    for (size_t i = 0; i < entries.size(); ++i) {
+        if (!model.active(static_cast<int>(i))) continue;
+        host.push_back(model.read_entry(static_cast<int>(i)));
+        tensors.push_back({entries[i].name, entries[i].shape, host.back().data()});
+    }
+    for (size_t i = 0; i < entries.size(); ++i) {
+        if (!model.active(static_cast<int>(i))) continue;
+        tensors.push_back({kFirstMoment + entries[i].name, entries[i].shape, first.data() + entries[i].offset});
+        tensors.push_back({kSecondMoment + entries[i].name, entries[i].shape, second.data() + entries[i].offset});
+    }
+    const std::map<std::string, std::string> metadata = {
+        {"format", "normlab-checkpoint-1"},
+        {"normlab_config", config_to_json_text(trainer.config())},
+        {"normlab_step", std::to_string(trainer.steps_done())},
+        {"normlab_schedule_origin", std::to_string(trainer.schedule_origin())}};
+    write_safetensors(path, tensors, metadata);
+}
+
+Config checkpoint_config(const std::string& path) {
+    const SafetensorsFile file = read_safetensors(path);
+    const auto found = file.metadata.find("normlab_config");
+    if (found == file.metadata.end()) {
+        throw InputError("'" + path + "' is a safetensors file but not a NormLab checkpoint (no normlab_config in "
+                         "its metadata)");
+    }
+    return config_from_json_text(found->second, path + " (normlab_config)");
+}
+
+std::unique_ptr<Trainer> load_checkpoint(const std::string& path, const std::vector<std::string>& overrides) {
+    const SafetensorsFile file = read_safetensors(path);
+    const auto config_text = file.metadata.find("normlab_config");
+    const auto step_text = file.metadata.find("normlab_step");
+    if (config_text == file.metadata.end() || step_text == file.metadata.end()) {
+        throw InputError("'" + path + "' is not a NormLab checkpoint (normlab_config / normlab_step missing)");
+    }
+    Config config = config_from_json_text(config_text->second, path + " (normlab_config)");
+    for (const std::string& assignment : overrides) apply_override(config, assignment);
+
+    auto trainer = std::make_unique<Trainer>(config);
+    Model& model = trainer->model();
+    load_parameters(file, model, path);
+    const auto& entries = model.layout().entries;
+    const size_t total = model.layout().total;
+    std::vector<float> first(total, 0.0f), second(total, 0.0f);
+    for (size_t i = 0; i < entries.size(); ++i) {
+        if (!model.active(static_cast<int>(i))) continue;
+        const auto& m = checked_tensor(file, kFirstMoment + entries[i].name, entries[i], path).data;
+        const auto& v = checked_tensor(file, kSecondMoment + entries[i].name, entries[i], path).data;
+        std::copy(m.begin(), m.end(), first.begin() + static_cast<long>(entries[i].offset));
+        std::copy(v.begin(), v.end(), second.begin() + static_cast<long>(entries[i].offset));
+    }
+    model.backend().upload(trainer->optimizer().first_moment(), first.data(), total);
+    model.backend().upload(trainer->optimizer().second_moment(), second.data(), total);
+    int64_t step = 0;
+    int64_t origin = 0;
+    try {
+        step = std::stoll(step_text->second);
+        const auto origin_text = file.metadata.find("normlab_schedule_origin");
+        if (origin_text != file.metadata.end()) origin = std::stoll(origin_text->second);
+    } catch (const std::exception&) {
+        throw InputError("checkpoint '" + path + "' has a malformed normlab_step");
+    }
+    trainer->restore_progress(step, origin);
+    return trainer;
+}
+
+}  // namespace normlab

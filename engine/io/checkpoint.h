@@ -1,0 +1,32 @@
+// Checkpoints: the model's active tensors under the contract names of design.md (PyTorch nn.Linear
+// layout), Adam/SGD moments under "optimizer.m." / "optimizer.v.", and the config and progress in the
+// header's __metadata__ (normlab_config, normlab_step, normlab_schedule_origin).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/config/config.h"
+
+namespace normlab {
+
+class Trainer;
+
+void save_checkpoint(Trainer& trainer, const std::string& path);
+
+// Reads a checkpoint's config (metadata normlab_config). Throws InputError for a file that is not a
+// NormLab checkpoint or is corrupt.
+Config checkpoint_config(const std::string& path);
+
+class Model;
+struct SafetensorsFile;
+
+// Copies every active tensor of `model` from a loaded checkpoint, checking presence and shape.
+void load_parameters(const SafetensorsFile& file, Model& model, const std::string& path);
+
+// Builds a trainer from a checkpoint: same config (with `overrides` applied), parameters, optimizer
+// state and step, so that training continues exactly. Throws InputError naming missing or mismatched
+// tensors.
+std::unique_ptr<Trainer> load_checkpoint(const std::string& path, const std::vector<std::string>& overrides);
+
+}  // namespace normlab

@@ -1,0 +1,72 @@
+// Serialises records with the contract's key names; non-finite numbers become null (JSON has no NaN).
+#include "engine/io/records_json.h"
+
+#include <cmath>
+
+#include "engine/train/trainer.h"
+
+namespace normlab {
+
+namespace {
+nlohmann::json number(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr); }
+}  // namespace
+
+nlohmann::json to_json(const StepRecord& record) {
+    nlohmann::json out;
+    out["step"] = record.step;
+    out["loss"] = number(record.loss);
+    out["lr"] = number(record.lr);
+    out["grad_norm"] = number(record.grad_norm);
+    if (record.accuracy) out["accuracy"] = number(*record.accuracy);
+    if (record.val_loss) out["val_loss"] = number(*record.val_loss);
+    if (record.val_accuracy) out["val_accuracy"] = number(*record.val_accuracy);
+    out["steps_per_s"] = number(record.steps_per_s);
+    if (!record.layers.empty()) {
+        nlohmann::json layers = nlohmann::json::array();
+        for (const LayerTelemetry& layer : record.layers) {
+            const GradientNorms& g = layer.grad;
+            layers.push_back({{"resid", number(layer.resid)},
+                              {"resid_attn", number(layer.resid_attn)},
+                              {"grad",
+                               {{"w_qkv", number(g.w_qkv)},
+                                {"w_o", number(g.w_o)},
+                                {"w_1", number(g.w_1)},
+                                {"w_2", number(g.w_2)},
+                                {"norm1", number(g.norm1)},
+                                {"norm2", number(g.norm2)},
+                                {"norm1_out", number(g.norm1_out)},
+                                {"norm2_out", number(g.norm2_out)}}},
+                              {"update_ratio", number(layer.update_ratio)},
+                              {"attn_entropy", number(layer.attn_entropy)},
+                              {"attn_max_logit", number(layer.attn_max_logit)}});
+        }
+        out["layers"] = std::move(layers);
+    }
+    return out;
+}
+
+nlohmann::json to_json(const Event& event) {
+    nlohmann::json out = {{"step", event.step}, {"kind", event.kind}, {"message", event.message}};
+    if (!event.key.empty()) out["key"] = event.key;
+    if (!event.value.empty()) out["value"] = event.value;
+    if (event.kind == "diverged") out["block"] = event.block >= 0 ? nlohmann::json(event.block) : nlohmann::json(nullptr);
+    return out;
+}
+
+nlohmann::json summary_json(const Trainer& trainer, double wall_seconds) {
+    const bool diverged = trainer.status() == RunStatus::Diverged;
+    nlohmann::json out;
+    out["status"] = to_string(trainer.status());
+    out["steps"] = trainer.steps_done();
+    out["final_loss"] = number(trainer.last_loss());
+    out["diverged_at"] = diverged ? nlohmann::json(trainer.diverged_at()) : nlohmann::json(nullptr);
+    out["first_bad_layer"] =
+        diverged && trainer.first_bad_layer() >= 0 ? nlohmann::json(trainer.first_bad_layer()) : nlohmann::json(nullptr);
+    out["steps_per_s"] = number(wall_seconds > 0.0 ? static_cast<double>(trainer.steps_done()) / wall_seconds : 0.0);
+    out["final_val_loss"] = trainer.last_val_loss() ? number(*trainer.last_val_loss()) : nlohmann::json(nullptr);
+    out["wall_seconds"] = number(wall_seconds);
+    out["device"] = trainer.device_reason();
+    return out;
+}
+
+}  // namespace normlab

@@ -1,0 +1,37 @@
+// The run folder (design.md): config.json, metrics.jsonl, events.jsonl and summary.json, written
+// incrementally and flushed per line, so a crash loses nothing already logged.
+#pragma once
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/config/config.h"
+#include "engine/train/telemetry.h"
+
+namespace normlab {
+
+class RunFolder {
+public:
+    // Creates the folder (refusing a non-empty existing one unless overwrite) and writes config.json
+    // and a summary.json with status "running". Throws InputError naming the path.
+    RunFolder(const std::string& path, const Config& config, bool overwrite);
+
+    const std::string& path() const { return m_path; }
+    void append_metrics(const StepRecord& record);
+    void append_event(const Event& event);
+    // Replaces summary.json atomically (temporary file + rename).
+    void write_summary(const nlohmann::json& summary);
+
+    std::string checkpoint_path() const { return m_path + "/model.safetensors"; }
+
+private:
+    std::string m_path;
+    std::ofstream m_metrics;
+    std::ofstream m_events;
+};
+
+// Writes text to path through a temporary file and a rename. Throws InputError.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace normlab

@@ -1,0 +1,470 @@
+// Safetensors checkpoints: an 8-byte little-endian header length, a JSON header naming each tensor's
+// dtype, shape and byte range, then the raw little-endian data. Writing emits float32 only; reading
+// validates every header field against the file before allocating and converts F16/BF16/F64 to float.
+#include "engine/io/safetensors.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <system_error>
+
+#include "engine/core/errors.h"
+
+namespace normlab {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors I/O copies raw little-endian bytes and needs a little-endian host");
+static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559, "float must be IEEE binary32");
+static_assert(sizeof(double) == 8 && std::numeric_limits<double>::is_iec559, "double must be IEEE binary64");
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t k_header_length_bytes = 8;
+constexpr uint64_t k_max_header_bytes = 100ull * 1000 * 1000;
+constexpr const char* k_metadata_key = "__metadata__";
+
+enum class Dtype { f32, f16, bf16, f64 };
+
+struct DtypeInfo {
+    Dtype dtype;
+    uint64_t size;
+};
+
+// One tensor entry of a parsed header, validated against the data section but not yet read.
+struct TensorEntry {
+    std::string name;
+    DtypeInfo dtype;
+    std::vector<int64_t> shape;
+    uint64_t element_count = 0;
+    uint64_t begin = 0;
+    uint64_t end = 0;
+};
+
+std::string quoted(const std::string& text) {
+    return "'" + text + "'";
+}
+
+std::string shape_to_string(const std::vector<int64_t>& shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+        if (i > 0) text += ", ";
+        text += std::to_string(shape[i]);
+    }
+    return text + "]";
+}
+
+// Builds InputErrors that all start with "checkpoint '<path>'".
+class ReadErrors {
+  public:
+    explicit ReadErrors(const std::string& path) : m_path(path) {}
+
+    InputError error(const std::string& problem) const {
+        return InputError("checkpoint " + quoted(m_path) + " " + problem);
+    }
+
+    InputError bad_tensor(const std::string& name, const std::string& problem) const {
+        return error("has a bad header entry for tensor " + quoted(name) + ": " + problem +
+                     "; the file is corrupt or was not written as safetensors");
+    }
+
+  private:
+    std::string m_path;
+};
+
+DtypeInfo parse_dtype(const ReadErrors& errors, const std::string& name, const std::string& dtype) {
+    if (dtype == "F32") return {Dtype::f32, 4};
+    if (dtype == "F16") return {Dtype::f16, 2};
+    if (dtype == "BF16") return {Dtype::bf16, 2};
+    if (dtype == "F64") return {Dtype::f64, 8};
+    throw errors.error("stores tensor " + quoted(name) + " as dtype " + quoted(dtype) +
+                       ", which NormLab cannot load; only F32, F16, BF16 and F64 are accepted, so "
+                       "convert the tensor to a floating-point dtype before loading");
+}
+
+// Reads a JSON integer that must be >= 0, naming `what` in the error.
+uint64_t parse_non_negative(const ReadErrors& errors, const std::string& name, const nlohmann::json& value,
+                            const std::string& what) {
+    if (!value.is_number_integer()) {
+        throw errors.bad_tensor(name, what + " must be an integer but is " + value.dump());
+    }
+    if (!value.is_number_unsigned() && value.get<int64_t>() < 0) {
+        throw errors.bad_tensor(name, what + " is negative (" + value.dump() + ")");
+    }
+    return value.get<uint64_t>();
+}
+
+const nlohmann::json& require_field(const ReadErrors& errors, const std::string& name,
+                                    const nlohmann::json& entry, const char* field) {
+    const auto found = entry.find(field);
+    if (found == entry.end()) {
+        throw errors.bad_tensor(name, std::string("the field '") + field + "' is missing");
+    }
+    return *found;
+}
+
+TensorEntry parse_tensor_entry(const ReadErrors& errors, const std::string& name, const nlohmann::json& entry,
+                               uint64_t data_size) {
+    if (!entry.is_object()) {
+        throw errors.bad_tensor(name, "expected an object with dtype, shape and data_offsets but found " +
+                                          std::string(entry.type_name()));
+    }
+    TensorEntry tensor;
+    tensor.name = name;
+
+    const nlohmann::json& dtype = require_field(errors, name, entry, "dtype");
+    if (!dtype.is_string()) throw errors.bad_tensor(name, "'dtype' must be a string but is " + dtype.dump());
+    tensor.dtype = parse_dtype(errors, name, dtype.get<std::string>());
+
+    const nlohmann::json& shape = require_field(errors, name, entry, "shape");
+    if (!shape.is_array()) throw errors.bad_tensor(name, "'shape' must be an array but is " + shape.dump());
+    bool has_zero_dim = false;
+    bool count_overflows = false;
+    uint64_t element_count = 1;
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+        const uint64_t dim =
+            parse_non_negative(errors, name, shape[axis], "shape[" + std::to_string(axis) + "]");
+        if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+            throw errors.bad_tensor(
+                name, "shape[" + std::to_string(axis) + "] = " + std::to_string(dim) + " is too large");
+        }
+        tensor.shape.push_back(static_cast<int64_t>(dim));
+        if (dim == 0) has_zero_dim = true;
+        if (dim != 0 && element_count > std::numeric_limits<uint64_t>::max() / dim) count_overflows = true;
+        if (!count_overflows) element_count *= dim;
+    }
+    tensor.element_count = has_zero_dim ? 0 : element_count;
+    const bool bytes_overflow =
+        !has_zero_dim &&
+        (count_overflows || tensor.element_count > std::numeric_limits<uint64_t>::max() / tensor.dtype.size);
+
+    const nlohmann::json& offsets = require_field(errors, name, entry, "data_offsets");
+    if (!offsets.is_array() || offsets.size() != 2) {
+        throw errors.bad_tensor(name,
+                                "'data_offsets' must be an array [begin, end] but is " + offsets.dump());
+    }
+    tensor.begin = parse_non_negative(errors, name, offsets[0], "data_offsets[0]");
+    tensor.end = parse_non_negative(errors, name, offsets[1], "data_offsets[1]");
+    if (tensor.end < tensor.begin) {
+        throw errors.bad_tensor(name, "data_offsets end < begin (" + std::to_string(tensor.begin) + ".." +
+                                          std::to_string(tensor.end) + ")");
+    }
+    if (tensor.end > data_size) {
+        throw errors.error("is truncated: tensor " + quoted(name) + " needs bytes " +
+                           std::to_string(tensor.begin) + ".." + std::to_string(tensor.end) +
+                           " but the data section has " + std::to_string(data_size) +
+                           " bytes; the file was cut short, so write the checkpoint again");
+    }
+    const uint64_t range_bytes = tensor.end - tensor.begin;
+    if (bytes_overflow || tensor.element_count * tensor.dtype.size != range_bytes) {
+        throw errors.bad_tensor(name, "shape " + shape_to_string(tensor.shape) + " of dtype " +
+                                          dtype.get<std::string>() + " does not fit its data_offsets " +
+                                          std::to_string(tensor.begin) + ".." + std::to_string(tensor.end) +
+                                          " (" + std::to_string(range_bytes) + " bytes)");
+    }
+    return tensor;
+}
+
+std::map<std::string, std::string> parse_metadata(const ReadErrors& errors, const nlohmann::json& metadata) {
+    if (!metadata.is_object()) {
+        throw errors.error("has a '__metadata__' entry that is " + std::string(metadata.type_name()) +
+                           " instead of an object of strings; the file is corrupt or not safetensors");
+    }
+    std::map<std::string, std::string> result;
+    for (const auto& [key, value] : metadata.items()) {
+        if (!value.is_string()) {
+            throw errors.error("has '__metadata__' key " + quoted(key) + " whose value " + value.dump() +
+                               " is not a string; safetensors metadata holds strings only");
+        }
+        result.emplace(key, value.get<std::string>());
+    }
+    return result;
+}
+
+// Rejects two tensors whose byte ranges share a byte (empty tensors share none).
+void check_no_overlap(const ReadErrors& errors, const std::vector<TensorEntry>& entries) {
+    std::vector<const TensorEntry*> by_begin;
+    for (const TensorEntry& entry : entries) {
+        if (entry.end > entry.begin) by_begin.push_back(&entry);
+    }
+    std::sort(by_begin.begin(), by_begin.end(),
+              [](const TensorEntry* a, const TensorEntry* b) { return a->begin < b->begin; });
+    for (size_t i = 1; i < by_begin.size(); ++i) {
+        const TensorEntry& previous = *by_begin[i - 1];
+        const TensorEntry& current = *by_begin[i];
+        if (current.begin < previous.end) {
+            throw errors.error("has tensors " + quoted(previous.name) + " (bytes " +
+                               std::to_string(previous.begin) + ".." + std::to_string(previous.end) +
+                               ") and " + quoted(current.name) + " (bytes " + std::to_string(current.begin) +
+                               ".." + std::to_string(current.end) +
+                               ") whose data ranges overlap; the file is corrupt");
+        }
+    }
+}
+
+float half_to_float(uint16_t bits) {
+    const uint32_t sign = static_cast<uint32_t>(bits >> 15) << 31;
+    const uint32_t exponent = (bits >> 10) & 0x1Fu;
+    const uint32_t mantissa = bits & 0x3FFu;
+    if (exponent == 0) {
+        const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+        return sign ? -magnitude : magnitude;
+    }
+    uint32_t float_bits = 0;
+    if (exponent == 0x1F) {
+        float_bits = sign | 0x7F800000u | (mantissa << 13);
+    } else {
+        float_bits = sign | ((exponent - 15 + 127) << 23) | (mantissa << 13);
+    }
+    return std::bit_cast<float>(float_bits);
+}
+
+float bfloat16_to_float(uint16_t bits) {
+    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+// Narrows with IEEE round-to-nearest, giving +-infinity past the float range instead of undefined behaviour.
+float double_to_float(double value) {
+    constexpr double overflow_threshold =
+        static_cast<double>(std::numeric_limits<float>::max()) + 0x1.0p103;  // half an ulp above FLT_MAX
+    if (std::isfinite(value) && std::fabs(value) >= overflow_threshold) {
+        return value > 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
+    }
+    return static_cast<float>(value);
+}
+
+template <typename Bits, typename Convert>
+void convert_elements(const std::vector<unsigned char>& bytes, std::vector<float>& out, Convert convert) {
+    for (size_t i = 0; i < out.size(); ++i) {
+        Bits bits;
+        std::memcpy(&bits, bytes.data() + i * sizeof(Bits), sizeof(Bits));
+        out[i] = convert(bits);
+    }
+}
+
+LoadedTensor read_tensor_data(const ReadErrors& errors, std::ifstream& file, uint64_t data_start,
+                              const TensorEntry& entry) {
+    LoadedTensor tensor;
+    tensor.shape = entry.shape;
+    tensor.data.resize(entry.element_count);
+    const uint64_t byte_count = entry.end - entry.begin;
+    if (byte_count == 0) return tensor;
+
+    file.seekg(static_cast<std::streamoff>(data_start + entry.begin));
+    const auto fail = [&]() {
+        return errors.error("could not be read: reading tensor " + quoted(entry.name) +
+                            " failed; check that the file is not being changed while it is loaded");
+    };
+    if (entry.dtype.dtype == Dtype::f32) {
+        if (!file.read(reinterpret_cast<char*>(tensor.data.data()),
+                       static_cast<std::streamsize>(byte_count))) {
+            throw fail();
+        }
+        return tensor;
+    }
+    std::vector<unsigned char> bytes(byte_count);
+    if (!file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(byte_count))) {
+        throw fail();
+    }
+    switch (entry.dtype.dtype) {
+        case Dtype::f16:
+            convert_elements<uint16_t>(bytes, tensor.data, half_to_float);
+            break;
+        case Dtype::bf16:
+            convert_elements<uint16_t>(bytes, tensor.data, bfloat16_to_float);
+            break;
+        case Dtype::f64:
+            convert_elements<uint64_t>(bytes, tensor.data, [](uint64_t bits) {
+                return double_to_float(std::bit_cast<double>(bits));
+            });
+            break;
+        case Dtype::f32:
+            break;
+    }
+    return tensor;
+}
+
+uint64_t element_count_for_write(const std::string& path, const TensorRef& tensor) {
+    uint64_t count = 1;
+    for (const int64_t dim : tensor.shape) {
+        if (dim < 0) {
+            throw InputError("cannot write checkpoint " + quoted(path) + ": tensor " + quoted(tensor.name) +
+                             " has a negative dimension in shape " + shape_to_string(tensor.shape));
+        }
+        count *= static_cast<uint64_t>(dim);
+    }
+    return count;
+}
+
+std::string header_length_bytes(uint64_t length) {
+    std::string bytes(k_header_length_bytes, '\0');
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((length >> (8 * i)) & 0xFFu);
+    return bytes;
+}
+
+}  // namespace
+
+void write_safetensors(const std::string& path, const std::vector<TensorRef>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+    const std::string cannot_write = "cannot write checkpoint " + quoted(path) + ": ";
+
+    nlohmann::ordered_json header = nlohmann::ordered_json::object();
+    if (!metadata.empty()) header[k_metadata_key] = metadata;
+    std::set<std::string> names;
+    std::vector<uint64_t> byte_counts;
+    uint64_t offset = 0;
+    for (const TensorRef& tensor : tensors) {
+        if (tensor.name == k_metadata_key) {
+            throw InputError(cannot_write +
+                             "a tensor may not be named '__metadata__', which safetensors "
+                             "reserves for metadata; rename the tensor");
+        }
+        if (!names.insert(tensor.name).second) {
+            throw InputError(cannot_write + "the tensor name " + quoted(tensor.name) +
+                             " appears twice; every tensor needs a unique name");
+        }
+        const uint64_t count = element_count_for_write(path, tensor);
+        if (count > 0 && tensor.data == nullptr) {
+            throw InputError(cannot_write + "tensor " + quoted(tensor.name) + " of shape " +
+                             shape_to_string(tensor.shape) + " has no data pointer");
+        }
+        const uint64_t byte_count = count * sizeof(float);
+        header[tensor.name] = {
+            {"dtype", "F32"}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + byte_count}}};
+        byte_counts.push_back(byte_count);
+        offset += byte_count;
+    }
+
+    std::string header_text;
+    try {
+        header_text = header.dump();
+    } catch (const nlohmann::json::exception& error) {
+        throw InputError(cannot_write + "a tensor name or metadata string is not valid UTF-8 (" +
+                         error.what() + "); use UTF-8 text");
+    }
+    header_text.append((8 - header_text.size() % 8) % 8, ' ');
+
+    const fs::path target(path);
+    const fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+    std::error_code status_error;
+    const fs::file_status directory_status = fs::status(directory, status_error);
+    if (!fs::exists(directory_status)) {
+        throw InputError(cannot_write + "the directory " + quoted(directory.string()) +
+                         " does not exist; create it first");
+    }
+    if (!fs::is_directory(directory_status)) {
+        throw InputError(cannot_write + quoted(directory.string()) + " is not a directory");
+    }
+
+    const std::string temporary_path = path + ".tmp";
+    const auto fail = [&](const std::string& problem) {
+        std::error_code ignored;
+        fs::remove(temporary_path, ignored);
+        return InputError(cannot_write + problem);
+    };
+    {
+        std::ofstream file(temporary_path, std::ios::binary | std::ios::trunc);
+        if (!file) {
+            throw fail("the temporary file " + quoted(temporary_path) +
+                       " cannot be created; check that the directory is writable");
+        }
+        file.write(header_length_bytes(header_text.size()).data(), k_header_length_bytes);
+        file.write(header_text.data(), static_cast<std::streamsize>(header_text.size()));
+        for (size_t i = 0; i < tensors.size(); ++i) {
+            if (byte_counts[i] == 0) continue;
+            file.write(reinterpret_cast<const char*>(tensors[i].data),
+                       static_cast<std::streamsize>(byte_counts[i]));
+        }
+        file.close();
+        if (!file) {
+            throw fail("writing " + quoted(temporary_path) +
+                       " failed; check free disk space and permissions");
+        }
+    }
+    std::error_code rename_error;
+    fs::rename(temporary_path, target, rename_error);
+    if (rename_error) {
+        throw fail("renaming " + quoted(temporary_path) + " into place failed (" + rename_error.message() +
+                   "); check that the path is not a directory and that the directory is writable");
+    }
+}
+
+SafetensorsFile read_safetensors(const std::string& path) {
+    const ReadErrors errors(path);
+    std::error_code status_error;
+    const fs::file_status status = fs::status(path, status_error);
+    if (!fs::exists(status)) throw errors.error("does not exist; check the path");
+    if (!fs::is_regular_file(status))
+        throw errors.error("is not a regular file; give the path of a .safetensors file");
+
+    std::error_code size_error;
+    const uint64_t file_size = fs::file_size(path, size_error);
+    if (size_error) throw errors.error("could not be read (" + size_error.message() + ")");
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw errors.error("could not be opened for reading; check its permissions");
+
+    if (file_size < k_header_length_bytes) {
+        throw errors.error("is truncated: it has " + std::to_string(file_size) +
+                           " bytes, fewer than the 8-byte header length; the file was cut short or is not "
+                           "safetensors");
+    }
+    unsigned char length_bytes[k_header_length_bytes];
+    if (!file.read(reinterpret_cast<char*>(length_bytes), k_header_length_bytes)) {
+        throw errors.error("could not be read: the header length is unreadable");
+    }
+    uint64_t header_length = 0;
+    for (size_t i = 0; i < k_header_length_bytes; ++i)
+        header_length |= static_cast<uint64_t>(length_bytes[i]) << (8 * i);
+    if (header_length > k_max_header_bytes) {
+        throw errors.error("declares a header of " + std::to_string(header_length) +
+                           " bytes, more than the 100 MB limit; the file is corrupt or not safetensors");
+    }
+    if (header_length > file_size - k_header_length_bytes) {
+        throw errors.error("is truncated: its header needs " + std::to_string(header_length) +
+                           " bytes but only " + std::to_string(file_size - k_header_length_bytes) +
+                           " follow the header length; the file was cut short, so write it again");
+    }
+
+    std::string header_text(header_length, '\0');
+    if (!file.read(header_text.data(), static_cast<std::streamsize>(header_length))) {
+        throw errors.error("could not be read: reading the header failed");
+    }
+    nlohmann::json header;
+    try {
+        header = nlohmann::json::parse(header_text);
+    } catch (const nlohmann::json::parse_error& error) {
+        throw errors.error("has a header that is not valid JSON (" + std::string(error.what()) +
+                           "); the file is corrupt or not safetensors");
+    }
+    if (!header.is_object()) {
+        throw errors.error("has a header that is not a JSON object but " + std::string(header.type_name()) +
+                           "; the file is corrupt or not safetensors");
+    }
+
+    const uint64_t data_start = k_header_length_bytes + header_length;
+    const uint64_t data_size = file_size - data_start;
+    SafetensorsFile result;
+    std::vector<TensorEntry> entries;
+    for (const auto& [key, value] : header.items()) {
+        if (key == k_metadata_key) {
+            result.metadata = parse_metadata(errors, value);
+        } else {
+            entries.push_back(parse_tensor_entry(errors, key, value, data_size));
+        }
+    }
+    check_no_overlap(errors, entries);
+
+    for (const TensorEntry& entry : entries) {
+        result.tensors.emplace(entry.name, read_tensor_data(errors, file, data_start, entry));
+    }
+    return result;
+}
+
+}  // namespace normlab

@@ -1,0 +1,35 @@
+// Reading and writing safetensors files (float32 tensors + string metadata), the checkpoint format.
+// Writes go to a temporary file renamed into place, so a crash never leaves a half-written checkpoint.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace normlab {
+
+struct TensorRef {
+    std::string name;
+    std::vector<int64_t> shape;
+    const float* data = nullptr;  // product(shape) floats
+};
+
+struct LoadedTensor {
+    std::vector<int64_t> shape;
+    std::vector<float> data;
+};
+
+struct SafetensorsFile {
+    std::map<std::string, std::string> metadata;  // the header's "__metadata__"
+    std::map<std::string, LoadedTensor> tensors;
+};
+
+// Throws InputError when the file cannot be written.
+void write_safetensors(const std::string& path, const std::vector<TensorRef>& tensors,
+                       const std::map<std::string, std::string>& metadata);
+
+// Throws InputError naming the file and the problem: missing, truncated, bad header JSON, offsets out
+// of range or overlapping, a dtype other than F32 (F16/BF16/F64 are converted), shape/size mismatch.
+SafetensorsFile read_safetensors(const std::string& path);
+
+}  // namespace normlab

@@ -1,0 +1,204 @@
+// Parameter initialisation (Xavier normal / uniform, GPT-2, theory mode, DeepNorm beta, ReZero, Admin),
+// live rewiring that keeps parameters, Admin's profiled omegas, and host access to named entries.
+#include <algorithm>
+#include <cmath>
+
+#include "engine/core/errors.h"
+#include "engine/core/rng.h"
+#include "engine/model/constants.h"
+#include "engine/model/model.h"
+
+namespace normlab {
+
+namespace {
+bool ends_with(const std::string& text, const std::string& suffix) {
+    return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Which parameters DeepNorm's beta scales: attention V (rows 2d..3d of qkv), output projection, FFN.
+bool deepnorm_scaled(const std::string& name) {
+    return ends_with(name, "attn.out.weight") || ends_with(name, "ffn.fc1.weight") ||
+           ends_with(name, "ffn.fc2.weight");
+}
+
+double variance(const std::vector<float>& values) {
+    double mean = 0.0;
+    for (float v : values) mean += v;
+    mean /= static_cast<double>(values.size());
+    double total = 0.0;
+    for (float v : values) total += (v - mean) * (v - mean);
+    return total / static_cast<double>(values.size());
+}
+}  // namespace
+
+void Model::initialize_entry(int entry_index, uint64_t seed) {
+    const ParamEntry& entry = m_layout.entries[entry_index];
+    Rng rng(mix_seed(seed, static_cast<uint64_t>(entry_index)));
+    std::vector<float> values(entry.count, 0.0f);
+    const ModelConfig& c = m_config;
+    const int d = c.d_model;
+
+    // Draws rows [row_begin, row_end) of a matrix with `columns` columns from the init scheme, where
+    // fan_in / fan_out are those of the (sub-)matrix the rows belong to.
+    auto draw = [&](size_t row_begin, size_t row_end, size_t columns, double fan_in, double fan_out,
+                    double gpt2_std, double gain) {
+        for (size_t i = row_begin * columns; i < row_end * columns; ++i) {
+            double value;
+            if (c.init == InitScheme::XavierUniform) {
+                const double bound = std::sqrt(6.0 / (fan_in + fan_out));
+                value = (2.0 * rng.uniform() - 1.0) * bound;
+            } else if (c.init == InitScheme::Gpt2) {
+                value = rng.normal() * gpt2_std;
+            } else {
+                value = rng.normal() * std::sqrt(2.0 / (fan_in + fan_out));
+            }
+            values[i] = static_cast<float>(value * gain);
+        }
+    };
+
+    const double beta = c.residual == Residual::DeepNorm ? effective_deepnorm_beta(c) : 1.0;
+    const double gpt2_residual_std = 0.02 / std::sqrt(2.0 * c.layers);
+    switch (entry.role) {
+        case ParamRole::Embedding: {
+            const size_t rows = static_cast<size_t>(entry.shape[0]);
+            if (c.theory_mode) {
+                // Token + position embeddings with unit variance per coordinate in total: E||x_0||^2 = d.
+                for (float& v : values) v = static_cast<float>(rng.normal() * std::sqrt(0.5));
+            } else {
+                const bool position = entry_index == m_layout.wpe;
+                draw(0, rows, d, static_cast<double>(rows), d, position ? 0.01 : 0.02, 1.0);
+            }
+            break;
+        }
+        case ParamRole::Matrix: {
+            const size_t rows = static_cast<size_t>(entry.shape[0]);
+            const size_t columns = static_cast<size_t>(entry.shape[1]);
+            if (ends_with(entry.name, "attn.qkv.weight")) {
+                // q, k and v are initialised as three separate d x d matrices.
+                for (int part = 0; part < 3; ++part) {
+                    const bool zero = c.theory_mode && part < 2;  // Xiong et al.: W_Q = W_K = 0
+                    if (zero) continue;
+                    draw(part * d, (part + 1) * d, columns, d, d, 0.02, part == 2 ? beta : 1.0);
+                }
+            } else {
+                const bool residual_output = ends_with(entry.name, "attn.out.weight") || ends_with(entry.name, "fc2.weight");
+                draw(0, rows, columns, static_cast<double>(columns), static_cast<double>(rows),
+                     residual_output ? gpt2_residual_std : 0.02, deepnorm_scaled(entry.name) ? beta : 1.0);
+            }
+            break;
+        }
+        case ParamRole::NormWeight:
+            for (float& v : values) v = 1.0f;
+            break;
+        case ParamRole::NormAlpha:
+            values[0] = 0.5f;
+            break;
+        case ParamRole::AdminOmega:
+            for (float& v : values) v = static_cast<float>(admin_closed_omega(2 * c.layers));
+            break;
+        case ParamRole::Bias:
+        case ParamRole::NormBias:
+        case ParamRole::ReZeroAlpha:
+            break;
+    }
+    write_entry(entry_index, values);
+}
+
+void Model::initialize(uint64_t seed) {
+    m_backend.fill(m_params, 0.0f, m_layout.total);
+    for (size_t i = 0; i < m_layout.entries.size(); ++i) initialize_entry(static_cast<int>(i), seed);
+}
+
+std::vector<int> Model::reinitialize_deepnorm_beta(uint64_t seed) {
+    const Residual saved = m_config.residual;
+    m_config.residual = Residual::DeepNorm;  // beta applies whatever the current shortcut scheme
+    std::vector<int> touched;
+    for (size_t i = 0; i < m_layout.entries.size(); ++i) {
+        const std::string& name = m_layout.entries[i].name;
+        if (deepnorm_scaled(name)) {
+            initialize_entry(static_cast<int>(i), seed);
+            touched.push_back(static_cast<int>(i));
+        } else if (ends_with(name, "attn.qkv.weight")) {
+            // Only V (the last third) is re-drawn; Q and K keep their trained values.
+            std::vector<float> kept = read_entry(static_cast<int>(i));
+            initialize_entry(static_cast<int>(i), seed);
+            std::vector<float> fresh = read_entry(static_cast<int>(i));
+            std::copy(fresh.begin() + 2 * fresh.size() / 3, fresh.end(), kept.begin() + 2 * kept.size() / 3);
+            write_entry(static_cast<int>(i), kept);
+            touched.push_back(static_cast<int>(i));
+        }
+    }
+    m_config.residual = saved;
+    return touched;
+}
+
+std::vector<int> Model::set_wiring(const ModelConfig& wiring) {
+    const std::vector<bool> before = m_active;
+    m_config.norm_placement = wiring.norm_placement;
+    m_config.norm_type = wiring.norm_type;
+    m_config.residual = wiring.residual;
+    m_config.deepnorm_alpha = wiring.deepnorm_alpha;
+    m_config.deepnorm_beta = wiring.deepnorm_beta;
+    refresh_active();
+    std::vector<int> activated;
+    for (size_t i = 0; i < m_active.size(); ++i) {
+        if (m_active[i] && !before[i]) {
+            const ParamRole role = m_layout.entries[i].role;
+            const bool fresh_value = role != ParamRole::Matrix && role != ParamRole::Bias && role != ParamRole::Embedding;
+            if (fresh_value) initialize_entry(static_cast<int>(i), 0);
+            activated.push_back(static_cast<int>(i));
+        }
+    }
+    return activated;
+}
+
+void Model::profile_admin(const Batch& batch) {
+    if (m_config.residual != Residual::Admin) return;
+    // Walk the sub-layers in order: omega_k = r, then r <- sqrt(Var[x omega_k] + Var[F_k(x)]), r_0 = 1.
+    ensure_activations(batch.batch, batch.seq);
+    const int n = batch.batch * batch.seq;
+    const int d = m_config.d_model;
+    const size_t nd = static_cast<size_t>(n) * d;
+    m_backend.upload_ints(m_tokens, batch.inputs.data(), n);
+    m_backend.embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe), batch.batch,
+                                batch.seq, d);
+    const float* x = m_embedded;
+    double r = 1.0;
+    std::vector<float> host_x(nd);
+    std::vector<float> host_f(nd);
+    for (int block = 0; block < m_config.layers; ++block) {
+        const int omega_entry = m_layout.blocks[block].admin_omega;
+        std::vector<float> omega = read_entry(omega_entry);
+        for (int kind = 0; kind < 2; ++kind) {
+            omega[kind] = static_cast<float>(r);
+            write_entry(omega_entry, omega);
+            SublayerActivations& acts = m_sublayers[block * 2 + kind];
+            forward_sublayer(block, kind, x, acts, batch.batch, batch.seq, false);
+            const bool peri = m_config.norm_placement == NormPlacement::Peri;
+            const float* branch = peri ? acts.branch_normed
+                                       : (kind == 0 && m_config.theory_mode ? acts.heads : acts.branch);
+            m_backend.download(host_x.data(), x, nd);
+            m_backend.download(host_f.data(), branch, nd);
+            r = std::sqrt(variance(host_x) * r * r + variance(host_f));
+            x = m_config.norm_placement == NormPlacement::Post ? acts.output : acts.sum;
+        }
+    }
+}
+
+std::vector<float> Model::read_entry(int entry, bool gradient) {
+    const ParamEntry& e = m_layout.entries.at(entry);
+    std::vector<float> values(e.count);
+    m_backend.download(values.data(), (gradient ? m_grads : m_params) + e.offset, e.count);
+    return values;
+}
+
+void Model::write_entry(int entry, const std::vector<float>& values) {
+    const ParamEntry& e = m_layout.entries.at(entry);
+    if (values.size() != e.count) {
+        throw InputError("tensor '" + e.name + "' expects " + std::to_string(e.count) + " values, got " +
+                         std::to_string(values.size()));
+    }
+    m_backend.upload(m_params + e.offset, values.data(), e.count);
+}
+
+}  // namespace normlab

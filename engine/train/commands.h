@@ -1,0 +1,36 @@
+// Live changes to a running trainer, posted from any thread and applied between two steps.
+// A change is "key=value" on one of the live config keys, or the action reinit_deepnorm_beta.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace normlab {
+
+struct Command {
+    std::string key;    // a live config key (see live_keys()) or "reinit_deepnorm_beta"
+    std::string value;  // as in --set: JSON or a bare word
+    int64_t at_step = -1;  // apply before this step (1-based); -1: before the next step
+};
+
+// The config keys a running trainer accepts without a restart.
+const std::vector<std::string>& live_keys();
+
+// Parses "KEY=VALUE" or "STEP:KEY=VALUE" (as given to `normlab-cli train --change`). Throws InputError.
+Command parse_command(const std::string& text);
+
+// A mutex-protected queue: the GUI thread posts, the engine thread takes what is due.
+class CommandQueue {
+public:
+    void post(Command command);
+    // Removes and returns, in posting order, the commands due before step `step`.
+    std::vector<Command> take_due(int64_t step);
+    bool empty() const;
+
+private:
+    mutable std::mutex m_mutex;
+    std::vector<Command> m_pending;
+};
+
+}  // namespace normlab

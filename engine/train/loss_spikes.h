@@ -1,0 +1,22 @@
+// Loss-spike detection: the z-score of each loss against a trailing window of earlier losses.
+#pragma once
+#include <cstddef>
+#include <deque>
+
+namespace normlab {
+
+class LossSpikeDetector {
+public:
+    LossSpikeDetector(int window, double threshold) : m_window(static_cast<size_t>(window)), m_threshold(threshold) {}
+
+    // Returns the z-score of `loss` when it exceeds the threshold over a full window, else 0; then
+    // adds the loss to the window.
+    double observe(double loss);
+
+private:
+    size_t m_window;
+    double m_threshold;
+    std::deque<double> m_history;
+};
+
+}  // namespace normlab

@@ -1,0 +1,35 @@
+// The optimizer state (first and second moments, last update) in buffers that share the parameter
+// layout, and one update over every active tensor. Weight decay applies to matrices only.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "engine/model/model.h"
+
+namespace normlab {
+
+class Optimizer {
+public:
+    Optimizer(const TrainConfig& train, Model& model);
+    ~Optimizer();
+    Optimizer(const Optimizer&) = delete;
+    Optimizer& operator=(const Optimizer&) = delete;
+
+    // Applies optimizer step `step` (1-based) with learning rate lr and gradient scale (clipping).
+    void update(const TrainConfig& train, int64_t step, double lr, double grad_scale);
+    // Zeroes the moments of the given entries (parameters that were just (re)initialised).
+    void reset_entries(const std::vector<int>& entries);
+
+    float* first_moment() { return m_first; }
+    float* second_moment() { return m_second; }
+    float* last_update() { return m_update; }
+
+private:
+    Model& m_model;
+    float* m_first = nullptr;
+    float* m_second = nullptr;
+    float* m_update = nullptr;
+};
+
+}  // namespace normlab

@@ -1,0 +1,49 @@
+// What one logged training step reports (the metrics.jsonl contract of design.md), and the events
+// (live changes, loss spikes, divergence) the trainer emits, as plain values that can cross threads.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace normlab {
+
+struct GradientNorms {
+    double w_qkv = 0.0, w_o = 0.0, w_1 = 0.0, w_2 = 0.0;
+    double norm1 = 0.0, norm2 = 0.0, norm1_out = 0.0, norm2_out = 0.0;  // norm gains (weights)
+};
+
+struct LayerTelemetry {
+    double resid = 0.0;       // E||s||^2/d of the block's output residual sum (before any norm after it)
+    double resid_attn = 0.0;  // the same for the attention sub-layer's residual sum
+    GradientNorms grad;
+    double update_ratio = 0.0;  // ||update|| / ||parameters|| over the block's active tensors
+    double attn_entropy = 0.0;
+    double attn_max_logit = 0.0;
+};
+
+struct StepRecord {
+    int64_t step = 0;  // optimizer steps completed, counting this one
+    double loss = 0.0;
+    double lr = 0.0;
+    double grad_norm = 0.0;  // global, before clipping
+    std::optional<double> accuracy;  // synthetic tasks: on the answer part
+    std::optional<double> val_loss;
+    std::optional<double> val_accuracy;
+    std::vector<LayerTelemetry> layers;  // empty on steps without full telemetry
+    double steps_per_s = 0.0;
+};
+
+struct Event {
+    int64_t step = 0;
+    std::string kind;     // "change", "loss_spike", "diverged", "paused", ...
+    std::string message;  // human-readable
+    std::string key;      // for changes: the config key
+    std::string value;    // for changes: the new value (JSON text)
+    int block = -1;       // for divergence: the first block with a non-finite value
+};
+
+enum class RunStatus { Running, Completed, Diverged, Stopped };
+std::string to_string(RunStatus status);
+
+}  // namespace normlab

@@ -1,0 +1,235 @@
+// Trainer::step and its helpers: live changes between steps, the training step with clipping,
+// per-block telemetry from sums of squares over named views, divergence and loss-spike events.
+#include "engine/train/trainer.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "engine/core/errors.h"
+#include "engine/core/rng.h"
+#include "engine/train/schedule.h"
+
+namespace normlab {
+
+std::string to_string(RunStatus status) {
+    switch (status) {
+        case RunStatus::Running: return "running";
+        case RunStatus::Completed: return "completed";
+        case RunStatus::Diverged: return "diverged";
+        case RunStatus::Stopped: return "stopped";
+    }
+    return "running";
+}
+
+Trainer::Trainer(const Config& config)
+    : m_config(config), m_spikes(config.telemetry.spike_window, config.telemetry.spike_z) {
+    validate(m_config);
+    m_task = make_task(m_config.data, m_config.model.seq_len, m_config.train.seed);
+    m_backend = make_backend(m_config.device, m_config.threads, &m_device_reason);
+    m_model = std::make_unique<Model>(m_config.model, m_task->vocab_size(), *m_backend);
+    m_model->initialize(m_config.train.seed);
+    m_optimizer = std::make_unique<Optimizer>(m_config.train, *m_model);
+    if (m_config.model.residual == Residual::Admin && m_config.model.admin_init == AdminInit::Profiled) {
+        m_task->make_batch(Split::Train, 0, m_config.train.batch_size, m_config.model.seq_len, m_batch);
+        m_model->profile_admin(m_batch);
+    }
+}
+
+Trainer::~Trainer() = default;
+
+double Trainer::current_lr() const {
+    return learning_rate(m_config.train, m_config.model.d_model, m_steps_done + 1 - m_schedule_origin);
+}
+
+double Trainer::steps_per_second() const {
+    if (m_step_seconds.empty()) return 0.0;
+    double total = 0.0;
+    for (double seconds : m_step_seconds) total += seconds;
+    return total > 0.0 ? static_cast<double>(m_step_seconds.size()) / total : 0.0;
+}
+
+void Trainer::restore_progress(int64_t steps_done, int64_t schedule_origin) {
+    m_steps_done = steps_done;
+    m_schedule_origin = schedule_origin;
+}
+
+void Trainer::adopt_config(const Config& config) {
+    validate(config);
+    m_config = config;
+    m_model->set_wiring(effective_model_config(config.model));
+}
+
+Event Trainer::apply(const Command& command) {
+    Event event;
+    event.step = m_steps_done + 1;
+    event.kind = "change";
+    event.key = command.key;
+    if (command.key == "reinit_deepnorm_beta") {
+        const auto touched = m_model->reinitialize_deepnorm_beta(mix_seed(m_config.train.seed, m_steps_done + 1));
+        m_optimizer->reset_entries(touched);
+        event.message = "re-initialised attention V, output and FFN weights with DeepNorm beta";
+        return event;
+    }
+    Config next = m_config;
+    apply_override(next, command.key + "=" + command.value);
+    validate(next);
+    if (command.key == "train.warmup_steps" && m_config.train.warmup_steps == 0 && next.train.warmup_steps > 0) {
+        m_schedule_origin = m_steps_done;  // warmup switched on: ramp up from this step
+    }
+    if (command.key.rfind("model.", 0) == 0) {
+        const auto activated = m_model->set_wiring(effective_model_config(next.model));
+        m_optimizer->reset_entries(activated);
+    }
+    m_config = next;
+    event.value = command.value;
+    event.message = command.key + " = " + command.value;
+    return event;
+}
+
+std::vector<double> Trainer::entry_sum_squares(const float* base) {
+    const auto& entries = m_model->layout().entries;
+    std::vector<Slice> slices;
+    slices.reserve(entries.size());
+    for (const auto& entry : entries) slices.push_back({entry.offset, entry.count});
+    std::vector<double> sums(entries.size());
+    m_backend->sum_squares(base, slices, sums.data());
+    return sums;
+}
+
+void Trainer::fill_layer_telemetry(const ForwardStats& forward, const std::vector<double>& grad_squares,
+                                   StepRecord& record) {
+    const ParamLayout& layout = m_model->layout();
+    const std::vector<double> update_squares = entry_sum_squares(m_optimizer->last_update());
+    const std::vector<double> param_squares = entry_sum_squares(m_model->params());
+    auto norm_of = [&](int entry) { return entry >= 0 && m_model->active(entry) ? std::sqrt(grad_squares[entry]) : 0.0; };
+    record.layers.resize(layout.blocks.size());
+    for (size_t b = 0; b < layout.blocks.size(); ++b) {
+        const BlockIndex& index = layout.blocks[b];
+        LayerTelemetry& layer = record.layers[b];
+        layer.resid = forward.resid[b];
+        layer.resid_attn = forward.resid_attn[b];
+        layer.grad = {norm_of(index.qkv_weight), norm_of(index.out_weight), norm_of(index.fc1_weight),
+                      norm_of(index.fc2_weight), norm_of(index.norm1.weight), norm_of(index.norm2.weight),
+                      norm_of(index.norm1_out.weight), norm_of(index.norm2_out.weight)};
+        if (!forward.attn_entropy.empty()) {
+            layer.attn_entropy = forward.attn_entropy[b];
+            layer.attn_max_logit = forward.attn_max_logit[b];
+        }
+        double update_total = 0.0;
+        double param_total = 0.0;
+        for (size_t i = 0; i < layout.entries.size(); ++i) {
+            if (layout.entries[i].block != static_cast<int>(b) || !m_model->active(static_cast<int>(i))) continue;
+            update_total += update_squares[i];
+            param_total += param_squares[i];
+        }
+        layer.update_ratio = param_total > 0.0 ? std::sqrt(update_total / param_total) : 0.0;
+    }
+}
+
+StepOutcome Trainer::step() {
+    StepOutcome outcome;
+    if (finished()) return outcome;
+    const auto started = std::chrono::steady_clock::now();
+    const int64_t t = m_steps_done + 1;
+    for (const Command& command : m_commands.take_due(t)) {
+        try {
+            outcome.events.push_back(apply(command));
+        } catch (const InputError& error) {
+            outcome.events.push_back({t, "rejected_change", error.what(), command.key, command.value, -1});
+        }
+    }
+
+    const bool logged = (t % m_config.telemetry.every) == 0 || t == 1;
+    m_task->make_batch(Split::Train, static_cast<uint64_t>(t - 1), m_config.train.batch_size, m_config.model.seq_len,
+                       m_batch);
+    const ForwardStats forward = m_model->forward_backward(m_batch, true, logged);
+    const std::vector<double> grad_squares = entry_sum_squares(m_model->grads());
+    double grad_total = 0.0;
+    int last_bad_grad_block = -2;
+    for (size_t i = 0; i < grad_squares.size(); ++i) {
+        if (!m_model->active(static_cast<int>(i))) continue;
+        grad_total += grad_squares[i];
+        if (!std::isfinite(grad_squares[i])) {
+            last_bad_grad_block = std::max(last_bad_grad_block, m_model->layout().entries[i].block);
+        }
+    }
+
+    StepRecord& record = outcome.record;
+    record.step = t;
+    record.loss = forward.loss;
+    record.lr = current_lr();
+    record.grad_norm = std::sqrt(grad_total);
+    if (m_task->has_accuracy() && forward.scored > 0) {
+        record.accuracy = static_cast<double>(forward.correct) / static_cast<double>(forward.scored);
+    }
+
+    const bool diverged = !std::isfinite(forward.loss) || forward.first_nonfinite_block >= 0 || !std::isfinite(grad_total);
+    if (diverged) {
+        m_status = RunStatus::Diverged;
+        m_diverged_at = t;
+        m_first_bad_layer = forward.first_nonfinite_block >= 0 ? forward.first_nonfinite_block
+                                                               : (last_bad_grad_block >= -1 ? last_bad_grad_block : -1);
+        m_steps_done = t;
+        m_last_loss = forward.loss;
+        std::ostringstream message;
+        message << "training diverged at step " << t << ": non-finite "
+                << (std::isfinite(forward.loss) ? "gradient" : "loss");
+        if (m_first_bad_layer >= 0) {
+            message << ", first in "
+                    << (m_first_bad_layer >= m_config.model.layers ? std::string("the output head")
+                                                                   : "block " + std::to_string(m_first_bad_layer));
+        }
+        outcome.events.push_back({t, "diverged", message.str(), "", "", m_first_bad_layer});
+        outcome.logged = true;
+        return outcome;
+    }
+
+    const double clip = m_config.train.clip_grad_norm;
+    const double grad_scale = clip > 0.0 && record.grad_norm > clip ? clip / record.grad_norm : 1.0;
+    m_optimizer->update(m_config.train, t, record.lr, grad_scale);
+    m_steps_done = t;
+    m_last_loss = forward.loss;
+
+    if (logged) fill_layer_telemetry(forward, grad_squares, record);
+    outcome.logged = logged;
+
+    const double z = m_spikes.observe(forward.loss);
+    if (z > 0.0) {
+        std::ostringstream message;
+        message << "loss spike at step " << t << ": loss " << forward.loss << " (z = " << z << ")";
+        outcome.events.push_back({t, "loss_spike", message.str(), "", "", -1});
+    }
+
+    const int val_every = m_config.telemetry.val_every;
+    if (val_every > 0 && (t % val_every == 0 || t == m_config.train.steps)) {
+        double accuracy = 0.0;
+        record.val_loss = evaluate(Split::Validation, m_config.telemetry.val_batches, &accuracy);
+        if (m_task->has_accuracy()) record.val_accuracy = accuracy;
+        m_last_val_loss = record.val_loss;
+    }
+    if (m_steps_done >= m_config.train.steps) m_status = RunStatus::Completed;
+
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    m_step_seconds.push_back(seconds);
+    if (m_step_seconds.size() > 20) m_step_seconds.pop_front();
+    record.steps_per_s = steps_per_second();
+    return outcome;
+}
+
+double Trainer::evaluate(Split split, int batches, double* accuracy) {
+    double loss_sum = 0.0;
+    int64_t scored = 0;
+    int64_t correct = 0;
+    Batch batch;
+    for (int i = 0; i < batches; ++i) {
+        m_task->make_batch(split, static_cast<uint64_t>(i), m_config.train.batch_size, m_config.model.seq_len, batch);
+        const ForwardStats stats = m_model->forward_backward(batch, false, false);
+        loss_sum += stats.loss * static_cast<double>(stats.scored);
+        scored += stats.scored;
+        correct += stats.correct;
+    }
+    if (accuracy) *accuracy = scored > 0 ? static_cast<double>(correct) / static_cast<double>(scored) : 0.0;
+    return scored > 0 ? loss_sum / static_cast<double>(scored) : 0.0;
+}
+
+}  // namespace normlab

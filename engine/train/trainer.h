@@ -1,0 +1,103 @@
+// The trainer: one synchronous call per optimizer step (no threads of its own). It applies due live
+// changes, trains, measures telemetry, detects divergence and spikes, and reports it all by value.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend/backend.h"
+#include "engine/config/config.h"
+#include "engine/data/task.h"
+#include "engine/model/model.h"
+#include "engine/train/commands.h"
+#include "engine/train/loss_spikes.h"
+#include "engine/train/optimizer.h"
+#include "engine/train/telemetry.h"
+
+namespace normlab {
+
+struct StepOutcome {
+    StepRecord record;
+    bool logged = false;  // the record carries per-layer telemetry (telemetry.every)
+    std::vector<Event> events;
+};
+
+class Trainer {
+public:
+    // Validates the config, builds task, backend, model and optimizer, and initialises from the seed.
+    // Throws InputError / ResourceError with a message to act on.
+    explicit Trainer(const Config& config);
+    ~Trainer();
+
+    const Config& config() const { return m_config; }
+    Model& model() { return *m_model; }
+    Optimizer& optimizer() { return *m_optimizer; }
+    const Task& task() const { return *m_task; }
+    Backend& backend() { return *m_backend; }
+    const std::string& device_reason() const { return m_device_reason; }
+
+    int64_t steps_done() const { return m_steps_done; }
+    RunStatus status() const { return m_status; }
+    bool finished() const { return m_status != RunStatus::Running || m_steps_done >= m_config.train.steps; }
+    int64_t diverged_at() const { return m_diverged_at; }
+    int first_bad_layer() const { return m_first_bad_layer; }
+    double last_loss() const { return m_last_loss; }
+    std::optional<double> last_val_loss() const { return m_last_val_loss; }
+    double steps_per_second() const;
+
+    // One training step (after applying the live changes due). A diverged step ends the run with
+    // status Diverged and an event; it is a result, never an exception.
+    StepOutcome step();
+
+    // Thread-safe: queue a live change for the engine thread.
+    void post(Command command) { m_commands.post(std::move(command)); }
+    // Applies a live change now (engine thread); returns its event. Throws InputError on a bad value.
+    Event apply(const Command& command);
+
+    // Mean loss (and accuracy for synthetic tasks) over `batches` fixed batches of a split.
+    double evaluate(Split split, int batches, double* accuracy = nullptr);
+
+    void mark_stopped() {
+        if (m_status == RunStatus::Running) m_status = RunStatus::Stopped;
+    }
+    void mark_completed() {
+        if (m_status == RunStatus::Running) m_status = RunStatus::Completed;
+    }
+
+    // Checkpoint state beyond the tensors.
+    int64_t schedule_origin() const { return m_schedule_origin; }
+    void restore_progress(int64_t steps_done, int64_t schedule_origin);
+    // Replaces the config after a checkpoint load (the wiring of the saved run).
+    void adopt_config(const Config& config);
+
+    double current_lr() const;
+
+private:
+    void fill_layer_telemetry(const ForwardStats& forward, const std::vector<double>& grad_squares,
+                              StepRecord& record);
+    std::vector<double> entry_sum_squares(const float* base);
+
+    Config m_config;
+    std::string m_device_reason;
+    std::unique_ptr<Task> m_task;
+    std::unique_ptr<Backend> m_backend;
+    std::unique_ptr<Model> m_model;
+    std::unique_ptr<Optimizer> m_optimizer;
+    CommandQueue m_commands;
+    LossSpikeDetector m_spikes;
+    Batch m_batch;
+
+    int64_t m_steps_done = 0;
+    int64_t m_schedule_origin = 0;  // warmup switched on live counts from here
+    RunStatus m_status = RunStatus::Running;
+    int64_t m_diverged_at = -1;
+    int m_first_bad_layer = -1;
+    double m_last_loss = 0.0;
+    std::optional<double> m_last_val_loss;
+    std::deque<double> m_step_seconds;
+};
+
+}  // namespace normlab

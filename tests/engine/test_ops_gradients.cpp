@@ -1,0 +1,200 @@
+// Finite-difference checks of every CPU backend op's backward pass (linear, embedding, the three norms,
+// attention, activations, residual sums, cross-entropy) on small random inputs.
+#include <gtest/gtest.h>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "tests/engine/gradient_check.h"
+
+namespace normlab {
+namespace {
+
+using testing::expect_gradient_matches;
+using testing::random_tensor;
+using testing::weighted_sum;
+
+class OpGradients : public ::testing::Test {
+protected:
+    CpuBackend backend{2};
+};
+
+TEST_F(OpGradients, LinearInputWeightAndBias) {
+    const int n = 5, in = 4, out = 3;
+    auto x = random_tensor(n * in, 1), w = random_tensor(out * in, 2), b = random_tensor(out, 3);
+    const auto weights = random_tensor(n * out, 4);
+    std::vector<float> y(n * out);
+    auto objective = [&] {
+        backend.linear_forward(y.data(), x.data(), w.data(), b.data(), n, in, out);
+        return weighted_sum(y, weights);
+    };
+    std::vector<float> dx(n * in, 0.0f), dw(out * in, 0.0f), db(out, 0.0f);
+    backend.linear_backward(dx.data(), dw.data(), db.data(), weights.data(), x.data(), w.data(), n, in, out, false);
+    expect_gradient_matches("linear dx", x, dx, objective);
+    expect_gradient_matches("linear dW", w, dw, objective);
+    expect_gradient_matches("linear db", b, db, objective);
+    // accumulate_dx adds to what is there
+    std::vector<float> accumulated(n * in, 1.0f);
+    std::vector<float> dw2(out * in, 0.0f);
+    backend.linear_backward(accumulated.data(), dw2.data(), nullptr, weights.data(), x.data(), w.data(), n, in, out, true);
+    for (int i = 0; i < n * in; ++i) EXPECT_NEAR(accumulated[i], dx[i] + 1.0f, 1e-5f);
+}
+
+TEST_F(OpGradients, Embedding) {
+    const int batch = 2, seq = 3, d = 4, vocab = 5;
+    const std::vector<int32_t> tokens = {0, 3, 3, 4, 1, 0};
+    auto wte = random_tensor(vocab * d, 5), wpe = random_tensor(seq * d, 6);
+    const auto weights = random_tensor(batch * seq * d, 7);
+    std::vector<float> x(batch * seq * d);
+    auto objective = [&] {
+        backend.embedding_forward(x.data(), tokens.data(), wte.data(), wpe.data(), batch, seq, d);
+        return weighted_sum(x, weights);
+    };
+    std::vector<float> dwte(vocab * d, 0.0f), dwpe(seq * d, 0.0f);
+    backend.embedding_backward(dwte.data(), dwpe.data(), weights.data(), tokens.data(), batch, seq, d);
+    expect_gradient_matches("embedding dwte", wte, dwte, objective);
+    expect_gradient_matches("embedding dwpe", wpe, dwpe, objective);
+}
+
+class NormGradients : public OpGradients, public ::testing::WithParamInterface<NormType> {};
+
+TEST_P(NormGradients, InputGainBiasAndAlpha) {
+    const NormType type = GetParam();
+    const int n = 4, d = 6;
+    auto x = random_tensor(n * d, 11, 2.0), w = random_tensor(d, 12), b = random_tensor(d, 13);
+    for (int i = 0; i < d; ++i) x[i] += 3.0f;  // a row with a large mean
+    std::vector<float> alpha = {0.7f};
+    const auto weights = random_tensor(n * d, 14);
+    std::vector<float> y(n * d), stats(2 * n);
+    auto objective = [&] {
+        backend.norm_forward(type, y.data(), stats.data(), x.data(), w.data(), b.data(), {0.0f, alpha.data()}, n, d,
+                             1e-5f);
+        return weighted_sum(y, weights);
+    };
+    objective();
+    std::vector<float> dx(n * d, 0.0f), dw(d, 0.0f), db(d, 0.0f), dalpha(1, 0.0f);
+    backend.norm_backward(type, dx.data(), dw.data(), db.data(), dalpha.data(), weights.data(), x.data(), stats.data(),
+                          w.data(), {0.0f, alpha.data()}, n, d, false);
+    expect_gradient_matches("norm dx", x, dx, objective, 1e-2f, 3e-3);
+    expect_gradient_matches("norm dw", w, dw, objective);
+    if (type != NormType::RmsNorm) expect_gradient_matches("norm db", b, db, objective);
+    if (type == NormType::DyT) expect_gradient_matches("DyT dalpha", alpha, dalpha, objective);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllNorms, NormGradients,
+                         ::testing::Values(NormType::LayerNorm, NormType::RmsNorm, NormType::DyT),
+                         [](const auto& info) { return to_string(info.param); });
+
+TEST_F(OpGradients, NormForwardMatchesFormulas) {
+    const int d = 4;
+    std::vector<float> x = {1.0f, 2.0f, 3.0f, 6.0f}, w = {1.0f, 2.0f, 1.0f, 1.0f}, b = {0.0f, 1.0f, 0.0f, 0.0f};
+    std::vector<float> y(d), stats(2);
+    backend.norm_forward(NormType::LayerNorm, y.data(), stats.data(), x.data(), w.data(), b.data(), {}, 1, d, 0.0f);
+    // mean 3, population variance (4 + 1 + 0 + 9) / 4 = 3.5
+    EXPECT_NEAR(y[0], -2.0 / std::sqrt(3.5), 1e-5);
+    EXPECT_NEAR(y[1], 2.0 * -1.0 / std::sqrt(3.5) + 1.0, 1e-5);
+    backend.norm_forward(NormType::RmsNorm, y.data(), stats.data(), x.data(), w.data(), b.data(), {}, 1, d, 0.0f);
+    // mean square (1 + 4 + 9 + 36) / 4 = 12.5, no bias
+    EXPECT_NEAR(y[1], 2.0 * 2.0 / std::sqrt(12.5), 1e-5);
+    std::vector<float> alpha = {0.5f};
+    backend.norm_forward(NormType::DyT, y.data(), stats.data(), x.data(), w.data(), b.data(), {0.0f, alpha.data()}, 1,
+                         d, 0.0f);
+    EXPECT_NEAR(y[3], std::tanh(3.0), 1e-6);
+    EXPECT_NEAR(y[1], 2.0 * std::tanh(1.0) + 1.0, 1e-6);
+}
+
+TEST_F(OpGradients, CausalAttention) {
+    const int batch = 2, seq = 4, heads = 2, head_dim = 3, d = heads * head_dim;
+    auto qkv = random_tensor(batch * seq * 3 * d, 21);
+    const auto weights = random_tensor(batch * seq * d, 22);
+    std::vector<float> out(batch * seq * d), probs(batch * heads * seq * seq);
+    auto objective = [&] {
+        backend.attention_forward(out.data(), probs.data(), qkv.data(), batch, seq, heads, head_dim, {});
+        return weighted_sum(out, weights);
+    };
+    objective();
+    std::vector<float> dqkv(qkv.size(), 0.0f);
+    backend.attention_backward(dqkv.data(), weights.data(), qkv.data(), probs.data(), batch, seq, heads, head_dim);
+    expect_gradient_matches("attention dqkv", qkv, dqkv, objective);
+    // causality: the first query attends only to itself
+    EXPECT_FLOAT_EQ(probs[0], 1.0f);
+    for (int j = 1; j < seq; ++j) EXPECT_EQ(probs[j], 0.0f);
+}
+
+TEST_F(OpGradients, AttentionStatisticsOfUniformAttention) {
+    // q = k = 0 makes every row uniform over its causal prefix: entropy sum = sum_t ln(t + 1).
+    const int batch = 1, seq = 4, heads = 1, head_dim = 2, d = 2;
+    std::vector<float> qkv(seq * 3 * d, 0.0f), out(seq * d), probs(seq * seq);
+    float entropy = 0.0f, largest = 0.0f;
+    backend.attention_forward(out.data(), probs.data(), qkv.data(), batch, seq, heads, head_dim, {&entropy, &largest});
+    EXPECT_NEAR(entropy, std::log(1.0) + std::log(2.0) + std::log(3.0) + std::log(4.0), 1e-5);
+    EXPECT_FLOAT_EQ(largest, 0.0f);
+}
+
+class ActivationGradients : public OpGradients, public ::testing::WithParamInterface<Activation> {};
+
+TEST_P(ActivationGradients, Elementwise) {
+    auto x = random_tensor(40, 31, 2.0);
+    for (float& v : x) v += v > 0 ? 0.05f : -0.05f;  // keep ReLU's kink out of the difference stencil
+    const auto weights = random_tensor(40, 32);
+    std::vector<float> y(40);
+    auto objective = [&] {
+        backend.activation_forward(GetParam(), y.data(), x.data(), x.size());
+        return weighted_sum(y, weights);
+    };
+    std::vector<float> dx(40);
+    backend.activation_backward(GetParam(), dx.data(), weights.data(), x.data(), x.size());
+    expect_gradient_matches("activation dx", x, dx, objective, 1e-2f, 2e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Both, ActivationGradients, ::testing::Values(Activation::Relu, Activation::Gelu),
+                         [](const auto& info) { return to_string(info.param); });
+
+TEST_F(OpGradients, ResidualSumWithLearnableScales) {
+    const size_t count = 20;
+    auto x = random_tensor(count, 41), f = random_tensor(count, 42);
+    std::vector<float> c = {1.7f}, a = {0.3f};
+    const auto weights = random_tensor(count, 43);
+    std::vector<float> s(count);
+    auto objective = [&] {
+        backend.residual_forward(s.data(), x.data(), f.data(), {0.0f, c.data()}, {0.0f, a.data()}, count);
+        return weighted_sum(s, weights);
+    };
+    std::vector<float> dx(count), df(count), dc = {0.0f}, da = {0.0f};
+    backend.residual_backward(dx.data(), df.data(), dc.data(), da.data(), weights.data(), x.data(), f.data(),
+                              {0.0f, c.data()}, {0.0f, a.data()}, count);
+    expect_gradient_matches("residual dx", x, dx, objective);
+    expect_gradient_matches("residual df", f, df, objective);
+    expect_gradient_matches("residual dc", c, dc, objective);
+    expect_gradient_matches("residual da", a, da, objective);
+}
+
+TEST_F(OpGradients, CrossEntropyWithUnscoredRows) {
+    const int n = 4, vocab = 5;
+    auto logits = random_tensor(n * vocab, 51, 2.0);
+    const std::vector<int32_t> targets = {2, -1, 0, 4};
+    auto objective = [&] {
+        std::vector<float> scratch(n * vocab);
+        const auto result = backend.cross_entropy(scratch.data(), logits.data(), targets.data(), n, vocab, false);
+        return result.loss_sum / static_cast<double>(result.scored);
+    };
+    std::vector<float> grad(n * vocab);
+    const auto result = backend.cross_entropy(grad.data(), logits.data(), targets.data(), n, vocab, true);
+    EXPECT_EQ(result.scored, 3);
+    expect_gradient_matches("cross-entropy dlogits", logits, grad, objective);
+    for (int j = 0; j < vocab; ++j) EXPECT_EQ(grad[vocab + j], 0.0f);
+    // uniform logits give ln(vocab)
+    std::vector<float> uniform(n * vocab, 0.0f), scratch(n * vocab);
+    EXPECT_NEAR(backend.cross_entropy(scratch.data(), uniform.data(), targets.data(), n, vocab, false).loss_sum / 3.0,
+                std::log(5.0), 1e-6);
+}
+
+TEST_F(OpGradients, SumSquaresOverSlices) {
+    std::vector<float> values(40000);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 7) - 3.0f;
+    std::vector<double> out(2);
+    backend.sum_squares(values.data(), {{0, 7}, {7, 35000}}, out.data());
+    EXPECT_DOUBLE_EQ(out[0], 9 + 4 + 1 + 0 + 1 + 4 + 9);
+    EXPECT_DOUBLE_EQ(out[1], 5000.0 * 28.0);
+}
+
+}  // namespace
+}  // namespace normlab

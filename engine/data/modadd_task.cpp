@@ -16,7 +16,7 @@ constexpr int kMinSeqLen = 4;
 constexpr int kProblemTokens = 5;
 
 class ModAddTask final : public Task {
-public:
+  public:
     ModAddTask(int modulus, double val_fraction, uint64_t seed)
         : m_modulus(modulus), m_val_fraction(val_fraction), m_seed(seed) {
         check_splits();
@@ -44,17 +44,19 @@ public:
                     b = rng.below(m_modulus);
                 } while (pair_in_validation(a, b) != want_validation);
                 const int32_t problem[kProblemTokens] = {a, plus, b, equals, (a + b) % m_modulus};
-                for (int k = 0; k < kProblemTokens && start + k <= seq_len; ++k) sequence[start + k] = problem[k];
+                for (int k = 0; k < kProblemTokens && start + k <= seq_len; ++k)
+                    sequence[start + k] = problem[k];
             }
             const std::size_t offset = static_cast<std::size_t>(row) * static_cast<std::size_t>(seq_len);
             for (int t = 0; t < seq_len; ++t) {
                 out.inputs[offset + t] = sequence[t];
-                out.targets[offset + t] = (t + 1) % kProblemTokens == kProblemTokens - 1 ? sequence[t + 1] : -1;
+                out.targets[offset + t] =
+                    (t + 1) % kProblemTokens == kProblemTokens - 1 ? sequence[t + 1] : -1;
             }
         }
     }
 
-private:
+  private:
     bool pair_in_validation(int a, int b) const {
         const uint64_t hash = mix_seed(mix_seed(static_cast<uint64_t>(m_modulus), static_cast<uint64_t>(a)),
                                        static_cast<uint64_t>(b));
@@ -92,8 +94,8 @@ std::unique_ptr<Task> make_modadd_task(const DataConfig& data, int seq_len, uint
     }
     if (seq_len < kMinSeqLen) {
         throw InputError("modadd: model.seq_len = " + std::to_string(seq_len) +
-                         " is too short; the modadd task needs model.seq_len >= " + std::to_string(kMinSeqLen) +
-                         " (a + b = c)");
+                         " is too short; the modadd task needs model.seq_len >= " +
+                         std::to_string(kMinSeqLen) + " (a + b = c)");
     }
     return std::make_unique<ModAddTask>(data.modulus, data.val_fraction, seed);
 }

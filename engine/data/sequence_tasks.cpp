@@ -37,7 +37,7 @@ uint64_t sequence_hash(const std::vector<int32_t>& x) {
 }
 
 class SequenceTask final : public Task {
-public:
+  public:
     SequenceTask(SequenceKind kind, int symbols, double val_fraction, int seq_len, uint64_t seed)
         : m_kind(kind), m_symbols(symbols), m_val_fraction(val_fraction), m_seq_len(seq_len), m_seed(seed) {
         check_splits(content_length(seq_len), seq_len);
@@ -79,7 +79,7 @@ public:
         }
     }
 
-private:
+  private:
     static int content_length(int seq_len) { return (seq_len - 1) / 2; }
 
     // Both splits must hold at least one sequence, or rejection sampling could never finish.
@@ -98,9 +98,10 @@ private:
             }
         }
         if (!(seen_train && seen_validation)) {
-            throw InputError(name() + ": with data.symbols = " + std::to_string(m_symbols) + " and model.seq_len = " +
-                             std::to_string(seq_len) + " there are only " + std::to_string(total) +
-                             " distinct sequences and the " + (seen_train ? "validation" : "training") +
+            throw InputError(name() + ": with data.symbols = " + std::to_string(m_symbols) +
+                             " and model.seq_len = " + std::to_string(seq_len) + " there are only " +
+                             std::to_string(total) + " distinct sequences and the " +
+                             (seen_train ? "validation" : "training") +
                              " split (data.val_fraction = " + format_number(m_val_fraction) +
                              ") gets none of them; raise data.symbols or model.seq_len");
         }
@@ -115,16 +116,18 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Task> make_sequence_task(SequenceKind kind, const DataConfig& data, int seq_len, uint64_t seed) {
+std::unique_ptr<Task> make_sequence_task(SequenceKind kind, const DataConfig& data, int seq_len,
+                                         uint64_t seed) {
     const std::string name = kind_name(kind);
     if (seq_len < kMinSeqLen) {
-        throw InputError(name + ": model.seq_len = " + std::to_string(seq_len) + " is too short; the " + name +
-                         " task needs model.seq_len >= " + std::to_string(kMinSeqLen) +
+        throw InputError(name + ": model.seq_len = " + std::to_string(seq_len) + " is too short; the " +
+                         name + " task needs model.seq_len >= " + std::to_string(kMinSeqLen) +
                          " (n symbols, a separator and n answers)");
     }
     if (data.symbols < kMinSymbols || data.symbols > kMaxSymbols) {
-        throw InputError(name + ": data.symbols = " + std::to_string(data.symbols) + " is out of range; it must be at least " +
-                         std::to_string(kMinSymbols) + " (and at most " + std::to_string(kMaxSymbols) + ")");
+        throw InputError(name + ": data.symbols = " + std::to_string(data.symbols) +
+                         " is out of range; it must be at least " + std::to_string(kMinSymbols) +
+                         " (and at most " + std::to_string(kMaxSymbols) + ")");
     }
     return std::make_unique<SequenceTask>(kind, data.symbols, data.val_fraction, seq_len, seed);
 }

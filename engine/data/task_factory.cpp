@@ -10,7 +10,9 @@
 
 namespace normlab {
 
-std::string default_corpus_path() { return std::string(NORMLAB_RESOURCE_DIR) + "/corpus.txt"; }
+std::string default_corpus_path() {
+    return std::string(NORMLAB_RESOURCE_DIR) + "/corpus.txt";
+}
 
 std::unique_ptr<Task> make_task(const DataConfig& data, int seq_len, uint64_t seed) {
     const char* valid_tasks = "text, copy, reverse, sort, modadd";

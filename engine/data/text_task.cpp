@@ -17,7 +17,8 @@ namespace normlab {
 
 namespace {
 
-const char* kTextPathHint = "point data.text_path at a UTF-8 text file (or leave it empty for the shipped corpus)";
+const char* kTextPathHint =
+    "point data.text_path at a UTF-8 text file (or leave it empty for the shipped corpus)";
 
 std::string read_text_file(const std::string& path) {
     std::error_code error;
@@ -30,8 +31,8 @@ std::string read_text_file(const std::string& path) {
     }
     std::ifstream file(path, std::ios::binary);
     if (!file) {
-        throw InputError("data.text_path: text file '" + path + "' cannot be opened (check its permissions); " +
-                         kTextPathHint);
+        throw InputError("data.text_path: text file '" + path +
+                         "' cannot be opened (check its permissions); " + kTextPathHint);
     }
     std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     if (file.bad()) {
@@ -41,7 +42,7 @@ std::string read_text_file(const std::string& path) {
 }
 
 class TextTask final : public Task {
-public:
+  public:
     TextTask(std::string path, std::string bytes, std::size_t train_bytes, uint64_t seed)
         : m_path(std::move(path)), m_bytes(std::move(bytes)), m_train_bytes(train_bytes), m_seed(seed) {}
 
@@ -73,7 +74,7 @@ public:
         }
     }
 
-private:
+  private:
     std::string m_path;
     std::string m_bytes;
     std::size_t m_train_bytes;
@@ -84,7 +85,8 @@ private:
 
 std::unique_ptr<Task> make_text_task(const DataConfig& data, int seq_len, uint64_t seed) {
     if (seq_len < 1) {
-        throw InputError("text: model.seq_len = " + std::to_string(seq_len) + " is too short; it must be at least 1");
+        throw InputError("text: model.seq_len = " + std::to_string(seq_len) +
+                         " is too short; it must be at least 1");
     }
     const std::string path = data.text_path.empty() ? default_corpus_path() : data.text_path;
     std::string bytes = read_text_file(path);
@@ -92,8 +94,8 @@ std::unique_ptr<Task> make_text_task(const DataConfig& data, int seq_len, uint64
     const std::size_t needed = 2 * window;
     if (bytes.empty()) {
         throw InputError("data.text_path: text file '" + path + "' is empty; it needs at least " +
-                         std::to_string(needed) + " bytes of UTF-8 text for model.seq_len = " +
-                         std::to_string(seq_len));
+                         std::to_string(needed) +
+                         " bytes of UTF-8 text for model.seq_len = " + std::to_string(seq_len));
     }
     if (const auto error = find_utf8_error(bytes)) {
         throw InputError("data.text_path: text file '" + path + "' is not valid UTF-8: " + error->reason +
@@ -102,12 +104,13 @@ std::unique_ptr<Task> make_text_task(const DataConfig& data, int seq_len, uint64
     if (bytes.size() < needed) {
         throw InputError("data.text_path: text file '" + path + "' has " + std::to_string(bytes.size()) +
                          " bytes, but model.seq_len = " + std::to_string(seq_len) + " needs at least " +
-                         std::to_string(needed) + " bytes (" + std::to_string(window) +
-                         " for training and " + std::to_string(window) +
+                         std::to_string(needed) + " bytes (" + std::to_string(window) + " for training and " +
+                         std::to_string(window) +
                          " for validation); use a longer text or a smaller model.seq_len");
     }
     // The validation split is the tail: val_fraction of the bytes, but never less than one window.
-    const auto fraction_bytes = static_cast<std::size_t>(static_cast<double>(bytes.size()) * data.val_fraction);
+    const auto fraction_bytes =
+        static_cast<std::size_t>(static_cast<double>(bytes.size()) * data.val_fraction);
     const std::size_t val_bytes = std::max(window, fraction_bytes);
     const std::size_t train_bytes = bytes.size() - val_bytes;
     return std::make_unique<TextTask>(path, std::move(bytes), train_bytes, seed);

@@ -8,7 +8,9 @@ namespace normlab {
 
 namespace {
 
-bool is_continuation(uint8_t byte) { return (byte & 0xC0) == 0x80; }
+bool is_continuation(uint8_t byte) {
+    return (byte & 0xC0) == 0x80;
+}
 
 std::string hex_byte(uint8_t byte) {
     static const char* digits = "0123456789ABCDEF";

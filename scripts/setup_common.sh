@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Shared by run.sh and test.sh: installs the Debian packages NormLab needs (only those missing) and
+# configures + builds a Release tree in build/. Sourced, not run.
+set -euo pipefail
+
+NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+NORMLAB_BUILD="${NORMLAB_BUILD:-$NORMLAB_ROOT/build}"
+NORMLAB_JOBS="${NORMLAB_JOBS:-$(nproc)}"
+
+# Installs the given Debian packages when any of them is missing.
+normlab_install_packages() {
+    local missing=()
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        return 0
+    fi
+    echo "normlab: installing ${missing[*]}"
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+NORMLAB_BUILD_PACKAGES=(build-essential cmake g++ libgtest-dev libgmock-dev libeigen3-dev nlohmann-json3-dev
+                        qt6-base-dev qt6-charts-dev qt6-svg-dev libgl1-mesa-dev)
+
+normlab_build() {
+    cmake -S "$NORMLAB_ROOT" -B "$NORMLAB_BUILD" -DCMAKE_BUILD_TYPE=Release "$@" >"$NORMLAB_BUILD.configure.log" 2>&1 ||
+        { cat "$NORMLAB_BUILD.configure.log"; return 1; }
+    cmake --build "$NORMLAB_BUILD" -j "$NORMLAB_JOBS"
+}

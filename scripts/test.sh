@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# One command to test NormLab: installs what is missing (plus python3-torch for the PyTorch parity
+# test), builds Release into build/ and runs every test with ctest; then rebuilds the engine and its
+# tests with AddressSanitizer + UndefinedBehaviorSanitizer into build-asan/ and runs those too.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
+
+normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-torch python3-numpy libopenblas0-pthread
+normlab_build
+
+echo "normlab: running the test suite (Release)"
+(cd "$NORMLAB_BUILD" && ctest --output-on-failure -j "$NORMLAB_JOBS")
+
+echo "normlab: running the engine tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+NORMLAB_BUILD="$NORMLAB_ROOT/build-asan"
+normlab_build -DNORMLAB_SANITIZE=ON -DNORMLAB_ENGINE_ONLY=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+(cd "$NORMLAB_BUILD" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure -j "$NORMLAB_JOBS" -L engine)

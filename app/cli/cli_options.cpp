@@ -45,17 +45,35 @@ bool ConfigSources::consume(const std::string& flag, ArgReader& reader) {
 
 Config ConfigSources::resolve() const {
     if (config_path && preset) throw InputError("give either --config FILE or --preset NAME, not both");
-    Config config = config_path ? config_from_file(*config_path) : preset ? preset_config(*preset) : preset_config("quickstart");
+    Config config = config_path ? config_from_file(*config_path)
+                    : preset    ? preset_config(*preset)
+                                : preset_config("quickstart");
     for (const std::string& assignment : sets) apply_override(config, assignment);
     if (steps) config.train.steps = static_cast<int>(*steps);
     validate(config);
     return config;
 }
 
+std::string config_keys_help() {
+    std::string text = "config keys (README \"Config keys\" explains each):\n ";
+    size_t column = 1;
+    for (const std::string& key : config_keys()) {
+        if (column + key.size() + 1 > 100) {
+            text += "\n ";
+            column = 1;
+        }
+        text += " " + key;
+        column += key.size() + 1;
+    }
+    return text + "\n";
+}
+
 std::string config_sources_help() {
     return "  --config FILE        a JSON config (every key optional; see README \"Config keys\")\n"
-           "  --preset NAME        start from a preset (normlab-cli presets lists them); default: quickstart\n"
-           "  --set KEY=VALUE      override any key, e.g. --set model.layers=12 --set model.norm_placement=post\n"
+           "  --preset NAME        start from a preset (normlab-cli presets lists them); default: "
+           "quickstart\n"
+           "  --set KEY=VALUE      override any key, e.g. --set model.layers=12 --set "
+           "model.norm_placement=post\n"
            "  --steps N            shorthand for --set train.steps=N\n";
 }
 

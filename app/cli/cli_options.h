@@ -10,7 +10,7 @@
 namespace normlab::cli {
 
 class ArgReader {
-public:
+  public:
     ArgReader(int argc, char** argv, int first);
     bool done() const { return m_index >= m_args.size(); }
     const std::string& peek() const { return m_args[m_index]; }
@@ -19,7 +19,7 @@ public:
     std::string value_of(const std::string& flag);
     int64_t integer_of(const std::string& flag, int64_t minimum);
 
-private:
+  private:
     std::vector<std::string> m_args;
     size_t m_index = 0;
 };
@@ -39,5 +39,7 @@ struct ConfigSources {
 
 // The help text fragment describing --config/--preset/--set.
 std::string config_sources_help();
+// Every config key, wrapped, for --help.
+std::string config_keys_help();
 
 }  // namespace normlab::cli

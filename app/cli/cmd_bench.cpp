@@ -63,7 +63,8 @@ int run_bench(int argc, char** argv) {
     for (int64_t i = 0; i < warmup + timed && !trainer.finished(); ++i) {
         const auto start = std::chrono::steady_clock::now();
         trainer.step();
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (i >= warmup) seconds.push_back(elapsed);
     }
     if (seconds.empty()) throw InputError("the run diverged during warm-up; nothing to time");

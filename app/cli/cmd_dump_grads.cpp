@@ -19,10 +19,12 @@ int run_dump_grads(int argc, char** argv) {
         const std::string flag = reader.take();
         if (sources.consume(flag, reader)) continue;
         if (flag == "--help" || flag == "-h") {
-            std::cout << "usage: normlab-cli dump-grads (--config FILE | --preset NAME) [--set ...] [--steps N] --out DIR\n\n"
-                         "Trains N steps (default 3), then writes DIR/model.safetensors and DIR/grads.safetensors\n"
-                         "(grad.<tensor>, batch.inputs, batch.targets; metadata loss).\n\n"
-                      << config_sources_help();
+            std::cout
+                << "usage: normlab-cli dump-grads (--config FILE | --preset NAME) [--set ...] [--steps N] "
+                   "--out DIR\n\n"
+                   "Trains N steps (default 3), then writes DIR/model.safetensors and DIR/grads.safetensors\n"
+                   "(grad.<tensor>, batch.inputs, batch.targets; metadata loss).\n\n"
+                << config_sources_help();
             return 0;
         } else if (flag == "--out") {
             out = reader.value_of(flag);
@@ -39,8 +41,8 @@ int run_dump_grads(int argc, char** argv) {
 
     Batch batch;
     const Config& config = trainer.config();
-    trainer.task().make_batch(Split::Train, static_cast<uint64_t>(trainer.steps_done()), config.train.batch_size,
-                              config.model.seq_len, batch);
+    trainer.task().make_batch(Split::Train, static_cast<uint64_t>(trainer.steps_done()),
+                              config.train.batch_size, config.model.seq_len, batch);
     Model& model = trainer.model();
     const ForwardStats stats = model.forward_backward(batch, true, false);
     std::vector<std::vector<float>> host;

@@ -44,7 +44,8 @@ std::vector<std::vector<int32_t>> read_token_file(const std::string& path, int v
                 used = 0;
             }
             const std::string where = "tokens file '" + path + "' line " + std::to_string(line_number);
-            if (used != field.size()) throw InputError(where + ": '" + field + "' is not an integer token id");
+            if (used != field.size())
+                throw InputError(where + ": '" + field + "' is not an integer token id");
             if (id < 0 || id >= vocab) {
                 throw InputError(where + ": token id " + field + " is outside the model's vocabulary [0, " +
                                  std::to_string(vocab) + ")");
@@ -54,7 +55,8 @@ std::vector<std::vector<int32_t>> read_token_file(const std::string& path, int v
         if (ids.empty()) continue;
         if (static_cast<int>(ids.size()) > seq_len + 1) {
             throw InputError("tokens file '" + path + "' line " + std::to_string(line_number) + " has " +
-                             std::to_string(ids.size()) + " ids; the model takes at most model.seq_len + 1 = " +
+                             std::to_string(ids.size()) +
+                             " ids; the model takes at most model.seq_len + 1 = " +
                              std::to_string(seq_len + 1) + " (split the line)");
         }
         sequences.push_back(std::move(ids));
@@ -83,7 +85,8 @@ int run_eval(int argc, char** argv) {
             throw InputError("unknown option '" + flag + "'; see normlab-cli eval --help");
         }
     }
-    if (checkpoint.empty() || tokens.empty()) throw InputError("eval needs --checkpoint FILE and --tokens FILE");
+    if (checkpoint.empty() || tokens.empty())
+        throw InputError("eval needs --checkpoint FILE and --tokens FILE");
 
     const SafetensorsFile file = read_safetensors(checkpoint);
     Config config = checkpoint_config(checkpoint);
@@ -113,8 +116,11 @@ int run_eval(int argc, char** argv) {
         loss_sum += stats.loss * static_cast<double>(stats.scored);
         predicted += stats.scored;
     }
-    if (predicted == 0) throw InputError("tokens file '" + tokens + "' has no line with at least two ids to predict from");
-    std::cout << nlohmann::json({{"loss", loss_sum / static_cast<double>(predicted)}, {"tokens", predicted}}).dump() << "\n";
+    if (predicted == 0)
+        throw InputError("tokens file '" + tokens + "' has no line with at least two ids to predict from");
+    std::cout
+        << nlohmann::json({{"loss", loss_sum / static_cast<double>(predicted)}, {"tokens", predicted}}).dump()
+        << "\n";
     return 0;
 }
 

@@ -12,13 +12,15 @@ int run_presets(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) {
         const std::string flag = argv[i];
         if (flag == "--help" || flag == "-h") {
-            std::cout << "usage: normlab-cli presets\n\nLists every preset: name, then what it shows. Train one with\n"
+            std::cout << "usage: normlab-cli presets\n\nLists every preset: name, then what it shows. Train "
+                         "one with\n"
                          "normlab-cli train --preset NAME --out DIR.\n";
             return 0;
         }
         throw InputError("unknown option '" + flag + "'; presets takes no options");
     }
-    for (const Preset& preset : presets()) std::printf("%-18s %s\n", preset.name.c_str(), preset.summary.c_str());
+    for (const Preset& preset : presets())
+        std::printf("%-18s %s\n", preset.name.c_str(), preset.summary.c_str());
     return 0;
 }
 

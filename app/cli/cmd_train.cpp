@@ -1,6 +1,5 @@
 // `normlab-cli train`: builds the trainer (validating everything before the run folder exists), then
 // steps it to the end, writing metrics, events and the summary as it goes. Ctrl-C stops cleanly.
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -13,13 +12,16 @@
 #include "engine/io/checkpoint.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder.h"
+#include "engine/train/run_control.h"
 #include "engine/train/trainer.h"
 
 namespace normlab::cli {
 
 namespace {
-std::atomic<bool> g_interrupted{false};
-void on_interrupt(int) { g_interrupted = true; }
+RunControl* g_control = nullptr;
+void on_interrupt(int) {
+    if (g_control) g_control->stop_from_signal();
+}
 
 const char* kTrainHelp =
     "usage: normlab-cli train (--config FILE | --preset NAME) [--set KEY=VALUE]... [--steps N] --out DIR\n"
@@ -38,7 +40,8 @@ const char* kTrainHelpTail =
     "  --change S:KEY=VAL   a live change applied before step S, e.g. --change 200:model.norm_placement=pre\n"
     "                       live keys: train.lr, train.warmup_steps, train.schedule, train.clip_grad_norm,\n"
     "                       train.weight_decay, model.norm_placement, model.norm_type, model.residual,\n"
-    "                       model.deepnorm_alpha, model.deepnorm_beta, telemetry.every, telemetry.val_every,\n"
+    "                       model.deepnorm_alpha, model.deepnorm_beta, telemetry.every, "
+    "telemetry.val_every,\n"
     "                       and the action reinit_deepnorm_beta\n"
     "  --quiet              no progress lines on stderr\n";
 }  // namespace
@@ -56,7 +59,7 @@ int run_train(int argc, char** argv) {
         const std::string flag = reader.take();
         if (sources.consume(flag, reader)) continue;
         if (flag == "--help" || flag == "-h") {
-            std::cout << kTrainHelp << config_sources_help() << kTrainHelpTail;
+            std::cout << kTrainHelp << config_sources_help() << kTrainHelpTail << "\n" << config_keys_help();
             return 0;
         } else if (flag == "--out") {
             out = reader.value_of(flag);
@@ -78,7 +81,8 @@ int run_train(int argc, char** argv) {
 
     std::unique_ptr<Trainer> trainer;
     if (!resume.empty()) {
-        if (sources.config_path || sources.preset) throw InputError("--resume takes its config from the checkpoint; drop --config / --preset");
+        if (sources.config_path || sources.preset)
+            throw InputError("--resume takes its config from the checkpoint; drop --config / --preset");
         std::vector<std::string> overrides = sources.sets;
         if (sources.steps) overrides.push_back("train.steps=" + std::to_string(*sources.steps));
         trainer = load_checkpoint(resume, overrides);
@@ -89,10 +93,12 @@ int run_train(int argc, char** argv) {
 
     RunFolder folder(out, trainer->config(), overwrite);
     if (!quiet) {
-        std::cerr << "normlab-cli train: " << trainer->config().train.steps << " steps on " << trainer->backend().name()
-                  << " (" << trainer->device_reason() << "), run folder " << out << "\n";
+        std::cerr << "normlab-cli train: " << trainer->config().train.steps << " steps on "
+                  << trainer->backend().name() << " (" << trainer->device_reason() << "), run folder " << out
+                  << "\n";
     }
-    g_interrupted = false;
+    RunControl control;
+    g_control = &control;
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
     const auto started = std::chrono::steady_clock::now();
@@ -100,13 +106,7 @@ int run_train(int argc, char** argv) {
     const auto elapsed = [&started] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     };
-    while (!trainer->finished()) {
-        if (g_interrupted) {
-            trainer->mark_stopped();
-            folder.append_event({trainer->steps_done(), "stopped", "stopped by signal", "", "", -1});
-            break;
-        }
-        const StepOutcome outcome = trainer->step();
+    run_training(*trainer, control, [&](const StepOutcome& outcome) {
         if (outcome.logged) folder.append_metrics(outcome.record);
         for (const Event& event : outcome.events) {
             folder.append_event(event);
@@ -117,17 +117,23 @@ int run_train(int argc, char** argv) {
             last_report = now;
             std::fprintf(stderr, "  step %lld/%d  loss %.4f  lr %.3g  grad %.3g  %.1f steps/s\n",
                          static_cast<long long>(outcome.record.step), trainer->config().train.steps,
-                         outcome.record.loss, outcome.record.lr, outcome.record.grad_norm, outcome.record.steps_per_s);
+                         outcome.record.loss, outcome.record.lr, outcome.record.grad_norm,
+                         outcome.record.steps_per_s);
         }
+    });
+    if (trainer->status() == RunStatus::Stopped) {
+        folder.append_event({trainer->steps_done(), "stopped", "stopped by signal", "", "", -1});
     }
-    trainer->mark_completed();
     if (save) save_checkpoint(*trainer, folder.checkpoint_path());
     const auto summary = summary_json(*trainer, elapsed());
     folder.write_summary(summary);
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
+    g_control = nullptr;
     std::cout << summary.dump() << "\n";
-    if (!quiet) std::cerr << "normlab-cli train: " << summary["status"].get<std::string>() << "; run folder: " << out << "\n";
+    if (!quiet)
+        std::cerr << "normlab-cli train: " << summary["status"].get<std::string>() << "; run folder: " << out
+                  << "\n";
     return 0;
 }
 

@@ -9,7 +9,8 @@
 
 namespace {
 const char* kUsage =
-    "normlab-cli: train and measure small Transformers with any norm placement, norm type and residual scheme\n"
+    "normlab-cli: train and measure small Transformers with any norm placement, norm type and residual "
+    "scheme\n"
     "\n"
     "usage: normlab-cli <command> [options]     (normlab-cli <command> --help for its options)\n"
     "\n"

@@ -28,11 +28,11 @@ struct Slice {
 struct OptimizerStep {
     OptimizerKind kind = OptimizerKind::Adam;
     float lr = 0.0f;
-    float grad_scale = 1.0f;   // clipping factor applied to the gradient
+    float grad_scale = 1.0f;  // clipping factor applied to the gradient
     float beta1 = 0.9f;
     float beta2 = 0.999f;
     float eps = 1e-8f;
-    float weight_decay = 0.0f;  // 0 for tensors that are not decayed
+    float weight_decay = 0.0f;      // 0 for tensors that are not decayed
     float bias_correction1 = 1.0f;  // 1 - beta1^t
     float bias_correction2 = 1.0f;  // 1 - beta2^t
     float radam_rect = 0.0f;        // RAdam: r_t when the variance is tractable, else 0 (momentum step)
@@ -47,10 +47,10 @@ struct AttentionStatsRef {
 };
 
 class Backend {
-public:
+  public:
     virtual ~Backend() = default;
-    virtual std::string name() const = 0;     // e.g. "cpu (Eigen + OpenMP, 2 threads)"
-    virtual std::string device() const = 0;   // "cpu" or "cuda"
+    virtual std::string name() const = 0;    // e.g. "cpu (Eigen + OpenMP, 2 threads)"
+    virtual std::string device() const = 0;  // "cpu" or "cuda"
     virtual int threads() const = 0;
 
     // Memory. Allocation failures throw ResourceError naming the size asked for.
@@ -81,15 +81,15 @@ public:
     // LayerNorm uses w and b; RMSNorm w only; DyT w, b and the scalar alpha.
     virtual void norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
                               const float* b, ScaleRef alpha, int n, int d, float eps) = 0;
-    virtual void norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha,
-                               const float* dy, const float* x, const float* stats, const float* w,
-                               ScaleRef alpha, int n, int d, bool accumulate_dx) = 0;
+    virtual void norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
+                               const float* x, const float* stats, const float* w, ScaleRef alpha, int n,
+                               int d, bool accumulate_dx) = 0;
 
     // Causal multi-head attention on qkv[n, 3d] (q | k | v, heads contiguous inside each):
     // out[n, d] = softmax(q k^T / sqrt(hd)) v per head; probs[batch, heads, seq, seq] is kept for
     // backward. stats (optional) receives the entropy sum and largest logit.
-    virtual void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq,
-                                   int heads, int head_dim, AttentionStatsRef stats) = 0;
+    virtual void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
+                                   int head_dim, AttentionStatsRef stats) = 0;
     virtual void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
                                     int batch, int seq, int heads, int head_dim) = 0;
 
@@ -103,8 +103,7 @@ public:
     // dx = c ds (overwritten), df = a ds (overwritten), dc += <ds, x>, da += <ds, f> (when not null).
     // ds may alias dx.
     virtual void residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,
-                                   const float* x, const float* f, ScaleRef c, ScaleRef a,
-                                   size_t count) = 0;
+                                   const float* x, const float* f, ScaleRef c, ScaleRef a, size_t count) = 0;
 
     // Softmax cross-entropy of logits[n, vocab] against targets (-1 = not scored). Writes
     // dlogits = (softmax - onehot) / scored (0 on unscored rows; may alias logits) and returns, on the

@@ -54,19 +54,19 @@ struct TrainConfig {
 };
 
 struct DataConfig {
-    std::string task = "text";   // text | copy | reverse | sort | modadd
-    std::string text_path;       // empty: the corpus that ships in resources/
-    double val_fraction = 0.1;   // held-out share of the text (or of the synthetic problem space seed)
-    int symbols = 16;            // alphabet size of copy / reverse / sort
-    int modulus = 97;            // p of modadd
+    std::string task = "text";  // text | copy | reverse | sort | modadd
+    std::string text_path;      // empty: the corpus that ships in resources/
+    double val_fraction = 0.1;  // held-out share of the text (or of the synthetic problem space seed)
+    int symbols = 16;           // alphabet size of copy / reverse / sort
+    int modulus = 97;           // p of modadd
 };
 
 struct TelemetryConfig {
-    int every = 1;           // log metrics every N steps
-    int val_every = 50;      // validation loss every N steps (0: never)
-    int val_batches = 4;     // batches averaged for one validation loss
-    int spike_window = 50;   // trailing window of the loss z-score
-    double spike_z = 6.0;    // z-score above which a loss is a spike event
+    int every = 1;          // log metrics every N steps
+    int val_every = 50;     // validation loss every N steps (0: never)
+    int val_batches = 4;    // batches averaged for one validation loss
+    int spike_window = 50;  // trailing window of the loss z-score
+    double spike_z = 6.0;   // z-score above which a loss is a spike event
 };
 
 struct Config {

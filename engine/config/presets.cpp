@@ -8,24 +8,37 @@ namespace normlab {
 
 namespace {
 std::vector<std::string> six_blocks(const std::string& placement, const std::string& lr, int warmup) {
-    return {"model.layers=6", "model.d_model=64", "model.d_ff=256", "model.norm_placement=" + placement,
-            "train.lr=" + lr, "train.warmup_steps=" + std::to_string(warmup), "train.steps=600"};
+    return {"model.layers=6", "model.d_model=64",
+            "model.d_ff=256", "model.norm_placement=" + placement,
+            "train.lr=" + lr, "train.warmup_steps=" + std::to_string(warmup),
+            "train.steps=600"};
 }
 
 std::vector<std::string> deep_stack(const std::string& placement, const std::string& residual) {
-    return {"model.layers=48", "model.d_model=64", "model.d_ff=256", "model.norm_placement=" + placement,
-            "model.residual=" + residual, "train.lr=1e-3", "train.steps=300", "telemetry.every=5"};
+    return {"model.layers=48",
+            "model.d_model=64",
+            "model.d_ff=256",
+            "model.norm_placement=" + placement,
+            "model.residual=" + residual,
+            "train.lr=1e-3",
+            "train.steps=300",
+            "telemetry.every=5"};
 }
 
 std::vector<std::string> theory(const std::string& placement) {
-    return {"model.theory_mode=true", "model.layers=6", "model.d_model=128", "model.seq_len=8",
-            "model.norm_placement=" + placement, "train.steps=200"};
+    return {"model.theory_mode=true",
+            "model.layers=6",
+            "model.d_model=128",
+            "model.seq_len=8",
+            "model.norm_placement=" + placement,
+            "train.steps=200"};
 }
 }  // namespace
 
 const std::vector<Preset>& presets() {
     static const std::vector<Preset> table = {
-        {"quickstart", "a 4-block Pre-LN byte-level LM on the shipped corpus: a first healthy run",
+        {"quickstart",
+         "a 4-block Pre-LN byte-level LM on the shipped corpus: a first healthy run",
          {"model.layers=4", "train.steps=300"}},
         {"postln-no-warmup", "Post-LN, Adam at lr 3e-3 without warmup: gets stuck near the unigram loss",
          six_blocks("post", "3e-3", 0)},

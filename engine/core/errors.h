@@ -8,13 +8,13 @@ namespace normlab {
 
 // Bad configuration, file or command: the caller should report the message and exit with code 2.
 class InputError : public std::runtime_error {
-public:
+  public:
     explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 
 // A resource the machine cannot give (memory, a device): also the user's to change, so also exit 2.
 class ResourceError : public InputError {
-public:
+  public:
     explicit ResourceError(const std::string& message) : InputError(message) {}
 };
 

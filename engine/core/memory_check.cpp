@@ -23,7 +23,7 @@ void check_memory(size_t bytes, const std::string& what) {
     const size_t available = available_memory_bytes();
     if (available != 0 && bytes > available) {
         std::ostringstream message;
-        message << what << " needs " << (bytes >> 20) << " MiB but only " << (available >> 20)
+        message << what << " would need " << (bytes >> 20) << " MiB but only " << (available >> 20)
                 << " MiB of memory is available; reduce model.d_model, model.layers, model.d_ff, "
                    "model.seq_len or train.batch_size";
         throw ResourceError(message.str());

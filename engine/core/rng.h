@@ -15,7 +15,7 @@ inline uint64_t mix_seed(uint64_t a, uint64_t b) {
 }
 
 class Rng {
-public:
+  public:
     explicit Rng(uint64_t seed) {
         uint64_t s = seed;
         for (auto& word : m_state) {
@@ -41,7 +41,8 @@ public:
 
     // Uniform integer in [0, n), n > 0 (Lemire's multiply-shift; bias below 2^-32 for our n).
     int below(int n) {
-        return static_cast<int>((static_cast<unsigned __int128>(next_u64()) * static_cast<uint64_t>(n)) >> 64);
+        return static_cast<int>((static_cast<unsigned __int128>(next_u64()) * static_cast<uint64_t>(n)) >>
+                                64);
     }
 
     // Standard normal by Box-Muller (one value per call; simple and platform-independent).
@@ -52,7 +53,7 @@ public:
         return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
     }
 
-private:
+  private:
     static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
     uint64_t m_state[4];
 };

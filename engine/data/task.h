@@ -21,7 +21,7 @@ struct Batch {
 };
 
 class Task {
-public:
+  public:
     virtual ~Task() = default;
     virtual std::string name() const = 0;
     virtual int vocab_size() const = 0;

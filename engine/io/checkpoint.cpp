@@ -18,15 +18,15 @@ std::string shape_text(const std::vector<int64_t>& shape) {
     for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
     return text + "]";
 }
-const LoadedTensor& checked_tensor(const SafetensorsFile& file, const std::string& name, const ParamEntry& entry,
-                                   const std::string& path) {
+const LoadedTensor& checked_tensor(const SafetensorsFile& file, const std::string& name,
+                                   const ParamEntry& entry, const std::string& path) {
     const auto it = file.tensors.find(name);
     if (it == file.tensors.end()) {
         throw InputError("checkpoint '" + path + "' lacks tensor '" + name + "' that this model needs");
     }
     if (it->second.shape != entry.shape) {
-        throw InputError("checkpoint '" + path + "': tensor '" + name + "' has shape " + shape_text(it->second.shape) +
-                         " but the model expects " + shape_text(entry.shape));
+        throw InputError("checkpoint '" + path + "': tensor '" + name + "' has shape " +
+                         shape_text(it->second.shape) + " but the model expects " + shape_text(entry.shape));
     }
     return it->second;
 }
@@ -57,8 +57,10 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
     }
     for (size_t i = 0; i < entries.size(); ++i) {
         if (!model.active(static_cast<int>(i))) continue;
-        tensors.push_back({kFirstMoment + entries[i].name, entries[i].shape, first.data() + entries[i].offset});
-        tensors.push_back({kSecondMoment + entries[i].name, entries[i].shape, second.data() + entries[i].offset});
+        tensors.push_back(
+            {kFirstMoment + entries[i].name, entries[i].shape, first.data() + entries[i].offset});
+        tensors.push_back(
+            {kSecondMoment + entries[i].name, entries[i].shape, second.data() + entries[i].offset});
     }
     const std::map<std::string, std::string> metadata = {
         {"format", "normlab-checkpoint-1"},
@@ -72,7 +74,8 @@ Config checkpoint_config(const std::string& path) {
     const SafetensorsFile file = read_safetensors(path);
     const auto found = file.metadata.find("normlab_config");
     if (found == file.metadata.end()) {
-        throw InputError("'" + path + "' is a safetensors file but not a NormLab checkpoint (no normlab_config in "
+        throw InputError("'" + path +
+                         "' is a safetensors file but not a NormLab checkpoint (no normlab_config in "
                          "its metadata)");
     }
     return config_from_json_text(found->second, path + " (normlab_config)");
@@ -83,7 +86,8 @@ std::unique_ptr<Trainer> load_checkpoint(const std::string& path, const std::vec
     const auto config_text = file.metadata.find("normlab_config");
     const auto step_text = file.metadata.find("normlab_step");
     if (config_text == file.metadata.end() || step_text == file.metadata.end()) {
-        throw InputError("'" + path + "' is not a NormLab checkpoint (normlab_config / normlab_step missing)");
+        throw InputError("'" + path +
+                         "' is not a NormLab checkpoint (normlab_config / normlab_step missing)");
     }
     Config config = config_from_json_text(config_text->second, path + " (normlab_config)");
     for (const std::string& assignment : overrides) apply_override(config, assignment);

@@ -8,7 +8,9 @@
 namespace normlab {
 
 namespace {
-nlohmann::json number(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr); }
+nlohmann::json number(double value) {
+    return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
 }  // namespace
 
 nlohmann::json to_json(const StepRecord& record) {
@@ -49,7 +51,8 @@ nlohmann::json to_json(const Event& event) {
     nlohmann::json out = {{"step", event.step}, {"kind", event.kind}, {"message", event.message}};
     if (!event.key.empty()) out["key"] = event.key;
     if (!event.value.empty()) out["value"] = event.value;
-    if (event.kind == "diverged") out["block"] = event.block >= 0 ? nlohmann::json(event.block) : nlohmann::json(nullptr);
+    if (event.kind == "diverged")
+        out["block"] = event.block >= 0 ? nlohmann::json(event.block) : nlohmann::json(nullptr);
     return out;
 }
 
@@ -60,10 +63,13 @@ nlohmann::json summary_json(const Trainer& trainer, double wall_seconds) {
     out["steps"] = trainer.steps_done();
     out["final_loss"] = number(trainer.last_loss());
     out["diverged_at"] = diverged ? nlohmann::json(trainer.diverged_at()) : nlohmann::json(nullptr);
-    out["first_bad_layer"] =
-        diverged && trainer.first_bad_layer() >= 0 ? nlohmann::json(trainer.first_bad_layer()) : nlohmann::json(nullptr);
-    out["steps_per_s"] = number(wall_seconds > 0.0 ? static_cast<double>(trainer.steps_done()) / wall_seconds : 0.0);
-    out["final_val_loss"] = trainer.last_val_loss() ? number(*trainer.last_val_loss()) : nlohmann::json(nullptr);
+    out["first_bad_layer"] = diverged && trainer.first_bad_layer() >= 0
+                                 ? nlohmann::json(trainer.first_bad_layer())
+                                 : nlohmann::json(nullptr);
+    out["steps_per_s"] =
+        number(wall_seconds > 0.0 ? static_cast<double>(trainer.steps_done()) / wall_seconds : 0.0);
+    out["final_val_loss"] =
+        trainer.last_val_loss() ? number(*trainer.last_val_loss()) : nlohmann::json(nullptr);
     out["wall_seconds"] = number(wall_seconds);
     out["device"] = trainer.device_reason();
     return out;

@@ -14,7 +14,9 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     const std::string temporary = path + ".tmp";
     {
         std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError("cannot write '" + temporary + "'; check that the folder exists and is writable");
+        if (!out)
+            throw InputError("cannot write '" + temporary +
+                             "'; check that the folder exists and is writable");
         out << text;
         if (!out.flush()) throw InputError("writing '" + temporary + "' failed (disk full?)");
     }
@@ -30,9 +32,11 @@ RunFolder::RunFolder(const std::string& path, const Config& config, bool overwri
             throw InputError("--out '" + path + "' exists and is not a folder; choose another path");
         }
         if (!fs::is_empty(path, error) && !overwrite) {
-            throw InputError("--out '" + path + "' already holds files; choose a new folder or pass --overwrite");
+            throw InputError("--out '" + path +
+                             "' already holds files; choose a new folder or pass --overwrite");
         }
-        for (const char* name : {"metrics.jsonl", "events.jsonl", "summary.json", "config.json", "model.safetensors"}) {
+        for (const char* name :
+             {"metrics.jsonl", "events.jsonl", "summary.json", "config.json", "model.safetensors"}) {
             fs::remove(fs::path(path) / name, error);
         }
     }
@@ -45,9 +49,13 @@ RunFolder::RunFolder(const std::string& path, const Config& config, bool overwri
     if (!m_metrics || !m_events) throw InputError("cannot write into run folder '" + path + "'");
 }
 
-void RunFolder::append_metrics(const StepRecord& record) { m_metrics << to_json(record).dump() << '\n' << std::flush; }
+void RunFolder::append_metrics(const StepRecord& record) {
+    m_metrics << to_json(record).dump() << '\n' << std::flush;
+}
 
-void RunFolder::append_event(const Event& event) { m_events << to_json(event).dump() << '\n' << std::flush; }
+void RunFolder::append_event(const Event& event) {
+    m_events << to_json(event).dump() << '\n' << std::flush;
+}
 
 void RunFolder::write_summary(const nlohmann::json& summary) {
     write_file_atomically(m_path + "/summary.json", summary.dump(2) + "\n");

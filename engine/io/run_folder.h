@@ -12,7 +12,7 @@
 namespace normlab {
 
 class RunFolder {
-public:
+  public:
     // Creates the folder (refusing a non-empty existing one unless overwrite) and writes config.json
     // and a summary.json with status "running". Throws InputError naming the path.
     RunFolder(const std::string& path, const Config& config, bool overwrite);
@@ -25,7 +25,7 @@ public:
 
     std::string checkpoint_path() const { return m_path + "/model.safetensors"; }
 
-private:
+  private:
     std::string m_path;
     std::ofstream m_metrics;
     std::ofstream m_events;

@@ -5,9 +5,13 @@
 
 namespace normlab {
 
-double deepnorm_alpha(int blocks) { return std::pow(2.0 * blocks, 0.25); }
+double deepnorm_alpha(int blocks) {
+    return std::pow(2.0 * blocks, 0.25);
+}
 
-double deepnorm_beta(int blocks) { return std::pow(8.0 * blocks, -0.25); }
+double deepnorm_beta(int blocks) {
+    return std::pow(8.0 * blocks, -0.25);
+}
 
 double admin_closed_omega(int sublayers) {
     const double s = sublayers;

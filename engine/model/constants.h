@@ -5,8 +5,8 @@
 
 namespace normlab {
 
-double deepnorm_alpha(int blocks);        // (2N)^(1/4)
-double deepnorm_beta(int blocks);         // (8N)^(-1/4)
+double deepnorm_alpha(int blocks);         // (2N)^(1/4)
+double deepnorm_beta(int blocks);          // (8N)^(-1/4)
 double admin_closed_omega(int sublayers);  // sqrt((S+1)/ln(S+1) - 1)
 
 // The values in force for a config: explicit settings win over the depth-derived ones.

@@ -13,7 +13,7 @@ int ParamLayout::find(const std::string& name) const {
 
 namespace {
 class LayoutBuilder {
-public:
+  public:
     explicit LayoutBuilder(ParamLayout& layout) : m_layout(layout) {}
 
     int add(const std::string& name, std::vector<int64_t> shape, int block, ParamRole role) {
@@ -30,7 +30,7 @@ public:
                 add(prefix + ".alpha", {1}, block, ParamRole::NormAlpha)};
     }
 
-private:
+  private:
     ParamLayout& m_layout;
 };
 

@@ -16,10 +16,21 @@ namespace {
 constexpr int kAttention = 0;
 constexpr int kFeedForward = 1;
 // Backward scratch buffers, by role.
-enum Scratch { kGradResidual, kGradTemp, kGradBranch, kGradBranchNormed, kGradNormIn, kGradHeads, kGradQkv,
-               kGradHidden, kScratchCount };
+enum Scratch {
+    kGradResidual,
+    kGradTemp,
+    kGradBranch,
+    kGradBranchNormed,
+    kGradNormIn,
+    kGradHeads,
+    kGradQkv,
+    kGradHidden,
+    kScratchCount
+};
 
-bool has_input_norm(NormPlacement p) { return p == NormPlacement::Pre || p == NormPlacement::Peri; }
+bool has_input_norm(NormPlacement p) {
+    return p == NormPlacement::Pre || p == NormPlacement::Peri;
+}
 }  // namespace
 
 Model::Model(const ModelConfig& config, int vocab, Backend& backend)
@@ -44,7 +55,8 @@ Model::~Model() {
 
 void Model::refresh_active() {
     m_active.assign(m_layout.entries.size(), false);
-    for (size_t i = 0; i < m_layout.entries.size(); ++i) m_active[i] = is_active(m_layout.entries[i], m_config);
+    for (size_t i = 0; i < m_layout.entries.size(); ++i)
+        m_active[i] = is_active(m_layout.entries[i], m_config);
 }
 
 void Model::ensure_activations(int batch, int seq) {
@@ -53,15 +65,16 @@ void Model::ensure_activations(int batch, int seq) {
     const size_t d = m_config.d_model;
     const size_t d_ff = m_config.d_ff;
     const size_t probs = static_cast<size_t>(batch) * m_config.heads * seq * seq;
-    const size_t per_sublayer_common = 6 * n * d + 6 * n;  // normed, branch, branch_normed, sum, output + stats
+    const size_t per_sublayer_common =
+        6 * n * d + 6 * n;  // normed, branch, branch_normed, sum, output + stats
     const size_t attention = 3 * n * d + probs + n * d;
     const size_t feed_forward = 2 * n * d_ff;
     const size_t globals = 2 * n * d + 2 * n + n * static_cast<size_t>(m_vocab);
     const size_t scratch = 6 * n * d + 3 * n * d + n * d_ff;
     const size_t total =
         m_config.layers * (2 * per_sublayer_common + attention + feed_forward) + globals + scratch;
-    check_memory(total * sizeof(float), "activations for batch " + std::to_string(batch) + " x seq " +
-                                            std::to_string(seq));
+    check_memory(total * sizeof(float),
+                 "activations for batch " + std::to_string(batch) + " x seq " + std::to_string(seq));
 
     m_backend.release(m_activations);
     m_backend.release(m_tokens);
@@ -116,7 +129,8 @@ ScaleRef Model::shortcut_scale(int block, int kind) const {
     if (m_config.residual == Residual::DeepNorm) {
         return {static_cast<float>(effective_deepnorm_alpha(m_config)), nullptr};
     }
-    if (m_config.residual == Residual::Admin) return {1.0f, entry_ptr(m_layout.blocks[block].admin_omega) + kind};
+    if (m_config.residual == Residual::Admin)
+        return {1.0f, entry_ptr(m_layout.blocks[block].admin_omega) + kind};
     return {1.0f, nullptr};
 }
 
@@ -125,8 +139,8 @@ ScaleRef Model::branch_scale(int block) const {
     return {1.0f, nullptr};
 }
 
-void Model::forward_sublayer(int block, int kind, const float* x, SublayerActivations& acts, int batch, int seq,
-                             bool attention_stats) {
+void Model::forward_sublayer(int block, int kind, const float* x, SublayerActivations& acts, int batch,
+                             int seq, bool attention_stats) {
     const BlockIndex& index = m_layout.blocks[block];
     const int n = batch * seq;
     const int d = m_config.d_model;
@@ -145,7 +159,8 @@ void Model::forward_sublayer(int block, int kind, const float* x, SublayerActiva
 
     const float* f = acts.branch;
     if (kind == kAttention) {
-        m_backend.linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n, d, 3 * d);
+        m_backend.linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n, d,
+                                 3 * d);
         AttentionStatsRef stats;
         if (attention_stats) stats = {m_attention_stats + 2 * block, m_attention_stats + 2 * block + 1};
         m_backend.attention_forward(acts.heads, acts.probs, acts.qkv, batch, seq, m_config.heads,
@@ -153,17 +168,17 @@ void Model::forward_sublayer(int block, int kind, const float* x, SublayerActiva
         if (m_config.theory_mode) {
             f = acts.heads;
         } else {
-            m_backend.linear_forward(acts.branch, acts.heads, entry_ptr(index.out_weight), entry_ptr(index.out_bias),
-                                     n, d, d);
+            m_backend.linear_forward(acts.branch, acts.heads, entry_ptr(index.out_weight),
+                                     entry_ptr(index.out_bias), n, d, d);
         }
     } else {
         const int d_ff = m_config.d_ff;
-        m_backend.linear_forward(acts.hidden_pre, u, entry_ptr(index.fc1_weight), entry_ptr(index.fc1_bias), n, d,
-                                 d_ff);
+        m_backend.linear_forward(acts.hidden_pre, u, entry_ptr(index.fc1_weight), entry_ptr(index.fc1_bias),
+                                 n, d, d_ff);
         m_backend.activation_forward(m_config.activation, acts.hidden, acts.hidden_pre,
                                      static_cast<size_t>(n) * d_ff);
-        m_backend.linear_forward(acts.branch, acts.hidden, entry_ptr(index.fc2_weight), entry_ptr(index.fc2_bias), n,
-                                 d_ff, d);
+        m_backend.linear_forward(acts.branch, acts.hidden, entry_ptr(index.fc2_weight),
+                                 entry_ptr(index.fc2_bias), n, d_ff, d);
     }
     if (m_config.norm_placement == NormPlacement::Peri) {
         m_backend.norm_forward(type, acts.branch_normed, acts.branch_stats, f, entry_ptr(norm_out.weight),
@@ -189,8 +204,8 @@ ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool att
         }
     }
     if (batch.seq > m_config.seq_len) {
-        throw InputError("a sequence of " + std::to_string(batch.seq) + " tokens is longer than model.seq_len (" +
-                         std::to_string(m_config.seq_len) + ")");
+        throw InputError("a sequence of " + std::to_string(batch.seq) +
+                         " tokens is longer than model.seq_len (" + std::to_string(m_config.seq_len) + ")");
     }
     ensure_activations(batch.batch, batch.seq);
     const int n = batch.batch * batch.seq;
@@ -203,8 +218,8 @@ ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool att
 
     m_backend.upload_ints(m_tokens, batch.inputs.data(), n);
     m_backend.upload_ints(m_targets, batch.targets.data(), n);
-    m_backend.embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe), batch.batch,
-                                batch.seq, d);
+    m_backend.embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe),
+                                batch.batch, batch.seq, d);
     const float* x = m_embedded;
     for (int block = 0; block < m_config.layers; ++block) {
         for (int kind = 0; kind < 2; ++kind) {
@@ -233,11 +248,13 @@ ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool att
     for (int block = 0; block < m_config.layers; ++block) {
         stats.resid_attn[block] = sums[2 * block] / static_cast<double>(nd);
         stats.resid[block] = sums[2 * block + 1] / static_cast<double>(nd);
-        if (stats.first_nonfinite_block < 0 && !(std::isfinite(sums[2 * block]) && std::isfinite(sums[2 * block + 1]))) {
+        if (stats.first_nonfinite_block < 0 &&
+            !(std::isfinite(sums[2 * block]) && std::isfinite(sums[2 * block + 1]))) {
             stats.first_nonfinite_block = block;
         }
     }
-    if (stats.first_nonfinite_block < 0 && !std::isfinite(stats.loss)) stats.first_nonfinite_block = m_config.layers;
+    if (stats.first_nonfinite_block < 0 && !std::isfinite(stats.loss))
+        stats.first_nonfinite_block = m_config.layers;
     if (attention_stats) {
         std::vector<float> host(static_cast<size_t>(m_config.layers) * 2);
         m_backend.download(host.data(), m_attention_stats, host.size());
@@ -257,7 +274,8 @@ ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool att
         float* grad_temp = m_scratch[kGradTemp];
         m_backend.norm_backward(type, grad_temp, grad_ptr(final_norm.weight), grad_ptr(final_norm.bias),
                                 grad_ptr(final_norm.alpha), grad_residual, x, m_final_stats,
-                                entry_ptr(final_norm.weight), {0.0f, entry_ptr(final_norm.alpha)}, n, d, false);
+                                entry_ptr(final_norm.weight), {0.0f, entry_ptr(final_norm.alpha)}, n, d,
+                                false);
         m_backend.copy(grad_residual, grad_temp, nd);
     }
     for (int block = m_config.layers - 1; block >= 0; --block) {
@@ -293,7 +311,8 @@ void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, in
 
     const float* branch = kind == kAttention && m_config.theory_mode ? acts.heads : acts.branch;
     const float* combined = peri ? acts.branch_normed : branch;
-    float* grad_shortcut = m_config.residual == Residual::Admin ? grad_ptr(index.admin_omega) + kind : nullptr;
+    float* grad_shortcut =
+        m_config.residual == Residual::Admin ? grad_ptr(index.admin_omega) + kind : nullptr;
     float* grad_rezero = m_config.residual == Residual::ReZero ? grad_ptr(index.rezero_alpha) : nullptr;
     m_backend.residual_backward(grad_residual, m_scratch[kGradBranch], grad_shortcut, grad_rezero, grad_sum,
                                 acts.input, combined, shortcut_scale(block, kind), branch_scale(block), nd);
@@ -302,8 +321,8 @@ void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, in
     if (peri) {
         m_backend.norm_backward(type, m_scratch[kGradBranchNormed], grad_ptr(norm_out.weight),
                                 grad_ptr(norm_out.bias), grad_ptr(norm_out.alpha), grad_branch, branch,
-                                acts.branch_stats, entry_ptr(norm_out.weight), {0.0f, entry_ptr(norm_out.alpha)},
-                                n, d, false);
+                                acts.branch_stats, entry_ptr(norm_out.weight),
+                                {0.0f, entry_ptr(norm_out.alpha)}, n, d, false);
         grad_branch = m_scratch[kGradBranchNormed];
     }
 
@@ -313,23 +332,25 @@ void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, in
     if (kind == kAttention) {
         const float* grad_heads = grad_branch;
         if (!m_config.theory_mode) {
-            m_backend.linear_backward(m_scratch[kGradHeads], grad_ptr(index.out_weight), grad_ptr(index.out_bias),
-                                      grad_branch, acts.heads, entry_ptr(index.out_weight), n, d, d, false);
+            m_backend.linear_backward(m_scratch[kGradHeads], grad_ptr(index.out_weight),
+                                      grad_ptr(index.out_bias), grad_branch, acts.heads,
+                                      entry_ptr(index.out_weight), n, d, d, false);
             grad_heads = m_scratch[kGradHeads];
         }
         m_backend.attention_backward(m_scratch[kGradQkv], grad_heads, acts.qkv, acts.probs, batch, seq,
                                      m_config.heads, d / m_config.heads);
-        m_backend.linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias), m_scratch[kGradQkv],
-                                  u, entry_ptr(index.qkv_weight), n, d, 3 * d, accumulate_u);
+        m_backend.linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias),
+                                  m_scratch[kGradQkv], u, entry_ptr(index.qkv_weight), n, d, 3 * d,
+                                  accumulate_u);
     } else {
         const int d_ff = m_config.d_ff;
         float* grad_hidden = m_scratch[kGradHidden];
-        m_backend.linear_backward(grad_hidden, grad_ptr(index.fc2_weight), grad_ptr(index.fc2_bias), grad_branch,
-                                  acts.hidden, entry_ptr(index.fc2_weight), n, d_ff, d, false);
+        m_backend.linear_backward(grad_hidden, grad_ptr(index.fc2_weight), grad_ptr(index.fc2_bias),
+                                  grad_branch, acts.hidden, entry_ptr(index.fc2_weight), n, d_ff, d, false);
         m_backend.activation_backward(m_config.activation, grad_hidden, grad_hidden, acts.hidden_pre,
                                       static_cast<size_t>(n) * d_ff);
-        m_backend.linear_backward(grad_u, grad_ptr(index.fc1_weight), grad_ptr(index.fc1_bias), grad_hidden, u,
-                                  entry_ptr(index.fc1_weight), n, d, d_ff, accumulate_u);
+        m_backend.linear_backward(grad_u, grad_ptr(index.fc1_weight), grad_ptr(index.fc1_bias), grad_hidden,
+                                  u, entry_ptr(index.fc1_weight), n, d, d_ff, accumulate_u);
     }
     if (input_norm) {
         m_backend.norm_backward(type, grad_residual, grad_ptr(norm_in.weight), grad_ptr(norm_in.bias),

@@ -16,15 +16,15 @@ struct ForwardStats {
     double loss = 0.0;  // mean cross-entropy over scored positions
     int64_t scored = 0;
     int64_t correct = 0;
-    std::vector<double> resid;       // per block: E||s||^2/d of the FFN residual sum (block output)
-    std::vector<double> resid_attn;  // per block: the same for the attention residual sum
+    std::vector<double> resid;           // per block: E||s||^2/d of the FFN residual sum (block output)
+    std::vector<double> resid_attn;      // per block: the same for the attention residual sum
     std::vector<double> attn_entropy;    // per block: mean entropy of attention rows (nats)
     std::vector<double> attn_max_logit;  // per block: largest scaled attention logit
-    int first_nonfinite_block = -1;  // first block whose residual sum is not finite; layers = the head
+    int first_nonfinite_block = -1;      // first block whose residual sum is not finite; layers = the head
 };
 
 class Model {
-public:
+  public:
     Model(const ModelConfig& config, int vocab, Backend& backend);
     ~Model();
     Model(const Model&) = delete;
@@ -57,21 +57,21 @@ public:
     std::vector<float> read_entry(int entry, bool gradient = false);
     void write_entry(int entry, const std::vector<float>& values);
 
-private:
+  private:
     // Pointers into the activation buffer for one sub-layer (n = batch * seq rows).
     struct SublayerActivations {
         const float* input = nullptr;  // x entering the sub-layer [n, d]
         float* normed = nullptr;       // Norm_in(x) [n, d] (pre, peri)
         float* normed_stats = nullptr;
-        float* qkv = nullptr;    // [n, 3d]
-        float* probs = nullptr;  // [batch, heads, seq, seq]
-        float* heads = nullptr;  // attention output before the projection [n, d]
-        float* hidden_pre = nullptr;  // fc1 output [n, d_ff]
-        float* hidden = nullptr;      // activation(fc1 output) [n, d_ff]
-        float* branch = nullptr;      // F(u) [n, d]
+        float* qkv = nullptr;            // [n, 3d]
+        float* probs = nullptr;          // [batch, heads, seq, seq]
+        float* heads = nullptr;          // attention output before the projection [n, d]
+        float* hidden_pre = nullptr;     // fc1 output [n, d_ff]
+        float* hidden = nullptr;         // activation(fc1 output) [n, d_ff]
+        float* branch = nullptr;         // F(u) [n, d]
         float* branch_normed = nullptr;  // Peri-LN's Norm_out(F(u)) [n, d]
         float* branch_stats = nullptr;
-        float* sum = nullptr;  // residual sum c x + a f [n, d]
+        float* sum = nullptr;     // residual sum c x + a f [n, d]
         float* output = nullptr;  // Post-LN's Norm(sum) [n, d]
         float* output_stats = nullptr;
     };
@@ -83,7 +83,9 @@ private:
     void refresh_active();
     ScaleRef shortcut_scale(int block, int kind) const;
     ScaleRef branch_scale(int block) const;
-    const float* entry_ptr(int entry) const { return entry < 0 ? nullptr : m_params + m_layout.entries[entry].offset; }
+    const float* entry_ptr(int entry) const {
+        return entry < 0 ? nullptr : m_params + m_layout.entries[entry].offset;
+    }
     float* grad_ptr(int entry) { return entry < 0 ? nullptr : m_grads + m_layout.entries[entry].offset; }
 
     ModelConfig m_config;

@@ -12,7 +12,8 @@ namespace normlab {
 
 namespace {
 bool ends_with(const std::string& text, const std::string& suffix) {
-    return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Which parameters DeepNorm's beta scales: attention V (rows 2d..3d of qkv), output projection, FFN.
@@ -81,7 +82,8 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
                     draw(part * d, (part + 1) * d, columns, d, d, 0.02, part == 2 ? beta : 1.0);
                 }
             } else {
-                const bool residual_output = ends_with(entry.name, "attn.out.weight") || ends_with(entry.name, "fc2.weight");
+                const bool residual_output =
+                    ends_with(entry.name, "attn.out.weight") || ends_with(entry.name, "fc2.weight");
                 draw(0, rows, columns, static_cast<double>(columns), static_cast<double>(rows),
                      residual_output ? gpt2_residual_std : 0.02, deepnorm_scaled(entry.name) ? beta : 1.0);
             }
@@ -144,7 +146,8 @@ std::vector<int> Model::set_wiring(const ModelConfig& wiring) {
     for (size_t i = 0; i < m_active.size(); ++i) {
         if (m_active[i] && !before[i]) {
             const ParamRole role = m_layout.entries[i].role;
-            const bool fresh_value = role != ParamRole::Matrix && role != ParamRole::Bias && role != ParamRole::Embedding;
+            const bool fresh_value =
+                role != ParamRole::Matrix && role != ParamRole::Bias && role != ParamRole::Embedding;
             if (fresh_value) initialize_entry(static_cast<int>(i), 0);
             activated.push_back(static_cast<int>(i));
         }
@@ -160,8 +163,8 @@ void Model::profile_admin(const Batch& batch) {
     const int d = m_config.d_model;
     const size_t nd = static_cast<size_t>(n) * d;
     m_backend.upload_ints(m_tokens, batch.inputs.data(), n);
-    m_backend.embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe), batch.batch,
-                                batch.seq, d);
+    m_backend.embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe),
+                                batch.batch, batch.seq, d);
     const float* x = m_embedded;
     double r = 1.0;
     std::vector<float> host_x(nd);
@@ -175,8 +178,8 @@ void Model::profile_admin(const Batch& batch) {
             SublayerActivations& acts = m_sublayers[block * 2 + kind];
             forward_sublayer(block, kind, x, acts, batch.batch, batch.seq, false);
             const bool peri = m_config.norm_placement == NormPlacement::Peri;
-            const float* branch = peri ? acts.branch_normed
-                                       : (kind == 0 && m_config.theory_mode ? acts.heads : acts.branch);
+            const float* branch =
+                peri ? acts.branch_normed : (kind == 0 && m_config.theory_mode ? acts.heads : acts.branch);
             m_backend.download(host_x.data(), x, nd);
             m_backend.download(host_f.data(), branch, nd);
             r = std::sqrt(variance(host_x) * r * r + variance(host_f));

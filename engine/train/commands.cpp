@@ -8,11 +8,19 @@
 namespace normlab {
 
 const std::vector<std::string>& live_keys() {
-    static const std::vector<std::string> keys = {
-        "train.lr",           "train.warmup_steps",   "train.schedule",      "train.clip_grad_norm",
-        "train.weight_decay", "model.norm_placement", "model.norm_type",     "model.residual",
-        "model.deepnorm_alpha", "model.deepnorm_beta", "telemetry.every",    "telemetry.val_every",
-        "reinit_deepnorm_beta"};
+    static const std::vector<std::string> keys = {"train.lr",
+                                                  "train.warmup_steps",
+                                                  "train.schedule",
+                                                  "train.clip_grad_norm",
+                                                  "train.weight_decay",
+                                                  "model.norm_placement",
+                                                  "model.norm_type",
+                                                  "model.residual",
+                                                  "model.deepnorm_alpha",
+                                                  "model.deepnorm_beta",
+                                                  "telemetry.every",
+                                                  "telemetry.val_every",
+                                                  "reinit_deepnorm_beta"};
     return keys;
 }
 

@@ -9,8 +9,8 @@
 namespace normlab {
 
 struct Command {
-    std::string key;    // a live config key (see live_keys()) or "reinit_deepnorm_beta"
-    std::string value;  // as in --set: JSON or a bare word
+    std::string key;       // a live config key (see live_keys()) or "reinit_deepnorm_beta"
+    std::string value;     // as in --set: JSON or a bare word
     int64_t at_step = -1;  // apply before this step (1-based); -1: before the next step
 };
 
@@ -22,13 +22,13 @@ Command parse_command(const std::string& text);
 
 // A mutex-protected queue: the GUI thread posts, the engine thread takes what is due.
 class CommandQueue {
-public:
+  public:
     void post(Command command);
     // Removes and returns, in posting order, the commands due before step `step`.
     std::vector<Command> take_due(int64_t step);
     bool empty() const;
 
-private:
+  private:
     mutable std::mutex m_mutex;
     std::vector<Command> m_pending;
 };

@@ -6,14 +6,15 @@
 namespace normlab {
 
 class LossSpikeDetector {
-public:
-    LossSpikeDetector(int window, double threshold) : m_window(static_cast<size_t>(window)), m_threshold(threshold) {}
+  public:
+    LossSpikeDetector(int window, double threshold)
+        : m_window(static_cast<size_t>(window)), m_threshold(threshold) {}
 
     // Returns the z-score of `loss` when it exceeds the threshold over a full window, else 0; then
     // adds the loss to the window.
     double observe(double loss);
 
-private:
+  private:
     size_t m_window;
     double m_threshold;
     std::deque<double> m_history;

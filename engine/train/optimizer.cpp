@@ -32,7 +32,8 @@ void Optimizer::update(const TrainConfig& train, int64_t step, double lr, double
     s.momentum = static_cast<float>(train.momentum);
     s.bias_correction1 = static_cast<float>(1.0 - std::pow(train.beta1, static_cast<double>(step)));
     s.bias_correction2 = static_cast<float>(1.0 - std::pow(train.beta2, static_cast<double>(step)));
-    if (train.optimizer == OptimizerKind::RAdam) s.radam_rect = static_cast<float>(radam_rectification(train.beta2, step));
+    if (train.optimizer == OptimizerKind::RAdam)
+        s.radam_rect = static_cast<float>(radam_rectification(train.beta2, step));
 
     const ParamLayout& layout = m_model.layout();
     Backend& backend = m_model.backend();

@@ -10,7 +10,7 @@
 namespace normlab {
 
 class Optimizer {
-public:
+  public:
     Optimizer(const TrainConfig& train, Model& model);
     ~Optimizer();
     Optimizer(const Optimizer&) = delete;
@@ -25,7 +25,7 @@ public:
     float* second_moment() { return m_second; }
     float* last_update() { return m_update; }
 
-private:
+  private:
     Model& m_model;
     float* m_first = nullptr;
     float* m_second = nullptr;

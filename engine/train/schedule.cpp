@@ -12,7 +12,8 @@ double learning_rate(const TrainConfig& train, int d_model, int64_t step) {
     const double warmup = train.warmup_steps;
     if (train.schedule == ScheduleKind::Noam) {
         const double w = std::max(1.0, warmup);
-        return train.lr / std::sqrt(static_cast<double>(d_model)) * std::min(1.0 / std::sqrt(t), t * std::pow(w, -1.5));
+        return train.lr / std::sqrt(static_cast<double>(d_model)) *
+               std::min(1.0 / std::sqrt(t), t * std::pow(w, -1.5));
     }
     if (warmup > 0 && t <= warmup) return train.lr * t / warmup;
 

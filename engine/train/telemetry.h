@@ -26,7 +26,7 @@ struct StepRecord {
     int64_t step = 0;  // optimizer steps completed, counting this one
     double loss = 0.0;
     double lr = 0.0;
-    double grad_norm = 0.0;  // global, before clipping
+    double grad_norm = 0.0;          // global, before clipping
     std::optional<double> accuracy;  // synthetic tasks: on the answer part
     std::optional<double> val_loss;
     std::optional<double> val_accuracy;

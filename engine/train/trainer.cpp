@@ -13,10 +13,14 @@ namespace normlab {
 
 std::string to_string(RunStatus status) {
     switch (status) {
-        case RunStatus::Running: return "running";
-        case RunStatus::Completed: return "completed";
-        case RunStatus::Diverged: return "diverged";
-        case RunStatus::Stopped: return "stopped";
+        case RunStatus::Running:
+            return "running";
+        case RunStatus::Completed:
+            return "completed";
+        case RunStatus::Diverged:
+            return "diverged";
+        case RunStatus::Stopped:
+            return "stopped";
     }
     return "running";
 }
@@ -65,7 +69,8 @@ Event Trainer::apply(const Command& command) {
     event.kind = "change";
     event.key = command.key;
     if (command.key == "reinit_deepnorm_beta") {
-        const auto touched = m_model->reinitialize_deepnorm_beta(mix_seed(m_config.train.seed, m_steps_done + 1));
+        const auto touched =
+            m_model->reinitialize_deepnorm_beta(mix_seed(m_config.train.seed, m_steps_done + 1));
         m_optimizer->reset_entries(touched);
         event.message = "re-initialised attention V, output and FFN weights with DeepNorm beta";
         return event;
@@ -73,7 +78,8 @@ Event Trainer::apply(const Command& command) {
     Config next = m_config;
     apply_override(next, command.key + "=" + command.value);
     validate(next);
-    if (command.key == "train.warmup_steps" && m_config.train.warmup_steps == 0 && next.train.warmup_steps > 0) {
+    if (command.key == "train.warmup_steps" && m_config.train.warmup_steps == 0 &&
+        next.train.warmup_steps > 0) {
         m_schedule_origin = m_steps_done;  // warmup switched on: ramp up from this step
     }
     if (command.key.rfind("model.", 0) == 0) {
@@ -101,15 +107,18 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, const std::vecto
     const ParamLayout& layout = m_model->layout();
     const std::vector<double> update_squares = entry_sum_squares(m_optimizer->last_update());
     const std::vector<double> param_squares = entry_sum_squares(m_model->params());
-    auto norm_of = [&](int entry) { return entry >= 0 && m_model->active(entry) ? std::sqrt(grad_squares[entry]) : 0.0; };
+    auto norm_of = [&](int entry) {
+        return entry >= 0 && m_model->active(entry) ? std::sqrt(grad_squares[entry]) : 0.0;
+    };
     record.layers.resize(layout.blocks.size());
     for (size_t b = 0; b < layout.blocks.size(); ++b) {
         const BlockIndex& index = layout.blocks[b];
         LayerTelemetry& layer = record.layers[b];
         layer.resid = forward.resid[b];
         layer.resid_attn = forward.resid_attn[b];
-        layer.grad = {norm_of(index.qkv_weight), norm_of(index.out_weight), norm_of(index.fc1_weight),
-                      norm_of(index.fc2_weight), norm_of(index.norm1.weight), norm_of(index.norm2.weight),
+        layer.grad = {norm_of(index.qkv_weight),       norm_of(index.out_weight),
+                      norm_of(index.fc1_weight),       norm_of(index.fc2_weight),
+                      norm_of(index.norm1.weight),     norm_of(index.norm2.weight),
                       norm_of(index.norm1_out.weight), norm_of(index.norm2_out.weight)};
         if (!forward.attn_entropy.empty()) {
             layer.attn_entropy = forward.attn_entropy[b];
@@ -118,7 +127,8 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, const std::vecto
         double update_total = 0.0;
         double param_total = 0.0;
         for (size_t i = 0; i < layout.entries.size(); ++i) {
-            if (layout.entries[i].block != static_cast<int>(b) || !m_model->active(static_cast<int>(i))) continue;
+            if (layout.entries[i].block != static_cast<int>(b) || !m_model->active(static_cast<int>(i)))
+                continue;
             update_total += update_squares[i];
             param_total += param_squares[i];
         }
@@ -140,8 +150,8 @@ StepOutcome Trainer::step() {
     }
 
     const bool logged = (t % m_config.telemetry.every) == 0 || t == 1;
-    m_task->make_batch(Split::Train, static_cast<uint64_t>(t - 1), m_config.train.batch_size, m_config.model.seq_len,
-                       m_batch);
+    m_task->make_batch(Split::Train, static_cast<uint64_t>(t - 1), m_config.train.batch_size,
+                       m_config.model.seq_len, m_batch);
     const ForwardStats forward = m_model->forward_backward(m_batch, true, logged);
     const std::vector<double> grad_squares = entry_sum_squares(m_model->grads());
     double grad_total = 0.0;
@@ -163,12 +173,14 @@ StepOutcome Trainer::step() {
         record.accuracy = static_cast<double>(forward.correct) / static_cast<double>(forward.scored);
     }
 
-    const bool diverged = !std::isfinite(forward.loss) || forward.first_nonfinite_block >= 0 || !std::isfinite(grad_total);
+    const bool diverged =
+        !std::isfinite(forward.loss) || forward.first_nonfinite_block >= 0 || !std::isfinite(grad_total);
     if (diverged) {
         m_status = RunStatus::Diverged;
         m_diverged_at = t;
-        m_first_bad_layer = forward.first_nonfinite_block >= 0 ? forward.first_nonfinite_block
-                                                               : (last_bad_grad_block >= -1 ? last_bad_grad_block : -1);
+        m_first_bad_layer = forward.first_nonfinite_block >= 0
+                                ? forward.first_nonfinite_block
+                                : (last_bad_grad_block >= -1 ? last_bad_grad_block : -1);
         m_steps_done = t;
         m_last_loss = forward.loss;
         std::ostringstream message;
@@ -176,8 +188,9 @@ StepOutcome Trainer::step() {
                 << (std::isfinite(forward.loss) ? "gradient" : "loss");
         if (m_first_bad_layer >= 0) {
             message << ", first in "
-                    << (m_first_bad_layer >= m_config.model.layers ? std::string("the output head")
-                                                                   : "block " + std::to_string(m_first_bad_layer));
+                    << (m_first_bad_layer >= m_config.model.layers
+                            ? std::string("the output head")
+                            : "block " + std::to_string(m_first_bad_layer));
         }
         outcome.events.push_back({t, "diverged", message.str(), "", "", m_first_bad_layer});
         outcome.logged = true;
@@ -222,7 +235,8 @@ double Trainer::evaluate(Split split, int batches, double* accuracy) {
     int64_t correct = 0;
     Batch batch;
     for (int i = 0; i < batches; ++i) {
-        m_task->make_batch(split, static_cast<uint64_t>(i), m_config.train.batch_size, m_config.model.seq_len, batch);
+        m_task->make_batch(split, static_cast<uint64_t>(i), m_config.train.batch_size, m_config.model.seq_len,
+                           batch);
         const ForwardStats stats = m_model->forward_backward(batch, false, false);
         loss_sum += stats.loss * static_cast<double>(stats.scored);
         scored += stats.scored;

@@ -26,7 +26,7 @@ struct StepOutcome {
 };
 
 class Trainer {
-public:
+  public:
     // Validates the config, builds task, backend, model and optimizer, and initialises from the seed.
     // Throws InputError / ResourceError with a message to act on.
     explicit Trainer(const Config& config);
@@ -75,7 +75,7 @@ public:
 
     double current_lr() const;
 
-private:
+  private:
     void fill_layer_telemetry(const ForwardStats& forward, const std::vector<double>& grad_squares,
                               StepRecord& record);
     std::vector<double> entry_sum_squares(const float* base);

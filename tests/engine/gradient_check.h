@@ -26,8 +26,8 @@ inline double weighted_sum(const std::vector<float>& values, const std::vector<f
 }
 
 // Central difference of `objective` with respect to values[i] (restored afterwards).
-inline double central_difference(std::vector<float>& values, size_t i, const std::function<double()>& objective,
-                                 float step) {
+inline double central_difference(std::vector<float>& values, size_t i,
+                                 const std::function<double()>& objective, float step) {
     const float saved = values[i];
     values[i] = saved + step;
     const double plus = objective();
@@ -39,8 +39,9 @@ inline double central_difference(std::vector<float>& values, size_t i, const std
 
 // Checks every element of `analytic` against central differences of `objective` w.r.t. `values`.
 inline void expect_gradient_matches(const std::string& what, std::vector<float>& values,
-                                    const std::vector<float>& analytic, const std::function<double()>& objective,
-                                    float step = 1e-2f, double tolerance = 2e-3) {
+                                    const std::vector<float>& analytic,
+                                    const std::function<double()>& objective, float step = 1e-2f,
+                                    double tolerance = 2e-3) {
     ASSERT_EQ(values.size(), analytic.size()) << what;
     double worst = 0.0;
     size_t worst_index = 0;
@@ -54,8 +55,8 @@ inline void expect_gradient_matches(const std::string& what, std::vector<float>&
             worst_numeric = numeric;
         }
     }
-    EXPECT_LT(worst, tolerance) << what << ": element " << worst_index << " analytic " << analytic[worst_index]
-                                << " vs finite difference " << worst_numeric;
+    EXPECT_LT(worst, tolerance) << what << ": element " << worst_index << " analytic "
+                                << analytic[worst_index] << " vs finite difference " << worst_numeric;
 }
 
 }  // namespace normlab::testing

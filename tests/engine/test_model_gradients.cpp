@@ -49,13 +49,15 @@ void check_model_gradients(const ModelConfig& config, const std::string& label) 
     int checked = 0;
     for (size_t i = 0; i < entries.size(); ++i) {
         if (!model.active(static_cast<int>(i))) {
-            for (float g : grads[i]) ASSERT_EQ(g, 0.0f) << label << ": inactive " << entries[i].name << " has a gradient";
+            for (float g : grads[i])
+                ASSERT_EQ(g, 0.0f) << label << ": inactive " << entries[i].name << " has a gradient";
             continue;
         }
         const auto original = model.read_entry(static_cast<int>(i));
         auto direction = testing::random_tensor(original.size(), mix_seed(11, i));
         double analytic = 0.0;
-        for (size_t j = 0; j < original.size(); ++j) analytic += static_cast<double>(grads[i][j]) * direction[j];
+        for (size_t j = 0; j < original.size(); ++j)
+            analytic += static_cast<double>(grads[i][j]) * direction[j];
         const float step = 2e-3f;
         auto loss_at = [&](float scale) {
             auto moved = original;
@@ -68,8 +70,8 @@ void check_model_gradients(const ModelConfig& config, const std::string& label) 
             (-loss_at(2.0f) + 8.0 * loss_at(1.0f) - 8.0 * loss_at(-1.0f) + loss_at(-2.0f)) / (12.0 * step);
         model.write_entry(static_cast<int>(i), original);
         const double error = std::fabs(numeric - analytic) / std::max(std::fabs(analytic), 2e-2);
-        EXPECT_LT(error, 2e-2) << label << ": " << entries[i].name << " analytic " << analytic << " vs numeric "
-                               << numeric;
+        EXPECT_LT(error, 2e-2) << label << ": " << entries[i].name << " analytic " << analytic
+                               << " vs numeric " << numeric;
         ++checked;
     }
     EXPECT_GT(checked, 10) << label;
@@ -93,15 +95,18 @@ TEST_P(ModelGradients, MatchFiniteDifferences) {
     check_model_gradients(config, to_string(placement) + "/" + to_string(type) + "/" + to_string(residual));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllWirings, ModelGradients,
-    ::testing::Combine(::testing::Values(NormPlacement::Post, NormPlacement::Pre, NormPlacement::Peri, NormPlacement::None),
-                       ::testing::Values(NormType::LayerNorm, NormType::RmsNorm, NormType::DyT),
-                       ::testing::Values(Residual::Plain, Residual::DeepNorm, Residual::ReZero, Residual::Admin)),
-    [](const auto& info) {
-        return to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param)) + "_" +
-               to_string(std::get<2>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(AllWirings, ModelGradients,
+                         ::testing::Combine(::testing::Values(NormPlacement::Post, NormPlacement::Pre,
+                                                              NormPlacement::Peri, NormPlacement::None),
+                                            ::testing::Values(NormType::LayerNorm, NormType::RmsNorm,
+                                                              NormType::DyT),
+                                            ::testing::Values(Residual::Plain, Residual::DeepNorm,
+                                                              Residual::ReZero, Residual::Admin)),
+                         [](const auto& info) {
+                             return to_string(std::get<0>(info.param)) + "_" +
+                                    to_string(std::get<1>(info.param)) + "_" +
+                                    to_string(std::get<2>(info.param));
+                         });
 
 TEST(ModelGradientsTheory, TheoryModeModel) {
     ModelConfig config;

@@ -13,7 +13,7 @@ using testing::random_tensor;
 using testing::weighted_sum;
 
 class OpGradients : public ::testing::Test {
-protected:
+  protected:
     CpuBackend backend{2};
 };
 
@@ -27,14 +27,16 @@ TEST_F(OpGradients, LinearInputWeightAndBias) {
         return weighted_sum(y, weights);
     };
     std::vector<float> dx(n * in, 0.0f), dw(out * in, 0.0f), db(out, 0.0f);
-    backend.linear_backward(dx.data(), dw.data(), db.data(), weights.data(), x.data(), w.data(), n, in, out, false);
+    backend.linear_backward(dx.data(), dw.data(), db.data(), weights.data(), x.data(), w.data(), n, in, out,
+                            false);
     expect_gradient_matches("linear dx", x, dx, objective);
     expect_gradient_matches("linear dW", w, dw, objective);
     expect_gradient_matches("linear db", b, db, objective);
     // accumulate_dx adds to what is there
     std::vector<float> accumulated(n * in, 1.0f);
     std::vector<float> dw2(out * in, 0.0f);
-    backend.linear_backward(accumulated.data(), dw2.data(), nullptr, weights.data(), x.data(), w.data(), n, in, out, true);
+    backend.linear_backward(accumulated.data(), dw2.data(), nullptr, weights.data(), x.data(), w.data(), n,
+                            in, out, true);
     for (int i = 0; i < n * in; ++i) EXPECT_NEAR(accumulated[i], dx[i] + 1.0f, 1e-5f);
 }
 
@@ -65,14 +67,14 @@ TEST_P(NormGradients, InputGainBiasAndAlpha) {
     const auto weights = random_tensor(n * d, 14);
     std::vector<float> y(n * d), stats(2 * n);
     auto objective = [&] {
-        backend.norm_forward(type, y.data(), stats.data(), x.data(), w.data(), b.data(), {0.0f, alpha.data()}, n, d,
-                             1e-5f);
+        backend.norm_forward(type, y.data(), stats.data(), x.data(), w.data(), b.data(), {0.0f, alpha.data()},
+                             n, d, 1e-5f);
         return weighted_sum(y, weights);
     };
     objective();
     std::vector<float> dx(n * d, 0.0f), dw(d, 0.0f), db(d, 0.0f), dalpha(1, 0.0f);
-    backend.norm_backward(type, dx.data(), dw.data(), db.data(), dalpha.data(), weights.data(), x.data(), stats.data(),
-                          w.data(), {0.0f, alpha.data()}, n, d, false);
+    backend.norm_backward(type, dx.data(), dw.data(), db.data(), dalpha.data(), weights.data(), x.data(),
+                          stats.data(), w.data(), {0.0f, alpha.data()}, n, d, false);
     expect_gradient_matches("norm dx", x, dx, objective, 1e-2f, 3e-3);
     expect_gradient_matches("norm dw", w, dw, objective);
     if (type != NormType::RmsNorm) expect_gradient_matches("norm db", b, db, objective);
@@ -85,18 +87,21 @@ INSTANTIATE_TEST_SUITE_P(AllNorms, NormGradients,
 
 TEST_F(OpGradients, NormForwardMatchesFormulas) {
     const int d = 4;
-    std::vector<float> x = {1.0f, 2.0f, 3.0f, 6.0f}, w = {1.0f, 2.0f, 1.0f, 1.0f}, b = {0.0f, 1.0f, 0.0f, 0.0f};
+    std::vector<float> x = {1.0f, 2.0f, 3.0f, 6.0f}, w = {1.0f, 2.0f, 1.0f, 1.0f},
+                       b = {0.0f, 1.0f, 0.0f, 0.0f};
     std::vector<float> y(d), stats(2);
-    backend.norm_forward(NormType::LayerNorm, y.data(), stats.data(), x.data(), w.data(), b.data(), {}, 1, d, 0.0f);
+    backend.norm_forward(NormType::LayerNorm, y.data(), stats.data(), x.data(), w.data(), b.data(), {}, 1, d,
+                         0.0f);
     // mean 3, population variance (4 + 1 + 0 + 9) / 4 = 3.5
     EXPECT_NEAR(y[0], -2.0 / std::sqrt(3.5), 1e-5);
     EXPECT_NEAR(y[1], 2.0 * -1.0 / std::sqrt(3.5) + 1.0, 1e-5);
-    backend.norm_forward(NormType::RmsNorm, y.data(), stats.data(), x.data(), w.data(), b.data(), {}, 1, d, 0.0f);
+    backend.norm_forward(NormType::RmsNorm, y.data(), stats.data(), x.data(), w.data(), b.data(), {}, 1, d,
+                         0.0f);
     // mean square (1 + 4 + 9 + 36) / 4 = 12.5, no bias
     EXPECT_NEAR(y[1], 2.0 * 2.0 / std::sqrt(12.5), 1e-5);
     std::vector<float> alpha = {0.5f};
-    backend.norm_forward(NormType::DyT, y.data(), stats.data(), x.data(), w.data(), b.data(), {0.0f, alpha.data()}, 1,
-                         d, 0.0f);
+    backend.norm_forward(NormType::DyT, y.data(), stats.data(), x.data(), w.data(), b.data(),
+                         {0.0f, alpha.data()}, 1, d, 0.0f);
     EXPECT_NEAR(y[3], std::tanh(3.0), 1e-6);
     EXPECT_NEAR(y[1], 2.0 * std::tanh(1.0) + 1.0, 1e-6);
 }
@@ -112,7 +117,8 @@ TEST_F(OpGradients, CausalAttention) {
     };
     objective();
     std::vector<float> dqkv(qkv.size(), 0.0f);
-    backend.attention_backward(dqkv.data(), weights.data(), qkv.data(), probs.data(), batch, seq, heads, head_dim);
+    backend.attention_backward(dqkv.data(), weights.data(), qkv.data(), probs.data(), batch, seq, heads,
+                               head_dim);
     expect_gradient_matches("attention dqkv", qkv, dqkv, objective);
     // causality: the first query attends only to itself
     EXPECT_FLOAT_EQ(probs[0], 1.0f);
@@ -124,7 +130,8 @@ TEST_F(OpGradients, AttentionStatisticsOfUniformAttention) {
     const int batch = 1, seq = 4, heads = 1, head_dim = 2, d = 2;
     std::vector<float> qkv(seq * 3 * d, 0.0f), out(seq * d), probs(seq * seq);
     float entropy = 0.0f, largest = 0.0f;
-    backend.attention_forward(out.data(), probs.data(), qkv.data(), batch, seq, heads, head_dim, {&entropy, &largest});
+    backend.attention_forward(out.data(), probs.data(), qkv.data(), batch, seq, heads, head_dim,
+                              {&entropy, &largest});
     EXPECT_NEAR(entropy, std::log(1.0) + std::log(2.0) + std::log(3.0) + std::log(4.0), 1e-5);
     EXPECT_FLOAT_EQ(largest, 0.0f);
 }
@@ -173,7 +180,8 @@ TEST_F(OpGradients, CrossEntropyWithUnscoredRows) {
     const std::vector<int32_t> targets = {2, -1, 0, 4};
     auto objective = [&] {
         std::vector<float> scratch(n * vocab);
-        const auto result = backend.cross_entropy(scratch.data(), logits.data(), targets.data(), n, vocab, false);
+        const auto result =
+            backend.cross_entropy(scratch.data(), logits.data(), targets.data(), n, vocab, false);
         return result.loss_sum / static_cast<double>(result.scored);
     };
     std::vector<float> grad(n * vocab);
@@ -183,8 +191,9 @@ TEST_F(OpGradients, CrossEntropyWithUnscoredRows) {
     for (int j = 0; j < vocab; ++j) EXPECT_EQ(grad[vocab + j], 0.0f);
     // uniform logits give ln(vocab)
     std::vector<float> uniform(n * vocab, 0.0f), scratch(n * vocab);
-    EXPECT_NEAR(backend.cross_entropy(scratch.data(), uniform.data(), targets.data(), n, vocab, false).loss_sum / 3.0,
-                std::log(5.0), 1e-6);
+    EXPECT_NEAR(
+        backend.cross_entropy(scratch.data(), uniform.data(), targets.data(), n, vocab, false).loss_sum / 3.0,
+        std::log(5.0), 1e-6);
 }
 
 TEST_F(OpGradients, SumSquaresOverSlices) {

@@ -35,7 +35,9 @@ std::vector<double> losses(Trainer& trainer, int steps) {
 }
 
 std::string temp_path(const std::string& name) {
-    return (std::filesystem::temp_directory_path() / ("normlab_test_" + std::to_string(::getpid()) + "_" + name)).string();
+    return (std::filesystem::temp_directory_path() /
+            ("normlab_test_" + std::to_string(::getpid()) + "_" + name))
+        .string();
 }
 
 TEST(Trainer, SameConfigSameLossCurveBitForBit) {

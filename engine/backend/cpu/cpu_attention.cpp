@@ -21,7 +21,8 @@ HeadViews head_views(int b, int h, int seq, int heads, int head_dim) {
     const size_t d = static_cast<size_t>(heads) * head_dim;
     const size_t row0 = static_cast<size_t>(b) * seq;
     const size_t column = static_cast<size_t>(h) * head_dim;
-    return {row0 * 3 * d + column, row0 * 3 * d + d + column, row0 * 3 * d + 2 * d + column, row0 * d + column};
+    return {row0 * 3 * d + column, row0 * 3 * d + d + column, row0 * 3 * d + 2 * d + column,
+            row0 * d + column};
 }
 }  // namespace
 
@@ -112,7 +113,8 @@ void CpuBackend::attention_backward(float* dqkv, const float* dout, const float*
                 const float* prob_row = p.data() + static_cast<size_t>(t) * seq;
                 double weighted = 0.0;
                 for (int j = 0; j <= t; ++j) weighted += static_cast<double>(row[j]) * prob_row[j];
-                for (int j = 0; j <= t; ++j) row[j] = prob_row[j] * (row[j] - static_cast<float>(weighted)) * scale;
+                for (int j = 0; j <= t; ++j)
+                    row[j] = prob_row[j] * (row[j] - static_cast<float>(weighted)) * scale;
                 for (int j = t + 1; j < seq; ++j) row[j] = 0.0f;
             }
             grad_q.noalias() = grad_scores * k;

@@ -6,7 +6,7 @@
 namespace normlab {
 
 class CpuBackend final : public Backend {
-public:
+  public:
     explicit CpuBackend(int threads);
 
     std::string name() const override;
@@ -63,11 +63,13 @@ public:
     void scale(float* x, float factor, size_t count) override;
     void add(float* dst, const float* src, size_t count) override;
 
-private:
+  private:
     int m_threads;
 };
 
 // Reads a ScaleRef on the host (the CPU backend's memory is host memory).
-inline float resolve(ScaleRef ref) { return ref.param ? *ref.param : ref.constant; }
+inline float resolve(ScaleRef ref) {
+    return ref.param ? *ref.param : ref.constant;
+}
 
 }  // namespace normlab

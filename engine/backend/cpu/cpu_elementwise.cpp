@@ -31,7 +31,8 @@ void CpuBackend::activation_backward(Activation kind, float* dx, const float* dy
         if (kind == Activation::Relu) {
             slope = value > 0.0f ? 1.0f : 0.0f;
         } else {
-            slope = 0.5f * (1.0f + std::erf(value * kInvSqrt2)) + value * kInvSqrt2Pi * std::exp(-0.5f * value * value);
+            slope = 0.5f * (1.0f + std::erf(value * kInvSqrt2)) +
+                    value * kInvSqrt2Pi * std::exp(-0.5f * value * value);
         }
         dx[i] = dy[i] * slope;
     }
@@ -45,8 +46,8 @@ void CpuBackend::residual_forward(float* s, const float* x, const float* f, Scal
     for (size_t i = 0; i < count; ++i) s[i] = shortcut * x[i] + branch * f[i];
 }
 
-void CpuBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds, const float* x,
-                                   const float* f, ScaleRef c, ScaleRef a, size_t count) {
+void CpuBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,
+                                   const float* x, const float* f, ScaleRef c, ScaleRef a, size_t count) {
     const float shortcut = resolve(c);
     const float branch = resolve(a);
     const size_t chunks = (count + kElementsPerChunk - 1) / kElementsPerChunk;

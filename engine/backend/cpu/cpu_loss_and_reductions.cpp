@@ -69,7 +69,8 @@ void CpuBackend::sum_squares(const float* base, const std::vector<Slice>& slices
 #pragma omp parallel for schedule(static)
     for (size_t item = 0; item < items.size(); ++item) {
         double total = 0.0;
-        for (size_t i = items[item].begin; i < items[item].end; ++i) total += static_cast<double>(base[i]) * base[i];
+        for (size_t i = items[item].begin; i < items[item].end; ++i)
+            total += static_cast<double>(base[i]) * base[i];
         partials[item] = total;
     }
     for (size_t s = 0; s < slices.size(); ++s) host_out[s] = 0.0;

@@ -42,7 +42,9 @@ int32_t* CpuBackend::allocate_ints(size_t count) {
     return pointer;
 }
 
-void CpuBackend::release(void* pointer) { std::free(pointer); }
+void CpuBackend::release(void* pointer) {
+    std::free(pointer);
+}
 
 void CpuBackend::upload(float* dst, const float* host_src, size_t count) {
     std::memcpy(dst, host_src, count * sizeof(float));

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <vector>
 
-#include "engine/backend/cpu/cpu_backend.h"
 #include <algorithm>
+#include "engine/backend/cpu/cpu_backend.h"
 
 namespace normlab {
 

@@ -6,8 +6,8 @@
 
 namespace normlab {
 
-void CpuBackend::optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
-                                  float* update, size_t count) {
+void CpuBackend::optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m,
+                                  float* v, float* update, size_t count) {
     const bool decoupled = step.kind == OptimizerKind::AdamW;
     const float l2 = decoupled ? 0.0f : step.weight_decay;
 #pragma omp parallel for schedule(static)

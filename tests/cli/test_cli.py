@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""normlab-cli as a user meets it: every subcommand's --help, a full train / resume / eval cycle, the
+run-folder contract, and bad input, which must give exit code 2, a message naming the problem, and no
+run folder that looks valid. Standard library only."""
+import argparse
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+CLI = None
+TINY = ["--set", "model.d_model=16", "--set", "model.heads=2", "--set", "model.d_ff=32", "--set", "model.layers=2",
+        "--set", "model.seq_len=16", "--set", "train.batch_size=4", "--set", "telemetry.val_every=10"]
+
+
+def run(*args, check_rc=None):
+    result = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=600)
+    if check_rc is not None and result.returncode != check_rc:
+        raise AssertionError(f"normlab-cli {' '.join(args)} exited {result.returncode}, wanted {check_rc}\n"
+                             f"stdout: {result.stdout}\nstderr: {result.stderr}")
+    return result
+
+
+class CliTestCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="normlab_cli_"))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def expect_bad_input(self, args, *fragments, out=None):
+        result = run(*args)
+        self.assertEqual(result.returncode, 2, f"{args}: {result.stderr}")
+        for fragment in fragments:
+            self.assertIn(fragment, result.stderr, f"{args}: message lacks '{fragment}'")
+        if out is not None:
+            self.assertFalse((Path(out) / "summary.json").exists(), f"{args}: a run folder was left behind")
+        return result.stderr
+
+
+class HelpAndPresets(CliTestCase):
+    def test_every_subcommand_has_help(self):
+        for command in ("train", "eval", "bench", "presets", "dump-grads"):
+            result = run(command, "--help", check_rc=0)
+            self.assertIn("usage: normlab-cli " + command, result.stdout)
+        self.assertIn("commands:", run("--help", check_rc=0).stdout)
+
+    def test_unknown_command_and_option(self):
+        self.assertEqual(run("frobnicate").returncode, 2)
+        self.expect_bad_input(["train", "--out", str(self.tmp / "r"), "--bogus"], "unknown option '--bogus'")
+
+    def test_presets_lists_the_required_names(self):
+        lines = run("presets", check_rc=0).stdout.splitlines()
+        names = [line.split()[0] for line in lines]
+        for required in ("postln-no-warmup", "postln-warmup", "preln-no-warmup", "deep-postln", "deep-deepnorm",
+                         "deep-rezero", "periln", "theory-postln", "theory-preln"):
+            self.assertIn(required, names)
+        self.assertTrue(all(len(line.split(None, 1)) == 2 for line in lines), "every preset has a description")
+
+
+class TrainResumeEval(CliTestCase):
+    def read_metrics(self, folder):
+        return [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+
+    def test_run_folder_contract(self):
+        out = self.tmp / "run"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "20", "--out", str(out), "--save-checkpoint",
+            "--change", "10:model.norm_placement=post", "--quiet", check_rc=0)
+        config = json.loads((out / "config.json").read_text())
+        self.assertEqual(config["model"]["d_model"], 16)
+        metrics = self.read_metrics(out)
+        self.assertEqual([m["step"] for m in metrics], list(range(1, 21)))
+        layer = metrics[0]["layers"][0]
+        for key in ("resid", "update_ratio", "attn_entropy", "attn_max_logit"):
+            self.assertGreater(layer[key], 0.0, key)
+        self.assertEqual(set(layer["grad"]) >= {"w_qkv", "w_o", "w_1", "w_2"}, True)
+        self.assertEqual(len(metrics[0]["layers"]), 2)
+        self.assertIn("val_loss", metrics[9])
+        events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+        self.assertEqual([(e["step"], e["key"], e["value"]) for e in events if e["kind"] == "change"],
+                         [(10, "model.norm_placement", "post")])
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["status"], "completed")
+        self.assertEqual(summary["steps"], 20)
+        self.assertIsNone(summary["diverged_at"])
+        self.assertAlmostEqual(summary["final_loss"], metrics[-1]["loss"], places=12)
+        self.assertGreater(summary["steps_per_s"], 0)
+        self.assertTrue((out / "model.safetensors").exists())
+
+    def test_resume_continues_the_same_curve(self):
+        straight, first, second = self.tmp / "straight", self.tmp / "first", self.tmp / "second"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "30", "--out", str(straight), "--quiet", check_rc=0)
+        run("train", "--preset", "quickstart", *TINY, "--steps", "15", "--out", str(first), "--save-checkpoint",
+            "--quiet", check_rc=0)
+        run("train", "--resume", str(first / "model.safetensors"), "--steps", "30", "--out", str(second), "--quiet",
+            check_rc=0)
+        reference = {m["step"]: m["loss"] for m in self.read_metrics(straight)}
+        resumed = self.read_metrics(second)
+        self.assertEqual(resumed[0]["step"], 16)
+        for record in resumed:
+            self.assertEqual(record["loss"], reference[record["step"]], f"step {record['step']}")
+
+    def test_eval_counts_every_predicted_position(self):
+        out = self.tmp / "run"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "5", "--out", str(out), "--save-checkpoint",
+            "--quiet", check_rc=0)
+        tokens = self.tmp / "tokens.txt"
+        text = b"The quick brown fox jumps over the lazy dog."
+        tokens.write_text(" ".join(str(b) for b in text[:17]) + "\n\n" + ", ".join(str(b) for b in text[17:30]) + "\n")
+        result = json.loads(run("eval", "--checkpoint", str(out / "model.safetensors"), "--tokens", str(tokens),
+                                check_rc=0).stdout)
+        self.assertEqual(result["tokens"], 16 + 12)
+        self.assertTrue(math.log(256) - 1.5 < result["loss"] < math.log(256) + 1.5, result)
+
+    def test_bench_prints_medians(self):
+        result = run("bench", "--preset", "quickstart", *TINY, "--steps", "5", "--warmup", "1", check_rc=0)
+        report = json.loads(result.stdout)
+        for key in ("steps_per_s", "ms_per_step", "tokens_per_s", "gflops", "threads", "device"):
+            self.assertIn(key, report)
+        self.assertAlmostEqual(report["steps_per_s"] * report["ms_per_step"], 1000.0, places=6)
+        self.assertAlmostEqual(report["tokens_per_s"], report["steps_per_s"] * 4 * 16, places=3)
+
+    def test_diverged_run_is_a_result(self):
+        out = self.tmp / "run"
+        result = run("train", "--preset", "quickstart", *TINY, "--set", "model.norm_placement=none",
+                     "--set", "train.optimizer=sgd", "--set", "train.lr=1e8", "--steps", "50", "--out", str(out),
+                     "--quiet", check_rc=0)
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["status"], "diverged")
+        self.assertIsInstance(summary["diverged_at"], int)
+        self.assertIsInstance(summary["first_bad_layer"], int)
+        events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+        self.assertEqual(events[-1]["kind"], "diverged")
+        self.assertEqual(json.loads(result.stdout)["status"], "diverged")
+
+
+class BadInput(CliTestCase):
+    def train_args(self, *extra):
+        return ["train", "--preset", "quickstart", "--out", str(self.tmp / "run"), *extra]
+
+    def test_malformed_json(self):
+        config = self.tmp / "bad.json"
+        config.write_text('{"model": {"d_model": 64,}}')
+        self.expect_bad_input(["train", "--config", str(config), "--out", str(self.tmp / "run")], "bad.json",
+                              out=self.tmp / "run")
+
+    def test_unknown_key(self):
+        self.expect_bad_input(self.train_args("--set", "model.d_modle=64"), "model.d_modle", "model.d_model",
+                              out=self.tmp / "run")
+
+    def test_d_model_not_divisible_by_heads(self):
+        self.expect_bad_input(self.train_args("--set", "model.d_model=100", "--set", "model.heads=3"),
+                              "divisible", out=self.tmp / "run")
+
+    def test_zero_and_negative_sizes(self):
+        for assignment in ("model.layers=0", "model.d_model=-8", "train.batch_size=0", "model.seq_len=0"):
+            self.expect_bad_input(self.train_args("--set", assignment), assignment.split("=")[0],
+                                  out=self.tmp / "run")
+
+    def test_negative_or_non_finite_lr(self):
+        self.expect_bad_input(self.train_args("--set", "train.lr=-0.1"), "train.lr", out=self.tmp / "run")
+        config = self.tmp / "nan.json"
+        config.write_text('{"train": {"lr": NaN}}')
+        self.expect_bad_input(["train", "--config", str(config), "--out", str(self.tmp / "run")], "nan.json",
+                              out=self.tmp / "run")
+        self.expect_bad_input(self.train_args("--set", "train.lr=1e999"), "train.lr", out=self.tmp / "run")
+
+    def test_text_file_problems(self):
+        missing = self.tmp / "missing.txt"
+        self.expect_bad_input(self.train_args("--set", f"data.text_path={missing}"), "missing.txt",
+                              out=self.tmp / "run")
+        empty = self.tmp / "empty.txt"
+        empty.write_bytes(b"")
+        self.expect_bad_input(self.train_args("--set", f"data.text_path={empty}"), "empty", out=self.tmp / "run")
+        latin1 = self.tmp / "latin1.txt"
+        latin1.write_bytes(("caf\xe9 " * 200).encode("latin-1"))
+        self.expect_bad_input(self.train_args("--set", f"data.text_path={latin1}"), "UTF-8", out=self.tmp / "run")
+
+    def test_model_too_large_for_memory(self):
+        stderr = self.expect_bad_input(self.train_args("--set", "model.d_model=16384", "--set", "model.d_ff=65536",
+                                                       "--set", "model.layers=2000"), "MiB", out=self.tmp / "run")
+        self.assertIn("model.d_model", stderr)
+
+    def test_existing_folder_is_not_overwritten(self):
+        out = self.tmp / "run"
+        out.mkdir()
+        (out / "notes.txt").write_text("precious")
+        self.expect_bad_input(self.train_args(), "--overwrite")
+        self.assertEqual((out / "notes.txt").read_text(), "precious")
+
+    def test_non_live_change(self):
+        self.expect_bad_input(self.train_args("--change", "5:model.layers=3"), "model.layers", out=self.tmp / "run")
+
+    def checkpoint(self):
+        out = self.tmp / "ckpt"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "2", "--out", str(out), "--save-checkpoint",
+            "--quiet", check_rc=0)
+        return out / "model.safetensors"
+
+    def test_truncated_and_corrupt_checkpoints(self):
+        good = self.checkpoint()
+        tokens = self.tmp / "tokens.txt"
+        tokens.write_text("1 2 3\n")
+        blob = good.read_bytes()
+        truncated = self.tmp / "truncated.safetensors"
+        truncated.write_bytes(blob[: len(blob) // 2])
+        self.expect_bad_input(["eval", "--checkpoint", str(truncated), "--tokens", str(tokens)], "truncated")
+        corrupt = self.tmp / "corrupt.safetensors"
+        corrupt.write_bytes(blob[:8] + b"{" * 20 + blob[28:])
+        self.expect_bad_input(["eval", "--checkpoint", str(corrupt), "--tokens", str(tokens)], "corrupt.safetensors")
+        garbage = self.tmp / "garbage.safetensors"
+        garbage.write_bytes(os.urandom(4096))
+        self.expect_bad_input(["eval", "--checkpoint", str(garbage), "--tokens", str(tokens)], "garbage.safetensors")
+        self.expect_bad_input(["train", "--resume", str(truncated), "--out", str(self.tmp / "run")], "truncated",
+                              out=self.tmp / "run")
+
+    def test_checkpoint_missing_a_tensor(self):
+        good = self.checkpoint()
+        blob = good.read_bytes()
+        (length,) = struct.unpack("<Q", blob[:8])
+        header = json.loads(blob[8:8 + length])
+        renamed = json.dumps(header).replace('"head.weight"', '"head.weigh"').encode()
+        renamed += b" " * (-len(renamed) % 8)
+        broken = self.tmp / "broken.safetensors"
+        broken.write_bytes(struct.pack("<Q", len(renamed)) + renamed + blob[8 + length:])
+        tokens = self.tmp / "tokens.txt"
+        tokens.write_text("1 2 3\n")
+        self.expect_bad_input(["eval", "--checkpoint", str(broken), "--tokens", str(tokens)], "head.weight")
+
+    def test_token_ids_out_of_range_and_malformed(self):
+        good = self.checkpoint()
+        tokens = self.tmp / "tokens.txt"
+        tokens.write_text("1 2 3\n4 256 5\n")
+        self.expect_bad_input(["eval", "--checkpoint", str(good), "--tokens", str(tokens)], "line 2", "256")
+        tokens.write_text("1 two 3\n")
+        self.expect_bad_input(["eval", "--checkpoint", str(good), "--tokens", str(tokens)], "'two'")
+        tokens.write_text(" ".join(["7"] * 40) + "\n")
+        self.expect_bad_input(["eval", "--checkpoint", str(good), "--tokens", str(tokens)], "seq_len")
+        self.expect_bad_input(["eval", "--checkpoint", str(good), "--tokens", str(self.tmp / "none.txt")], "none.txt")
+
+
+def main():
+    global CLI
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cli", required=True)
+    args, rest = parser.parse_known_args()
+    CLI = os.path.abspath(args.cli)
+    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=1)
+    result = program.result
+    failed = len(result.failures) + len(result.errors)
+    print(f"{result.testsRun - failed} passed, {failed} failed")
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

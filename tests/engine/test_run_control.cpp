@@ -1,0 +1,105 @@
+// RunControl across threads: a training loop on a second thread pauses, single-steps, resumes and
+// stops on request; stop answers within one step.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "engine/train/run_control.h"
+
+namespace normlab {
+namespace {
+
+using namespace std::chrono_literals;
+
+Config small_run() {
+    Config config;
+    config.model.d_model = 16;
+    config.model.heads = 2;
+    config.model.d_ff = 32;
+    config.model.layers = 1;
+    config.model.seq_len = 8;
+    config.train.batch_size = 2;
+    config.train.steps = 1000000;
+    config.telemetry.val_every = 0;
+    config.threads = 1;
+    return config;
+}
+
+// Waits up to two seconds for a condition set by the other thread.
+template <class Predicate>
+bool eventually(Predicate predicate) {
+    for (int i = 0; i < 2000; ++i) {
+        if (predicate()) return true;
+        std::this_thread::sleep_for(1ms);
+    }
+    return predicate();
+}
+
+TEST(RunControl, PauseSingleStepResumeStopAcrossThreads) {
+    Trainer trainer(small_run());
+    RunControl control;
+    std::atomic<int64_t> steps{0};
+    control.pause();
+    RunStatus final_status = RunStatus::Running;
+    std::thread engine([&] {
+        final_status =
+            run_training(trainer, control, [&](const StepOutcome& outcome) { steps = outcome.record.step; });
+    });
+
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(steps.load(), 0) << "a paused run takes no step";
+    control.step_once();
+    ASSERT_TRUE(eventually([&] { return steps.load() == 1; }));
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(steps.load(), 1) << "a single step is exactly one step";
+    control.step_once();
+    control.step_once();
+    ASSERT_TRUE(eventually([&] { return steps.load() == 3; }));
+
+    control.resume();
+    ASSERT_TRUE(eventually([&] { return steps.load() > 20; }));
+    const int64_t at_stop = steps.load();
+    control.stop();
+    engine.join();
+    EXPECT_LE(steps.load(), at_stop + 1) << "stop answers within one step";
+    EXPECT_EQ(final_status, RunStatus::Stopped);
+    EXPECT_EQ(trainer.status(), RunStatus::Stopped);
+}
+
+TEST(RunControl, StopWhilePausedEndsTheLoop) {
+    Trainer trainer(small_run());
+    RunControl control;
+    control.pause();
+    std::thread engine([&] { run_training(trainer, control, nullptr); });
+    std::this_thread::sleep_for(20ms);
+    control.stop();
+    engine.join();
+    EXPECT_EQ(trainer.steps_done(), 0);
+    EXPECT_EQ(trainer.status(), RunStatus::Stopped);
+}
+
+TEST(RunControl, LiveChangesPostedFromAnotherThreadArrive) {
+    Config config = small_run();
+    config.train.steps = 40;
+    Trainer trainer(config);
+    RunControl control;
+    control.pause();
+    std::vector<Event> events;
+    std::thread engine([&] {
+        run_training(trainer, control, [&](const StepOutcome& outcome) {
+            events.insert(events.end(), outcome.events.begin(), outcome.events.end());
+        });
+    });
+    trainer.post({"model.norm_type", "rmsnorm", 10});
+    control.resume();
+    engine.join();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].step, 10);
+    EXPECT_EQ(trainer.config().model.norm_type, NormType::RmsNorm);
+    EXPECT_EQ(trainer.status(), RunStatus::Completed);
+}
+
+}  // namespace
+}  // namespace normlab

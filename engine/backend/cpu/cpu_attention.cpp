@@ -10,25 +10,33 @@
 namespace normlab {
 
 namespace {
-struct HeadViews {
-    size_t q_offset;  // offset of the head's first q value inside qkv
-    size_t k_offset;
-    size_t v_offset;
-    size_t out_offset;  // offset of the head's first value inside out (row stride d)
-};
+// Where one (batch, head) pair's q, k, v columns start inside packed qkv rows (row stride 3d), and
+// its output columns inside out rows (row stride d).
+struct HeadOffsets {
+    size_t q, k, v, out;
+    int seq, head_dim, d;
 
-HeadViews head_views(int b, int h, int seq, int heads, int head_dim) {
-    const size_t d = static_cast<size_t>(heads) * head_dim;
-    const size_t row0 = static_cast<size_t>(b) * seq;
-    const size_t column = static_cast<size_t>(h) * head_dim;
-    return {row0 * 3 * d + column, row0 * 3 * d + d + column, row0 * 3 * d + 2 * d + column,
-            row0 * d + column};
-}
+    HeadOffsets(int pair, int seq_len, int heads, int dim) : seq(seq_len), head_dim(dim), d(heads * dim) {
+        const size_t row0 = static_cast<size_t>(pair / heads) * seq_len;
+        const size_t column = static_cast<size_t>(pair % heads) * dim;
+        q = row0 * 3 * d + column;
+        k = q + d;
+        v = q + 2 * static_cast<size_t>(d);
+        out = row0 * d + column;
+    }
+    template <class View, class Pointer>
+    View packed(Pointer base, size_t offset) const {
+        return View(base + offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
+    }
+    template <class View, class Pointer>
+    View output(Pointer base) const {
+        return View(base + out, seq, head_dim, Eigen::OuterStride<>(d));
+    }
+};
 }  // namespace
 
 void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
                                    int head_dim, AttentionStatsRef stats) {
-    const int d = heads * head_dim;
     const int pairs = batch * heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     std::vector<double> entropy_per_pair(pairs, 0.0);
@@ -36,12 +44,10 @@ void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, i
 
 #pragma omp parallel for schedule(static)
     for (int pair = 0; pair < pairs; ++pair) {
-        const int b = pair / heads;
-        const int h = pair % heads;
-        const HeadViews views = head_views(b, h, seq, heads, head_dim);
-        ConstStridedView q(qkv + views.q_offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
-        ConstStridedView k(qkv + views.k_offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
-        ConstStridedView v(qkv + views.v_offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
+        const HeadOffsets at(pair, seq, heads, head_dim);
+        const auto q = at.packed<ConstStridedView>(qkv, at.q);
+        const auto k = at.packed<ConstStridedView>(qkv, at.k);
+        const auto v = at.packed<ConstStridedView>(qkv, at.v);
         MatrixView p(probs + static_cast<size_t>(pair) * seq * seq, seq, seq);
         p.noalias() = (q * k.transpose()) * scale;
 
@@ -67,7 +73,7 @@ void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, i
         entropy_per_pair[pair] = entropy;
         max_per_pair[pair] = largest;
 
-        StridedView o(out + views.out_offset, seq, head_dim, Eigen::OuterStride<>(d));
+        auto o = at.output<StridedView>(out);
         o.noalias() = p * v;
     }
 
@@ -85,7 +91,6 @@ void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, i
 
 void CpuBackend::attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
                                     int batch, int seq, int heads, int head_dim) {
-    const int d = heads * head_dim;
     const int pairs = batch * heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
 
@@ -94,17 +99,15 @@ void CpuBackend::attention_backward(float* dqkv, const float* dout, const float*
         RowMatrix grad_scores(seq, seq);
 #pragma omp for schedule(static)
         for (int pair = 0; pair < pairs; ++pair) {
-            const int b = pair / heads;
-            const int h = pair % heads;
-            const HeadViews views = head_views(b, h, seq, heads, head_dim);
-            ConstStridedView q(qkv + views.q_offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
-            ConstStridedView k(qkv + views.k_offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
-            ConstStridedView v(qkv + views.v_offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
-            ConstStridedView grad_o(dout + views.out_offset, seq, head_dim, Eigen::OuterStride<>(d));
+            const HeadOffsets at(pair, seq, heads, head_dim);
+            const auto q = at.packed<ConstStridedView>(qkv, at.q);
+            const auto k = at.packed<ConstStridedView>(qkv, at.k);
+            const auto v = at.packed<ConstStridedView>(qkv, at.v);
+            const auto grad_o = at.output<ConstStridedView>(dout);
             ConstMatrixView p(probs + static_cast<size_t>(pair) * seq * seq, seq, seq);
-            StridedView grad_q(dqkv + views.q_offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
-            StridedView grad_k(dqkv + views.k_offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
-            StridedView grad_v(dqkv + views.v_offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
+            auto grad_q = at.packed<StridedView>(dqkv, at.q);
+            auto grad_k = at.packed<StridedView>(dqkv, at.k);
+            auto grad_v = at.packed<StridedView>(dqkv, at.v);
 
             grad_v.noalias() = p.transpose() * grad_o;
             grad_scores.noalias() = grad_o * v.transpose();  // dP

@@ -9,5 +9,6 @@ int run_eval(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_presets(int argc, char** argv);
 int run_dump_grads(int argc, char** argv);
+int run_probe(int argc, char** argv);
 
 }  // namespace normlab::cli

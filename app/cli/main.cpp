@@ -1,4 +1,4 @@
-// normlab-cli: the headless front end (train, eval, bench, presets). Bad input is a message on stderr
+// normlab-cli: the headless front end (train, eval, bench, probe, presets). Bad input is a message on stderr
 // and exit code 2; an unexpected internal failure is exit code 1.
 #include <cstring>
 #include <iostream>
@@ -18,6 +18,7 @@ const char* kUsage =
     "  train      train a model and write a run folder (metrics.jsonl, events.jsonl, summary.json, ...)\n"
     "  eval       mean next-token loss of a checkpoint on a file of token sequences\n"
     "  bench      time training steps: steps/s, ms/step, tokens/s, GFLOP/s\n"
+    "  probe      measure a freshly initialised model (Lemma 2, Figure 3, dependency, output change)\n"
     "  presets    list the presets\n"
     "  dump-grads write a checkpoint and the gradients of one batch (for the PyTorch parity test)\n";
 }  // namespace
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
         if (command == "eval") return normlab::cli::run_eval(argc, argv);
         if (command == "bench") return normlab::cli::run_bench(argc, argv);
         if (command == "presets") return normlab::cli::run_presets(argc, argv);
+        if (command == "probe") return normlab::cli::run_probe(argc, argv);
         if (command == "dump-grads") return normlab::cli::run_dump_grads(argc, argv);
         std::cerr << "normlab-cli: unknown command '" << command << "'\n\n" << kUsage;
         return 2;

@@ -116,8 +116,10 @@ class Backend {
     virtual CrossEntropyResult cross_entropy(float* dlogits, const float* logits, const int32_t* targets,
                                              int n, int vocab, bool want_gradient) = 0;
 
-    // Host-side sums of squares (double) of each slice of base, and the count of non-finite values.
+    // Host-side sums of squares (double) of each slice of base.
     virtual void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) = 0;
+    // Host-side plain sums (double) of each slice of base (with sum_squares: means and variances).
+    virtual void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) = 0;
 
     // update = optimizer step from (grad * grad_scale, moments); param += update. update is kept for
     // telemetry (update/parameter ratio).

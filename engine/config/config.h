@@ -34,6 +34,7 @@ struct ModelConfig {
     double deepnorm_beta = 0.0;   // 0: (8N)^(-1/4) from the depth
     AdminInit admin_init = AdminInit::Closed;
     double norm_eps = 1e-5;
+    double embedding_std = 0.0;  // std of token and of position embeddings; 0: the init scheme's
 };
 
 struct TrainConfig {

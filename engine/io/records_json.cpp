@@ -27,20 +27,23 @@ nlohmann::json to_json(const StepRecord& record) {
         nlohmann::json layers = nlohmann::json::array();
         for (const LayerTelemetry& layer : record.layers) {
             const GradientNorms& g = layer.grad;
-            layers.push_back({{"resid", number(layer.resid)},
-                              {"resid_attn", number(layer.resid_attn)},
-                              {"grad",
-                               {{"w_qkv", number(g.w_qkv)},
-                                {"w_o", number(g.w_o)},
-                                {"w_1", number(g.w_1)},
-                                {"w_2", number(g.w_2)},
-                                {"norm1", number(g.norm1)},
-                                {"norm2", number(g.norm2)},
-                                {"norm1_out", number(g.norm1_out)},
-                                {"norm2_out", number(g.norm2_out)}}},
-                              {"update_ratio", number(layer.update_ratio)},
-                              {"attn_entropy", number(layer.attn_entropy)},
-                              {"attn_max_logit", number(layer.attn_max_logit)}});
+            layers.push_back(
+                {{"resid", number(layer.resid)},
+                 {"resid_attn", number(layer.resid_attn)},
+                 {"grad",
+                  {{"w_qkv", number(g.w_qkv)},
+                   {"w_o", number(g.w_o)},
+                   {"w_1", number(g.w_1)},
+                   {"w_2", number(g.w_2)},
+                   {"norm1", number(g.norm1)},
+                   {"norm2", number(g.norm2)},
+                   {"norm1_out", number(g.norm1_out)},
+                   {"norm2_out", number(g.norm2_out)}}},
+                 {"update_ratio", number(layer.update_ratio)},
+                 {"attn_entropy", number(layer.attn_entropy)},
+                 {"attn_max_logit", number(layer.attn_max_logit)},
+                 {"dependency",
+                  {{"attn", number(layer.dependency_attn)}, {"ffn", number(layer.dependency_ffn)}}}});
         }
         out["layers"] = std::move(layers);
     }

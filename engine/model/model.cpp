@@ -234,6 +234,7 @@ ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool att
                                entry_ptr(final_norm.bias), {0.0f, entry_ptr(final_norm.alpha)}, n, d, eps);
         head_input = m_final_normed;
     }
+    m_head_input = head_input;
     m_backend.linear_forward(m_logits, head_input, entry_ptr(m_layout.head), nullptr, n, d, m_vocab);
     const auto loss = m_backend.cross_entropy(m_logits, m_logits, m_targets, n, m_vocab, backward);
 
@@ -264,6 +265,7 @@ ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool att
             stats.attn_max_logit.push_back(host[2 * block + 1]);
         }
     }
+    if (attention_stats) stats.dependency = dependency_ratios(nd);
     if (!backward) return stats;
 
     m_backend.fill(m_grads, 0.0f, m_layout.total);
@@ -288,6 +290,56 @@ ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool att
     return stats;
 }
 
+const float* Model::added_branch(int block, int kind) const {
+    const SublayerActivations& acts = m_sublayers[block * 2 + kind];
+    if (m_config.norm_placement == NormPlacement::Peri) return acts.branch_normed;
+    return kind == kAttention && m_config.theory_mode ? acts.heads : acts.branch;
+}
+
+std::vector<double> Model::dependency_ratios(size_t count) {
+    const size_t sublayers = m_sublayers.size();
+    std::vector<Slice> slices = m_resid_slices;
+    for (size_t i = 0; i < sublayers; ++i) {
+        slices.push_back({static_cast<size_t>(added_branch(static_cast<int>(i / 2), static_cast<int>(i % 2)) -
+                                              m_activations),
+                          count});
+    }
+    std::vector<double> squares(slices.size()), sums(slices.size());
+    m_backend.sum_squares(m_activations, slices, squares.data());
+    m_backend.sum_values(m_activations, slices, sums.data());
+    auto variance = [&](size_t i) {
+        const double mean = sums[i] / static_cast<double>(count);
+        return squares[i] / static_cast<double>(count) - mean * mean;
+    };
+    std::vector<double> ratios(sublayers);
+    for (size_t i = 0; i < sublayers; ++i) {
+        double scale = 1.0;
+        const ScaleRef a = branch_scale(static_cast<int>(i / 2));
+        if (a.param) {
+            float value = 0.0f;
+            m_backend.download(&value, a.param, 1);
+            scale = static_cast<double>(value) * value;
+        }
+        const double total = variance(i);
+        ratios[i] = total > 0.0 ? scale * variance(sublayers + i) / total : 0.0;
+    }
+    return ratios;
+}
+
+std::vector<float> Model::read_block_output(int block) {
+    const SublayerActivations& acts = m_sublayers.at(static_cast<size_t>(block) * 2 + kFeedForward);
+    const float* output = m_config.norm_placement == NormPlacement::Post ? acts.output : acts.sum;
+    std::vector<float> host(static_cast<size_t>(m_batch) * m_seq * m_config.d_model);
+    m_backend.download(host.data(), output, host.size());
+    return host;
+}
+
+std::vector<float> Model::read_head_input() {
+    std::vector<float> host(static_cast<size_t>(m_batch) * m_seq * m_config.d_model);
+    m_backend.download(host.data(), m_head_input, host.size());
+    return host;
+}
+
 // On entry the residual-gradient scratch holds dL/dy for the sub-layer's output y; on exit dL/dx.
 void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, int batch, int seq) {
     const BlockIndex& index = m_layout.blocks[block];
@@ -310,7 +362,7 @@ void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, in
     }
 
     const float* branch = kind == kAttention && m_config.theory_mode ? acts.heads : acts.branch;
-    const float* combined = peri ? acts.branch_normed : branch;
+    const float* combined = added_branch(block, kind);
     float* grad_shortcut =
         m_config.residual == Residual::Admin ? grad_ptr(index.admin_omega) + kind : nullptr;
     float* grad_rezero = m_config.residual == Residual::ReZero ? grad_ptr(index.rezero_alpha) : nullptr;

@@ -20,6 +20,8 @@ struct ForwardStats {
     std::vector<double> resid_attn;      // per block: the same for the attention residual sum
     std::vector<double> attn_entropy;    // per block: mean entropy of attention rows (nats)
     std::vector<double> attn_max_logit;  // per block: largest scaled attention logit
+    std::vector<double> dependency;      // per sub-layer (2 per block), with attention statistics:
+                                         // Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added
     int first_nonfinite_block = -1;      // first block whose residual sum is not finite; layers = the head
 };
 
@@ -53,6 +55,11 @@ class Model {
     // computed when asked (telemetry steps). Throws InputError for token ids outside the vocabulary.
     ForwardStats forward_backward(const Batch& batch, bool backward, bool attention_stats);
 
+    // Host copies, from the last forward pass, of a block's output (the residual stream after it,
+    // [batch * seq, d]) and of the head's input (after the final norm, if any).
+    std::vector<float> read_block_output(int block);
+    std::vector<float> read_head_input();
+
     // Host copies of one entry's parameters / gradients.
     std::vector<float> read_entry(int entry, bool gradient = false);
     void write_entry(int entry, const std::vector<float>& values);
@@ -83,6 +90,8 @@ class Model {
     void refresh_active();
     ScaleRef shortcut_scale(int block, int kind) const;
     ScaleRef branch_scale(int block) const;
+    const float* added_branch(int block, int kind) const;
+    std::vector<double> dependency_ratios(size_t count);
     const float* entry_ptr(int entry) const {
         return entry < 0 ? nullptr : m_params + m_layout.entries[entry].offset;
     }
@@ -110,6 +119,7 @@ class Model {
     float* m_attention_stats = nullptr;  // [layers * 2]: entropy sum, max logit
     std::vector<float*> m_scratch;       // backward scratch buffers (see ensure_activations)
     std::vector<Slice> m_resid_slices;
+    const float* m_head_input = nullptr;
 };
 
 }  // namespace normlab

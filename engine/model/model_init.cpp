@@ -62,9 +62,11 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
     switch (entry.role) {
         case ParamRole::Embedding: {
             const size_t rows = static_cast<size_t>(entry.shape[0]);
-            if (c.theory_mode) {
-                // Token + position embeddings with unit variance per coordinate in total: E||x_0||^2 = d.
-                for (float& v : values) v = static_cast<float>(rng.normal() * std::sqrt(0.5));
+            if (c.theory_mode || c.embedding_std > 0.0) {
+                // Theory mode: token + position embeddings with unit variance per coordinate in total,
+                // so E||x_0||^2 = d.
+                const double std = c.embedding_std > 0.0 ? c.embedding_std : std::sqrt(0.5);
+                for (float& v : values) v = static_cast<float>(rng.normal() * std);
             } else {
                 const bool position = entry_index == m_layout.wpe;
                 draw(0, rows, d, static_cast<double>(rows), d, position ? 0.01 : 0.02, 1.0);
@@ -177,9 +179,7 @@ void Model::profile_admin(const Batch& batch) {
             write_entry(omega_entry, omega);
             SublayerActivations& acts = m_sublayers[block * 2 + kind];
             forward_sublayer(block, kind, x, acts, batch.batch, batch.seq, false);
-            const bool peri = m_config.norm_placement == NormPlacement::Peri;
-            const float* branch =
-                peri ? acts.branch_normed : (kind == 0 && m_config.theory_mode ? acts.heads : acts.branch);
+            const float* branch = added_branch(block, kind);
             m_backend.download(host_x.data(), x, nd);
             m_backend.download(host_f.data(), branch, nd);
             r = std::sqrt(variance(host_x) * r * r + variance(host_f));

@@ -20,6 +20,9 @@ struct LayerTelemetry {
     double update_ratio = 0.0;  // ||update|| / ||parameters|| over the block's active tensors
     double attn_entropy = 0.0;
     double attn_max_logit = 0.0;
+    // Admin's dependency of each sub-layer on its branch: Var[F(x)] / Var[x + F(x)].
+    double dependency_attn = 0.0;
+    double dependency_ffn = 0.0;
 };
 
 struct StepRecord {

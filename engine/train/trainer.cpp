@@ -124,6 +124,10 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, const std::vecto
             layer.attn_entropy = forward.attn_entropy[b];
             layer.attn_max_logit = forward.attn_max_logit[b];
         }
+        if (!forward.dependency.empty()) {
+            layer.dependency_attn = forward.dependency[2 * b];
+            layer.dependency_ffn = forward.dependency[2 * b + 1];
+        }
         double update_total = 0.0;
         double param_total = 0.0;
         for (size_t i = 0; i < layout.entries.size(); ++i) {

@@ -71,6 +71,7 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.model.deepnorm_beta, b.model.deepnorm_beta);
     EXPECT_EQ(a.model.admin_init, b.model.admin_init);
     EXPECT_EQ(a.model.norm_eps, b.model.norm_eps);
+    EXPECT_EQ(a.model.embedding_std, b.model.embedding_std);
     EXPECT_EQ(a.train.optimizer, b.train.optimizer);
     EXPECT_EQ(a.train.lr, b.train.lr);
     EXPECT_EQ(a.train.warmup_steps, b.train.warmup_steps);
@@ -116,7 +117,8 @@ Config non_default_config() {
                1.5,
                0.25,
                AdminInit::Profiled,
-               1e-6};
+               1e-6,
+               0.5};
     c.train.optimizer = OptimizerKind::RAdam;
     c.train.lr = 3e-4;
     c.train.warmup_steps = 100;
@@ -171,6 +173,7 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "model.deepnorm_beta",
                                                "model.admin_init",
                                                "model.norm_eps",
+                                               "model.embedding_std",
                                                "train.optimizer",
                                                "train.lr",
                                                "train.warmup_steps",

@@ -56,6 +56,7 @@ class CpuBackend final : public Backend {
                                      int vocab, bool want_gradient) override;
 
     void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) override;
+    void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) override;
 
     void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
                           float* update, size_t count) override;

@@ -1,5 +1,6 @@
 // Softmax cross-entropy and sums of squares over slices on the CPU. Both reduce per row or per fixed
 // chunk in parallel, then add the partials in order, so results do not depend on the thread count.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -51,7 +52,10 @@ Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const floa
     return result;
 }
 
-void CpuBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {
+namespace {
+// Sums f(value) over each slice: fixed 16384-element chunks in parallel, then added in order.
+template <class Term>
+void reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out, Term term) {
     constexpr size_t kChunk = 16384;
     struct WorkItem {
         size_t slice;
@@ -70,11 +74,20 @@ void CpuBackend::sum_squares(const float* base, const std::vector<Slice>& slices
     for (size_t item = 0; item < items.size(); ++item) {
         double total = 0.0;
         for (size_t i = items[item].begin; i < items[item].end; ++i)
-            total += static_cast<double>(base[i]) * base[i];
+            total += term(static_cast<double>(base[i]));
         partials[item] = total;
     }
     for (size_t s = 0; s < slices.size(); ++s) host_out[s] = 0.0;
     for (size_t item = 0; item < items.size(); ++item) host_out[items[item].slice] += partials[item];
+}
+}  // namespace
+
+void CpuBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {
+    reduce_slices(base, slices, host_out, [](double value) { return value * value; });
+}
+
+void CpuBackend::sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) {
+    reduce_slices(base, slices, host_out, [](double value) { return value; });
 }
 
 }  // namespace normlab

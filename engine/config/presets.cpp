@@ -14,6 +14,11 @@ std::vector<std::string> six_blocks(const std::string& placement, const std::str
             "train.steps=600"};
 }
 
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& extra) {
+    base.insert(base.end(), extra.begin(), extra.end());
+    return base;
+}
+
 std::vector<std::string> deep_stack(const std::string& placement, const std::string& residual) {
     return {"model.layers=48",
             "model.d_model=64",
@@ -46,6 +51,13 @@ const std::vector<Preset>& presets() {
          six_blocks("post", "3e-3", 150)},
         {"preln-no-warmup", "the same model as Pre-LN without warmup: trains as well as Post-LN with warmup",
          six_blocks("pre", "3e-3", 0)},
+        {"postln-noam", "the same Post-LN model with the Noam schedule (warmup 150, peak lr 3e-3): trains",
+         with(six_blocks("post", "0.2939", 150), {"train.schedule=noam"})},
+        {"postln-radam",
+         "the same Post-LN model, RAdam (betas 0.9, 0.999), no warmup: the rectification acts as a warmup "
+         "and "
+         "it trains (Adam with these betas stays stuck)",
+         with(six_blocks("post", "3e-3", 0), {"train.optimizer=radam", "train.beta2=0.999"})},
         {"periln", "Peri-LN (norms around each sub-layer) at the same lr: trains, balanced residual growth",
          six_blocks("peri", "3e-3", 0)},
         {"deep-postln", "48-block Post-LN: depth alone stalls training", deep_stack("post", "plain")},

@@ -46,7 +46,7 @@ class CliTestCase(unittest.TestCase):
 
 class HelpAndPresets(CliTestCase):
     def test_every_subcommand_has_help(self):
-        for command in ("train", "eval", "bench", "presets", "dump-grads"):
+        for command in ("train", "eval", "bench", "probe", "presets", "dump-grads"):
             result = run(command, "--help", check_rc=0)
             self.assertIn("usage: normlab-cli " + command, result.stdout)
         self.assertIn("commands:", run("--help", check_rc=0).stdout)
@@ -125,6 +125,24 @@ class TrainResumeEval(CliTestCase):
             self.assertIn(key, report)
         self.assertAlmostEqual(report["steps_per_s"] * report["ms_per_step"], 1000.0, places=6)
         self.assertAlmostEqual(report["tokens_per_s"], report["steps_per_s"] * 4 * 16, places=3)
+
+    def test_probe_writes_figure_3_measures(self):
+        out = self.tmp / "probe"
+        run("probe", "--preset", "theory-postln", "--set", "model.layers=3", "--batches", "2", "--out", str(out),
+            check_rc=0)
+        probe = json.loads((out / "probe.json").read_text())
+        self.assertEqual(probe["batches"], 2)
+        self.assertEqual(len(probe["blocks"]), 3)
+        for block in probe["blocks"]:
+            self.assertTrue(1.0 < block["resid"] < 2.0, block["resid"])
+            for weight in ("w_qkv", "w_1", "w_2"):
+                grad = block["grad"][weight]
+                self.assertLessEqual(grad["norm_of_mean"], grad["mean_norm"] * (1 + 1e-9))
+            self.assertTrue(0.0 < block["dependency"]["ffn"] < 1.0)
+            self.assertGreater(block["output_change"], 0.0)
+        self.assertEqual(probe["config"]["model"]["theory_mode"], True)
+        self.expect_bad_input(["probe", "--preset", "theory-postln", "--out", str(out)], "--batches")
+        self.expect_bad_input(["probe", "--preset", "theory-postln", "--batches", "2", "--out", str(out)], "--overwrite")
 
     def test_diverged_run_is_a_result(self):
         out = self.tmp / "run"

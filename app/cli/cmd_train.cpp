@@ -91,6 +91,7 @@ int run_train(int argc, char** argv) {
     }
     for (Command& change : changes) trainer->post(change);
 
+    const int64_t first_step = trainer->steps_done();
     RunFolder folder(out, trainer->config(), overwrite);
     if (!quiet) {
         std::cerr << "normlab-cli train: " << trainer->config().train.steps << " steps on "
@@ -125,7 +126,7 @@ int run_train(int argc, char** argv) {
         folder.append_event({trainer->steps_done(), "stopped", "stopped by signal", "", "", -1});
     }
     if (save) save_checkpoint(*trainer, folder.checkpoint_path());
-    const auto summary = summary_json(*trainer, elapsed());
+    const auto summary = summary_json(*trainer, elapsed(), first_step);
     folder.write_summary(summary);
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);

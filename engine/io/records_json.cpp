@@ -59,7 +59,7 @@ nlohmann::json to_json(const Event& event) {
     return out;
 }
 
-nlohmann::json summary_json(const Trainer& trainer, double wall_seconds) {
+nlohmann::json summary_json(const Trainer& trainer, double wall_seconds, int64_t first_step) {
     const bool diverged = trainer.status() == RunStatus::Diverged;
     nlohmann::json out;
     out["status"] = to_string(trainer.status());
@@ -70,7 +70,7 @@ nlohmann::json summary_json(const Trainer& trainer, double wall_seconds) {
                                  ? nlohmann::json(trainer.first_bad_layer())
                                  : nlohmann::json(nullptr);
     out["steps_per_s"] =
-        number(wall_seconds > 0.0 ? static_cast<double>(trainer.steps_done()) / wall_seconds : 0.0);
+        number(wall_seconds > 0.0 ? static_cast<double>(trainer.steps_done() - first_step) / wall_seconds : 0.0);
     out["final_val_loss"] =
         trainer.last_val_loss() ? number(*trainer.last_val_loss()) : nlohmann::json(nullptr);
     out["wall_seconds"] = number(wall_seconds);

@@ -69,8 +69,8 @@ nlohmann::json summary_json(const Trainer& trainer, double wall_seconds, int64_t
     out["first_bad_layer"] = diverged && trainer.first_bad_layer() >= 0
                                  ? nlohmann::json(trainer.first_bad_layer())
                                  : nlohmann::json(nullptr);
-    out["steps_per_s"] =
-        number(wall_seconds > 0.0 ? static_cast<double>(trainer.steps_done() - first_step) / wall_seconds : 0.0);
+    out["steps_per_s"] = number(
+        wall_seconds > 0.0 ? static_cast<double>(trainer.steps_done() - first_step) / wall_seconds : 0.0);
     out["final_val_loss"] =
         trainer.last_val_loss() ? number(*trainer.last_val_loss()) : nlohmann::json(nullptr);
     out["wall_seconds"] = number(wall_seconds);

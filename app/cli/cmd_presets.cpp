@@ -1,4 +1,5 @@
 // `normlab-cli presets`: one line per preset, its name and what it shows.
+// The list comes from engine/config/presets.cpp, so the CLI, the GUI and the tests name the same runs.
 #include <cstdio>
 #include <iostream>
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -341,12 +340,6 @@ void throw_unknown_key(std::string_view name) {
     if (!suggestion.empty()) message += " (did you mean '" + suggestion + "'?)";
     message += "; run `normlab-cli train --help` for the list of keys";
     throw InputError(message);
-}
-
-std::string format_number(double value) {
-    std::array<char, 64> buffer{};
-    const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-    return std::string(buffer.data(), result.ptr);
 }
 
 std::vector<std::string> config_keys() {

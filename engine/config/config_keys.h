@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config/config.h"
+#include "engine/core/number_format.h"
 
 namespace normlab {
 
@@ -34,8 +35,5 @@ bool is_section(std::string_view name);
 
 // Throws InputError "unknown config key 'x'" with a did-you-mean suggestion and a pointer to --help.
 [[noreturn]] void throw_unknown_key(std::string_view name);
-
-// Shortest text that reads back as the same double ("0.1", "1e-08", "nan").
-std::string format_number(double value);
 
 }  // namespace normlab

@@ -1,4 +1,5 @@
 // Named experiment presets: a base config plus overrides, each with what it demonstrates.
+// The CLI (--preset), the GUI's preset list and the preset tests all read this one table.
 #pragma once
 #include <string>
 #include <vector>

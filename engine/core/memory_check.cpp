@@ -1,4 +1,5 @@
 // Reads MemAvailable from /proc/meminfo and turns an impossible allocation into a ResourceError.
+// The message names the request and the config keys that shrink it.
 #include "engine/core/memory_check.h"
 
 #include <fstream>

@@ -1,13 +1,13 @@
 // Private to engine/data: the builders behind make_task and the helpers the tasks share (the
-// per-batch RNG seed, the hash split into train / validation, argument checks, number formatting).
+// per-batch RNG seed, the hash split into train / validation, argument checks).
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "engine/config/config.h"
 #include "engine/core/errors.h"
+#include "engine/core/number_format.h"
 #include "engine/core/rng.h"
 #include "engine/data/task.h"
 
@@ -33,12 +33,6 @@ inline bool hash_in_validation(uint64_t hash, double val_fraction) {
 // Uniform in [0, n) for 64-bit n (same multiply-shift as Rng::below, so equal results for small n).
 inline uint64_t below_u64(Rng& rng, uint64_t n) {
     return static_cast<uint64_t>((static_cast<unsigned __int128>(rng.next_u64()) * n) >> 64);
-}
-
-inline std::string format_number(double value) {
-    std::ostringstream out;
-    out << value;
-    return out.str();
 }
 
 inline void check_batch_shape(const std::string& task, int batch_size, int seq_len, int min_seq_len) {

@@ -29,6 +29,10 @@ std::string read_text_file(const std::string& path) {
     if (std::filesystem::is_directory(status)) {
         throw InputError("data.text_path: '" + path + "' is a directory, not a text file; " + kTextPathHint);
     }
+    if (!std::filesystem::is_regular_file(status)) {
+        throw InputError("data.text_path: '" + path + "' is not a regular file (a device, pipe or socket); " +
+                         kTextPathHint);
+    }
     std::ifstream file(path, std::ios::binary);
     if (!file) {
         throw InputError("data.text_path: text file '" + path +

@@ -1,5 +1,9 @@
 // Saves and restores trainers through safetensors files, checking every tensor's presence and shape.
+// The progress metadata (normlab_step, normlab_schedule_origin) is parsed strictly: garbage is an
+// InputError naming the file, never a silently wrong step.
 #include "engine/io/checkpoint.h"
+
+#include <charconv>
 
 #include <nlohmann/json.hpp>
 
@@ -13,11 +17,20 @@ namespace {
 const char* kFirstMoment = "optimizer.m.";
 const char* kSecondMoment = "optimizer.v.";
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-    std::string text = "[";
-    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-    return text + "]";
+// A step count from the metadata: the whole text must be a decimal integer >= 0.
+int64_t metadata_count(const SafetensorsFile& file, const std::string& key, const std::string& path) {
+    const std::string& text = file.metadata.at(key);
+    int64_t value = -1;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value < 0) {
+        std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+        throw InputError("checkpoint '" + path + "': metadata " + key + " is '" + shown +
+                         "', not a step count (an integer >= 0); the file is corrupt or was not written by "
+                         "NormLab");
+    }
+    return value;
 }
+
 const LoadedTensor& checked_tensor(const SafetensorsFile& file, const std::string& name,
                                    const ParamEntry& entry, const std::string& path) {
     const auto it = file.tensors.find(name);
@@ -26,7 +39,8 @@ const LoadedTensor& checked_tensor(const SafetensorsFile& file, const std::strin
     }
     if (it->second.shape != entry.shape) {
         throw InputError("checkpoint '" + path + "': tensor '" + name + "' has shape " +
-                         shape_text(it->second.shape) + " but the model expects " + shape_text(entry.shape));
+                         shape_to_string(it->second.shape) + " but the model expects " +
+                         shape_to_string(entry.shape));
     }
     return it->second;
 }
@@ -91,6 +105,15 @@ std::unique_ptr<Trainer> load_checkpoint(const std::string& path, const std::vec
     }
     Config config = config_from_json_text(config_text->second, path + " (normlab_config)");
     for (const std::string& assignment : overrides) apply_override(config, assignment);
+    const int64_t step = metadata_count(file, "normlab_step", path);
+    const int64_t origin = file.metadata.count("normlab_schedule_origin")
+                               ? metadata_count(file, "normlab_schedule_origin", path)
+                               : 0;
+    if (origin > step) {
+        throw InputError("checkpoint '" + path + "': normlab_schedule_origin (" + std::to_string(origin) +
+                         ") is after normlab_step (" + std::to_string(step) +
+                         "); the file's metadata is corrupt, use another checkpoint");
+    }
 
     auto trainer = std::make_unique<Trainer>(config);
     Model& model = trainer->model();
@@ -107,15 +130,6 @@ std::unique_ptr<Trainer> load_checkpoint(const std::string& path, const std::vec
     }
     model.backend().upload(trainer->optimizer().first_moment(), first.data(), total);
     model.backend().upload(trainer->optimizer().second_moment(), second.data(), total);
-    int64_t step = 0;
-    int64_t origin = 0;
-    try {
-        step = std::stoll(step_text->second);
-        const auto origin_text = file.metadata.find("normlab_schedule_origin");
-        if (origin_text != file.metadata.end()) origin = std::stoll(origin_text->second);
-    } catch (const std::exception&) {
-        throw InputError("checkpoint '" + path + "' has a malformed normlab_step");
-    }
     trainer->restore_progress(step, origin);
     return trainer;
 }

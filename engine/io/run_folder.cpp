@@ -1,4 +1,5 @@
-// Creates and appends to a run folder; every line is flushed as soon as it is written.
+// Creates and appends to a run folder; every line is flushed as soon as it is written, and a failed
+// write (disk full, file size limit) is a ResourceError instead of a silently shorter log.
 #include "engine/io/run_folder.h"
 
 #include <filesystem>
@@ -10,20 +11,12 @@ namespace normlab {
 
 namespace fs = std::filesystem;
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-    const std::string temporary = path + ".tmp";
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        if (!out)
-            throw InputError("cannot write '" + temporary +
-                             "'; check that the folder exists and is writable");
-        out << text;
-        if (!out.flush()) throw InputError("writing '" + temporary + "' failed (disk full?)");
-    }
-    std::error_code error;
-    fs::rename(temporary, path, error);
-    if (error) throw InputError("cannot rename '" + temporary + "' to '" + path + "': " + error.message());
+namespace {
+// One JSON line; text that is not valid UTF-8 (a path in an error message) is replaced, not fatal.
+std::string dump_line(const nlohmann::json& value) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
+}  // namespace
 
 RunFolder::RunFolder(const std::string& path, const Config& config, bool overwrite) : m_path(path) {
     std::error_code error;
@@ -49,16 +42,25 @@ RunFolder::RunFolder(const std::string& path, const Config& config, bool overwri
     if (!m_metrics || !m_events) throw InputError("cannot write into run folder '" + path + "'");
 }
 
+void RunFolder::append_line(std::ofstream& file, const char* name, const std::string& line) {
+    file << line << '\n' << std::flush;
+    if (!file) {
+        throw ResourceError("writing " + std::string(name) + " in run folder '" + m_path +
+                            "' failed; check free disk space and permissions");
+    }
+}
+
 void RunFolder::append_metrics(const StepRecord& record) {
-    m_metrics << to_json(record).dump() << '\n' << std::flush;
+    append_line(m_metrics, "metrics.jsonl", dump_line(to_json(record)));
 }
 
 void RunFolder::append_event(const Event& event) {
-    m_events << to_json(event).dump() << '\n' << std::flush;
+    append_line(m_events, "events.jsonl", dump_line(to_json(event)));
 }
 
 void RunFolder::write_summary(const nlohmann::json& summary) {
-    write_file_atomically(m_path + "/summary.json", summary.dump(2) + "\n");
+    write_file_atomically(m_path + "/summary.json",
+                          summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace normlab

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config/config.h"
+#include "engine/io/atomic_file.h"
 #include "engine/train/telemetry.h"
 
 namespace normlab {
@@ -18,6 +19,7 @@ class RunFolder {
     RunFolder(const std::string& path, const Config& config, bool overwrite);
 
     const std::string& path() const { return m_path; }
+    // Append one line and flush it. Throw ResourceError when the write fails (disk full).
     void append_metrics(const StepRecord& record);
     void append_event(const Event& event);
     // Replaces summary.json atomically (temporary file + rename).
@@ -26,12 +28,11 @@ class RunFolder {
     std::string checkpoint_path() const { return m_path + "/model.safetensors"; }
 
   private:
+    void append_line(std::ofstream& file, const char* name, const std::string& line);
+
     std::string m_path;
     std::ofstream m_metrics;
     std::ofstream m_events;
 };
-
-// Writes text to path through a temporary file and a rename. Throws InputError.
-void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace normlab

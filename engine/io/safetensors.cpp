@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "engine/core/errors.h"
+#include "engine/io/atomic_file.h"
 
 namespace normlab {
 
@@ -22,6 +23,15 @@ static_assert(std::endian::native == std::endian::little,
               "safetensors I/O copies raw little-endian bytes and needs a little-endian host");
 static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559, "float must be IEEE binary32");
 static_assert(sizeof(double) == 8 && std::numeric_limits<double>::is_iec559, "double must be IEEE binary64");
+
+std::string shape_to_string(const std::vector<int64_t>& shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+        if (i > 0) text += ", ";
+        text += std::to_string(shape[i]);
+    }
+    return text + "]";
+}
 
 namespace {
 
@@ -50,15 +60,6 @@ struct TensorEntry {
 
 std::string quoted(const std::string& text) {
     return "'" + text + "'";
-}
-
-std::string shape_to_string(const std::vector<int64_t>& shape) {
-    std::string text = "[";
-    for (size_t i = 0; i < shape.size(); ++i) {
-        if (i > 0) text += ", ";
-        text += std::to_string(shape[i]);
-    }
-    return text + "]";
 }
 
 // Builds InputErrors that all start with "checkpoint '<path>'".
@@ -351,49 +352,18 @@ void write_safetensors(const std::string& path, const std::vector<TensorRef>& te
     }
     header_text.append((8 - header_text.size() % 8) % 8, ' ');
 
-    const fs::path target(path);
-    const fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-    std::error_code status_error;
-    const fs::file_status directory_status = fs::status(directory, status_error);
-    if (!fs::exists(directory_status)) {
-        throw InputError(cannot_write + "the directory " + quoted(directory.string()) +
-                         " does not exist; create it first");
-    }
-    if (!fs::is_directory(directory_status)) {
-        throw InputError(cannot_write + quoted(directory.string()) + " is not a directory");
-    }
-
-    const std::string temporary_path = path + ".tmp";
-    const auto fail = [&](const std::string& problem) {
-        std::error_code ignored;
-        fs::remove(temporary_path, ignored);
-        return InputError(cannot_write + problem);
-    };
-    {
-        std::ofstream file(temporary_path, std::ios::binary | std::ios::trunc);
-        if (!file) {
-            throw fail("the temporary file " + quoted(temporary_path) +
-                       " cannot be created; check that the directory is writable");
-        }
-        file.write(header_length_bytes(header_text.size()).data(), k_header_length_bytes);
-        file.write(header_text.data(), static_cast<std::streamsize>(header_text.size()));
-        for (size_t i = 0; i < tensors.size(); ++i) {
-            if (byte_counts[i] == 0) continue;
-            file.write(reinterpret_cast<const char*>(tensors[i].data),
-                       static_cast<std::streamsize>(byte_counts[i]));
-        }
-        file.close();
-        if (!file) {
-            throw fail("writing " + quoted(temporary_path) +
-                       " failed; check free disk space and permissions");
-        }
-    }
-    std::error_code rename_error;
-    fs::rename(temporary_path, target, rename_error);
-    if (rename_error) {
-        throw fail("renaming " + quoted(temporary_path) + " into place failed (" + rename_error.message() +
-                   "); check that the path is not a directory and that the directory is writable");
-    }
+    write_file_atomically(
+        path,
+        [&](std::ostream& file) {
+            file.write(header_length_bytes(header_text.size()).data(), k_header_length_bytes);
+            file.write(header_text.data(), static_cast<std::streamsize>(header_text.size()));
+            for (size_t i = 0; i < tensors.size(); ++i) {
+                if (byte_counts[i] == 0) continue;
+                file.write(reinterpret_cast<const char*>(tensors[i].data),
+                           static_cast<std::streamsize>(byte_counts[i]));
+            }
+        },
+        "cannot write checkpoint " + quoted(path));
 }
 
 SafetensorsFile read_safetensors(const std::string& path) {

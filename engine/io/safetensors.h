@@ -24,7 +24,10 @@ struct SafetensorsFile {
     std::map<std::string, LoadedTensor> tensors;
 };
 
-// Throws InputError when the file cannot be written.
+// "[2, 3]": a shape as messages show it.
+std::string shape_to_string(const std::vector<int64_t>& shape);
+
+// Throws InputError when the file cannot be written (ResourceError when the disk is full).
 void write_safetensors(const std::string& path, const std::vector<TensorRef>& tensors,
                        const std::map<std::string, std::string>& metadata);
 

@@ -1,4 +1,5 @@
 // DeepNorm (Wang et al. 2022) and Admin (Liu et al. 2020) constants, as given in theory.md.
+// Worked values (N = 6, 12, 100 blocks; S = 12, 24 sub-layers) are pinned in test_formulas.cpp.
 #include "engine/model/constants.h"
 
 #include <cmath>

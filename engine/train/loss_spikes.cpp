@@ -1,4 +1,5 @@
 // Trailing-window z-score of the loss; a spike needs a full window and a non-degenerate spread.
+// Non-finite losses are left to the divergence check and never enter the window.
 #include "engine/train/loss_spikes.h"
 
 #include <cmath>

@@ -1,4 +1,5 @@
 // Loss-spike detection: the z-score of each loss against a trailing window of earlier losses.
+// The trainer turns a z-score above telemetry.spike_z into a "loss_spike" event.
 #pragma once
 #include <cstddef>
 #include <deque>

@@ -1,4 +1,5 @@
 // RunControl's flags and the plain training loop shared by the CLI and the GUI's worker.
+// The loop checks the flags only between two steps, never inside one.
 #include "engine/train/run_control.h"
 
 namespace normlab {

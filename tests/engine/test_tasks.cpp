@@ -141,6 +141,13 @@ TEST(TaskFactory, RejectsValFractionOutsideZeroToHalf) {
     EXPECT_NO_THROW(make_task(synthetic_config("copy", 16, 97, 0.5), 16, 1));
 }
 
+TEST(TaskFactory, MessagesQuoteTheRejectedValueExactly) {
+    // The data tasks share the engine's one format_number (shortest round trip): a value just above
+    // the bound is shown as it is, not rounded to the bound itself ("0.5 is out of range").
+    expect_input_error([&] { make_task(synthetic_config("copy", 16, 97, 0.50000001), 16, 1); },
+                       {"data.val_fraction = 0.50000001 is out of range"});
+}
+
 TEST(TaskFactory, DefaultCorpusPathPointsAtTheShippedCorpus) {
     const std::string path = default_corpus_path();
     EXPECT_EQ(std::filesystem::path(path).filename(), "corpus.txt");
@@ -297,6 +304,12 @@ TEST(TaskText, MissingFileIsAnInputError) {
 TEST(TaskText, DirectoryIsAnInputError) {
     const std::string path = std::filesystem::temp_directory_path().string();
     expect_input_error([&] { make_task(text_config(path), 16, 1); }, {path, "directory"});
+}
+
+TEST(TaskText, DeviceIsNotARegularFile) {
+    // /dev/null would read as an empty text (and /dev/zero would never end): refused by kind.
+    expect_input_error([&] { make_task(text_config("/dev/null"), 16, 1); },
+                       {"/dev/null", "not a regular file", "data.text_path"});
 }
 
 TEST(TaskText, EmptyFileIsAnInputError) {

@@ -1,4 +1,5 @@
 // CpuBackend construction, identity and memory: 64-byte aligned host buffers, plain copies and fills.
+// An allocation the machine refuses becomes a ResourceError that names the size asked for.
 #include <omp.h>
 
 #include <cstdlib>

@@ -1,4 +1,5 @@
 // Row-major Eigen views over raw float buffers, shared by the CPU backend's matrix code.
+// The views own nothing: they map the backend's single buffers without copying.
 #pragma once
 #include <Eigen/Core>
 

@@ -212,6 +212,17 @@ void validate_types(const Config& config) {
 
 }  // namespace
 
+std::string wiring_note(const ModelConfig& model) {
+    const bool shortcut_scheme = model.residual == Residual::DeepNorm || model.residual == Residual::Admin;
+    if (!shortcut_scheme || model.norm_placement == NormPlacement::Post) return "";
+    const std::string name = model.residual == Residual::DeepNorm ? "DeepNorm" : "Admin";
+    return "model.residual=" + to_string(model.residual) +
+           " with model.norm_placement=" + to_string(model.norm_placement) + ": " + name +
+           " is a Post-LN scheme (theory.md); here its shortcut scale is applied to the " +
+           to_string(model.norm_placement) +
+           " wiring as an experiment. Set model.norm_placement=post for the published scheme.";
+}
+
 Config config_from_json_text(const std::string& json_text, const std::string& source_name) {
     json document;
     try {
@@ -238,8 +249,18 @@ Config config_from_json_text(const std::string& json_text, const std::string& so
 
 Config config_from_file(const std::string& path) {
     std::error_code error;
-    if (std::filesystem::is_directory(path, error)) {
-        throw InputError("cannot read config file '" + path + "': it is a directory");
+    const auto status = std::filesystem::status(path, error);
+    if (!std::filesystem::exists(status)) {
+        throw InputError("cannot read config file '" + path + "': it does not exist; check the path");
+    }
+    if (std::filesystem::is_directory(status)) {
+        throw InputError("cannot read config file '" + path +
+                         "': it is a directory; give the path of a JSON file");
+    }
+    if (!std::filesystem::is_regular_file(status)) {
+        throw InputError(
+            "cannot read config file '" + path +
+            "': it is not a regular file (a device, pipe or socket); give the path of a JSON file");
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError("cannot read config file '" + path + "': " + std::strerror(errno));
@@ -289,7 +310,9 @@ void validate(const Config& config) {
     validate_train(config.train);
     validate_data(config.data);
     validate_telemetry(config.telemetry);
-    check_int("threads", config.threads, 0);
+    require(config.threads >= 0 && config.threads <= kMaxThreads,
+            "threads must be an integer in [0, " + std::to_string(kMaxThreads) + "] (0: every core), got " +
+                std::to_string(config.threads));
     validate_types(config);
 }
 

@@ -11,6 +11,7 @@ namespace normlab {
 
 enum class NormPlacement { Post, Pre, Peri, None };
 enum class NormType { LayerNorm, RmsNorm, DyT };
+// DeepNorm and Admin scale the shortcut of Post-LN; with other placements see wiring_note().
 enum class Residual { Plain, DeepNorm, ReZero, Admin };
 enum class Activation { Relu, Gelu };
 enum class InitScheme { XavierNormal, XavierUniform, Gpt2 };
@@ -88,8 +89,18 @@ std::string config_to_json_text(const Config& config);
 // Applies "a.b=value" (value parsed as JSON when it is valid JSON, else as a string). Throws InputError.
 void apply_override(Config& config, const std::string& assignment);
 
-// Checks ranges and combinations (d_model % heads, sizes > 0, finite lr, ...). Throws InputError.
+// Checks ranges and combinations (d_model % heads, sizes > 0, finite lr, threads <= kMaxThreads, ...).
+// Throws InputError.
 void validate(const Config& config);
+
+// The most OpenMP threads a config may ask for (threads = 0 means every core).
+inline constexpr int kMaxThreads = 1024;
+
+// DeepNorm and Admin are Post-LN schemes (theory.md). Other placements are deliberately allowed (the
+// model composes s = c x + a F for every wiring, live changes may switch placement mid-run, and the
+// gradient tests cover every combination), so this is a note for the user, not an error: empty for the
+// published wirings, else one line saying what the combination does and what to set instead.
+std::string wiring_note(const ModelConfig& model);
 
 // Every key as "a.b", for --help and error messages.
 std::vector<std::string> config_keys();

@@ -1,4 +1,5 @@
 // Serialises records with the contract's key names; non-finite numbers become null (JSON has no NaN).
+// A run that took no step has a null final_loss rather than a made-up 0.
 #include "engine/io/records_json.h"
 
 #include <cmath>
@@ -64,7 +65,8 @@ nlohmann::json summary_json(const Trainer& trainer, double wall_seconds, int64_t
     nlohmann::json out;
     out["status"] = to_string(trainer.status());
     out["steps"] = trainer.steps_done();
-    out["final_loss"] = number(trainer.last_loss());
+    const std::optional<double> final_loss = trainer.final_loss();
+    out["final_loss"] = final_loss ? number(*final_loss) : nlohmann::json(nullptr);
     out["diverged_at"] = diverged ? nlohmann::json(trainer.diverged_at()) : nlohmann::json(nullptr);
     out["first_bad_layer"] = diverged && trainer.first_bad_layer() >= 0
                                  ? nlohmann::json(trainer.first_bad_layer())

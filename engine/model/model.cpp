@@ -59,20 +59,41 @@ void Model::refresh_active() {
         m_active[i] = is_active(m_layout.entries[i], m_config);
 }
 
+namespace {
+// Floats in the activation buffer for one batch x seq pass (the layout ensure_activations carves).
+size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
+    const size_t n = static_cast<size_t>(batch) * static_cast<size_t>(seq);
+    const size_t d = static_cast<size_t>(c.d_model);
+    const size_t d_ff = static_cast<size_t>(c.d_ff);
+    const size_t probs = static_cast<size_t>(batch) * c.heads * static_cast<size_t>(seq) * seq;
+    const size_t per_sublayer_common =
+        6 * n * d + 6 * n;  // normed, branch, branch_normed, sum, output + stats
+    const size_t attention = 3 * n * d + probs + n * d;
+    const size_t feed_forward = 2 * n * d_ff;
+    const size_t globals = 2 * n * d + 2 * n + n * static_cast<size_t>(vocab);
+    const size_t scratch = 6 * n * d + 3 * n * d + n * d_ff;
+    return static_cast<size_t>(c.layers) * (2 * per_sublayer_common + attention + feed_forward) + globals +
+           scratch;
+}
+}  // namespace
+
+size_t estimate_training_bytes(const ModelConfig& model, int vocab, int batch, int seq) {
+    const ModelConfig effective = effective_model_config(model);
+    const size_t parameters = build_layout(effective, vocab).total;
+    const size_t tokens = 2 * static_cast<size_t>(batch) * static_cast<size_t>(seq);  // inputs, targets
+    // parameters, gradients, two optimizer moments and the last update; activations; the host batch
+    // and its device copy
+    return (parameters * 5 + activation_floats(effective, vocab, batch, seq)) * sizeof(float) +
+           2 * tokens * sizeof(int32_t);
+}
+
 void Model::ensure_activations(int batch, int seq) {
     if (batch == m_batch && seq == m_seq) return;
     const size_t n = static_cast<size_t>(batch) * seq;
     const size_t d = m_config.d_model;
     const size_t d_ff = m_config.d_ff;
     const size_t probs = static_cast<size_t>(batch) * m_config.heads * seq * seq;
-    const size_t per_sublayer_common =
-        6 * n * d + 6 * n;  // normed, branch, branch_normed, sum, output + stats
-    const size_t attention = 3 * n * d + probs + n * d;
-    const size_t feed_forward = 2 * n * d_ff;
-    const size_t globals = 2 * n * d + 2 * n + n * static_cast<size_t>(m_vocab);
-    const size_t scratch = 6 * n * d + 3 * n * d + n * d_ff;
-    const size_t total =
-        m_config.layers * (2 * per_sublayer_common + attention + feed_forward) + globals + scratch;
+    const size_t total = activation_floats(m_config, m_vocab, batch, seq);
     check_memory(total * sizeof(float),
                  "activations for batch " + std::to_string(batch) + " x seq " + std::to_string(seq));
 

@@ -25,6 +25,11 @@ struct ForwardStats {
     int first_nonfinite_block = -1;      // first block whose residual sum is not finite; layers = the head
 };
 
+// Bytes a trainer needs for this model: parameters, gradients, optimizer moments and updates, the
+// activations of one batch x seq forward and backward pass, and the token batch. The Trainer checks
+// it against the available memory before it allocates anything large.
+size_t estimate_training_bytes(const ModelConfig& model, int vocab, int batch, int seq);
+
 class Model {
   public:
     Model(const ModelConfig& config, int vocab, Backend& backend);

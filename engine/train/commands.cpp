@@ -1,4 +1,5 @@
 // Live-change parsing and the thread-safe command queue.
+// The live-key check lives here so that --change and Trainer::apply reject the same keys the same way.
 #include "engine/train/commands.h"
 
 #include <algorithm>
@@ -24,6 +25,15 @@ const std::vector<std::string>& live_keys() {
     return keys;
 }
 
+void require_live_key(const std::string& key) {
+    const auto& keys = live_keys();
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+    std::string list;
+    for (const auto& live : keys) list += (list.empty() ? "" : ", ") + live;
+    throw InputError("'" + key + "' cannot change during a run; live keys are: " + list +
+                     " (other keys need a new run)");
+}
+
 Command parse_command(const std::string& text) {
     Command command;
     std::string rest = text;
@@ -44,13 +54,7 @@ Command parse_command(const std::string& text) {
     const size_t eq = rest.find('=');
     command.key = rest.substr(0, eq);
     command.value = eq == std::string::npos ? "" : rest.substr(eq + 1);
-    const auto& keys = live_keys();
-    if (std::find(keys.begin(), keys.end(), command.key) == keys.end()) {
-        std::string list;
-        for (const auto& key : keys) list += (list.empty() ? "" : ", ") + key;
-        throw InputError("'" + command.key + "' cannot change during a run; live keys are: " + list +
-                         " (other keys need a new run)");
-    }
+    require_live_key(command.key);
     if (command.key != "reinit_deepnorm_beta" && eq == std::string::npos) {
         throw InputError("live change '" + text + "' has no value; use KEY=VALUE, e.g. train.lr=1e-4");
     }

@@ -17,6 +17,9 @@ struct Command {
 // The config keys a running trainer accepts without a restart.
 const std::vector<std::string>& live_keys();
 
+// Throws InputError "'KEY' cannot change during a run; live keys are: ..." unless `key` is live.
+void require_live_key(const std::string& key);
+
 // Parses "KEY=VALUE" or "STEP:KEY=VALUE" (as given to `normlab-cli train --change`). Throws InputError.
 Command parse_command(const std::string& text);
 

@@ -8,7 +8,7 @@
 
 namespace normlab {
 
-Optimizer::Optimizer(const TrainConfig& /*train*/, Model& model) : m_model(model) {
+Optimizer::Optimizer(Model& model) : m_model(model) {
     const size_t total = model.layout().total;
     m_first = model.backend().allocate(total);
     m_second = model.backend().allocate(total);

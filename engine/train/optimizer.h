@@ -11,7 +11,8 @@ namespace normlab {
 
 class Optimizer {
   public:
-    Optimizer(const TrainConfig& train, Model& model);
+    // Allocates the moments and the last update (zeroed) in the model's parameter layout.
+    explicit Optimizer(Model& model);
     ~Optimizer();
     Optimizer(const Optimizer&) = delete;
     Optimizer& operator=(const Optimizer&) = delete;

@@ -2,10 +2,12 @@
 // per-block telemetry from sums of squares over named views, divergence and loss-spike events.
 #include "engine/train/trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "engine/core/errors.h"
+#include "engine/core/memory_check.h"
 #include "engine/core/rng.h"
 #include "engine/train/schedule.h"
 
@@ -29,10 +31,17 @@ Trainer::Trainer(const Config& config)
     : m_config(config), m_spikes(config.telemetry.spike_window, config.telemetry.spike_z) {
     validate(m_config);
     m_task = make_task(m_config.data, m_config.model.seq_len, m_config.train.seed);
+    // Everything large (parameters, optimizer state, activations, the batch) is checked at once,
+    // before the first of them is allocated.
+    const int batch = m_config.train.batch_size;
+    const int seq = m_config.model.seq_len;
+    check_memory(estimate_training_bytes(m_config.model, m_task->vocab_size(), batch, seq),
+                 "training this model (parameters, optimizer state and activations for batch " +
+                     std::to_string(batch) + " x seq " + std::to_string(seq) + ")");
     m_backend = make_backend(m_config.device, m_config.threads, &m_device_reason);
     m_model = std::make_unique<Model>(m_config.model, m_task->vocab_size(), *m_backend);
     m_model->initialize(m_config.train.seed);
-    m_optimizer = std::make_unique<Optimizer>(m_config.train, *m_model);
+    m_optimizer = std::make_unique<Optimizer>(*m_model);
     if (m_config.model.residual == Residual::Admin && m_config.model.admin_init == AdminInit::Profiled) {
         m_task->make_batch(Split::Train, 0, m_config.train.batch_size, m_config.model.seq_len, m_batch);
         m_model->profile_admin(m_batch);
@@ -57,17 +66,12 @@ void Trainer::restore_progress(int64_t steps_done, int64_t schedule_origin) {
     m_schedule_origin = schedule_origin;
 }
 
-void Trainer::adopt_config(const Config& config) {
-    validate(config);
-    m_config = config;
-    m_model->set_wiring(effective_model_config(config.model));
-}
-
 Event Trainer::apply(const Command& command) {
     Event event;
     event.step = m_steps_done + 1;
     event.kind = "change";
     event.key = command.key;
+    require_live_key(command.key);
     if (command.key == "reinit_deepnorm_beta") {
         const auto touched =
             m_model->reinitialize_deepnorm_beta(mix_seed(m_config.train.seed, m_steps_done + 1));
@@ -90,6 +94,20 @@ Event Trainer::apply(const Command& command) {
     event.value = command.value;
     event.message = command.key + " = " + command.value;
     return event;
+}
+
+int first_bad_gradient_position(const Model& model, const std::vector<double>& grad_squares) {
+    const ParamLayout& layout = model.layout();
+    const int above_last_block = static_cast<int>(layout.blocks.size());
+    int position = -1;
+    for (size_t i = 0; i < layout.entries.size() && i < grad_squares.size(); ++i) {
+        const int entry = static_cast<int>(i);
+        if (!model.active(entry) || std::isfinite(grad_squares[i])) continue;
+        const int block = layout.entries[i].block;
+        const bool embedding = entry == layout.wte || entry == layout.wpe;
+        position = std::max(position, block >= 0 ? block : (embedding ? -1 : above_last_block));
+    }
+    return position;
 }
 
 std::vector<double> Trainer::entry_sum_squares(const float* base) {
@@ -159,13 +177,8 @@ StepOutcome Trainer::step() {
     const ForwardStats forward = m_model->forward_backward(m_batch, true, logged);
     const std::vector<double> grad_squares = entry_sum_squares(m_model->grads());
     double grad_total = 0.0;
-    int last_bad_grad_block = -2;
     for (size_t i = 0; i < grad_squares.size(); ++i) {
-        if (!m_model->active(static_cast<int>(i))) continue;
-        grad_total += grad_squares[i];
-        if (!std::isfinite(grad_squares[i])) {
-            last_bad_grad_block = std::max(last_bad_grad_block, m_model->layout().entries[i].block);
-        }
+        if (m_model->active(static_cast<int>(i))) grad_total += grad_squares[i];
     }
 
     StepRecord& record = outcome.record;
@@ -184,7 +197,7 @@ StepOutcome Trainer::step() {
         m_diverged_at = t;
         m_first_bad_layer = forward.first_nonfinite_block >= 0
                                 ? forward.first_nonfinite_block
-                                : (last_bad_grad_block >= -1 ? last_bad_grad_block : -1);
+                                : first_bad_gradient_position(*m_model, grad_squares);
         m_steps_done = t;
         m_last_loss = forward.loss;
         std::ostringstream message;
@@ -193,7 +206,7 @@ StepOutcome Trainer::step() {
         if (m_first_bad_layer >= 0) {
             message << ", first in "
                     << (m_first_bad_layer >= m_config.model.layers
-                            ? std::string("the output head")
+                            ? std::string("the final norm / output head")
                             : "block " + std::to_string(m_first_bad_layer));
         }
         outcome.events.push_back({t, "diverged", message.str(), "", "", m_first_bad_layer});

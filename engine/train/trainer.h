@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,16 +20,26 @@
 
 namespace normlab {
 
+// What one step reports. The record's scalars (step, loss, lr, grad_norm, and val_loss / val_accuracy
+// on validation steps) are valid on every step and belong in metrics.jsonl every step; only the
+// per-layer telemetry is measured every telemetry.every steps (and on step 1).
 struct StepOutcome {
     StepRecord record;
     bool logged = false;  // the record carries per-layer telemetry (telemetry.every)
     std::vector<Event> events;
 };
 
+// Where a divergence seen only in the gradients (finite loss) showed first, in backward order: the
+// final norm and the head are position model.layers (the index after the last block), then the
+// blocks from the top down; -1 when only the embeddings' gradients are bad or none is. `grad_squares`
+// holds each layout entry's sum of squared gradients; inactive entries are skipped.
+int first_bad_gradient_position(const Model& model, const std::vector<double>& grad_squares);
+
 class Trainer {
   public:
-    // Validates the config, builds task, backend, model and optimizer, and initialises from the seed.
-    // Throws InputError / ResourceError with a message to act on.
+    // Validates the config, builds the task, checks the memory the whole run needs (ResourceError
+    // before anything large is allocated), then builds backend, model and optimizer and initialises
+    // them from the seed. Throws InputError / ResourceError with a message to act on.
     explicit Trainer(const Config& config);
     ~Trainer();
 
@@ -43,8 +54,15 @@ class Trainer {
     RunStatus status() const { return m_status; }
     bool finished() const { return m_status != RunStatus::Running || m_steps_done >= m_config.train.steps; }
     int64_t diverged_at() const { return m_diverged_at; }
+    // The block where a divergence showed first: from the forward pass, the first block whose
+    // residual sum is not finite; from the gradients alone (finite loss), the first non-finite one in
+    // backward order. The final norm and the head are position `model.layers` (the index after the
+    // last block); -1 when unknown or only the embeddings' gradients are bad.
     int first_bad_layer() const { return m_first_bad_layer; }
-    double last_loss() const { return m_last_loss; }
+    // The loss of the last step taken (0 before any step; see final_loss()).
+    double last_loss() const { return m_last_loss.value_or(0.0); }
+    // The loss of the last step taken by this trainer, or nothing when it took no step.
+    std::optional<double> final_loss() const { return m_last_loss; }
     std::optional<double> last_val_loss() const { return m_last_val_loss; }
     double steps_per_second() const;
 
@@ -52,9 +70,11 @@ class Trainer {
     // status Diverged and an event; it is a result, never an exception.
     StepOutcome step();
 
-    // Thread-safe: queue a live change for the engine thread.
+    // Thread-safe: queue a live change for the engine thread. A change that apply() rejects becomes an
+    // event of kind "rejected_change" with the reason, in the outcome of the step it was due before.
     void post(Command command) { m_commands.post(std::move(command)); }
-    // Applies a live change now (engine thread); returns its event. Throws InputError on a bad value.
+    // Applies a live change now (engine thread); returns its event. Throws InputError for a key that
+    // is not in live_keys() (the message lists them) or a bad value.
     Event apply(const Command& command);
 
     // Mean loss (and accuracy for synthetic tasks) over `batches` fixed batches of a split.
@@ -70,8 +90,6 @@ class Trainer {
     // Checkpoint state beyond the tensors.
     int64_t schedule_origin() const { return m_schedule_origin; }
     void restore_progress(int64_t steps_done, int64_t schedule_origin);
-    // Replaces the config after a checkpoint load (the wiring of the saved run).
-    void adopt_config(const Config& config);
 
     double current_lr() const;
 
@@ -95,7 +113,7 @@ class Trainer {
     RunStatus m_status = RunStatus::Running;
     int64_t m_diverged_at = -1;
     int m_first_bad_layer = -1;
-    double m_last_loss = 0.0;
+    std::optional<double> m_last_loss;
     std::optional<double> m_last_val_loss;
     std::deque<double> m_step_seconds;
 };

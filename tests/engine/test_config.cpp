@@ -343,6 +343,34 @@ TEST(ConfigFile, ReadsAFileAndNamesAMissingOne) {
     EXPECT_THAT(error_of([&] { config_from_file(::testing::TempDir()); }), HasSubstr("directory"));
 }
 
+TEST(ConfigFile, RequiresARegularFile) {
+    // A device reads as an empty (or endless) stream; it must be refused by kind, not parsed.
+    EXPECT_THAT(error_of([&] { config_from_file("/dev/null"); }),
+                HasSubstr("cannot read config file '/dev/null': it is not a regular file"));
+    EXPECT_THAT(error_of([&] { config_from_file(::testing::TempDir()); }),
+                HasSubstr("it is a directory; give the path of a JSON file"));
+}
+
+TEST(ConfigWiring, DeepNormAndAdminOutsidePostLnGetANoteNotAnError) {
+    Config config;
+    config.model.residual = Residual::DeepNorm;
+    config.model.norm_placement = NormPlacement::Post;
+    EXPECT_EQ(wiring_note(config.model), "");
+    config.model.norm_placement = NormPlacement::Pre;
+    EXPECT_NO_THROW(validate(config)) << "the model supports every placement x residual deliberately";
+    EXPECT_EQ(wiring_note(config.model),
+              "model.residual=deepnorm with model.norm_placement=pre: DeepNorm is a Post-LN scheme "
+              "(theory.md); here its shortcut scale is applied to the pre wiring as an experiment. Set "
+              "model.norm_placement=post for the published scheme.");
+    config.model.residual = Residual::Admin;
+    config.model.norm_placement = NormPlacement::Peri;
+    EXPECT_THAT(wiring_note(config.model), HasSubstr("Admin is a Post-LN scheme"));
+    EXPECT_THAT(wiring_note(config.model), HasSubstr("model.norm_placement=post"));
+    config.model.residual = Residual::ReZero;
+    config.model.norm_placement = NormPlacement::None;
+    EXPECT_EQ(wiring_note(config.model), "");
+}
+
 TEST(ConfigOverride, EachValueType) {
     Config c;
     apply_override(c, "model.layers=12");
@@ -507,7 +535,10 @@ TEST(ConfigValidate, DataTelemetryAndThreads) {
     EXPECT_THAT(validate_error([](Config& c) { c.telemetry.spike_z = 0.0; }),
                 HasSubstr("telemetry.spike_z must be a finite number > 0"));
     EXPECT_THAT(validate_error([](Config& c) { c.threads = -1; }),
-                HasSubstr("threads must be an integer >= 0"));
+                HasSubstr("threads must be an integer in [0, 1024] (0: every core), got -1"));
+    EXPECT_THAT(validate_error([](Config& c) { c.threads = 1000000; }),
+                HasSubstr("threads must be an integer in [0, 1024] (0: every core), got 1000000"));
+    EXPECT_EQ(validate_error([](Config& c) { c.threads = kMaxThreads; }), "");
 }
 
 TEST(ConfigValidate, StringsBuiltInCodeAreChecked) {

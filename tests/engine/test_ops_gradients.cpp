@@ -2,6 +2,9 @@
 // attention, activations, residual sums, cross-entropy) on small random inputs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "engine/backend/cpu/cpu_backend.h"
 #include "tests/engine/gradient_check.h"
 
@@ -82,6 +85,96 @@ TEST_P(NormGradients, InputGainBiasAndAlpha) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllNorms, NormGradients,
+                         ::testing::Values(NormType::LayerNorm, NormType::RmsNorm, NormType::DyT),
+                         [](const auto& info) { return to_string(info.param); });
+
+// Naive double-precision norm backward over all rows at once: what the chunked CPU version must equal.
+struct NormReference {
+    std::vector<double> dx, dw, db;
+    double dalpha = 0.0;
+};
+
+NormReference naive_norm_backward(NormType type, const std::vector<float>& x, const std::vector<float>& w,
+                                  const std::vector<float>& dy, double alpha, int n, int d, double eps) {
+    NormReference r{std::vector<double>(x.size()), std::vector<double>(d), std::vector<double>(d), 0.0};
+    for (int row = 0; row < n; ++row) {
+        const float* in = x.data() + static_cast<size_t>(row) * d;
+        const float* g = dy.data() + static_cast<size_t>(row) * d;
+        double* out = r.dx.data() + static_cast<size_t>(row) * d;
+        if (type == NormType::DyT) {
+            for (int i = 0; i < d; ++i) {
+                const double t = std::tanh(alpha * in[i]);
+                r.dw[i] += g[i] * t;
+                r.db[i] += g[i];
+                const double dpre = g[i] * w[i] * (1.0 - t * t);
+                r.dalpha += dpre * in[i];
+                out[i] = dpre * alpha;
+            }
+            continue;
+        }
+        double mean = 0.0;
+        if (type == NormType::LayerNorm) {
+            for (int i = 0; i < d; ++i) mean += in[i];
+            mean /= d;
+        }
+        double second = 0.0;
+        for (int i = 0; i < d; ++i) second += (in[i] - mean) * (in[i] - mean);
+        const double rstd = 1.0 / std::sqrt(second / d + eps);
+        std::vector<double> xhat(d), dxhat(d);
+        double mean_dxhat = 0.0, mean_dxhat_xhat = 0.0;
+        for (int i = 0; i < d; ++i) {
+            xhat[i] = (in[i] - mean) * rstd;
+            dxhat[i] = static_cast<double>(g[i]) * w[i];
+            r.dw[i] += g[i] * xhat[i];
+            r.db[i] += g[i];
+            mean_dxhat += dxhat[i] / d;
+            mean_dxhat_xhat += dxhat[i] * xhat[i] / d;
+        }
+        if (type == NormType::RmsNorm) mean_dxhat = 0.0;
+        for (int i = 0; i < d; ++i) out[i] = rstd * (dxhat[i] - mean_dxhat - xhat[i] * mean_dxhat_xhat);
+    }
+    return r;
+}
+
+class NormChunking : public OpGradients, public ::testing::WithParamInterface<NormType> {};
+
+TEST_P(NormChunking, ManyRowsMatchANaiveReferenceOnAnyThreadCount) {
+    // 103 rows: three full chunks of 32 and a partial one, so the per-chunk partial sums of the gain,
+    // bias and DyT alpha gradients and their in-order reduction are all exercised.
+    const NormType type = GetParam();
+    const int n = 103, d = 7;
+    const double eps = 1e-5;
+    auto x = random_tensor(n * d, 31, 1.5), w = random_tensor(d, 32), b = random_tensor(d, 33);
+    const auto dy = random_tensor(n * d, 34);
+    for (int row = 0; row < n; row += 10) x[static_cast<size_t>(row) * d] += 4.0f;  // some off-centre rows
+    std::vector<float> alpha = {0.7f};
+    std::vector<float> reference_dw_start(d, 0.25f);  // gradients accumulate into what is there
+    const NormReference expected = naive_norm_backward(type, x, w, dy, alpha[0], n, d, eps);
+    std::vector<std::vector<float>> dw_by_threads;
+    for (int threads : {1, 3}) {
+        CpuBackend cpu(threads);
+        std::vector<float> y(n * d), stats(2 * n);
+        cpu.norm_forward(type, y.data(), stats.data(), x.data(), w.data(), b.data(), {0.0f, alpha.data()}, n,
+                         d, static_cast<float>(eps));
+        std::vector<float> dx(n * d, 0.0f), dw = reference_dw_start, db(d, 0.0f), dalpha(1, 0.0f);
+        cpu.norm_backward(type, dx.data(), dw.data(), type == NormType::RmsNorm ? nullptr : db.data(),
+                          dalpha.data(), dy.data(), x.data(), stats.data(), w.data(), {0.0f, alpha.data()}, n,
+                          d, false);
+        for (int i = 0; i < n * d; ++i)
+            ASSERT_NEAR(dx[i], expected.dx[i], 2e-5 * (1.0 + std::fabs(expected.dx[i])));
+        for (int i = 0; i < d; ++i) {
+            EXPECT_NEAR(dw[i], 0.25 + expected.dw[i], 1e-4 * (1.0 + std::fabs(expected.dw[i]))) << "dw " << i;
+            if (type != NormType::RmsNorm)
+                EXPECT_NEAR(db[i], expected.db[i], 1e-4 * (1.0 + std::fabs(expected.db[i]))) << "db " << i;
+        }
+        if (type == NormType::DyT)
+            EXPECT_NEAR(dalpha[0], expected.dalpha, 1e-4 * (1.0 + std::fabs(expected.dalpha)));
+        dw_by_threads.push_back(dw);
+    }
+    EXPECT_EQ(dw_by_threads[0], dw_by_threads[1]) << "fixed chunks: the same bits on 1 and 3 threads";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllNorms, NormChunking,
                          ::testing::Values(NormType::LayerNorm, NormType::RmsNorm, NormType::DyT),
                          [](const auto& info) { return to_string(info.param); });
 

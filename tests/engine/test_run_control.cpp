@@ -60,8 +60,10 @@ TEST(RunControl, PauseSingleStepResumeStopAcrossThreads) {
 
     control.resume();
     ASSERT_TRUE(eventually([&] { return steps.load() > 20; }));
-    const int64_t at_stop = steps.load();
+    // Stop first, then read the count: at most the step already under way may still finish. (Reading
+    // first would let the engine take any number of steps before stop() if this thread is preempted.)
     control.stop();
+    const int64_t at_stop = steps.load();
     engine.join();
     EXPECT_LE(steps.load(), at_stop + 1) << "stop answers within one step";
     EXPECT_EQ(final_status, RunStatus::Stopped);

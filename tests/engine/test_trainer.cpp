@@ -1,13 +1,19 @@
-// Trainer behaviour: bit-for-bit determinism, checkpoint round trip (50 + resume 50 = 100), live
-// changes applied at the asked step, divergence as a result, and optimizer updates against formulas.
+// Trainer behaviour: bit-for-bit determinism, checkpoint round trips (50 + resume 50 = 100, RAdam with a
+// live warmup), live changes applied at the asked step or rejected as events, divergence as a result
+// (from the loss or from the gradients alone), telemetry cadence, the memory check and the summary.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
+#include "engine/io/records_json.h"
+#include "engine/io/safetensors.h"
 #include "engine/train/trainer.h"
 
 namespace normlab {
@@ -166,6 +172,240 @@ TEST(Trainer, ReinitialiseWithDeepNormBetaRedrawsOnlyV) {
     for (size_t i = 2 * third; i < after.size(); ++i) v_squares += after[i] * after[i];
     // Xavier normal scaled by beta = (8 * 2)^(-1/4) = 0.5: variance (1/d) * 0.25 per entry
     EXPECT_NEAR(v_squares / third, 0.25 / 16.0, 0.25 / 16.0 * 0.2);
+}
+
+TEST(Trainer, TelemetryEveryNStillReportsScalarsAndValidationEveryStep) {
+    Config config = tiny_config();
+    config.train.steps = 10;
+    config.telemetry.every = 4;
+    config.telemetry.val_every = 3;
+    Trainer trainer(config);
+    for (int64_t t = 1; t <= 10; ++t) {
+        const StepOutcome outcome = trainer.step();
+        EXPECT_EQ(outcome.record.step, t);
+        EXPECT_TRUE(std::isfinite(outcome.record.loss));
+        EXPECT_NEAR(outcome.record.loss, std::log(256.0), 1.5) << "step " << t;
+        EXPECT_DOUBLE_EQ(outcome.record.lr, 3e-3) << "step " << t;
+        EXPECT_GT(outcome.record.grad_norm, 0.0) << "step " << t;
+        const bool layers_due = t == 1 || t % 4 == 0;
+        EXPECT_EQ(outcome.logged, layers_due) << "step " << t;
+        EXPECT_EQ(outcome.record.layers.size(), layers_due ? 2u : 0u) << "step " << t;
+        const bool validation_due = t % 3 == 0 || t == 10;
+        ASSERT_EQ(outcome.record.val_loss.has_value(), validation_due) << "step " << t;
+        if (validation_due) {
+            EXPECT_NEAR(*outcome.record.val_loss, std::log(256.0), 1.5) << "step " << t;
+            EXPECT_EQ(trainer.last_val_loss(), outcome.record.val_loss);
+        }
+    }
+    EXPECT_EQ(trainer.status(), RunStatus::Completed);
+}
+
+TEST(Trainer, PostedNonLiveKeyIsRejectedWithTheLiveKeysNotApplied) {
+    Trainer trainer(tiny_config());
+    trainer.post({"model.layers", "3", -1});
+    StepOutcome outcome;
+    ASSERT_NO_THROW(outcome = trainer.step());
+    ASSERT_EQ(outcome.events.size(), 1u);
+    const Event& event = outcome.events[0];
+    EXPECT_EQ(event.kind, "rejected_change");
+    EXPECT_EQ(event.step, 1);
+    EXPECT_EQ(event.key, "model.layers");
+    EXPECT_EQ(event.value, "3");
+    EXPECT_NE(event.message.find("'model.layers' cannot change during a run; live keys are: train.lr, "),
+              std::string::npos)
+        << event.message;
+    EXPECT_NE(event.message.find("reinit_deepnorm_beta"), std::string::npos) << event.message;
+    EXPECT_EQ(trainer.config().model.layers, 2);
+    EXPECT_EQ(trainer.model().layout().blocks.size(), 2u);
+    EXPECT_EQ(trainer.steps_done(), 1);
+    EXPECT_EQ(trainer.status(), RunStatus::Running);
+    try {
+        trainer.apply({"train.seed", "7", -1});
+        ADD_FAILURE() << "apply accepted a key that is not live";
+    } catch (const InputError& error) {
+        EXPECT_NE(std::string(error.what()).find("'train.seed' cannot change during a run"),
+                  std::string::npos);
+    }
+    EXPECT_EQ(trainer.config().train.seed, 1u);
+}
+
+TEST(FirstBadGradient, HeadAndFinalNormArePositionLayersBlocksFromTheTop) {
+    CpuBackend backend(1);
+    ModelConfig config;
+    config.d_model = 8;
+    config.heads = 2;
+    config.d_ff = 8;
+    config.layers = 3;
+    config.norm_placement = NormPlacement::Pre;
+    Model model(config, 16, backend);
+    const ParamLayout& layout = model.layout();
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    auto position_with = [&](const std::vector<std::pair<std::string, double>>& bad) {
+        std::vector<double> squares(layout.entries.size(), 1.0);
+        for (const auto& [name, value] : bad) {
+            const int entry = layout.find(name);
+            EXPECT_GE(entry, 0) << name;
+            squares[entry] = value;
+        }
+        return first_bad_gradient_position(model, squares);
+    };
+    EXPECT_EQ(position_with({}), -1);
+    EXPECT_EQ(position_with({{"head.weight", inf}}), 3) << "the head is the index after the last block";
+    EXPECT_EQ(position_with({{"final_norm.weight", nan}}), 3);
+    EXPECT_EQ(position_with({{"blocks.0.ffn.fc2.weight", inf}, {"blocks.1.attn.qkv.bias", nan}}), 1);
+    EXPECT_EQ(position_with({{"blocks.2.norm1.weight", inf}, {"head.weight", inf}}), 3);
+    EXPECT_EQ(position_with({{"wte.weight", inf}, {"wpe.weight", nan}}), -1);
+    EXPECT_EQ(position_with({{"wte.weight", inf}, {"blocks.0.attn.out.weight", inf}}), 0);
+    EXPECT_EQ(position_with({{"blocks.2.norm1_out.weight", inf}}), -1) << "inactive under Pre-LN";
+}
+
+TEST(Trainer, DivergenceFromTheGradientsAloneNamesTheFirstBadBlock) {
+    // Zero embeddings (and zero biases) keep the whole residual stream at 0, so every LayerNorm sees a
+    // constant row: the forward pass and the loss (log 256) stay finite, while each norm's backward
+    // multiplies the gradient by 1/sqrt(eps) = 1e15 until it overflows a few blocks down.
+    Config config = tiny_config();
+    config.model.layers = 4;
+    config.model.norm_placement = NormPlacement::Pre;
+    config.model.norm_eps = 1e-30;
+    Trainer trainer(config);
+    Model& model = trainer.model();
+    const ParamLayout& layout = model.layout();
+    for (int entry : {layout.wte, layout.wpe}) {
+        model.write_entry(entry, std::vector<float>(layout.entries[entry].count, 0.0f));
+    }
+    const StepOutcome outcome = trainer.step();
+    EXPECT_NEAR(outcome.record.loss, std::log(256.0), 1e-5) << "the forward pass stays finite";
+    EXPECT_FALSE(std::isfinite(outcome.record.grad_norm));
+    EXPECT_EQ(trainer.status(), RunStatus::Diverged);
+    EXPECT_EQ(trainer.diverged_at(), 1);
+
+    std::vector<double> squares(layout.entries.size(), 0.0);
+    for (size_t i = 0; i < layout.entries.size(); ++i) {
+        if (!model.active(static_cast<int>(i))) continue;
+        for (float g : model.read_entry(static_cast<int>(i), true)) squares[i] += double(g) * g;
+    }
+    const int expected = first_bad_gradient_position(model, squares);
+    EXPECT_GE(expected, 0);
+    EXPECT_LT(expected, 4);
+    EXPECT_EQ(trainer.first_bad_layer(), expected);
+    for (size_t i = 0; i < layout.entries.size(); ++i) {
+        if (layout.entries[i].block > expected && model.active(static_cast<int>(i)))
+            EXPECT_TRUE(std::isfinite(squares[i]))
+                << layout.entries[i].name << " is above the first bad block";
+    }
+    ASSERT_EQ(outcome.events.size(), 1u);
+    EXPECT_EQ(outcome.events[0].kind, "diverged");
+    EXPECT_EQ(outcome.events[0].block, expected);
+    EXPECT_NE(
+        outcome.events[0].message.find("non-finite gradient, first in block " + std::to_string(expected)),
+        std::string::npos)
+        << outcome.events[0].message;
+}
+
+TEST(Trainer, ResumeWithRAdamAndALiveWarmupContinuesExactly) {
+    Config config = tiny_config();
+    config.train.optimizer = OptimizerKind::RAdam;
+    config.train.beta2 = 0.999;
+    config.train.steps = 40;
+    const Command warmup{"train.warmup_steps", "30", 5};  // switched on live: ramps from step 5
+    Trainer straight(config);
+    straight.post(warmup);
+    const auto reference = losses(straight, 40);
+    ASSERT_EQ(reference.size(), 40u);
+
+    Trainer first_half(config);
+    first_half.post(warmup);
+    losses(first_half, 20);
+    EXPECT_EQ(first_half.schedule_origin(), 4);
+    const std::string path = temp_path("radam_warmup.safetensors");
+    save_checkpoint(first_half, path);
+    auto resumed = load_checkpoint(path, {});
+    std::filesystem::remove(path);
+    EXPECT_EQ(resumed->steps_done(), 20);
+    EXPECT_EQ(resumed->schedule_origin(), 4);
+    EXPECT_EQ(resumed->config().train.warmup_steps, 30);
+    // step 21 is (21 - 4) / 30 of the way up the ramp (from step 0 it would be 21 / 30)
+    EXPECT_DOUBLE_EQ(resumed->current_lr(), 3e-3 * 17.0 / 30.0);
+    const auto tail = losses(*resumed, 20);
+    ASSERT_EQ(tail.size(), 20u);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(tail[i], reference[20 + i]) << "step " << 21 + i;
+}
+
+TEST(Trainer, MemoryIsCheckedBeforeTheBatchAndActivationsAreAllocated) {
+    Config config = tiny_config();
+    config.data.task = "copy";
+    config.model.seq_len = 4096;
+    config.train.batch_size = 65536;
+    try {
+        Trainer trainer(config);
+        ADD_FAILURE() << "a batch of 65536 x 4096 tokens cannot fit; the constructor must say so";
+    } catch (const ResourceError& error) {
+        const std::string message = error.what();
+        EXPECT_NE(message.find("activations for batch 65536 x seq 4096"), std::string::npos) << message;
+        EXPECT_NE(message.find("MiB"), std::string::npos) << message;
+        EXPECT_NE(message.find("train.batch_size"), std::string::npos) << message;
+    }
+    const ModelConfig model = tiny_config().model;
+    EXPECT_GT(estimate_training_bytes(model, 256, 4, 16), build_layout(model, 256).total * 5 * sizeof(float));
+    EXPECT_GT(estimate_training_bytes(model, 256, 8, 16), estimate_training_bytes(model, 256, 4, 16));
+}
+
+TEST(RunSummary, FinalLossIsNullUntilAStepRan) {
+    Trainer trainer(tiny_config());
+    nlohmann::json summary = summary_json(trainer, 0.0);
+    EXPECT_TRUE(summary["final_loss"].is_null()) << summary.dump();
+    EXPECT_EQ(summary["steps"], 0);
+    const double loss = trainer.step().record.loss;
+    summary = summary_json(trainer, 1.0);
+    ASSERT_TRUE(summary["final_loss"].is_number()) << summary.dump();
+    EXPECT_DOUBLE_EQ(summary["final_loss"].get<double>(), loss);
+
+    const std::string path = temp_path("summary.safetensors");
+    save_checkpoint(trainer, path);
+    auto resumed = load_checkpoint(path, {});
+    std::filesystem::remove(path);
+    EXPECT_TRUE(summary_json(*resumed, 0.0, 1)["final_loss"].is_null()) << "a resumed run that took no step";
+}
+
+// Rewrites a checkpoint with one metadata value replaced.
+void rewrite_metadata(const std::string& path, const std::string& key, const std::string& value) {
+    SafetensorsFile file = read_safetensors(path);
+    file.metadata[key] = value;
+    std::vector<TensorRef> tensors;
+    for (const auto& [name, tensor] : file.tensors)
+        tensors.push_back({name, tensor.shape, tensor.data.data()});
+    write_safetensors(path, tensors, file.metadata);
+}
+
+TEST(Checkpoint, ProgressMetadataMustBeAStepCount) {
+    Trainer trainer(tiny_config());
+    losses(trainer, 2);
+    const std::string path = temp_path("metadata.safetensors");
+    const struct {
+        std::string key, value, expected;
+    } cases[] = {
+        {"normlab_step", "12abc", "metadata normlab_step is '12abc', not a step count"},
+        {"normlab_step", "-3", "metadata normlab_step is '-3', not a step count"},
+        {"normlab_step", "", "metadata normlab_step is '', not a step count"},
+        {"normlab_schedule_origin", "x", "metadata normlab_schedule_origin is 'x', not a step count"},
+        {"normlab_schedule_origin", "5", "normlab_schedule_origin (5) is after normlab_step (2)"},
+    };
+    for (const auto& c : cases) {
+        save_checkpoint(trainer, path);
+        rewrite_metadata(path, c.key, c.value);
+        try {
+            load_checkpoint(path, {});
+            ADD_FAILURE() << c.key << " = '" << c.value << "' was accepted";
+        } catch (const InputError& error) {
+            const std::string message = error.what();
+            EXPECT_NE(message.find("checkpoint '" + path + "'"), std::string::npos) << message;
+            EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+        }
+    }
+    save_checkpoint(trainer, path);
+    EXPECT_EQ(load_checkpoint(path, {})->steps_done(), 2);
+    std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 // Implements the shared option parsing; every failure is an InputError that says what to write instead.
+// Integer flags are range-checked before use, so an oversized value is an error naming the flag, never
+// a silently truncated number.
 #include "app/cli/cli_options.h"
+
+#include <charconv>
 
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
@@ -17,15 +21,14 @@ std::string ArgReader::value_of(const std::string& flag) {
     return take();
 }
 
-int64_t ArgReader::integer_of(const std::string& flag, int64_t minimum) {
+int64_t ArgReader::integer_of(const std::string& flag, int64_t minimum, int64_t maximum) {
     const std::string text = value_of(flag);
-    try {
-        size_t used = 0;
-        const long long value = std::stoll(text, &used);
-        if (used == text.size() && value >= minimum) return value;
-    } catch (const std::exception&) {
-    }
-    throw InputError(flag + " needs an integer >= " + std::to_string(minimum) + ", got '" + text + "'");
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc() && end == text.data() + text.size() && value >= minimum && value <= maximum)
+        return value;
+    throw InputError(flag + " needs an integer in [" + std::to_string(minimum) + ", " +
+                     std::to_string(maximum) + "], got '" + text + "'");
 }
 
 bool ConfigSources::consume(const std::string& flag, ArgReader& reader) {

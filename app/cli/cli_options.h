@@ -1,6 +1,8 @@
 // Command-line parsing shared by the normlab-cli subcommands: the config sources (--config, --preset,
 // --set) and a small reader that turns a bad flag into an InputError that names it.
 #pragma once
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,7 +19,10 @@ class ArgReader {
     std::string take() { return m_args[m_index++]; }
     // The value after a flag; throws InputError "flag needs a value".
     std::string value_of(const std::string& flag);
-    int64_t integer_of(const std::string& flag, int64_t minimum);
+    // The integer after a flag, in [minimum, maximum] (by default what an int config field holds);
+    // anything else, too large included, is an InputError naming the flag and the range.
+    int64_t integer_of(const std::string& flag, int64_t minimum,
+                       int64_t maximum = std::numeric_limits<int>::max());
 
   private:
     std::vector<std::string> m_args;

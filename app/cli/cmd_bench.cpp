@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -52,6 +53,11 @@ int run_bench(int argc, char** argv) {
     }
     const int64_t timed = sources.steps.value_or(20);
     if (timed < 1) throw InputError("--steps must be at least 1 for a benchmark");
+    if (warmup + timed > std::numeric_limits<int>::max()) {
+        throw InputError("--warmup + --steps must be at most " +
+                         std::to_string(std::numeric_limits<int>::max()) + " steps in all, got " +
+                         std::to_string(warmup + timed));
+    }
     ConfigSources run_sources = sources;
     run_sources.steps.reset();
     Config config = run_sources.resolve();

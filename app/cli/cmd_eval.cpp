@@ -1,5 +1,7 @@
 // `normlab-cli eval`: mean next-token cross-entropy of a checkpoint over a file of token sequences
 // (one sequence of integer ids per line). Needs only the checkpoint, not the training data.
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -21,9 +23,33 @@ const char* kEvalHelp =
     "\n"
     "Prints {\"loss\": mean next-token cross-entropy over all predicted positions, \"tokens\": N}.\n"
     "The tokens file holds one sequence of integer ids per line (spaces or commas between ids); a line of\n"
-    "L ids predicts L-1 positions and may hold at most model.seq_len + 1 ids. Blank lines are skipped.\n";
+    "L ids predicts L-1 positions and may hold at most model.seq_len + 1 ids. Blank lines are skipped.\n"
+    "\n"
+    "  --set KEY=VALUE  only the keys that change how the checkpoint is evaluated, not what it is:\n"
+    "                   device (auto|cpu|cuda) and threads (0: every core). The model and training keys\n"
+    "                   come from the checkpoint.\n";
+
+// The config keys that change how a checkpoint is evaluated without changing the model it holds.
+const std::vector<std::string> kEvalKeys = {"device", "threads"};
+
+void check_eval_assignment(const std::string& assignment) {
+    const size_t equals = assignment.find('=');
+    std::string key = assignment.substr(0, equals);
+    key.erase(0, key.find_first_not_of(" \t"));
+    key.erase(key.find_last_not_of(" \t") + 1);
+    if (std::find(kEvalKeys.begin(), kEvalKeys.end(), key) != kEvalKeys.end()) return;
+    std::string accepted;
+    for (const std::string& name : kEvalKeys) accepted += (accepted.empty() ? "" : ", ") + name;
+    throw InputError("eval --set '" + assignment + "': eval --set accepts only " + accepted +
+                     "; the model and training keys come from the checkpoint (train --resume with --set to "
+                     "change them)");
+}
 
 std::vector<std::vector<int32_t>> read_token_file(const std::string& path, int vocab, int seq_len) {
+    std::error_code error;
+    const auto status = std::filesystem::status(path, error);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+        throw InputError("tokens file '" + path + "' is not a regular file; give the path of a text file");
     std::ifstream in(path);
     if (!in) throw InputError("cannot read tokens file '" + path + "'; check the path");
     std::vector<std::vector<int32_t>> sequences;
@@ -81,6 +107,7 @@ int run_eval(int argc, char** argv) {
             tokens = reader.value_of(flag);
         } else if (flag == "--set") {
             sets.push_back(reader.value_of(flag));
+            check_eval_assignment(sets.back());
         } else {
             throw InputError("unknown option '" + flag + "'; see normlab-cli eval --help");
         }

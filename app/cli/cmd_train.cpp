@@ -1,10 +1,13 @@
 // `normlab-cli train`: builds the trainer (validating everything before the run folder exists), then
 // steps it to the end, writing metrics, events and the summary as it goes. Ctrl-C stops cleanly.
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+
+#include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
@@ -18,9 +21,47 @@
 namespace normlab::cli {
 
 namespace {
-RunControl* g_control = nullptr;
+// The run the signal handler stops; atomic (and lock-free, so async-signal-safe) because the handler
+// may run at any moment, and reset by SignalScope before the RunControl it points to goes away.
+std::atomic<RunControl*> g_control{nullptr};
+static_assert(std::atomic<RunControl*>::is_always_lock_free);
+
 void on_interrupt(int) {
-    if (g_control) g_control->stop_from_signal();
+    if (RunControl* control = g_control.load()) control->stop_from_signal();
+}
+
+// Routes SIGINT / SIGTERM to `control` for its lifetime, on every exit path (exceptions included).
+class SignalScope {
+  public:
+    explicit SignalScope(RunControl& control) {
+        g_control.store(&control);
+        std::signal(SIGINT, on_interrupt);
+        std::signal(SIGTERM, on_interrupt);
+    }
+    ~SignalScope() {
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+        g_control.store(nullptr);
+    }
+    SignalScope(const SignalScope&) = delete;
+    SignalScope& operator=(const SignalScope&) = delete;
+};
+
+// Records a run that ended with an error: an event and summary.json with status "failed" and the
+// message. Best effort: when the run folder itself is what failed, the original error is what matters.
+void record_failure(RunFolder& folder, const Trainer& trainer, double wall_seconds, int64_t first_step,
+                    const std::string& message) {
+    try {
+        folder.append_event({trainer.steps_done(), "failed", message, "", "", -1});
+    } catch (const std::exception&) {
+    }
+    try {
+        nlohmann::json summary = summary_json(trainer, wall_seconds, first_step);
+        summary["status"] = "failed";
+        summary["error"] = message;
+        folder.write_summary(summary);
+    } catch (const std::exception&) {
+    }
 }
 
 const char* kTrainHelp =
@@ -29,8 +70,14 @@ const char* kTrainHelp =
     "                         [--overwrite] [--quiet]\n"
     "\n"
     "Trains a model and writes the run folder DIR incrementally: config.json, metrics.jsonl,\n"
-    "events.jsonl, summary.json (and model.safetensors with --save-checkpoint). Exit code 0 when the run\n"
-    "completed or diverged (a divergence is a result), 2 on bad input.\n"
+    "events.jsonl, summary.json (and model.safetensors with --save-checkpoint). metrics.jsonl has one\n"
+    "line per step (val_loss on validation steps); per-layer telemetry every telemetry.every steps.\n"
+    "Exit code 0 when the run completed or diverged (a divergence is a result), 2 on bad input or when\n"
+    "the run folder cannot be written (disk full), 1 on an internal error. A run that fails part-way\n"
+    "leaves summary.json with status \"failed\" and the error.\n"
+    "\n"
+    "model.residual=deepnorm and admin are Post-LN schemes (theory.md); with another\n"
+    "model.norm_placement they scale that wiring's shortcut instead, as an experiment (a note says so).\n"
     "\n";
 
 const char* kTrainHelpTail =
@@ -97,41 +144,58 @@ int run_train(int argc, char** argv) {
         std::cerr << "normlab-cli train: " << trainer->config().train.steps << " steps on "
                   << trainer->backend().name() << " (" << trainer->device_reason() << "), run folder " << out
                   << "\n";
+        const std::string note = wiring_note(trainer->config().model);
+        if (!note.empty()) std::cerr << "normlab-cli train: note: " << note << "\n";
     }
     RunControl control;
-    g_control = &control;
-    std::signal(SIGINT, on_interrupt);
-    std::signal(SIGTERM, on_interrupt);
+    const SignalScope signals(control);
     const auto started = std::chrono::steady_clock::now();
     auto last_report = started;
     const auto elapsed = [&started] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     };
-    run_training(*trainer, control, [&](const StepOutcome& outcome) {
-        if (outcome.logged) folder.append_metrics(outcome.record);
-        for (const Event& event : outcome.events) {
-            folder.append_event(event);
-            if (!quiet) std::cerr << "  [step " << event.step << "] " << event.message << "\n";
+    nlohmann::json summary;
+    try {
+        run_training(*trainer, control, [&](const StepOutcome& outcome) {
+            // Every step's scalars (and val_loss when validation ran); per-layer telemetry only on the
+            // steps that measured it (telemetry.every).
+            folder.append_metrics(outcome.record);
+            for (const Event& event : outcome.events) {
+                folder.append_event(event);
+                if (!quiet) std::cerr << "  [step " << event.step << "] " << event.message << "\n";
+            }
+            const auto now = std::chrono::steady_clock::now();
+            if (!quiet && std::chrono::duration<double>(now - last_report).count() > 2.0) {
+                last_report = now;
+                std::fprintf(stderr, "  step %lld/%d  loss %.4f  lr %.3g  grad %.3g  %.1f steps/s\n",
+                             static_cast<long long>(outcome.record.step), trainer->config().train.steps,
+                             outcome.record.loss, outcome.record.lr, outcome.record.grad_norm,
+                             outcome.record.steps_per_s);
+            }
+        });
+        if (trainer->status() == RunStatus::Stopped) {
+            folder.append_event({trainer->steps_done(), "stopped", "stopped by signal", "", "", -1});
         }
-        const auto now = std::chrono::steady_clock::now();
-        if (!quiet && std::chrono::duration<double>(now - last_report).count() > 2.0) {
-            last_report = now;
-            std::fprintf(stderr, "  step %lld/%d  loss %.4f  lr %.3g  grad %.3g  %.1f steps/s\n",
-                         static_cast<long long>(outcome.record.step), trainer->config().train.steps,
-                         outcome.record.loss, outcome.record.lr, outcome.record.grad_norm,
-                         outcome.record.steps_per_s);
-        }
-    });
-    if (trainer->status() == RunStatus::Stopped) {
-        folder.append_event({trainer->steps_done(), "stopped", "stopped by signal", "", "", -1});
+        summary = summary_json(*trainer, elapsed(), first_step);
+        folder.write_summary(summary);
+    } catch (const std::exception& error) {
+        record_failure(folder, *trainer, elapsed(), first_step, error.what());
+        throw;
     }
-    if (save) save_checkpoint(*trainer, folder.checkpoint_path());
-    const auto summary = summary_json(*trainer, elapsed(), first_step);
-    folder.write_summary(summary);
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-    g_control = nullptr;
-    std::cout << summary.dump() << "\n";
+    if (save) {
+        // After the summary, so a checkpoint that cannot be written does not hide how the run ended.
+        try {
+            save_checkpoint(*trainer, folder.checkpoint_path());
+        } catch (const std::exception& error) {
+            summary["checkpoint_error"] = error.what();
+            try {
+                folder.write_summary(summary);
+            } catch (const std::exception&) {
+            }
+            throw;
+        }
+    }
+    std::cout << summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     if (!quiet)
         std::cerr << "normlab-cli train: " << summary["status"].get<std::string>() << "; run folder: " << out
                   << "\n";

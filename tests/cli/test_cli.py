@@ -6,7 +6,9 @@ import argparse
 import json
 import math
 import os
+import resource
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -25,6 +27,14 @@ def run(*args, check_rc=None):
         raise AssertionError(f"normlab-cli {' '.join(args)} exited {result.returncode}, wanted {check_rc}\n"
                              f"stdout: {result.stdout}\nstderr: {result.stderr}")
     return result
+
+
+def run_with_file_size_limit(limit_bytes, *args):
+    """Runs normlab-cli where no file may grow past limit_bytes (writes fail like on a full disk)."""
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=600, preexec_fn=limit)
 
 
 class CliTestCase(unittest.TestCase):
@@ -144,6 +154,66 @@ class TrainResumeEval(CliTestCase):
         self.expect_bad_input(["probe", "--preset", "theory-postln", "--out", str(out)], "--batches")
         self.expect_bad_input(["probe", "--preset", "theory-postln", "--batches", "2", "--out", str(out)], "--overwrite")
 
+    def test_telemetry_every_keeps_every_step_and_every_validation(self):
+        out = self.tmp / "run"
+        run("train", "--preset", "quickstart", *TINY, "--set", "telemetry.every=4", "--set", "telemetry.val_every=3",
+            "--steps", "10", "--out", str(out), "--quiet", check_rc=0)
+        metrics = self.read_metrics(out)
+        self.assertEqual([m["step"] for m in metrics], list(range(1, 11)))
+        for m in metrics:
+            self.assertTrue(m["loss"] > 0 and m["lr"] > 0 and m["grad_norm"] > 0, m)
+        self.assertEqual([m["step"] for m in metrics if "layers" in m], [1, 4, 8])
+        self.assertEqual([m["step"] for m in metrics if "val_loss" in m], [3, 6, 9, 10])
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["final_val_loss"], metrics[-1]["val_loss"])
+
+    def test_write_failure_mid_run_is_recorded_as_failed(self):
+        out = self.tmp / "run"
+        result = run_with_file_size_limit(20000, "train", "--preset", "quickstart", *TINY, "--steps", "300",
+                                          "--out", str(out), "--quiet")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("metrics.jsonl", result.stderr)
+        self.assertIn("disk space", result.stderr)
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["status"], "failed")
+        self.assertIn("metrics.jsonl", summary["error"])
+        self.assertGreater(summary["steps"], 0)
+        self.assertLess(summary["steps"], 300)
+        events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+        self.assertEqual(events[-1]["kind"], "failed")
+
+    def test_summary_is_written_before_the_checkpoint(self):
+        out = self.tmp / "run"
+        result = run_with_file_size_limit(60000, "train", "--preset", "quickstart", *TINY, "--steps", "3",
+                                          "--out", str(out), "--save-checkpoint", "--quiet")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("model.safetensors", result.stderr)
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["status"], "completed")
+        self.assertEqual(summary["steps"], 3)
+        self.assertIn("model.safetensors", summary["checkpoint_error"])
+        self.assertFalse((out / "model.safetensors").exists())
+        self.assertFalse((out / "model.safetensors.tmp").exists())
+
+    def test_final_loss_is_null_when_no_step_ran(self):
+        first, second = self.tmp / "first", self.tmp / "second"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "2", "--out", str(first), "--save-checkpoint",
+            "--quiet", check_rc=0)
+        result = run("train", "--resume", str(first / "model.safetensors"), "--steps", "2", "--out", str(second),
+                     "--quiet", check_rc=0)
+        summary = json.loads((second / "summary.json").read_text())
+        self.assertEqual(summary["steps"], 2)
+        self.assertIsNone(summary["final_loss"])
+        self.assertIsNone(json.loads(result.stdout)["final_loss"])
+
+    def test_deepnorm_outside_post_ln_trains_with_a_note(self):
+        out = self.tmp / "run"
+        result = run("train", "--preset", "quickstart", *TINY, "--set", "model.residual=deepnorm", "--steps", "2",
+                     "--out", str(out), check_rc=0)
+        self.assertIn("note: model.residual=deepnorm with model.norm_placement=pre", result.stderr)
+        self.assertIn("model.norm_placement=post", result.stderr)
+        self.assertIn("Post-LN scheme", run("train", "--help", check_rc=0).stdout)
+
     def test_diverged_run_is_a_result(self):
         out = self.tmp / "run"
         result = run("train", "--preset", "quickstart", *TINY, "--set", "model.norm_placement=none",
@@ -214,6 +284,41 @@ class BadInput(CliTestCase):
 
     def test_non_live_change(self):
         self.expect_bad_input(self.train_args("--change", "5:model.layers=3"), "model.layers", out=self.tmp / "run")
+
+    def test_oversized_integers_name_the_flag(self):
+        self.expect_bad_input(self.train_args("--steps", "4294967295"), "--steps", "[0, 2147483647]",
+                              out=self.tmp / "run")
+        self.expect_bad_input(self.train_args("--steps", "99999999999999999999"), "--steps", out=self.tmp / "run")
+        self.expect_bad_input(["probe", "--preset", "theory-postln", "--batches", "4294967297", "--out",
+                               str(self.tmp / "probe")], "--batches", "[1, 2147483647]", out=self.tmp / "probe")
+        self.expect_bad_input(["bench", "--preset", "quickstart", "--warmup", "4294967296"], "--warmup")
+        self.expect_bad_input(["bench", "--preset", "quickstart", "--warmup", "2147483647", "--steps", "10"],
+                              "--warmup + --steps")
+
+    def test_config_and_text_must_be_regular_files(self):
+        self.expect_bad_input(["train", "--config", "/dev/null", "--out", str(self.tmp / "run")], "/dev/null",
+                              "not a regular file", out=self.tmp / "run")
+        self.expect_bad_input(["train", "--config", str(self.tmp), "--out", str(self.tmp / "run")], "directory",
+                              out=self.tmp / "run")
+        self.expect_bad_input(self.train_args("--set", "data.text_path=/dev/null"), "data.text_path",
+                              "not a regular file", out=self.tmp / "run")
+        self.expect_bad_input(self.train_args("--set", f"data.text_path={self.tmp}"), "data.text_path", "directory",
+                              out=self.tmp / "run")
+
+    def test_threads_has_an_upper_bound(self):
+        self.expect_bad_input(self.train_args("--set", "threads=100000"), "threads", "[0, 1024]",
+                              out=self.tmp / "run")
+
+    def test_eval_set_takes_only_evaluation_keys(self):
+        good = self.checkpoint()
+        tokens = self.tmp / "tokens.txt"
+        tokens.write_text("1 2 3 4\n")
+        for assignment in ("model.layers=3", "train.lr=1", "data.text_path=x.txt"):
+            self.expect_bad_input(["eval", "--checkpoint", str(good), "--tokens", str(tokens), "--set", assignment],
+                                  assignment.split("=")[0], "eval --set accepts only device, threads")
+        result = run("eval", "--checkpoint", str(good), "--tokens", str(tokens), "--set", "threads=1", "--set",
+                     "device=cpu", check_rc=0)
+        self.assertEqual(json.loads(result.stdout)["tokens"], 3)
 
     def checkpoint(self):
         out = self.tmp / "ckpt"

@@ -1,0 +1,90 @@
+// Parsing of normlab's command line.
+#include "app/gui/gui_options.h"
+
+#include "engine/core/errors.h"
+
+namespace normlab::gui {
+
+namespace {
+[[noreturn]] void fail(const QString& message) {
+    throw normlab::InputError(message.toStdString());
+}
+}  // namespace
+
+QString guiHelpText() {
+    return QStringLiteral(
+        "usage: normlab [--preset NAME | --config FILE | --experiment FILE] [--set KEY=VALUE]...\n"
+        "               [--lesson TITLE] [--autostart] [--quit-after-steps N] [--screenshot FILE]\n"
+        "               [--size WxH] [--presentation]\n"
+        "\n"
+        "Opens the NormLab window. Runs are written to run folders under $NORMLAB_RUNS_DIR (default "
+        "~/normlab-runs).\n"
+        "  --preset NAME          open a preset (normlab-cli presets lists them)\n"
+        "  --config FILE          open a config JSON\n"
+        "  --experiment FILE      open a saved experiment\n"
+        "  --set KEY=VALUE        override a config key (repeatable)\n"
+        "  --lesson TITLE         start the lesson whose title begins with TITLE (e.g. \"Post-LN\")\n"
+        "  --autostart            start training at once\n"
+        "  --quit-after-steps N   quit when the first run reaches step N (or every run ended)\n"
+        "  --screenshot FILE      with --quit-after-steps: save a PNG of the window before quitting\n"
+        "  --size WxH             window size, e.g. 1680x1020\n"
+        "  --presentation         start in presentation mode (F11)\n");
+}
+
+GuiOptions parseGuiOptions(const QStringList& arguments) {
+    GuiOptions options;
+    for (int i = 0; i < arguments.size(); ++i) {
+        const QString flag = arguments[i];
+        const auto value = [&]() -> QString {
+            if (i + 1 >= arguments.size())
+                fail(QStringLiteral("%1 needs a value; see normlab --help").arg(flag));
+            return arguments[++i];
+        };
+        if (flag == QLatin1String("--help") || flag == QLatin1String("-h"))
+            options.help = true;
+        else if (flag == QLatin1String("--preset"))
+            options.preset = value();
+        else if (flag == QLatin1String("--config"))
+            options.configPath = value();
+        else if (flag == QLatin1String("--experiment"))
+            options.experimentPath = value();
+        else if (flag == QLatin1String("--set"))
+            options.sets << value();
+        else if (flag == QLatin1String("--lesson"))
+            options.lesson = value();
+        else if (flag == QLatin1String("--autostart"))
+            options.autostart = true;
+        else if (flag == QLatin1String("--presentation"))
+            options.presentation = true;
+        else if (flag == QLatin1String("--screenshot"))
+            options.screenshotPath = value();
+        else if (flag == QLatin1String("--quit-after-steps")) {
+            bool ok = false;
+            const QString text = value();
+            const long long steps = text.toLongLong(&ok);
+            if (!ok || steps < 1)
+                fail(QStringLiteral("--quit-after-steps needs a whole number >= 1, got '%1'").arg(text));
+            options.quitAfterSteps = steps;
+        } else if (flag == QLatin1String("--size")) {
+            const QString text = value();
+            const QStringList parts = text.split(QLatin1Char('x'));
+            bool okWidth = false, okHeight = false;
+            const int width = parts.size() == 2 ? parts[0].toInt(&okWidth) : 0;
+            const int height = parts.size() == 2 ? parts[1].toInt(&okHeight) : 0;
+            if (!okWidth || !okHeight || width < 640 || height < 480 || width > 8192 || height > 8192)
+                fail(QStringLiteral("--size needs WIDTHxHEIGHT between 640x480 and 8192x8192, got '%1'")
+                         .arg(text));
+            options.windowSize = QSize(width, height);
+        } else {
+            fail(QStringLiteral("unknown option '%1'; see normlab --help").arg(flag));
+        }
+    }
+    const int sources = !options.preset.isEmpty() + !options.configPath.isEmpty() +
+                        !options.experimentPath.isEmpty() + !options.lesson.isEmpty();
+    if (sources > 1) fail(QStringLiteral("give at most one of --preset, --config, --experiment, --lesson"));
+    if (!options.screenshotPath.isEmpty() && !options.quitAfterSteps)
+        fail(QStringLiteral("--screenshot FILE needs --quit-after-steps N (when to take it)"));
+    return options;
+}
+
+}  // namespace normlab::gui

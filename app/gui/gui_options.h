@@ -1,0 +1,29 @@
+// Command-line options of the desktop app (normlab --help): the config to open, autostart, and the
+// screenshot mode used by scripts and the README (run N steps, save the window as PNG, quit).
+#pragma once
+#include <QSize>
+#include <QString>
+#include <QStringList>
+#include <optional>
+
+namespace normlab::gui {
+
+struct GuiOptions {
+    QString preset;
+    QString configPath;
+    QString experimentPath;
+    QStringList sets;  // key=value overrides
+    QString lesson;    // a lesson title prefix, started at launch
+    bool autostart = false;
+    std::optional<long long> quitAfterSteps;
+    QString screenshotPath;
+    QSize windowSize;
+    bool presentation = false;
+    bool help = false;
+};
+
+// Parses argv (without the program name). Throws normlab::InputError naming the bad option.
+GuiOptions parseGuiOptions(const QStringList& arguments);
+QString guiHelpText();
+
+}  // namespace normlab::gui

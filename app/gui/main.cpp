@@ -1,0 +1,77 @@
+// normlab: the desktop app's entry point. Parses options (bad ones exit 2 with a message), opens the
+// window with the requested config, preset, experiment or lesson, and optionally starts, runs N steps,
+// saves a screenshot and quits (also under QT_QPA_PLATFORM=offscreen).
+#include <QApplication>
+#include <cstdio>
+#include <cstdlib>
+
+#include "app/gui/gui_options.h"
+#include "app/gui/main_window.h"
+#include "engine/config/presets.h"
+#include "engine/core/errors.h"
+#include "ui/controls/lessons.h"
+
+namespace {
+// Applies the options to the window; throws InputError for a bad preset, config or lesson.
+void openRequested(normlab::gui::MainWindow& window, const normlab::gui::GuiOptions& options) {
+    if (!options.experimentPath.isEmpty()) {
+        const QString error = window.openExperiment(options.experimentPath);
+        if (!error.isEmpty()) throw normlab::InputError(error.toStdString());
+    }
+    if (!options.lesson.isEmpty()) {
+        for (const normlab::ui::Lesson& lesson : normlab::ui::lessons()) {
+            if (!lesson.title.startsWith(options.lesson, Qt::CaseInsensitive)) continue;
+            window.startLesson(lesson);
+            return;
+        }
+        QString titles;
+        for (const normlab::ui::Lesson& lesson : normlab::ui::lessons())
+            titles += QStringLiteral("\n  ") + lesson.title;
+        throw normlab::InputError(
+            ("no lesson title begins with '" + options.lesson + "'; lessons:" + titles).toStdString());
+    }
+    if (!options.preset.isEmpty() || !options.configPath.isEmpty() || !options.sets.isEmpty()) {
+        normlab::Config config =
+            !options.configPath.isEmpty() ? normlab::config_from_file(options.configPath.toStdString())
+            : !options.preset.isEmpty()   ? normlab::preset_config(options.preset.toStdString())
+                                          : normlab::preset_config("quickstart");
+        for (const QString& assignment : options.sets)
+            normlab::apply_override(config, assignment.toStdString());
+        normlab::validate(config);
+        window.loadConfig(config, options.preset.isEmpty() ? QStringLiteral("run 1") : options.preset);
+    }
+    if (options.autostart) window.startRuns();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    // The engine's OpenMP threads share the cores with the GUI thread: idle threads must sleep, not
+    // spin (a user's explicit setting wins).
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("NormLab"));
+    QApplication::setApplicationName(QStringLiteral("NormLab"));
+    normlab::gui::GuiOptions options;
+    try {
+        options = normlab::gui::parseGuiOptions(QApplication::arguments().mid(1));
+    } catch (const normlab::InputError& error) {
+        std::fprintf(stderr, "normlab: %s\n", error.what());
+        return 2;
+    }
+    if (options.help) {
+        std::printf("%s", normlab::gui::guiHelpText().toUtf8().constData());
+        return 0;
+    }
+    normlab::gui::MainWindow window;
+    if (options.windowSize.isValid()) window.resize(options.windowSize);
+    try {
+        openRequested(window, options);
+    } catch (const normlab::InputError& error) {
+        std::fprintf(stderr, "normlab: %s\n", error.what());
+        return 2;
+    }
+    if (options.quitAfterSteps) window.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath);
+    window.show();
+    if (options.presentation) window.setPresentation(true);
+    return QApplication::exec();
+}

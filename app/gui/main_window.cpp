@@ -1,0 +1,605 @@
+// MainWindow: wiring of panels, actions, the engine thread and experiment files.
+#include "app/gui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QRegularExpression>
+#include <QScrollArea>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTimer>
+#include <QToolBar>
+#include <cstdio>
+
+#include "engine/config/presets.h"
+#include "engine/core/errors.h"
+#include "ui/controls/config_panel.h"
+#include "ui/controls/lessons_panel.h"
+#include "ui/controls/runs_panel.h"
+#include "ui/dashboard.h"
+#include "ui/panels/chart_export.h"
+#include "ui/panels/panel_export.h"
+#include "ui/panels/run_captions.h"
+
+namespace normlab::gui {
+
+namespace {
+constexpr int kMaxRecent = 8;
+
+QString defaultRunName(const normlab::Config& config, int index) {
+    return QStringLiteral("run %1 (%2)").arg(index + 1).arg(ui::placementLabel(config.model.norm_placement));
+}
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle(tr("NormLab"));
+    setObjectName(QStringLiteral("mainWindow"));
+    resize(1680, 1020);
+    m_dashboard = new ui::Dashboard(m_store);
+    setCentralWidget(m_dashboard);
+
+    m_worker = new TrainingWorker;
+    m_worker->moveToThread(&m_engineThread);
+    m_engineThread.setObjectName(QStringLiteral("normlab-engine"));
+    connect(&m_engineThread, &QThread::finished, m_worker, &QObject::deleteLater);
+    connect(m_worker, &TrainingWorker::telemetry, this, &MainWindow::onTelemetry);
+    connect(m_worker, &TrainingWorker::stateChanged, this, &MainWindow::onStateChanged);
+    connect(m_worker, &TrainingWorker::failed, this, &MainWindow::onWorkerFailed);
+    connect(m_worker, &TrainingWorker::runStarted, this,
+            [this](int id, const QString& device, const QString& reason) {
+                if (id == m_activeRun)
+                    m_configPanel->setDeviceInUse(tr("in use: %1 (%2)").arg(device, reason));
+                m_deviceLabel->setText(tr("device: %1").arg(device));
+                m_deviceLabel->setToolTip(reason);
+            });
+    m_engineThread.start();
+
+    buildActions();
+    buildDocks();
+    buildMenus();
+    buildStatusBar();
+    loadConfig(normlab::preset_config("quickstart"), QStringLiteral("quickstart"));
+    setDirty(false);
+    updateActions();
+}
+
+MainWindow::~MainWindow() {
+    if (m_engineThread.isRunning()) {
+        m_worker->requestStop();
+        QMetaObject::invokeMethod(m_worker, &TrainingWorker::shutdown, Qt::QueuedConnection);
+        m_engineThread.wait();
+    }
+}
+
+void MainWindow::buildActions() {
+    const auto make = [this](const QString& text, const QKeySequence& shortcut, const QString& tip,
+                             auto slot) {
+        auto* action = new QAction(text, this);
+        action->setShortcut(shortcut);
+        action->setToolTip(QStringLiteral("%1 (%2)").arg(tip, shortcut.toString()));
+        action->setShortcutContext(Qt::ApplicationShortcut);
+        connect(action, &QAction::triggered, this, slot);
+        return action;
+    };
+    m_start = make(tr("Start"), QKeySequence(Qt::Key_F5), tr("Start the experiment's runs from step 0"),
+                   [this] { startRuns(); });
+    m_pause = make(tr("Pause"), QKeySequence(Qt::Key_Space), tr("Pause or resume between two steps"), [this] {
+        if (m_state == WorkerState::Running)
+            QMetaObject::invokeMethod(m_worker, &TrainingWorker::pause, Qt::QueuedConnection);
+        if (m_state == WorkerState::Paused)
+            QMetaObject::invokeMethod(m_worker, &TrainingWorker::resume, Qt::QueuedConnection);
+    });
+    m_step = make(tr("Step"), QKeySequence(Qt::Key_F10), tr("While paused: one step of every run"), [this] {
+        QMetaObject::invokeMethod(m_worker, &TrainingWorker::stepOnce, Qt::QueuedConnection);
+    });
+    m_stop = make(tr("Stop"), QKeySequence(Qt::SHIFT | Qt::Key_F5),
+                  tr("Stop the runs (their folders keep everything logged)"), [this] { stopRuns(); });
+    m_reset = make(tr("Reset"), QKeySequence(Qt::CTRL | Qt::Key_R),
+                   tr("Stop and clear the charts; Start begins again"), [this] { resetRuns(); });
+    m_presentationAction =
+        make(tr("Presentation mode"), QKeySequence(Qt::Key_F11), tr("Large fonts, thick lines, charts only"),
+             [this] { setPresentation(!m_presentation); });
+    m_presentationAction->setCheckable(true);
+    auto* toolbar = addToolBar(tr("Run"));
+    toolbar->setObjectName(QStringLiteral("runToolbar"));
+    toolbar->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    for (QAction* action : {m_start, m_pause, m_step, m_stop, m_reset}) toolbar->addAction(action);
+    toolbar->addSeparator();
+    toolbar->addAction(m_presentationAction);
+}
+
+void MainWindow::buildDocks() {
+    m_configPanel = new ui::ConfigPanel;
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(m_configPanel);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumWidth(340);
+    auto* controls = new QDockWidget(tr("Controls"), this);
+    controls->setObjectName(QStringLiteral("controlsDock"));
+    controls->setWidget(scroll);
+    addDockWidget(Qt::LeftDockWidgetArea, controls);
+
+    auto* lessons = new ui::LessonsPanel;
+    auto* lessonsDock = new QDockWidget(tr("Lessons"), this);
+    lessonsDock->setObjectName(QStringLiteral("lessonsDock"));
+    lessonsDock->setWidget(lessons);
+    addDockWidget(Qt::RightDockWidgetArea, lessonsDock);
+    m_runsPanel = new ui::RunsPanel(m_store);
+    auto* runsDock = new QDockWidget(tr("Runs"), this);
+    runsDock->setObjectName(QStringLiteral("runsDock"));
+    runsDock->setWidget(m_runsPanel);
+    addDockWidget(Qt::RightDockWidgetArea, runsDock);
+    splitDockWidget(lessonsDock, runsDock, Qt::Vertical);
+    resizeDocks({lessonsDock}, {300}, Qt::Horizontal);
+
+    connect(lessons, &ui::LessonsPanel::lessonRequested, this, &MainWindow::startLesson);
+    connect(m_runsPanel, &ui::RunsPanel::addRunRequested, this, &MainWindow::addRunFromPanel);
+    connect(m_runsPanel, &ui::RunsPanel::runSelected, this, &MainWindow::selectRun);
+    connect(m_configPanel, &ui::ConfigPanel::liveChanged, this, &MainWindow::onLiveChange);
+    connect(m_configPanel, &ui::ConfigPanel::restartNeeded, this, &MainWindow::onRestartNeeded);
+    connect(m_configPanel, &ui::ConfigPanel::validityChanged, this, [this] { updateActions(); });
+    connect(&m_store, &ui::TelemetryStore::runsChanged, this, [this] { setDirty(true); });
+}
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&New experiment"), QKeySequence::New, this, [this] {
+        if (!confirmDiscard()) return;
+        resetRuns();
+        loadConfig(normlab::preset_config("quickstart"), QStringLiteral("quickstart"));
+        m_experimentPath.clear();
+        setDirty(false);
+    });
+    file->addAction(tr("&Open experiment..."), QKeySequence::Open, this, [this] {
+        if (!confirmDiscard()) return;
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), QString(),
+                                                          tr("NormLab experiments (*.json)"));
+        if (path.isEmpty()) return;
+        const QString error = openExperiment(path);
+        if (!error.isEmpty()) showMessage(tr("Cannot open the experiment"), error);
+    });
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    rebuildRecentMenu();
+    file->addAction(tr("&Save experiment"), QKeySequence::Save, this, [this] {
+        QString path = m_experimentPath;
+        if (path.isEmpty())
+            path =
+                QFileDialog::getSaveFileName(this, tr("Save experiment"), QStringLiteral("experiment.json"),
+                                             tr("NormLab experiments (*.json)"));
+        if (path.isEmpty()) return;
+        const QString error = saveExperimentTo(path);
+        if (!error.isEmpty()) showMessage(tr("Cannot save the experiment"), error);
+    });
+    file->addAction(tr("Save experiment &as..."), QKeySequence::SaveAs, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), m_experimentPath,
+                                                          tr("NormLab experiments (*.json)"));
+        if (path.isEmpty()) return;
+        const QString error = saveExperimentTo(path);
+        if (!error.isEmpty()) showMessage(tr("Cannot save the experiment"), error);
+    });
+    file->addSeparator();
+    QMenu* exportMenu = file->addMenu(tr("&Export dashboard"));
+    for (const QString suffix : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}) {
+        exportMenu->addAction(suffix.toUpper() + QStringLiteral("..."), this, [this, suffix] {
+            const QString path = QFileDialog::getSaveFileName(this, tr("Export dashboard"),
+                                                              QStringLiteral("dashboard.") + suffix);
+            if (path.isEmpty()) return;
+            m_dashboard->refreshNow();
+            const QString caption = ui::captionForRuns(m_store);
+            ui::ImageExportOptions options;
+            options.size = m_dashboard->size() * 2;
+            if (suffix == QLatin1String("png") && !ui::askImageOptions(this, options)) return;
+            const QString error = suffix == QLatin1String("png")
+                                      ? ui::exportPng(*m_dashboard, caption, path, options)
+                                  : suffix == QLatin1String("svg")
+                                      ? ui::exportSvg(*m_dashboard, tr("NormLab dashboard"), caption, path)
+                                      : ui::exportPdf(*m_dashboard, caption, path);
+            if (!error.isEmpty()) showMessage(tr("Export failed"), error);
+        });
+    }
+    file->addAction(tr("Save &screenshot..."), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save screenshot"),
+                                                          QStringLiteral("normlab.png"), tr("PNG (*.png)"));
+        if (path.isEmpty()) return;
+        const QString error = saveScreenshot(path);
+        if (!error.isEmpty()) showMessage(tr("Cannot save the screenshot"), error);
+    });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    for (QAction* action : {m_start, m_pause, m_step, m_stop, m_reset}) run->addAction(action);
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(m_presentationAction);
+    view->addSeparator();
+    for (QDockWidget* dock : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly))
+        view->addAction(dock->toggleViewAction());
+    QMenu* charts = view->addMenu(tr("Charts"));
+    charts->addActions(m_dashboard->panelToggleActions());
+    view->addAction(tr("Reset chart layout"), this, [this] { m_dashboard->resetLayout(); });
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("About NormLab"), this, [this] {
+        QMessageBox::about(
+            this, tr("About NormLab"),
+            tr("<b>NormLab</b> trains small decoder-only Transformers and shows why they train or blow up: "
+               "norm placement, norm type, warmup and residual schemes, changed live.<br>Right-click a chart "
+               "to export it; F11 for presentation mode."));
+    });
+}
+
+void MainWindow::buildStatusBar() {
+    m_stepLabel = new QLabel;
+    m_speedLabel = new QLabel;
+    m_deviceLabel = new QLabel(tr("device: -"));
+    m_statusLabel = new QLabel;
+    for (QLabel* label : {m_statusLabel, m_stepLabel, m_speedLabel, m_deviceLabel})
+        statusBar()->addPermanentWidget(label);
+    updateStatusBar();
+}
+
+void MainWindow::loadConfig(const normlab::Config& config, const QString& name) {
+    setRuns({ui::ExperimentRun{name, config, true}});
+}
+
+void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
+    stopRuns();
+    m_runs = std::move(runs);
+    m_activeRun = 0;
+    m_store.removeAll();
+    for (size_t i = 0; i < m_runs.size(); ++i) {
+        ui::RunHistory& history =
+            m_store.addRun(static_cast<int>(i), m_runs[i].name, m_runs[i].config, QString());
+        history.visible = m_runs[i].visible;
+    }
+    if (!m_runs.empty()) m_configPanel->setConfig(m_runs.front().config);
+    setDirty(true);
+    updateActions();
+}
+
+void MainWindow::startLesson(const ui::Lesson& lesson) {
+    std::vector<ui::ExperimentRun> runs;
+    for (const QString& preset : lesson.presets)
+        runs.push_back({preset, normlab::preset_config(preset.toStdString()), true});
+    setRuns(std::move(runs));
+    statusBar()->showMessage(tr("Lesson: %1").arg(lesson.title), 8000);
+    startRuns();
+}
+
+QString MainWindow::runFolderFor(const QString& name, const QString& stamp, int index) const {
+    QString root = qEnvironmentVariable("NORMLAB_RUNS_DIR");
+    if (root.isEmpty())
+        root = QSettings()
+                   .value(QStringLiteral("runs/root"), QDir::home().filePath(QStringLiteral("normlab-runs")))
+                   .toString();
+    QString safe = name;
+    safe.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
+    return QDir(root).filePath(QStringLiteral("%1-%2-%3").arg(stamp).arg(index).arg(safe));
+}
+
+void MainWindow::startRuns() {
+    if (!m_configPanel->problem().isEmpty()) {
+        showMessage(tr("Cannot start"), m_configPanel->problem());
+        return;
+    }
+    try {
+        m_runs.at(m_activeRun).config = m_configPanel->config();
+    } catch (const std::exception& error) {
+        showMessage(tr("Cannot start"), QString::fromStdString(error.what()));
+        return;
+    }
+    if (runsActive()) m_worker->requestStop();
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    RunPlan plan;
+    for (size_t i = 0; i < m_runs.size(); ++i) {
+        const int id = static_cast<int>(i);
+        const QString folder = runFolderFor(m_runs[i].name, stamp, id);
+        const bool visible = m_store.run(id) ? m_store.run(id)->visible : true;
+        m_store.addRun(id, m_runs[i].name, m_runs[i].config, folder).visible = visible;
+        plan.runs.push_back({id, m_runs[i].name, m_runs[i].config, folder});
+    }
+    QDir().mkpath(QFileInfo(plan.runs.front().folder).absolutePath());
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, plan] { worker->start(plan, false); }, Qt::QueuedConnection);
+    statusBar()->showMessage(tr("Started %1 run(s); run folders under %2")
+                                 .arg(plan.runs.size())
+                                 .arg(QFileInfo(plan.runs.front().folder).absolutePath()),
+                             8000);
+}
+
+void MainWindow::stopRuns() {
+    if (!runsActive()) return;
+    m_worker->requestStop();
+    QMetaObject::invokeMethod(m_worker, &TrainingWorker::stop, Qt::QueuedConnection);
+}
+
+void MainWindow::resetRuns() {
+    stopRuns();
+    for (const auto& [id, run] : m_store.runs()) m_store.run(id)->clearHistory();
+    m_store.absorb({});
+    m_state = WorkerState::Idle;
+    updateActions();
+    updateStatusBar();
+}
+
+void MainWindow::addRunFromPanel() {
+    normlab::Config config;
+    try {
+        config = m_configPanel->config();
+        normlab::validate(config);
+    } catch (const std::exception& error) {
+        showMessage(tr("Cannot add the run"), QString::fromStdString(error.what()));
+        return;
+    }
+    const bool restart = runsActive();
+    m_runs.push_back({defaultRunName(config, static_cast<int>(m_runs.size())), config, true});
+    const int id = static_cast<int>(m_runs.size()) - 1;
+    m_store.addRun(id, m_runs.back().name, config, QString());
+    m_activeRun = id;
+    if (restart) startRuns();
+}
+
+void MainWindow::selectRun(int id) {
+    if (id < 0 || id >= static_cast<int>(m_runs.size()) || id == m_activeRun) return;
+    try {
+        m_runs.at(m_activeRun).config = m_configPanel->config();
+    } catch (const std::exception&) {
+    }
+    m_activeRun = id;
+    m_configPanel->setConfig(m_runs[id].config);
+    statusBar()->showMessage(tr("Controls now edit %1").arg(m_runs[id].name), 4000);
+}
+
+void MainWindow::onLiveChange(const QString& key, const QString& value) {
+    try {
+        m_runs.at(m_activeRun).config = m_configPanel->config();
+    } catch (const std::exception&) {
+    }
+    setDirty(true);
+    if (!runsActive()) return;
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, id = m_activeRun, key, value] { worker->postChange(id, key, value); },
+        Qt::QueuedConnection);
+    statusBar()->showMessage(tr("%1 = %2 for %3 at the next step").arg(key, value, m_runs[m_activeRun].name),
+                             4000);
+}
+
+void MainWindow::onRestartNeeded(const QString& key) {
+    setDirty(true);
+    if (!runsActive()) {
+        try {
+            m_runs.at(m_activeRun).config = m_configPanel->config();
+        } catch (const std::exception&) {
+        }
+        return;
+    }
+    const auto answer = QMessageBox::question(
+        this, tr("Restart the runs?"),
+        tr("%1 cannot change during a run. Restart the experiment from step 0 with the new setting?\n"
+           "(No puts the control back.)")
+            .arg(key));
+    if (answer == QMessageBox::Yes) {
+        startRuns();
+    } else {
+        m_configPanel->setConfig(m_runs.at(m_activeRun).config);
+    }
+}
+
+void MainWindow::onTelemetry(const ui::TelemetryBatch& batch) {
+    m_store.absorb(batch);
+    updateStatusBar();
+    if (!m_quitAfterSteps) return;
+    const ui::RunHistory* first = m_store.run(0);
+    if ((first && first->step >= *m_quitAfterSteps) || m_state == WorkerState::Finished) {
+        const int64_t target = *m_quitAfterSteps;
+        m_quitAfterSteps.reset();
+        QTimer::singleShot(0, this, [this, target] {
+            m_dashboard->refreshNow();
+            for (const auto& [id, run] : m_store.runs())
+                std::printf("normlab: %s: step %lld (target %lld), %.1f steps/s, %s\n",
+                            run.name.toUtf8().constData(), static_cast<long long>(run.step),
+                            static_cast<long long>(target), run.stepsPerSecond,
+                            run.statusText().toUtf8().constData());
+            std::printf("normlab: dashboard refreshes: %d, %.1f ms each on average\n",
+                        m_dashboard->refreshCount(),
+                        1e3 * m_dashboard->refreshSeconds() / std::max(1, m_dashboard->refreshCount()));
+            for (const auto& [panel, seconds] : m_dashboard->panelSeconds())
+                std::printf("normlab:   %s %.2f ms\n", panel.toUtf8().constData(),
+                            1e3 * seconds / std::max(1, m_dashboard->refreshCount()));
+            std::fflush(stdout);
+            if (!m_quitScreenshot.isEmpty()) {
+                const QString error = saveScreenshot(m_quitScreenshot);
+                if (!error.isEmpty())
+                    std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
+                else
+                    std::printf("normlab: screenshot saved to %s\n", m_quitScreenshot.toUtf8().constData());
+            }
+            setDirty(false);
+            close();
+        });
+    }
+}
+
+void MainWindow::quitAfterSteps(int64_t steps, const QString& screenshotPath) {
+    m_quitAfterSteps = steps;
+    m_quitScreenshot = screenshotPath;
+}
+
+void MainWindow::onStateChanged(WorkerState state) {
+    m_state = state;
+    if (state == WorkerState::Finished && m_quitAfterSteps) onTelemetry({});
+    updateActions();
+    updateStatusBar();
+}
+
+void MainWindow::onWorkerFailed(const QString& message) {
+    std::fprintf(stderr, "normlab: %s\n", message.toUtf8().constData());
+    showMessage(tr("The run could not continue"), message);
+}
+
+void MainWindow::showMessage(const QString& title, const QString& text) {
+    auto* box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setObjectName(QStringLiteral("errorDialog"));
+    box->open();
+}
+
+void MainWindow::updateActions() {
+    const bool valid = m_configPanel && m_configPanel->problem().isEmpty();
+    m_start->setEnabled(valid);
+    m_start->setText(runsActive() ? tr("Restart") : tr("Start"));
+    m_pause->setEnabled(runsActive());
+    m_pause->setText(m_state == WorkerState::Paused ? tr("Resume") : tr("Pause"));
+    m_step->setEnabled(m_state == WorkerState::Paused);
+    m_stop->setEnabled(runsActive());
+}
+
+void MainWindow::updateStatusBar() {
+    const ui::RunHistory* run = m_store.run(m_activeRun);
+    static const char* names[] = {"idle", "running", "paused", "finished"};
+    QString status = tr(names[static_cast<int>(m_state)]);
+    if (run && run->status == normlab::RunStatus::Diverged) status = run->statusText();
+    m_statusLabel->setText(tr("status: %1").arg(status));
+    m_stepLabel->setText(tr("step: %1").arg(run ? run->step : 0));
+    m_speedLabel->setText(tr("%1 steps/s").arg(run ? run->stepsPerSecond : 0.0, 0, 'f', 1));
+}
+
+void MainWindow::setDirty(bool dirty) {
+    m_dirty = dirty;
+    const QString name = m_experimentPath.isEmpty() ? tr("untitled") : QFileInfo(m_experimentPath).fileName();
+    setWindowTitle(tr("NormLab - %1%2").arg(name, dirty ? QStringLiteral(" *") : QString()));
+}
+
+bool MainWindow::confirmDiscard() {
+    if (!m_dirty) return true;
+    const auto answer =
+        QMessageBox::question(this, tr("Unsaved experiment"), tr("Save the current experiment first?"),
+                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+    if (answer == QMessageBox::Cancel) return false;
+    if (answer == QMessageBox::Discard) return true;
+    QString path = m_experimentPath;
+    if (path.isEmpty())
+        path = QFileDialog::getSaveFileName(this, tr("Save experiment"), QStringLiteral("experiment.json"));
+    if (path.isEmpty()) return false;
+    const QString error = saveExperimentTo(path);
+    if (!error.isEmpty()) {
+        QMessageBox::warning(this, tr("Cannot save the experiment"), error);
+        return false;
+    }
+    return true;
+}
+
+ui::Experiment MainWindow::currentExperiment() const {
+    ui::Experiment experiment;
+    try {
+        experiment.current = m_configPanel->config();
+    } catch (const std::exception&) {
+        experiment.current = m_runs.empty() ? normlab::Config{} : m_runs.front().config;
+    }
+    experiment.runs = m_runs;
+    for (size_t i = 0; i < experiment.runs.size(); ++i)
+        if (const auto found = m_store.runs().find(static_cast<int>(i)); found != m_store.runs().end())
+            experiment.runs[i].visible = found->second.visible;
+    experiment.dashboardLayout = m_dashboard->saveLayout();
+    return experiment;
+}
+
+QString MainWindow::saveExperimentTo(const QString& path) {
+    const QString error = ui::saveExperiment(currentExperiment(), path);
+    if (!error.isEmpty()) return error;
+    m_experimentPath = path;
+    rememberRecent(path);
+    setDirty(false);
+    return {};
+}
+
+QString MainWindow::openExperiment(const QString& path) {
+    ui::Experiment experiment;
+    try {
+        experiment = ui::loadExperiment(path);
+    } catch (const std::exception& error) {
+        return QString::fromStdString(error.what());
+    }
+    if (experiment.runs.empty())
+        experiment.runs.push_back({QStringLiteral("run 1"), experiment.current, true});
+    setRuns(experiment.runs);
+    m_configPanel->setConfig(experiment.current);
+    if (!experiment.dashboardLayout.isEmpty()) m_dashboard->restoreLayout(experiment.dashboardLayout);
+    m_experimentPath = path;
+    rememberRecent(path);
+    setDirty(false);
+    return {};
+}
+
+void MainWindow::rememberRecent(const QString& path) {
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentExperiments")).toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent) recent.removeLast();
+    settings.setValue(QStringLiteral("recentExperiments"), recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentExperiments")).toStringList();
+    for (const QString& path : recent) {
+        m_recentMenu->addAction(path, this, [this, path] {
+            if (!confirmDiscard()) return;
+            const QString error = openExperiment(path);
+            if (!error.isEmpty()) showMessage(tr("Cannot open the experiment"), error);
+        });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+QString MainWindow::saveScreenshot(const QString& path) {
+    m_dashboard->refreshNow();
+    QCoreApplication::processEvents();
+    const QImage image = grab().toImage();
+    if (image.isNull()) return tr("the window could not be captured");
+    if (!image.save(path, "PNG"))
+        return tr("cannot write %1: check the folder exists and is writable").arg(path);
+    return {};
+}
+
+void MainWindow::setPresentation(bool on) {
+    if (on == m_presentation) return;
+    m_presentation = on;
+    m_presentationAction->setChecked(on);
+    for (QDockWidget* dock : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly)) {
+        if (on) dock->setProperty("wasVisible", dock->isVisible());
+        dock->setVisible(on ? false : dock->property("wasVisible").toBool());
+    }
+    menuBar()->setVisible(!on);
+    QFont font = QApplication::font();
+    font.setPointSizeF(on ? 16 : 10);
+    for (QWidget* widget : {static_cast<QWidget*>(statusBar())}) widget->setFont(font);
+    for (QToolBar* toolbar : findChildren<QToolBar*>()) toolbar->setFont(font);
+    m_dashboard->setPresentation(on);
+    if (on)
+        showFullScreen();
+    else
+        showNormal();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!confirmDiscard()) {
+        event->ignore();
+        return;
+    }
+    m_worker->requestStop();
+    QMetaObject::invokeMethod(m_worker, &TrainingWorker::shutdown, Qt::QueuedConnection);
+    m_engineThread.wait();
+    event->accept();
+}
+
+}  // namespace normlab::gui

@@ -1,0 +1,105 @@
+// The NormLab window: control panel, lessons and runs on the sides, the chart dashboard in the
+// middle, run controls in a toolbar with shortcuts and a status bar. It owns the engine thread and
+// turns user actions into queued worker calls; telemetry comes back by value into the store.
+#pragma once
+#include <QMainWindow>
+#include <QThread>
+#include <optional>
+
+#include "app/gui/training_worker.h"
+#include "ui/controls/lessons.h"
+#include "ui/experiment/experiment_file.h"
+#include "ui/history/telemetry_store.h"
+
+class QAction;
+class QLabel;
+class QMenu;
+
+namespace normlab::ui {
+class ConfigPanel;
+class Dashboard;
+class RunsPanel;
+}  // namespace normlab::ui
+
+namespace normlab::gui {
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+  public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Replaces the experiment by one run of `config` (not started).
+    void loadConfig(const normlab::Config& config, const QString& name);
+    void startLesson(const normlab::ui::Lesson& lesson);
+    void startRuns();
+    // Quits the application once the first run reaches `steps` (or every run ended), after saving a
+    // screenshot when `screenshotPath` is set and printing the engine speed.
+    void quitAfterSteps(int64_t steps, const QString& screenshotPath);
+    // Saves a PNG of the whole window; returns an error message, empty on success.
+    QString saveScreenshot(const QString& path);
+    void setPresentation(bool on);
+    QString openExperiment(const QString& path);  // error message, empty on success
+    QString saveExperimentTo(const QString& path);
+
+    ui::TelemetryStore& store() { return m_store; }
+    ui::Dashboard& dashboard() { return *m_dashboard; }
+    ui::ConfigPanel& configPanel() { return *m_configPanel; }
+    WorkerState workerState() const { return m_state; }
+    bool engineThreadRunning() const { return m_engineThread.isRunning(); }
+
+  protected:
+    void closeEvent(QCloseEvent* event) override;
+
+  private:
+    void buildActions();
+    void buildMenus();
+    void buildDocks();
+    void buildStatusBar();
+    void setRuns(std::vector<ui::ExperimentRun> runs);
+    void stopRuns();
+    void resetRuns();
+    void addRunFromPanel();
+    void selectRun(int id);
+    void onLiveChange(const QString& key, const QString& value);
+    void onRestartNeeded(const QString& key);
+    void onTelemetry(const normlab::ui::TelemetryBatch& batch);
+    void onStateChanged(normlab::gui::WorkerState state);
+    void onWorkerFailed(const QString& message);
+    void showMessage(const QString& title, const QString& text);
+    void updateActions();
+    void updateStatusBar();
+    void setDirty(bool dirty);
+    bool confirmDiscard();
+    void rememberRecent(const QString& path);
+    void rebuildRecentMenu();
+    ui::Experiment currentExperiment() const;
+    QString runFolderFor(const QString& name, const QString& stamp, int index) const;
+    bool runsActive() const { return m_state == WorkerState::Running || m_state == WorkerState::Paused; }
+
+    ui::TelemetryStore m_store;
+    ui::Dashboard* m_dashboard = nullptr;
+    ui::ConfigPanel* m_configPanel = nullptr;
+    ui::RunsPanel* m_runsPanel = nullptr;
+    QThread m_engineThread;
+    TrainingWorker* m_worker = nullptr;
+    WorkerState m_state = WorkerState::Idle;
+
+    std::vector<ui::ExperimentRun> m_runs;  // the experiment's runs (ids = index)
+    int m_activeRun = 0;                    // the run the control panel edits
+    QString m_experimentPath;
+    bool m_dirty = false;
+    bool m_presentation = false;
+    QByteArray m_layoutBeforePresentation;
+
+    std::optional<int64_t> m_quitAfterSteps;
+    QString m_quitScreenshot;
+
+    QAction *m_start = nullptr, *m_pause = nullptr, *m_step = nullptr, *m_stop = nullptr, *m_reset = nullptr;
+    QAction* m_presentationAction = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QLabel *m_stepLabel = nullptr, *m_speedLabel = nullptr, *m_deviceLabel = nullptr,
+           *m_statusLabel = nullptr;
+};
+
+}  // namespace normlab::gui

@@ -1,0 +1,241 @@
+// TrainingWorker: run construction, the stepping loop (time-sliced ticks that return to the event
+// loop so control slots run between steps), run-folder writing and coalesced telemetry emission.
+#include "app/gui/training_worker.h"
+
+#include <QCoreApplication>
+#include <QThread>
+#include <QTimer>
+#include <algorithm>
+#include <exception>
+
+#include "engine/core/errors.h"
+#include "engine/io/records_json.h"
+#include "engine/io/run_folder.h"
+#include "engine/train/trainer.h"
+
+namespace normlab::gui {
+
+struct TrainingWorker::Session {
+    RunSpec spec;
+    std::unique_ptr<normlab::Trainer> trainer;
+    std::unique_ptr<normlab::RunFolder> folder;
+    std::chrono::steady_clock::time_point started;
+    ui::RunUpdate pending;
+    bool finalised = false;
+};
+
+namespace {
+// How long one tick steps before returning to the event loop.
+constexpr auto kTickBudget = std::chrono::milliseconds(15);
+
+// threads = 0 ("every core") leaves one core to the window: the engine's parallel GEMMs slow down
+// many times over when a thread of theirs has to share a core with the GUI thread.
+normlab::Config withGuiThreads(normlab::Config config) {
+    if (config.threads == 0) config.threads = std::max(1, QThread::idealThreadCount() - 1);
+    return config;
+}
+}  // namespace
+
+TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<normlab::ui::TelemetryBatch>();
+    qRegisterMetaType<normlab::gui::RunPlan>();
+    qRegisterMetaType<normlab::gui::WorkerState>();
+}
+
+TrainingWorker::~TrainingWorker() {
+    finaliseAll();
+}
+
+void TrainingWorker::start(const RunPlan& plan, bool paused) {
+    finaliseAll();
+    m_sessions.clear();
+    m_stopRequested.store(false);
+    std::vector<std::unique_ptr<Session>> sessions;
+    try {
+        for (const RunSpec& spec : plan.runs) {
+            auto session = std::make_unique<Session>();
+            session->spec = spec;
+            session->trainer = std::make_unique<normlab::Trainer>(withGuiThreads(spec.config));
+            sessions.push_back(std::move(session));
+        }
+        // Folders only once every run is valid, so bad input leaves nothing behind.
+        for (auto& session : sessions)
+            session->folder = std::make_unique<normlab::RunFolder>(session->spec.folder.toStdString(),
+                                                                   session->trainer->config(), false);
+    } catch (const std::exception& error) {
+        emit failed(QString::fromStdString(error.what()));
+        setState(WorkerState::Idle);
+        return;
+    }
+    m_sessions = std::move(sessions);
+    for (auto& session : m_sessions) {
+        session->started = std::chrono::steady_clock::now();
+        session->pending.runId = session->spec.id;
+        emit runStarted(session->spec.id, QString::fromStdString(session->trainer->backend().name()),
+                        QString::fromStdString(session->trainer->device_reason()));
+    }
+    m_lastEmit = std::chrono::steady_clock::now();
+    setState(paused ? WorkerState::Paused : WorkerState::Running);
+    if (!paused) scheduleTick();
+}
+
+void TrainingWorker::pause() {
+    if (m_state != WorkerState::Running) return;
+    setState(WorkerState::Paused);
+    flush(true);
+}
+
+void TrainingWorker::resume() {
+    if (m_state != WorkerState::Paused) return;
+    setState(WorkerState::Running);
+    scheduleTick();
+}
+
+void TrainingWorker::stepOnce() {
+    if (m_state != WorkerState::Paused) return;
+    stepAll();
+    if (allFinished()) {
+        finaliseAll();
+        setState(WorkerState::Finished);
+    }
+    flush(true);
+}
+
+void TrainingWorker::stop() {
+    m_stopRequested.store(true);
+    if (m_state == WorkerState::Running || m_state == WorkerState::Paused) {
+        finaliseAll();
+        flush(true);
+        setState(WorkerState::Finished);
+    }
+}
+
+void TrainingWorker::shutdown() {
+    stop();
+    m_sessions.clear();
+    if (QThread* thread = QThread::currentThread(); thread != QCoreApplication::instance()->thread())
+        thread->quit();
+}
+
+void TrainingWorker::postChange(int runId, const QString& key, const QString& value) {
+    for (auto& session : m_sessions) {
+        if (session->finalised || (runId >= 0 && session->spec.id != runId)) continue;
+        normlab::Command command;
+        command.key = key.toStdString();
+        command.value = value.toStdString();
+        session->trainer->post(std::move(command));
+    }
+}
+
+void TrainingWorker::scheduleTick() {
+    if (m_tickScheduled) return;
+    m_tickScheduled = true;
+    QTimer::singleShot(0, this, &TrainingWorker::tick);
+}
+
+void TrainingWorker::tick() {
+    m_tickScheduled = false;
+    if (m_state != WorkerState::Running) return;
+    const auto began = std::chrono::steady_clock::now();
+    while (!m_stopRequested.load() && !allFinished() &&
+           std::chrono::steady_clock::now() - began < kTickBudget)
+        stepAll();
+    if (m_stopRequested.load() || allFinished()) {
+        finaliseAll();
+        flush(true);
+        setState(WorkerState::Finished);
+        return;
+    }
+    flush(false);
+    scheduleTick();
+}
+
+void TrainingWorker::stepAll() {
+    for (auto& session : m_sessions) {
+        if (session->finalised || m_stopRequested.load()) continue;
+        normlab::Trainer& trainer = *session->trainer;
+        try {
+            normlab::StepOutcome outcome = trainer.step();
+            m_stepsTaken.fetch_add(1);
+            session->folder->append_metrics(outcome.record);  // every step, as the CLI writes it
+            for (const normlab::Event& event : outcome.events) session->folder->append_event(event);
+            session->pending.records.push_back(std::move(outcome.record));
+            for (normlab::Event& event : outcome.events) session->pending.events.push_back(std::move(event));
+            if (trainer.finished()) finalise(*session);
+        } catch (const std::exception& error) {
+            finalise(*session, QString::fromStdString(error.what()));
+            emit failed(
+                QStringLiteral("%1: %2").arg(session->spec.name, QString::fromStdString(error.what())));
+        }
+    }
+}
+
+void TrainingWorker::finalise(Session& session, const QString& error) {
+    if (session.finalised) return;
+    session.finalised = true;
+    normlab::Trainer& trainer = *session.trainer;
+    if (trainer.status() == normlab::RunStatus::Running) {
+        if (trainer.steps_done() >= trainer.config().train.steps) {
+            trainer.mark_completed();
+        } else {
+            trainer.mark_stopped();
+            const normlab::Event stopped{trainer.steps_done(),
+                                         "stopped",
+                                         error.isEmpty() ? "stopped from the window" : error.toStdString(),
+                                         "",
+                                         "",
+                                         -1};
+            session.pending.events.push_back(stopped);
+            if (session.folder) session.folder->append_event(stopped);
+        }
+    }
+    if (!session.folder) return;
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - session.started).count();
+    nlohmann::json summary = normlab::summary_json(trainer, wall);
+    if (!error.isEmpty()) summary["error"] = error.toStdString();
+    try {
+        session.folder->write_summary(summary);
+    } catch (const std::exception& failure) {
+        emit failed(QString::fromStdString(failure.what()));
+    }
+}
+
+void TrainingWorker::finaliseAll() {
+    for (auto& session : m_sessions) finalise(*session);
+}
+
+bool TrainingWorker::allFinished() const {
+    for (const auto& session : m_sessions)
+        if (!session->finalised) return false;
+    return true;
+}
+
+void TrainingWorker::flush(bool force) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && now - m_lastEmit < std::chrono::milliseconds(kEmitIntervalMs)) return;
+    m_lastEmit = now;
+    ui::TelemetryBatch batch;
+    for (auto& session : m_sessions) {
+        const normlab::Trainer& trainer = *session->trainer;
+        ui::RunUpdate update = std::move(session->pending);
+        session->pending = {};
+        session->pending.runId = session->spec.id;
+        update.runId = session->spec.id;
+        update.status = trainer.status();
+        update.step = trainer.steps_done();
+        update.stepsPerSecond = trainer.steps_per_second();
+        update.divergedAt = trainer.diverged_at();
+        update.firstBadLayer = trainer.first_bad_layer();
+        batch.runs.push_back(std::move(update));
+    }
+    if (!batch.runs.empty()) emit telemetry(batch);
+}
+
+void TrainingWorker::setState(WorkerState state) {
+    if (m_state == state) return;
+    m_state = state;
+    emit stateChanged(state);
+}
+
+}  // namespace normlab::gui

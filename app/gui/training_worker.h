@@ -1,0 +1,90 @@
+// The engine thread's object: owns the trainers (one per compared run, stepped in turn), writes each
+// run's folder as it goes, and sends telemetry to the GUI by value at most ~30 times a second.
+// Control slots are invoked queued from the GUI thread and take effect between two steps; stop is
+// also an atomic flag checked before every step.
+#pragma once
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "ui/history/run_update.h"
+
+namespace normlab {
+class Trainer;
+class RunFolder;
+}  // namespace normlab
+
+namespace normlab::gui {
+
+struct RunSpec {
+    int id = -1;
+    QString name;
+    normlab::Config config;
+    QString folder;  // the run folder to create (CLI layout)
+};
+
+struct RunPlan {
+    std::vector<RunSpec> runs;
+};
+
+enum class WorkerState { Idle, Running, Paused, Finished };
+
+class TrainingWorker : public QObject {
+    Q_OBJECT
+  public:
+    explicit TrainingWorker(QObject* parent = nullptr);
+    ~TrainingWorker() override;
+
+    // Any thread: ends the runs before their next step.
+    void requestStop() { m_stopRequested.store(true); }
+    // Any thread: optimizer steps taken so far over all runs of this worker.
+    int64_t stepsTaken() const { return m_stepsTaken.load(); }
+    static constexpr int kEmitIntervalMs = 33;
+
+  public slots:
+    // Builds every run (validating first) and starts stepping; on bad input emits failed() and
+    // starts nothing. Replaces any previous runs (which are finalised as stopped).
+    void start(const normlab::gui::RunPlan& plan, bool paused);
+    void pause();
+    void resume();
+    void stepOnce();
+    void stop();
+    // A live change for one run (-1: every run), applied before its next step.
+    void postChange(int runId, const QString& key, const QString& value);
+    // Finalises the runs and quits the worker's thread.
+    void shutdown();
+
+  signals:
+    void telemetry(const normlab::ui::TelemetryBatch& batch);
+    void stateChanged(normlab::gui::WorkerState state);
+    void runStarted(int runId, const QString& device, const QString& deviceReason);
+    void failed(const QString& message);
+
+  private:
+    struct Session;
+    void tick();
+    void scheduleTick();
+    void stepAll();
+    void finalise(Session& session, const QString& error = {});
+    void finaliseAll();
+    void flush(bool force);
+    void setState(WorkerState state);
+    bool allFinished() const;
+
+    std::vector<std::unique_ptr<Session>> m_sessions;
+    std::atomic<bool> m_stopRequested{false};
+    std::atomic<int64_t> m_stepsTaken{0};
+    WorkerState m_state = WorkerState::Idle;
+    bool m_tickScheduled = false;
+    std::chrono::steady_clock::time_point m_lastEmit;
+};
+
+}  // namespace normlab::gui
+
+Q_DECLARE_METATYPE(normlab::gui::RunPlan)
+Q_DECLARE_METATYPE(normlab::gui::WorkerState)

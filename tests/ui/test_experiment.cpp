@@ -1,0 +1,126 @@
+// Experiment files: a save/load round trip keeps every run's config, seed, name and visibility and the
+// layout; corrupt, foreign or invalid files give a message naming the problem (no crash), and the
+// window keeps its state when asked to open one.
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "app/gui/main_window.h"
+#include "engine/config/presets.h"
+#include "engine/core/errors.h"
+#include "ui/controls/config_panel.h"
+#include "ui/experiment/experiment_file.h"
+
+using namespace normlab::ui;
+
+class ExperimentTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void roundTrip();
+    void corruptFilesGiveMessages_data();
+    void corruptFilesGiveMessages();
+    void windowRoundTripAndCorruptFile();
+
+  private:
+    QTemporaryDir m_dir;
+};
+
+void ExperimentTest::roundTrip() {
+    Experiment experiment;
+    experiment.current = normlab::preset_config("deep-deepnorm");
+    experiment.current.train.seed = 77;
+    experiment.runs.push_back(
+        {QStringLiteral("post, no warmup"), normlab::preset_config("postln-no-warmup"), true});
+    experiment.runs.push_back({QStringLiteral("pre"), normlab::preset_config("preln-no-warmup"), false});
+    experiment.runs[1].config.train.seed = 123;
+    experiment.dashboardLayout = QByteArray("\x00\x01layout\xff", 9);
+    const QString path = m_dir.filePath(QStringLiteral("round.json"));
+    QCOMPARE(saveExperiment(experiment, path), QString());
+    const Experiment loaded = loadExperiment(path);
+    QCOMPARE(normlab::config_to_json_text(loaded.current), normlab::config_to_json_text(experiment.current));
+    QCOMPARE(loaded.runs.size(), size_t(2));
+    for (size_t i = 0; i < 2; ++i) {
+        QCOMPARE(loaded.runs[i].name, experiment.runs[i].name);
+        QCOMPARE(loaded.runs[i].visible, experiment.runs[i].visible);
+        QCOMPARE(normlab::config_to_json_text(loaded.runs[i].config),
+                 normlab::config_to_json_text(experiment.runs[i].config));
+    }
+    QCOMPARE(loaded.runs[1].config.train.seed, uint64_t(123));
+    QCOMPARE(loaded.dashboardLayout, experiment.dashboardLayout);
+}
+
+void ExperimentTest::corruptFilesGiveMessages_data() {
+    QTest::addColumn<QByteArray>("content");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("not json") << QByteArray("{\"normlab_experiment\": 1, \"runs\": [")
+                              << QStringLiteral("invalid JSON");
+    QTest::newRow("binary") << QByteArray("\x89PNG\r\n\x1a\n\x00\x00", 10) << QStringLiteral("invalid JSON");
+    QTest::newRow("foreign json") << QByteArray("{\"hello\": 1}")
+                                  << QStringLiteral("not a NormLab experiment file");
+    QTest::newRow("newer format") << QByteArray("{\"normlab_experiment\": 99}")
+                                  << QStringLiteral("newer NormLab");
+    QTest::newRow("runs not a list") << QByteArray("{\"normlab_experiment\": 1, \"runs\": 3}")
+                                     << QStringLiteral("must be a list");
+    QTest::newRow("run without config")
+        << QByteArray("{\"normlab_experiment\": 1, \"runs\": [{\"name\": \"a\"}]}")
+        << QStringLiteral("runs[0] needs");
+    QTest::newRow("unknown key")
+        << QByteArray("{\"normlab_experiment\": 1, \"config\": {\"model\": {\"layerz\": 3}}}")
+        << QStringLiteral("model.layerz");
+    QTest::newRow("invalid combination") << QByteArray(
+                                                "{\"normlab_experiment\": 1, \"runs\": [{\"name\": \"a\", "
+                                                "\"config\": {\"model\": {\"d_model\": 64, \"heads\": 5}}}]}")
+                                         << QStringLiteral("heads");
+}
+
+void ExperimentTest::corruptFilesGiveMessages() {
+    QFETCH(QByteArray, content);
+    QFETCH(QString, expected);
+    const QString path = m_dir.filePath(QStringLiteral("bad.json"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write(content);
+    file.close();
+    try {
+        loadExperiment(path);
+        QFAIL("a corrupt experiment loaded");
+    } catch (const normlab::InputError& error) {
+        const QString message = QString::fromUtf8(error.what());
+        QVERIFY2(message.contains(expected), qPrintable(message));
+        QVERIFY2(message.contains(path), qPrintable(message));
+    }
+    try {
+        loadExperiment(m_dir.filePath(QStringLiteral("missing.json")));
+        QFAIL("a missing file loaded");
+    } catch (const normlab::InputError& error) {
+        QVERIFY(QString::fromUtf8(error.what()).contains(QStringLiteral("does not exist")));
+    }
+}
+
+void ExperimentTest::windowRoundTripAndCorruptFile() {
+    qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("runs")).toUtf8());
+    normlab::gui::MainWindow window;
+    window.loadConfig(normlab::preset_config("periln"), QStringLiteral("periln"));
+    const QString path = m_dir.filePath(QStringLiteral("window.json"));
+    QCOMPARE(window.saveExperimentTo(path), QString());
+
+    normlab::gui::MainWindow other;
+    QCOMPARE(other.openExperiment(path), QString());
+    QCOMPARE(other.store().runs().size(), size_t(1));
+    QCOMPARE(other.store().runs().begin()->second.name, QStringLiteral("periln"));
+    QCOMPARE(other.configPanel().config().model.norm_placement, normlab::NormPlacement::Peri);
+
+    const QString corrupt = m_dir.filePath(QStringLiteral("corrupt.json"));
+    QFile file(corrupt);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("{\"normlab_experiment\": 1, \"config\": {\"train\": {\"lr\": \"fast\"}}}");
+    file.close();
+    const QString error = other.openExperiment(corrupt);
+    QVERIFY2(error.contains(QStringLiteral("train.lr")), qPrintable(error));
+    // Nothing changed in the window.
+    QCOMPARE(other.store().runs().begin()->second.name, QStringLiteral("periln"));
+    QCOMPARE(other.configPanel().config().model.norm_placement, normlab::NormPlacement::Peri);
+}
+
+QTEST_MAIN(ExperimentTest)
+#include "test_experiment.moc"

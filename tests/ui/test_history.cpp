@@ -1,0 +1,151 @@
+// Bounded, decimated history: memory stays bounded over 100k+ steps, a single-step spike survives
+// both storage compaction and per-pixel decimation, heatmap merges keep the maximum, and a run's
+// history absorbs records (step-1 reference, per-block series) as the charts expect.
+#include <QTest>
+#include <cmath>
+
+#include "ui/history/decimated_series.h"
+#include "ui/history/heatmap_history.h"
+#include "ui/history/run_history.h"
+
+using normlab::ui::DecimatedSeries;
+using normlab::ui::HeatmapHistory;
+
+class HistoryTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void shortSeriesIsExact();
+    void boundedOverLongRuns();
+    void singleStepSpikeSurvivesCompactionAndDecimation();
+    void envelopeKeepsOrderOfMinAndMax();
+    void nonFiniteValuesAreSkipped();
+    void heatmapMergeKeepsMaximumAndNonFinite();
+    void runHistoryAbsorbsRecords();
+};
+
+void HistoryTest::shortSeriesIsExact() {
+    DecimatedSeries series(64);
+    for (int step = 1; step <= 50; ++step) series.append(step, 1.0 / step);
+    const QVector<QPointF> samples = series.samples();
+    QCOMPARE(samples.size(), 50);
+    for (int i = 0; i < 50; ++i) {
+        QCOMPARE(samples[i].x(), double(i + 1));
+        QCOMPARE(samples[i].y(), 1.0 / (i + 1));
+    }
+}
+
+void HistoryTest::boundedOverLongRuns() {
+    DecimatedSeries series(4096);
+    for (int step = 1; step <= 200000; ++step) series.append(step, std::sin(step * 0.01));
+    QVERIFY(series.bucketCount() <= 4096);
+    QVERIFY(series.bucketCount() >= 2048);  // compaction halves, never empties
+    QCOMPARE(*series.lastX(), 200000.0);
+    QCOMPARE(series.buckets().front().x_first, 1.0);
+    const auto range = series.valueRange(false);
+    QVERIFY(range->first < -0.999 && range->second > 0.999);
+}
+
+void HistoryTest::singleStepSpikeSurvivesCompactionAndDecimation() {
+    DecimatedSeries series(1024);
+    const int spikeStep = 73141;
+    for (int step = 1; step <= 150000; ++step)
+        series.append(step, step == spikeStep ? 50.0 : 2.0 + 1e-4 * std::sin(step));
+    QVERIFY(series.bucketCount() <= 1024);
+    for (int columns : {1, 37, 300, 1920}) {
+        const QVector<QPointF> points = series.envelope(1.0, 150000.0, columns);
+        QVERIFY(points.size() <= 2 * columns);
+        const auto peak =
+            std::max_element(points.begin(), points.end(), [](auto a, auto b) { return a.y() < b.y(); });
+        QCOMPARE(peak->y(), 50.0);
+        QCOMPARE(peak->x(), double(spikeStep));  // drawn where it happened
+    }
+    // A downward spike (a dip) survives as well.
+    DecimatedSeries dips(256);
+    for (int step = 1; step <= 100000; ++step) dips.append(step, step == 4242 ? -9.0 : 1.0);
+    const QVector<QPointF> points = dips.envelope(1.0, 100000.0, 100);
+    QVERIFY(std::any_of(points.begin(), points.end(),
+                        [](const QPointF& p) { return p.y() == -9.0 && p.x() == 4242.0; }));
+}
+
+void HistoryTest::envelopeKeepsOrderOfMinAndMax() {
+    DecimatedSeries series(16);
+    // One column holding a rise then a fall: the max must come before the min.
+    series.append(1, 0.0);
+    series.append(2, 10.0);
+    series.append(3, -10.0);
+    series.append(4, 0.0);
+    const QVector<QPointF> points = series.envelope(1.0, 4.0, 1);
+    QCOMPARE(points.size(), 2);
+    QCOMPARE(points[0], QPointF(2.0, 10.0));
+    QCOMPARE(points[1], QPointF(3.0, -10.0));
+}
+
+void HistoryTest::nonFiniteValuesAreSkipped() {
+    DecimatedSeries series(16);
+    series.append(1, 1.0);
+    series.append(2, NAN);
+    series.append(3, INFINITY);
+    series.append(4, 2.0);
+    QCOMPARE(series.samples().size(), 2);
+    QCOMPARE(*series.valueRange(false), std::make_pair(1.0, 2.0));
+    QCOMPARE(*series.valueRange(true), std::make_pair(1.0, 2.0));
+}
+
+void HistoryTest::heatmapMergeKeepsMaximumAndNonFinite() {
+    HeatmapHistory heat(8);
+    for (int step = 1; step <= 1000; ++step) {
+        std::vector<double> column = {1.0, 1.0, 1.0};
+        if (step == 500) column[1] = 100.0;
+        if (step == 900) column[2] = NAN;
+        heat.append(step, column);
+    }
+    QVERIFY(heat.columns().size() <= 8);
+    double peak = 0.0;
+    bool nonFinite = false;
+    for (const auto& column : heat.columns()) {
+        peak = std::max(peak, column.values[1]);
+        nonFinite |= !std::isfinite(column.values[2]);
+        QCOMPARE(column.values[0], 1.0);
+    }
+    QCOMPARE(peak, 100.0);
+    QVERIFY(nonFinite);
+    QCOMPARE(heat.columns().front().x_first, 1.0);
+    QCOMPARE(heat.columns().back().x_last, 1000.0);
+}
+
+void HistoryTest::runHistoryAbsorbsRecords() {
+    normlab::ui::RunHistory run;
+    normlab::ui::RunUpdate update;
+    for (int step = 1; step <= 3; ++step) {
+        normlab::StepRecord record;
+        record.step = step;
+        record.loss = 5.0 - step;
+        record.lr = 1e-3;
+        record.layers.resize(2);
+        record.layers[0].grad.w_2 = 3.0 * step;
+        record.layers[0].grad.w_1 = 4.0 * step;
+        record.layers[1].resid = 2.0 * step;
+        record.layers[0].attn_entropy = 1.0;
+        record.layers[1].attn_entropy = 2.0;
+        record.layers[1].attn_max_logit = 7.0;
+        if (step == 2) record.val_loss = 3.5;
+        update.records.push_back(record);
+    }
+    update.step = 3;
+    run.absorb(update);
+    QCOMPARE(run.loss.samples().size(), 3);
+    QCOMPARE(run.valLoss.samples().size(), 1);
+    QCOMPARE(run.initialLayers[0].grad.w_2, 3.0);
+    QCOMPARE(run.latestLayers[0].grad.w_2, 9.0);
+    QCOMPARE(run.latestLayersStep, int64_t(3));
+    QCOMPARE(normlab::ui::gradientOf(run.latestLayers[0], normlab::ui::GradientTensor::Total),
+             15.0);  // sqrt(9^2+12^2)
+    QCOMPARE(*run.attnEntropyMean.lastValue(), 1.5);
+    QCOMPARE(*run.attnMaxLogit.lastValue(), 7.0);
+    QCOMPARE(run.gradHeat.columns().size(), size_t(3));
+    QCOMPARE(run.residHeat.columns().back().values[1], 6.0);
+    QCOMPARE(run.updateRatio.size(), size_t(2));
+}
+
+QTEST_APPLESS_MAIN(HistoryTest)
+#include "test_history.moc"

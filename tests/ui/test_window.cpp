@@ -1,0 +1,164 @@
+// The main window offscreen: invalid settings are explained in place and block Start; a live control
+// reaches the running engine and shows as a marker; a lesson sets up its comparison; a diverged run
+// shows where it diverged; presentation mode; the screenshot is a real picture of the window.
+#include <QAction>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QImage>
+#include <QLabel>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "app/gui/main_window.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/controls/config_panel.h"
+#include "ui/controls/lessons.h"
+#include "ui/dashboard.h"
+#include "ui/panels/event_markers.h"
+
+using normlab::gui::MainWindow;
+using normlab::gui::WorkerState;
+
+class WindowTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase();
+    void invalidCombinationIsExplainedInPlace();
+    void liveControlReachesEngine();
+    void lessonStartsItsComparison();
+    void divergedRunIsShown();
+    void screenshotAndPresentation();
+    void closeEndsTheEngineThread();
+
+  private:
+    QTemporaryDir m_dir;
+};
+
+namespace {
+QAction* actionNamed(MainWindow& window, const QString& text) {
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->text() == text) return action;
+    return nullptr;
+}
+}  // namespace
+
+void WindowTest::initTestCase() {
+    qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("runs")).toUtf8());
+}
+
+void WindowTest::invalidCombinationIsExplainedInPlace() {
+    MainWindow window;
+    window.show();
+    auto* heads = window.configPanel().findChild<QSpinBox*>(QStringLiteral("model.heads"));
+    QVERIFY(heads);
+    heads->setValue(5);  // d_model 64 is not divisible by 5
+    auto* problem = window.configPanel().findChild<QLabel*>(QStringLiteral("configProblem"));
+    QVERIFY(problem->isVisible());
+    QVERIFY2(problem->text().contains(QStringLiteral("heads")), qPrintable(problem->text()));
+    QAction* start = actionNamed(window, QStringLiteral("Start"));
+    QVERIFY(start);
+    QVERIFY(!start->isEnabled());
+    heads->setValue(4);
+    QVERIFY(!problem->isVisible());
+    QVERIFY(start->isEnabled());
+}
+
+void WindowTest::liveControlReachesEngine() {
+    MainWindow window;
+    normlab::Config config = normlab::test::tinyConfig(5000);
+    config.model.norm_placement = normlab::NormPlacement::Post;
+    window.loadConfig(config, QStringLiteral("live"));
+    window.show();
+    window.startRuns();
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(0)->step >= 5; }, 30000));
+    // The placement combo is live: Post-LN -> Pre-LN mid-run.
+    auto* placement = window.configPanel().findChild<QComboBox*>(QStringLiteral("model.norm_placement"));
+    placement->setCurrentIndex(placement->findData(QStringLiteral("pre")));
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            for (const auto& marker : normlab::ui::eventMarkers(window.store()))
+                if (marker.label == QStringLiteral("norm_placement=pre")) return true;
+            return false;
+        },
+        30000));
+    QCOMPARE(window.workerState(), WorkerState::Running);
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+}
+
+void WindowTest::lessonStartsItsComparison() {
+    MainWindow window;
+    window.show();
+    const normlab::ui::Lesson& lesson = normlab::ui::lessons().front();
+    window.startLesson(lesson);
+    QCOMPARE(window.store().runs().size(), size_t(lesson.presets.size()));
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            for (const auto& [id, run] : window.store().runs())
+                if (run.step < 2) return false;
+            return true;
+        },
+        60000));
+    int index = 0;
+    for (const auto& [id, run] : window.store().runs()) QCOMPARE(run.name, lesson.presets[index++]);
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+}
+
+void WindowTest::divergedRunIsShown() {
+    MainWindow window;
+    window.loadConfig(normlab::test::divergingConfig(), QStringLiteral("blowup"));
+    window.show();
+    window.startRuns();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+    const auto& run = *window.store().run(0);
+    QCOMPARE(run.status, normlab::RunStatus::Diverged);
+    QVERIFY(window.findChild<QLabel*>() != nullptr);
+    bool statusShown = false;
+    for (QLabel* label : window.findChildren<QLabel*>())
+        statusShown |= label->text().contains(QStringLiteral("diverged at step %1").arg(run.divergedAt));
+    QVERIFY(statusShown);
+    window.dashboard().refreshNow();  // drawing a diverged run does not crash
+}
+
+void WindowTest::screenshotAndPresentation() {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.loadConfig(normlab::test::tinyConfig(60), QStringLiteral("shot"));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.startRuns();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+    const QString path = m_dir.filePath(QStringLiteral("window.png"));
+    QCOMPARE(window.saveScreenshot(path), QString());
+    const QImage image(path);
+    QCOMPARE(image.size(), window.size());
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 5)
+        for (int x = 0; x < image.width(); x += 5) colours.insert(image.pixel(x, y));
+    QVERIFY2(colours.size() > 50, qPrintable(QString::number(colours.size())));
+
+    window.setPresentation(true);
+    for (QDockWidget* dock : window.findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly))
+        QVERIFY(!dock->isVisible());
+    window.setPresentation(false);
+    QVERIFY(window.findChild<QDockWidget*>(QStringLiteral("controlsDock"))->isVisible());
+    QCOMPARE(window.saveScreenshot(m_dir.filePath(QStringLiteral("no/such/dir/x.png"))).isEmpty(), false);
+}
+
+void WindowTest::closeEndsTheEngineThread() {
+    auto* window = new MainWindow;
+    window->loadConfig(normlab::test::tinyConfig(100000), QStringLiteral("long"));
+    window->show();
+    window->startRuns();
+    QVERIFY(QTest::qWaitFor([&] { return window->store().run(0)->step >= 3; }, 30000));
+    QVERIFY(window->engineThreadRunning());
+    window->saveExperimentTo(m_dir.filePath(QStringLiteral("close.json")));  // nothing unsaved: no question
+    QVERIFY(window->close());
+    QVERIFY(!window->engineThreadRunning());
+    delete window;
+}
+
+QTEST_MAIN(WindowTest)
+#include "test_window.moc"

@@ -1,0 +1,165 @@
+// The engine thread seen from the GUI: start, pause, single step, resume, stop (within one step),
+// live changes reaching the engine and showing up as chart markers, divergence as a result, bad
+// input as a message, and the run folder written as the run goes.
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTest>
+
+#include "tests/ui/ui_test_support.h"
+#include "ui/panels/event_markers.h"
+#include "ui/panels/loss_panel.h"
+
+using normlab::gui::TrainingWorker;
+using normlab::gui::WorkerState;
+
+class WorkerTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void startPauseStepResumeStop();
+    void stopAnswersWithinOneStep();
+    void liveChangeReachesEngineAndBecomesMarker();
+    void divergenceIsAResult();
+    void badConfigGivesMessageAndNoFolder();
+    void telemetryArrivesCoalesced();
+};
+
+void WorkerTest::startPauseStepResumeStop() {
+    normlab::test::WorkerHarness h;
+    QSignalSpy states(h.worker, &TrainingWorker::stateChanged);
+    h.start({normlab::test::tinyConfig()});
+    QVERIFY(h.waitFor([&] { return h.step() >= 5; }));
+    QCOMPARE(h.state, WorkerState::Running);
+
+    QMetaObject::invokeMethod(h.worker, &TrainingWorker::pause, Qt::QueuedConnection);
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Paused; }));
+    QTest::qWait(100);  // the pause flush has arrived
+    const int64_t paused = h.step();
+    const int64_t taken = h.worker->stepsTaken();
+    QCOMPARE(taken, paused);
+    QTest::qWait(300);
+    QCOMPARE(h.worker->stepsTaken(), taken);  // no step while paused
+
+    QMetaObject::invokeMethod(h.worker, &TrainingWorker::stepOnce, Qt::QueuedConnection);
+    QVERIFY(h.waitFor([&] { return h.step() == paused + 1; }));
+    QTest::qWait(200);
+    QCOMPARE(h.worker->stepsTaken(), taken + 1);  // exactly one
+    QCOMPARE(h.state, WorkerState::Paused);
+
+    QMetaObject::invokeMethod(h.worker, &TrainingWorker::resume, Qt::QueuedConnection);
+    QVERIFY(h.waitFor([&] { return h.step() >= paused + 10; }));
+
+    QMetaObject::invokeMethod(h.worker, &TrainingWorker::stop, Qt::QueuedConnection);
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }));
+    QCOMPARE(h.store.run(0)->status, normlab::RunStatus::Stopped);
+    QVERIFY(states.count() >= 4);  // running, paused, running, finished
+}
+
+void WorkerTest::stopAnswersWithinOneStep() {
+    normlab::test::WorkerHarness h;
+    normlab::Config slow = normlab::test::tinyConfig();
+    slow.model.layers = 4;
+    slow.model.d_model = 128;
+    slow.model.d_ff = 512;
+    slow.model.seq_len = 64;
+    slow.train.batch_size = 16;  // tens of ms per step
+    h.start({slow, slow});
+    QVERIFY(h.waitFor([&] { return h.worker->stepsTaken() >= 4; }));
+    const int64_t before = h.worker->stepsTaken();
+    h.worker->requestStop();
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }, 30000));
+    // The step under way when stop was asked may finish; no other step starts (over both runs).
+    QVERIFY2(h.worker->stepsTaken() - before <= 1,
+             qPrintable(QStringLiteral("%1 steps after stop").arg(h.worker->stepsTaken() - before)));
+    QFile summary(h.runs.filePath(QStringLiteral("run0/summary.json")));
+    QVERIFY(summary.open(QIODevice::ReadOnly));
+    QCOMPARE(QJsonDocument::fromJson(summary.readAll()).object().value("status").toString(),
+             QStringLiteral("stopped"));
+}
+
+void WorkerTest::liveChangeReachesEngineAndBecomesMarker() {
+    normlab::test::WorkerHarness h;
+    h.start({normlab::test::tinyConfig()});
+    QVERIFY(h.waitFor([&] { return h.step() >= 3; }));
+    QMetaObject::invokeMethod(
+        h.worker, [w = h.worker] { w->postChange(0, QStringLiteral("train.lr"), QStringLiteral("0.0005")); },
+        Qt::QueuedConnection);
+    const auto changeEvent = [&]() -> const normlab::Event* {
+        for (const normlab::Event& event : h.store.run(0)->events)
+            if (event.kind == "change" && event.key == "train.lr") return &event;
+        return nullptr;
+    };
+    QVERIFY(h.waitFor([&] { return changeEvent() != nullptr; }));
+    const int64_t changedAt = changeEvent()->step;
+    // The engine uses it: the logged learning rate after the change is the new one.
+    QVERIFY(h.waitFor([&] { return h.step() >= changedAt + 2; }));
+    QCOMPARE(*h.store.run(0)->lr.lastValue(), 0.0005);
+
+    const auto markers = normlab::ui::eventMarkers(h.store);
+    QCOMPARE(markers.size(), size_t(1));
+    QCOMPARE(markers[0].x, double(changedAt));
+    QCOMPARE(markers[0].label, QStringLiteral("lr=0.0005"));
+    normlab::ui::LossPanel panel(h.store);
+    const auto content = panel.buildContent(200);
+    QCOMPARE(content.markers.size(), size_t(1));
+    QCOMPARE(content.markers[0].label, QStringLiteral("lr=0.0005"));
+
+    // A non-live key is refused by the engine with an event, and the run goes on.
+    QMetaObject::invokeMethod(
+        h.worker, [w = h.worker] { w->postChange(0, QStringLiteral("model.layers"), QStringLiteral("5")); },
+        Qt::QueuedConnection);
+    const int64_t now = h.step();
+    QVERIFY(h.waitFor([&] { return h.step() >= now + 5; }));
+    QCOMPARE(h.store.run(0)->status, normlab::RunStatus::Running);
+}
+
+void WorkerTest::divergenceIsAResult() {
+    normlab::test::WorkerHarness h;
+    QSignalSpy failures(h.worker, &TrainingWorker::failed);
+    h.start({normlab::test::divergingConfig(), normlab::test::tinyConfig(30)});
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }));
+    const normlab::ui::RunHistory& diverged = *h.store.run(0);
+    QCOMPARE(diverged.status, normlab::RunStatus::Diverged);
+    QVERIFY(diverged.divergedAt > 0);
+    QVERIFY(diverged.firstBadLayer >= 0);
+    QVERIFY(diverged.statusText().startsWith(QStringLiteral("diverged at step %1").arg(diverged.divergedAt)));
+    bool marker = false;
+    for (const auto& m : normlab::ui::eventMarkers(h.store))
+        marker |= m.label.startsWith(QStringLiteral("diverged"));
+    QVERIFY(marker);
+    // The other run of the comparison completed; nothing was reported as a failure.
+    QCOMPARE(h.store.run(1)->status, normlab::RunStatus::Completed);
+    QCOMPARE(h.store.run(1)->step, int64_t(30));
+    QCOMPARE(failures.count(), 0);
+}
+
+void WorkerTest::badConfigGivesMessageAndNoFolder() {
+    normlab::test::WorkerHarness h;
+    QSignalSpy failures(h.worker, &TrainingWorker::failed);
+    normlab::Config bad = normlab::test::tinyConfig();
+    bad.model.heads = 3;  // 32 is not divisible by 3
+    h.start({normlab::test::tinyConfig(), bad});
+    QVERIFY(failures.wait(10000));
+    QVERIFY2(failures.at(0).at(0).toString().contains(QStringLiteral("heads")),
+             qPrintable(failures.at(0).at(0).toString()));
+    QVERIFY(!QFile::exists(h.runs.filePath(QStringLiteral("run0"))));  // valid sibling not started either
+    QCOMPARE(h.worker->stepsTaken(), int64_t(0));
+}
+
+void WorkerTest::telemetryArrivesCoalesced() {
+    normlab::test::WorkerHarness h;
+    QSignalSpy batches(h.worker, &TrainingWorker::telemetry);
+    h.start({normlab::test::tinyConfig(400)});
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }));
+    QCOMPARE(h.step(), int64_t(400));
+    QCOMPARE(h.store.run(0)->loss.bucketCount(), 400);  // every step arrived
+    // Far fewer batches than steps (at most ~30 a second plus state flushes).
+    QVERIFY2(batches.count() < 400, qPrintable(QString::number(batches.count())));
+    QFile metrics(h.runs.filePath(QStringLiteral("run0/metrics.jsonl")));
+    QVERIFY(metrics.open(QIODevice::ReadOnly));
+    QCOMPARE(metrics.readAll().count('\n'), 400);
+}
+
+QTEST_MAIN(WorkerTest)
+#include "test_worker.moc"

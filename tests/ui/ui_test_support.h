@@ -1,0 +1,79 @@
+// Shared by the Qt tests: small configs that step fast on one thread, and a worker on its own
+// QThread whose telemetry lands in a TelemetryStore (as in the app).
+#pragma once
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+#include "app/gui/training_worker.h"
+#include "engine/config/config.h"
+#include "ui/history/telemetry_store.h"
+
+namespace normlab::test {
+
+inline normlab::Config tinyConfig(int steps = 2000) {
+    normlab::Config config;
+    config.model.layers = 2;
+    config.model.d_model = 32;
+    config.model.d_ff = 64;
+    config.model.heads = 2;
+    config.model.seq_len = 16;
+    config.train.batch_size = 4;
+    config.train.steps = steps;
+    config.telemetry.val_every = 0;
+    config.threads = 1;
+    return config;
+}
+
+// Post-LN-free SGD at a huge learning rate: non-finite within a few steps.
+inline normlab::Config divergingConfig() {
+    normlab::Config config = tinyConfig(200);
+    config.model.norm_placement = normlab::NormPlacement::None;
+    config.train.optimizer = normlab::OptimizerKind::Sgd;
+    config.train.lr = 50.0;
+    return config;
+}
+
+class WorkerHarness {
+  public:
+    WorkerHarness() {
+        worker = new gui::TrainingWorker;
+        worker->moveToThread(&thread);
+        QObject::connect(&thread, &QThread::finished, worker, &QObject::deleteLater);
+        QObject::connect(worker, &gui::TrainingWorker::telemetry, &store, &ui::TelemetryStore::absorb);
+        QObject::connect(worker, &gui::TrainingWorker::stateChanged, &store,
+                         [this](gui::WorkerState s) { state = s; });
+        thread.start();
+    }
+    ~WorkerHarness() {
+        worker->requestStop();
+        QMetaObject::invokeMethod(worker, &gui::TrainingWorker::shutdown, Qt::QueuedConnection);
+        thread.wait();
+    }
+    void start(const std::vector<normlab::Config>& configs, bool paused = false) {
+        gui::RunPlan plan;
+        for (size_t i = 0; i < configs.size(); ++i) {
+            const int id = static_cast<int>(i);
+            const QString folder = runs.filePath(QStringLiteral("run%1").arg(id));
+            store.addRun(id, QStringLiteral("run %1").arg(id), configs[i], folder);
+            plan.runs.push_back({id, QStringLiteral("run %1").arg(id), configs[i], folder});
+        }
+        QMetaObject::invokeMethod(
+            worker, [w = worker, plan, paused] { w->start(plan, paused); }, Qt::QueuedConnection);
+    }
+    // Waits (processing events) until pred() holds; false on timeout.
+    template <class Pred>
+    bool waitFor(Pred pred, int timeoutMs = 60000) {
+        return QTest::qWaitFor(pred, timeoutMs);
+    }
+    int64_t step(int id = 0) { return store.run(id) ? store.run(id)->step : -1; }
+
+    QTemporaryDir runs;
+    QThread thread;
+    gui::TrainingWorker* worker = nullptr;
+    ui::TelemetryStore store;
+    gui::WorkerState state = gui::WorkerState::Idle;
+};
+
+}  // namespace normlab::test

@@ -1,0 +1,331 @@
+// ConfigPanel: controls bound to config keys through "--set" strings, so the panel, the CLI and
+// experiment files share one parser (apply_override) and one validator (validate).
+#include "ui/controls/config_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleValidator>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/errors.h"
+#include "engine/model/constants.h"
+#include "engine/train/commands.h"
+
+namespace normlab::ui {
+
+namespace {
+const char* kLiveTag = " <span style='color:#1a8f4f'>&#9679;</span>";
+
+// The config's value of `key` as text for a control ("post", "0.003", "true").
+QString valueText(const nlohmann::json& json, const QString& key) {
+    const nlohmann::json* node = &json;
+    for (const QString& part : key.split(QLatin1Char('.'))) node = &node->at(part.toStdString());
+    if (node->is_string()) return QString::fromStdString(node->get<std::string>());
+    return QString::fromStdString(node->dump());
+}
+}  // namespace
+
+bool ConfigPanel::isLive(const QString& key) {
+    for (const std::string& live : normlab::live_keys())
+        if (key.toStdString() == live) return true;
+    return false;
+}
+
+ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* legend =
+        new QLabel(tr("Settings marked %1 apply live at the next step; the others restart the run.")
+                       .arg(QString::fromLatin1(kLiveTag).trimmed()));
+    legend->setWordWrap(true);
+    layout->addWidget(legend);
+
+    QFormLayout* model = addGroup(tr("Model"));
+    bindInt(model, tr("Blocks"), "model.layers", 1, 512, tr("Number of Transformer blocks (depth)"));
+    bindInt(model, tr("d_model"), "model.d_model", 4, 4096, tr("Width of the residual stream"));
+    bindInt(model, tr("Heads"), "model.heads", 1, 128, tr("Attention heads; must divide d_model"));
+    bindInt(model, tr("d_ff"), "model.d_ff", 4, 16384, tr("Hidden width of the feed-forward layer"));
+    bindInt(model, tr("Sequence length"), "model.seq_len", 2, 4096, tr("Tokens per training sequence"));
+    bindCombo(model, tr("Activation"), "model.activation", {"relu", "gelu"}, tr("Feed-forward activation"));
+    bindCombo(model, tr("Init"), "model.init", {"xavier_normal", "xavier_uniform", "gpt2"},
+              tr("Weight initialisation"));
+    bindCheck(model, tr("Theory mode"), "model.theory_mode",
+              tr("Xiong et al.'s simplified model (Lemma 2 bands appear on the activation chart)"));
+
+    QFormLayout* norms = addGroup(tr("Normalisation and residuals"));
+    bindCombo(norms, tr("Norm placement"), "model.norm_placement", {"post", "pre", "peri", "none"},
+              tr("Post-LN: norm after the residual sum; Pre-LN: before each sub-layer; Peri-LN: around it"));
+    bindCombo(norms, tr("Norm type"), "model.norm_type", {"layernorm", "rmsnorm", "dyt"},
+              tr("LayerNorm, RMSNorm or DyT (tanh)"));
+    bindCombo(norms, tr("Residual scheme"), "model.residual", {"plain", "deepnorm", "rezero", "admin"},
+              tr("DeepNorm and Admin rescale the shortcut of Post-LN; ReZero gates each branch"));
+    bindCombo(norms, tr("Admin init"), "model.admin_init", {"closed", "profiled"},
+              tr("Admin's omega from the closed form or profiled on a batch at init"));
+    m_residualConstants = new QLabel;
+    m_residualConstants->setObjectName(QStringLiteral("residualConstants"));
+    m_residualConstants->setWordWrap(true);
+    norms->addRow(QString(), m_residualConstants);
+
+    QFormLayout* optimisation = addGroup(tr("Optimisation"));
+    bindCombo(optimisation, tr("Optimizer"), "train.optimizer", {"adam", "adamw", "radam", "sgd"},
+              tr("Update rule"));
+    bindNumber(optimisation, tr("Learning rate"), "train.lr", tr("Peak learning rate (e.g. 3e-3)"));
+    addWarmupRow(optimisation);
+    bindCombo(optimisation, tr("Schedule"), "train.schedule",
+              {"constant", "linear", "inverse_sqrt", "cosine", "noam"},
+              tr("Learning-rate schedule after warmup"));
+    bindNumber(optimisation, tr("Clip grad norm"), "train.clip_grad_norm",
+               tr("Global gradient-norm clipping; 0: off"));
+    bindNumber(optimisation, tr("Weight decay"), "train.weight_decay",
+               tr("Decoupled for AdamW, L2 otherwise"));
+    bindInt(optimisation, tr("Batch size"), "train.batch_size", 1, 4096, tr("Sequences per step"));
+    bindInt(optimisation, tr("Steps"), "train.steps", 1, 100000000, tr("Optimizer steps of the run"));
+    bindInt(optimisation, tr("Seed"), "train.seed", 0, 2147483647,
+            tr("Seed of initialisation and data order"));
+
+    QFormLayout* task = addGroup(tr("Task"));
+    bindCombo(task, tr("Task"), "data.task", {"text", "copy", "reverse", "sort", "modadd"},
+              tr("text: byte-level language model; the others are synthetic sequence tasks"));
+    addTextFileRow(task);
+
+    QFormLayout* device = addGroup(tr("Device and telemetry"));
+    bindCombo(device, tr("Device"), "device", {"auto", "cpu", "cuda"},
+              tr("auto: CUDA when compiled in and a GPU answers"));
+    m_deviceInUse = new QLabel(tr("in use: (not started)"));
+    m_deviceInUse->setObjectName(QStringLiteral("deviceInUse"));
+    m_deviceInUse->setWordWrap(true);
+    device->addRow(QString(), m_deviceInUse);
+    bindInt(device, tr("CPU threads"), "threads", 0, 1024, tr("0: every core"));
+    bindInt(device, tr("Telemetry every"), "telemetry.every", 1, 100000,
+            tr("Per-block telemetry every N steps"));
+    bindInt(device, tr("Validation every"), "telemetry.val_every", 0, 100000,
+            tr("Validation loss every N steps; 0: never"));
+
+    m_problemLabel = new QLabel;
+    m_problemLabel->setObjectName(QStringLiteral("configProblem"));
+    m_problemLabel->setWordWrap(true);
+    m_problemLabel->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold"));
+    layout->addWidget(m_problemLabel);
+    layout->addStretch();
+    setConfig(normlab::Config{});
+}
+
+QFormLayout* ConfigPanel::addGroup(const QString& title) {
+    auto* group = new QGroupBox(title);
+    auto* form = new QFormLayout(group);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    static_cast<QVBoxLayout*>(layout())->addWidget(group);
+    return form;
+}
+
+void ConfigPanel::addRow(QFormLayout* form, const QString& label, const QString& key, QWidget* widget,
+                         const QString& tip) {
+    auto* name = new QLabel(label + (isLive(key) ? QString::fromLatin1(kLiveTag) : QString()));
+    name->setTextFormat(Qt::RichText);
+    const QString fullTip =
+        tip +
+        QStringLiteral("\n[%1]%2").arg(key, isLive(key) ? tr(" live: applies at the next step") : QString());
+    name->setToolTip(fullTip);
+    widget->setToolTip(fullTip);
+    widget->setObjectName(key);
+    form->addRow(name, widget);
+}
+
+void ConfigPanel::bindCombo(QFormLayout* form, const QString& label, const QString& key,
+                            const QStringList& choices, const QString& tip) {
+    auto* combo = new QComboBox;
+    for (const QString& choice : choices) combo->addItem(choice, choice);
+    addRow(form, label, key, combo, tip);
+    m_bindings.push_back(
+        {key, combo, [combo] { return combo->currentData().toString(); },
+         [combo](const QString& value) { combo->setCurrentIndex(std::max(0, combo->findData(value))); }});
+    connect(combo, &QComboBox::currentIndexChanged, this, [this, key] { onEdited(key); });
+}
+
+void ConfigPanel::bindInt(QFormLayout* form, const QString& label, const QString& key, int min, int max,
+                          const QString& tip) {
+    auto* spin = new QSpinBox;
+    spin->setRange(min, max);
+    spin->setKeyboardTracking(false);
+    addRow(form, label, key, spin, tip);
+    m_bindings.push_back({key, spin, [spin] { return QString::number(spin->value()); },
+                          [spin](const QString& value) { spin->setValue(value.toInt()); }});
+    connect(spin, &QSpinBox::valueChanged, this, [this, key] { onEdited(key); });
+}
+
+void ConfigPanel::bindNumber(QFormLayout* form, const QString& label, const QString& key,
+                             const QString& tip) {
+    auto* edit = new QLineEdit;
+    auto* validator = new QDoubleValidator(0.0, 1e6, 12, edit);
+    validator->setNotation(QDoubleValidator::ScientificNotation);
+    validator->setLocale(QLocale::c());
+    edit->setValidator(validator);
+    addRow(form, label, key, edit, tip);
+    m_bindings.push_back({key, edit, [edit] { return edit->text().trimmed(); },
+                          [edit](const QString& value) { edit->setText(value); }});
+    connect(edit, &QLineEdit::editingFinished, this, [this, key, edit] {
+        if (edit->isModified()) onEdited(key);
+        edit->setModified(false);
+    });
+}
+
+void ConfigPanel::bindCheck(QFormLayout* form, const QString& label, const QString& key, const QString& tip) {
+    auto* check = new QCheckBox;
+    addRow(form, label, key, check, tip);
+    m_bindings.push_back(
+        {key, check,
+         [check] { return check->isChecked() ? QStringLiteral("true") : QStringLiteral("false"); },
+         [check](const QString& value) { check->setChecked(value == QLatin1String("true")); }});
+    connect(check, &QCheckBox::toggled, this, [this, key] { onEdited(key); });
+}
+
+void ConfigPanel::addWarmupRow(QFormLayout* form) {
+    // Warmup on/off plus its length: one key (0 steps is off); the length is kept while off.
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* enabled = new QCheckBox(tr("on"));
+    enabled->setObjectName(QStringLiteral("warmupEnabled"));
+    auto* steps = new QSpinBox;
+    steps->setRange(1, 1000000);
+    steps->setValue(150);
+    steps->setSuffix(tr(" steps"));
+    steps->setKeyboardTracking(false);
+    steps->setObjectName(QStringLiteral("warmupSteps"));
+    layout->addWidget(enabled);
+    layout->addWidget(steps, 1);
+    const QString key = QStringLiteral("train.warmup_steps");
+    addRow(form, tr("Warmup"), key, row, tr("Linear learning-rate warmup from 0 over N steps"));
+    m_bindings.push_back({key, row,
+                          [enabled, steps] {
+                              return enabled->isChecked() ? QString::number(steps->value())
+                                                          : QStringLiteral("0");
+                          },
+                          [enabled, steps](const QString& value) {
+                              enabled->setChecked(value.toInt() > 0);
+                              if (value.toInt() > 0) steps->setValue(value.toInt());
+                          }});
+    connect(enabled, &QCheckBox::toggled, this, [this, key, steps](bool on) {
+        steps->setEnabled(on);
+        onEdited(key);
+    });
+    connect(steps, &QSpinBox::valueChanged, this, [this, key, enabled] {
+        if (enabled->isChecked()) onEdited(key);
+    });
+}
+
+void ConfigPanel::addTextFileRow(QFormLayout* form) {
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* path = new QLineEdit;
+    path->setPlaceholderText(tr("shipped corpus"));
+    auto* browse = new QPushButton(tr("Browse..."));
+    layout->addWidget(path, 1);
+    layout->addWidget(browse);
+    const QString key = QStringLiteral("data.text_path");
+    addRow(form, tr("Text file"), key, row, tr("UTF-8 text for the text task; empty: the shipped corpus"));
+    m_bindings.push_back({key, row, [path] { return path->text().trimmed(); },
+                          [path](const QString& value) { path->setText(value); }});
+    connect(path, &QLineEdit::editingFinished, this, [this, key, path] {
+        if (path->isModified()) onEdited(key);
+        path->setModified(false);
+    });
+    connect(browse, &QPushButton::clicked, this, [this, key, path] {
+        const QString chosen =
+            QFileDialog::getOpenFileName(this, tr("Text file for the text task"), path->text(),
+                                         tr("Text files (*.txt *.md);;All files (*)"));
+        if (chosen.isEmpty()) return;
+        path->setText(chosen);
+        onEdited(key);
+    });
+}
+
+normlab::Config ConfigPanel::config() const {
+    normlab::Config config = m_base;
+    for (const Binding& binding : m_bindings) {
+        QString value = binding.read();
+        // Strings go in as JSON strings so that "1e-3"-like text paths stay strings.
+        if (binding.key == QLatin1String("data.text_path"))
+            value = QString::fromStdString(nlohmann::json(value.toStdString()).dump());
+        normlab::apply_override(config, (binding.key + QLatin1Char('=') + value).toStdString());
+    }
+    return config;
+}
+
+void ConfigPanel::setConfig(const normlab::Config& config) {
+    m_base = config;
+    const nlohmann::json json = normlab::config_to_json(config);
+    m_loading = true;
+    for (const Binding& binding : m_bindings) binding.write(valueText(json, binding.key));
+    m_loading = false;
+    revalidate();
+}
+
+void ConfigPanel::setDeviceInUse(const QString& text) {
+    m_deviceInUse->setText(text);
+}
+
+void ConfigPanel::onEdited(const QString& key) {
+    if (m_loading) return;
+    revalidate();
+    if (!m_problem.isEmpty()) return;
+    if (isLive(key)) {
+        for (const Binding& binding : m_bindings)
+            if (binding.key == key) emit liveChanged(key, binding.read());
+    } else {
+        emit restartNeeded(key);
+    }
+}
+
+void ConfigPanel::revalidate() {
+    QString problem;
+    try {
+        normlab::validate(config());
+    } catch (const normlab::InputError& error) {
+        problem = QString::fromStdString(error.what());
+    }
+    const bool changed = problem != m_problem;
+    m_problem = problem;
+    m_problemLabel->setText(problem);
+    m_problemLabel->setVisible(!problem.isEmpty());
+    updateResidualConstants();
+    if (changed) emit validityChanged(problem.isEmpty());
+}
+
+void ConfigPanel::updateResidualConstants() {
+    normlab::Config current = m_base;
+    try {
+        current = config();
+    } catch (const normlab::InputError&) {
+    }
+    const auto& model = current.model;
+    QString text;
+    if (model.residual == normlab::Residual::DeepNorm) {
+        text = tr("DeepNorm for %1 blocks: alpha = (2N)^1/4 = %2 on the shortcut, beta = (8N)^-1/4 = %3 on "
+                  "V, W_o, FFN init")
+                   .arg(model.layers)
+                   .arg(normlab::effective_deepnorm_alpha(model), 0, 'f', 3)
+                   .arg(normlab::effective_deepnorm_beta(model), 0, 'f', 3);
+    } else if (model.residual == normlab::Residual::Admin) {
+        text = model.admin_init == normlab::AdminInit::Closed
+                   ? tr("Admin: omega = sqrt((S+1)/ln(S+1) - 1) = %1 for S = %2 sub-layers")
+                         .arg(normlab::admin_closed_omega(2 * model.layers), 0, 'f', 3)
+                         .arg(2 * model.layers)
+                   : tr("Admin: omega profiled per sub-layer on a batch at init");
+    } else if (model.residual == normlab::Residual::ReZero) {
+        text = tr("ReZero: x + alpha F(x), alpha = 0 at init (trained)");
+    }
+    m_residualConstants->setText(text);
+    m_residualConstants->setVisible(!text.isEmpty());
+}
+
+}  // namespace normlab::ui

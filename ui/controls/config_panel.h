@@ -1,0 +1,67 @@
+// The control panel: every setting of a run, grouped (model, residual scheme, optimisation, task,
+// device, telemetry). Controls marked "live" are sent to the running engine at once; changing any
+// other asks for a restart (the main window decides). Invalid combinations are explained in place.
+#pragma once
+#include <QWidget>
+#include <functional>
+#include <vector>
+
+#include "engine/config/config.h"
+
+class QLabel;
+class QFormLayout;
+
+namespace normlab::ui {
+
+class ConfigPanel : public QWidget {
+    Q_OBJECT
+  public:
+    explicit ConfigPanel(QWidget* parent = nullptr);
+
+    // The config the controls describe (keys without a control keep the loaded config's values).
+    // Throws InputError when a field does not parse.
+    normlab::Config config() const;
+    void setConfig(const normlab::Config& config);
+    // Empty when the controls describe a valid config; else what to change.
+    QString problem() const { return m_problem; }
+    void setDeviceInUse(const QString& text);
+    // Whether a key changes live; used to mark controls and route edits.
+    static bool isLive(const QString& key);
+
+  signals:
+    void liveChanged(const QString& key, const QString& value);
+    void restartNeeded(const QString& key);
+    void validityChanged(bool valid);
+
+  private:
+    struct Binding {
+        QString key;
+        QWidget* widget = nullptr;
+        std::function<QString()> read;              // the control's value as for --set
+        std::function<void(const QString&)> write;  // from the config's value
+    };
+    QFormLayout* addGroup(const QString& title);
+    void addRow(QFormLayout* form, const QString& label, const QString& key, QWidget* widget,
+                const QString& tip);
+    void bindCombo(QFormLayout* form, const QString& label, const QString& key, const QStringList& choices,
+                   const QString& tip);
+    void bindInt(QFormLayout* form, const QString& label, const QString& key, int min, int max,
+                 const QString& tip);
+    void bindNumber(QFormLayout* form, const QString& label, const QString& key, const QString& tip);
+    void bindCheck(QFormLayout* form, const QString& label, const QString& key, const QString& tip);
+    void addWarmupRow(QFormLayout* form);
+    void addTextFileRow(QFormLayout* form);
+    void onEdited(const QString& key);
+    void revalidate();
+    void updateResidualConstants();
+
+    std::vector<Binding> m_bindings;
+    normlab::Config m_base;
+    QString m_problem;
+    bool m_loading = false;
+    QLabel* m_problemLabel = nullptr;
+    QLabel* m_residualConstants = nullptr;
+    QLabel* m_deviceInUse = nullptr;
+};
+
+}  // namespace normlab::ui

@@ -1,0 +1,84 @@
+// RunsPanel list: colour swatch, name, status and step; checking an item shows the run on every chart.
+#include "ui/controls/runs_panel.h"
+
+#include <QLabel>
+#include <QListWidget>
+#include <QPainter>
+#include <QPixmap>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include "ui/panels/run_captions.h"
+
+namespace normlab::ui {
+
+namespace {
+QIcon swatch(const QColor& colour) {
+    QPixmap pixmap(14, 14);
+    pixmap.fill(Qt::transparent);
+    QPainter painter(&pixmap);
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setBrush(colour);
+    painter.setPen(colour.darker(150));
+    painter.drawRoundedRect(QRectF(1, 1, 12, 12), 3, 3);
+    return QIcon(pixmap);
+}
+}  // namespace
+
+RunsPanel::RunsPanel(TelemetryStore& store, QWidget* parent) : QWidget(parent), m_store(store) {
+    auto* layout = new QVBoxLayout(this);
+    auto* hint =
+        new QLabel(tr("Runs of this experiment, stepped in turn. Untick to hide a run on every chart."));
+    hint->setWordWrap(true);
+    m_list = new QListWidget;
+    m_list->setObjectName(QStringLiteral("runList"));
+    auto* add = new QPushButton(tr("Add run with current settings"));
+    add->setObjectName(QStringLiteral("addRun"));
+    add->setToolTip(
+        tr("Compare: adds a run with the control panel's settings and restarts all runs from step 0"));
+    layout->addWidget(hint);
+    layout->addWidget(m_list, 1);
+    layout->addWidget(add);
+    connect(add, &QPushButton::clicked, this, &RunsPanel::addRunRequested);
+    connect(&store, &TelemetryStore::runsChanged, this, &RunsPanel::rebuild);
+    connect(&store, &TelemetryStore::dataChanged, this, &RunsPanel::updateStatus);
+    connect(m_list, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
+        m_store.setVisible(item->data(Qt::UserRole).toInt(), item->checkState() == Qt::Checked);
+    });
+    connect(m_list, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* item) {
+        if (item) emit runSelected(item->data(Qt::UserRole).toInt());
+    });
+    rebuild();
+}
+
+void RunsPanel::rebuild() {
+    QSignalBlocker blocker(m_list);
+    m_list->clear();
+    for (const auto& [id, run] : m_store.runs()) {
+        auto* item = new QListWidgetItem(swatch(run.colour), run.name);
+        item->setData(Qt::UserRole, id);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(run.visible ? Qt::Checked : Qt::Unchecked);
+        item->setToolTip(configSummary(run.config) + QStringLiteral("\n") + run.folder);
+        m_list->addItem(item);
+    }
+    updateStatus();
+}
+
+void RunsPanel::updateStatus() {
+    QSignalBlocker blocker(m_list);
+    for (int row = 0; row < m_list->count(); ++row) {
+        QListWidgetItem* item = m_list->item(row);
+        const auto found = m_store.runs().find(item->data(Qt::UserRole).toInt());
+        if (found == m_store.runs().end()) continue;
+        const RunHistory& run = found->second;
+        const QString loss =
+            run.loss.lastValue() ? QString::number(*run.loss.lastValue(), 'f', 3) : QStringLiteral("-");
+        item->setText(QStringLiteral("%1  [%2, step %3, loss %4]")
+                          .arg(run.name, run.statusText())
+                          .arg(run.step)
+                          .arg(loss));
+    }
+}
+
+}  // namespace normlab::ui

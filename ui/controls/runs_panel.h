@@ -1,0 +1,29 @@
+// The Runs panel: every run of the current experiment with its colour, status and a visibility
+// toggle, and a button to add a run with the current settings to the comparison.
+#pragma once
+#include <QWidget>
+
+#include "ui/history/telemetry_store.h"
+
+class QListWidget;
+
+namespace normlab::ui {
+
+class RunsPanel : public QWidget {
+    Q_OBJECT
+  public:
+    explicit RunsPanel(TelemetryStore& store, QWidget* parent = nullptr);
+
+  signals:
+    void addRunRequested();
+    // The user picked a run: the control panel shows (and live changes go to) that run.
+    void runSelected(int runId);
+
+  private:
+    void rebuild();
+    void updateStatus();
+    TelemetryStore& m_store;
+    QListWidget* m_list = nullptr;
+};
+
+}  // namespace normlab::ui

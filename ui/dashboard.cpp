@@ -1,0 +1,129 @@
+// Dashboard construction, default arrangement (three rows of docks), maximise and coalesced refresh.
+#include "ui/dashboard.h"
+
+#include <algorithm>
+
+#include <QDockWidget>
+#include <QElapsedTimer>
+
+#include "ui/panels/block_profile_panels.h"
+#include "ui/panels/dynamics_panels.h"
+#include "ui/panels/heatmap_panel.h"
+#include "ui/panels/loss_panel.h"
+
+namespace normlab::ui {
+
+Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(parent), m_store(store) {
+    setWindowFlags(Qt::Widget);
+    setDockNestingEnabled(true);
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowNestedDocks |
+                   QMainWindow::AllowTabbedDocks);
+    addPanel(new LossPanel(store));
+    addPanel(new BlockGradientPanel(store));
+    addPanel(new BlockResidPanel(store));
+    addPanel(new HeatmapPanel(HeatmapPanel::Quantity::Gradient, store));
+    addPanel(new HeatmapPanel(HeatmapPanel::Quantity::Resid, store));
+    addPanel(new UpdateRatioPanel(store));
+    addPanel(new AttentionPanel(store));
+    resetLayout();
+
+    m_refreshTimer.setSingleShot(true);
+    m_refreshTimer.setInterval(kRefreshIntervalMs);
+    connect(&m_refreshTimer, &QTimer::timeout, this, &Dashboard::refreshNow);
+    connect(&store, &TelemetryStore::dataChanged, this, &Dashboard::scheduleRefresh);
+    connect(&store, &TelemetryStore::runsChanged, this, &Dashboard::scheduleRefresh);
+}
+
+void Dashboard::addPanel(ChartPanel* panel) {
+    auto* dock = new QDockWidget(panel->title(), this);
+    dock->setObjectName(QStringLiteral("dock_") + panel->id());
+    dock->setWidget(panel);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                      QDockWidget::DockWidgetClosable);
+    connect(panel, &ChartPanel::maximiseRequested, this, &Dashboard::toggleMaximised);
+    m_panels.push_back(panel);
+    m_docks.push_back(dock);
+}
+
+ChartPanel* Dashboard::panel(const QString& id) const {
+    for (ChartPanel* panel : m_panels)
+        if (panel->id() == id) return panel;
+    return nullptr;
+}
+
+QList<QAction*> Dashboard::panelToggleActions() const {
+    QList<QAction*> actions;
+    for (QDockWidget* dock : m_docks) actions << dock->toggleViewAction();
+    return actions;
+}
+
+void Dashboard::resetLayout() {
+    m_layoutBeforeMaximise.clear();
+    for (QDockWidget* dock : m_docks) {
+        removeDockWidget(dock);
+        dock->setFloating(false);
+    }
+    // Row 1: loss | gradient profile | resid profile; row 2: the two heatmaps; row 3: dynamics.
+    QDockWidget *loss = m_docks[0], *gradient = m_docks[1], *resid = m_docks[2], *heatGradient = m_docks[3],
+                *heatResid = m_docks[4], *updates = m_docks[5], *attention = m_docks[6];
+    addDockWidget(Qt::TopDockWidgetArea, loss);
+    splitDockWidget(loss, heatGradient, Qt::Vertical);
+    splitDockWidget(heatGradient, updates, Qt::Vertical);
+    splitDockWidget(loss, gradient, Qt::Horizontal);
+    splitDockWidget(gradient, resid, Qt::Horizontal);
+    splitDockWidget(heatGradient, heatResid, Qt::Horizontal);
+    splitDockWidget(updates, attention, Qt::Horizontal);
+    for (QDockWidget* dock : m_docks) dock->show();
+}
+
+QByteArray Dashboard::saveLayout() const {
+    return m_layoutBeforeMaximise.isEmpty() ? saveState() : m_layoutBeforeMaximise;
+}
+
+bool Dashboard::restoreLayout(const QByteArray& layout) {
+    m_layoutBeforeMaximise.clear();
+    return restoreState(layout);
+}
+
+void Dashboard::toggleMaximised(ChartPanel* panel) {
+    if (!m_layoutBeforeMaximise.isEmpty()) {
+        restoreState(m_layoutBeforeMaximise);
+        m_layoutBeforeMaximise.clear();
+        return;
+    }
+    m_layoutBeforeMaximise = saveState();
+    for (size_t i = 0; i < m_panels.size(); ++i) m_docks[i]->setVisible(m_panels[i] == panel);
+}
+
+void Dashboard::setPresentation(bool large) {
+    for (ChartPanel* panel : m_panels) panel->setPresentation(large);
+    refreshNow();
+}
+
+void Dashboard::scheduleRefresh() {
+    if (!m_refreshTimer.isActive()) m_refreshTimer.start();
+}
+
+void Dashboard::refreshNow() {
+    m_refreshTimer.stop();
+    ++m_refreshCount;
+    QElapsedTimer total;
+    total.start();
+    for (size_t i = 0; i < m_panels.size(); ++i) {
+        if (!m_docks[i]->isVisible() && isVisible()) continue;
+        QElapsedTimer panel;
+        panel.start();
+        m_panels[i]->refresh();
+        // Paint now, inside the measurement: the cost that matters is update plus drawing.
+        if (m_docks[i]->isVisible()) m_panels[i]->repaint();
+        m_panelSeconds[m_panels[i]->id()] += panel.nsecsElapsed() * 1e-9;
+    }
+    const double seconds = total.nsecsElapsed() * 1e-9;
+    m_refreshSeconds += seconds;
+    // Keep the GUI thread's share of a core at about kMaxRefreshShare: a costly redraw (a large
+    // window, software rendering) waits longer before the next one, never less than 33 ms.
+    const int adaptive = static_cast<int>(1e3 * seconds / kMaxRefreshShare);
+    m_refreshTimer.setInterval(std::clamp(adaptive, kRefreshIntervalMs, kSlowestRefreshMs));
+}
+
+}  // namespace normlab::ui

@@ -1,0 +1,98 @@
+// JSON (de)serialisation of experiments through the engine's config parser, so a config in an
+// experiment file is checked exactly like one given to the CLI.
+#include "ui/experiment/experiment_file.h"
+
+#include <QFile>
+#include <QSaveFile>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/errors.h"
+
+namespace normlab::ui {
+
+namespace {
+constexpr int kFormatVersion = 1;
+
+normlab::Config configFrom(const nlohmann::json& node, const std::string& where) {
+    normlab::Config config = normlab::config_from_json_text(node.dump(), where);
+    try {
+        normlab::validate(config);
+    } catch (const normlab::InputError& error) {
+        throw normlab::InputError(where + ": " + error.what());
+    }
+    return config;
+}
+}  // namespace
+
+QByteArray experimentToJson(const Experiment& experiment) {
+    nlohmann::json json;
+    json["normlab_experiment"] = kFormatVersion;
+    json["config"] = normlab::config_to_json(experiment.current);
+    json["runs"] = nlohmann::json::array();
+    for (const ExperimentRun& run : experiment.runs)
+        json["runs"].push_back({{"name", run.name.toStdString()},
+                                {"visible", run.visible},
+                                {"config", normlab::config_to_json(run.config)}});
+    json["dashboard_layout"] = experiment.dashboardLayout.toBase64().toStdString();
+    return QByteArray::fromStdString(json.dump(2) + "\n");
+}
+
+Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName) {
+    const std::string source = sourceName.toStdString();
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(bytes.toStdString());
+    } catch (const nlohmann::json::parse_error& error) {
+        throw normlab::InputError(source + " is not a NormLab experiment: invalid JSON (" + error.what() +
+                                  ")");
+    }
+    if (!json.is_object() || !json.contains("normlab_experiment"))
+        throw normlab::InputError(source +
+                                  " is not a NormLab experiment file (no \"normlab_experiment\" key)");
+    if (!json["normlab_experiment"].is_number_integer() ||
+        json["normlab_experiment"].get<int>() > kFormatVersion)
+        throw normlab::InputError(source + " was written by a newer NormLab (format " +
+                                  json["normlab_experiment"].dump() + "); this version reads format 1");
+    Experiment experiment;
+    if (json.contains("config")) experiment.current = configFrom(json["config"], source + ": config");
+    if (json.contains("runs")) {
+        if (!json["runs"].is_array()) throw normlab::InputError(source + ": \"runs\" must be a list of runs");
+        int index = 0;
+        for (const nlohmann::json& run : json["runs"]) {
+            const std::string where = source + ": runs[" + std::to_string(index++) + "]";
+            if (!run.is_object() || !run.contains("config") || !run.contains("name") ||
+                !run["name"].is_string())
+                throw normlab::InputError(where + " needs a \"name\" (text) and a \"config\" (object)");
+            ExperimentRun parsed;
+            parsed.name = QString::fromStdString(run["name"].get<std::string>());
+            parsed.visible = run.value("visible", true);
+            parsed.config = configFrom(run["config"], where + ".config");
+            experiment.runs.push_back(std::move(parsed));
+        }
+    }
+    if (json.contains("dashboard_layout") && json["dashboard_layout"].is_string())
+        experiment.dashboardLayout =
+            QByteArray::fromBase64(QByteArray::fromStdString(json["dashboard_layout"].get<std::string>()));
+    return experiment;
+}
+
+QString saveExperiment(const Experiment& experiment, const QString& path) {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
+    file.write(experimentToJson(experiment));
+    if (!file.commit()) return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
+    return {};
+}
+
+Experiment loadExperiment(const QString& path) {
+    QFile file(path);
+    if (!file.exists())
+        throw normlab::InputError("cannot open " + path.toStdString() + ": it does not exist");
+    if (!file.open(QIODevice::ReadOnly))
+        throw normlab::InputError("cannot open " + path.toStdString() + ": " +
+                                  file.errorString().toStdString());
+    return experimentFromJson(file.readAll(), path);
+}
+
+}  // namespace normlab::ui

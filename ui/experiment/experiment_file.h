@@ -1,0 +1,34 @@
+// Experiment files: the whole state of a session as JSON (the control panel's config, every compared
+// run with its config, seed and visibility, and the dashboard layout), so it can be saved, shared and
+// reopened. Loading validates everything and names the problem.
+#pragma once
+#include <QByteArray>
+#include <QString>
+#include <vector>
+
+#include "engine/config/config.h"
+
+namespace normlab::ui {
+
+struct ExperimentRun {
+    QString name;
+    normlab::Config config;
+    bool visible = true;
+};
+
+struct Experiment {
+    normlab::Config current;  // the control panel
+    std::vector<ExperimentRun> runs;
+    QByteArray dashboardLayout;  // QMainWindow::saveState of the dashboard
+};
+
+QByteArray experimentToJson(const Experiment& experiment);
+// Throws normlab::InputError naming the file and what is wrong.
+Experiment experimentFromJson(const QByteArray& json, const QString& sourceName);
+
+// Returns an error message, empty on success; the file is replaced atomically.
+QString saveExperiment(const Experiment& experiment, const QString& path);
+// Throws normlab::InputError (unreadable file, bad JSON, bad config).
+Experiment loadExperiment(const QString& path);
+
+}  // namespace normlab::ui

@@ -1,0 +1,112 @@
+// Folding a RunUpdate into a run's bounded history.
+#include "ui/history/run_history.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace normlab::ui {
+
+QString gradientTensorName(GradientTensor tensor) {
+    switch (tensor) {
+        case GradientTensor::Total:
+            return QStringLiteral("all block matrices");
+        case GradientTensor::Qkv:
+            return QStringLiteral("w_qkv");
+        case GradientTensor::AttnOut:
+            return QStringLiteral("w_o");
+        case GradientTensor::Ffn1:
+            return QStringLiteral("w_1");
+        case GradientTensor::Ffn2:
+            return QStringLiteral("w_2");
+    }
+    return {};
+}
+
+double gradientOf(const normlab::LayerTelemetry& layer, GradientTensor tensor) {
+    const normlab::GradientNorms& g = layer.grad;
+    switch (tensor) {
+        case GradientTensor::Total:
+            return std::sqrt(g.w_qkv * g.w_qkv + g.w_o * g.w_o + g.w_1 * g.w_1 + g.w_2 * g.w_2);
+        case GradientTensor::Qkv:
+            return g.w_qkv;
+        case GradientTensor::AttnOut:
+            return g.w_o;
+        case GradientTensor::Ffn1:
+            return g.w_1;
+        case GradientTensor::Ffn2:
+            return g.w_2;
+    }
+    return 0.0;
+}
+
+void RunHistory::absorb(const RunUpdate& update) {
+    for (const normlab::StepRecord& record : update.records) absorbRecord(record);
+    for (const normlab::Event& event : update.events) {
+        events.push_back(event);
+        if (events.size() > kMaxEvents) events.pop_front();
+    }
+    status = update.status;
+    step = update.step;
+    stepsPerSecond = update.stepsPerSecond;
+    divergedAt = update.divergedAt;
+    firstBadLayer = update.firstBadLayer;
+}
+
+void RunHistory::absorbRecord(const normlab::StepRecord& record) {
+    const auto x = static_cast<double>(record.step);
+    loss.append(x, record.loss);
+    lr.append(x, record.lr);
+    gradNorm.append(x, record.grad_norm);
+    if (record.val_loss) valLoss.append(x, *record.val_loss);
+    if (record.layers.empty()) return;
+
+    const size_t blocks = record.layers.size();
+    if (updateRatio.size() != blocks) updateRatio.assign(blocks, DecimatedSeries());
+    std::vector<double> gradColumn(blocks), residColumn(blocks);
+    double entropySum = 0.0, maxLogit = -INFINITY;
+    for (size_t b = 0; b < blocks; ++b) {
+        const normlab::LayerTelemetry& layer = record.layers[b];
+        updateRatio[b].append(x, layer.update_ratio);
+        entropySum += layer.attn_entropy;
+        maxLogit = std::max(maxLogit, layer.attn_max_logit);
+        gradColumn[b] = gradientOf(layer, GradientTensor::Total);
+        residColumn[b] = layer.resid;
+    }
+    attnEntropyMean.append(x, entropySum / static_cast<double>(blocks));
+    attnMaxLogit.append(x, maxLogit);
+    gradHeat.append(x, std::move(gradColumn));
+    residHeat.append(x, std::move(residColumn));
+    if (initialLayers.empty()) initialLayers = record.layers;
+    latestLayers = record.layers;
+    latestLayersStep = record.step;
+}
+
+void RunHistory::clearHistory() {
+    loss.clear();
+    valLoss.clear();
+    lr.clear();
+    gradNorm.clear();
+    updateRatio.clear();
+    attnEntropyMean.clear();
+    attnMaxLogit.clear();
+    latestLayers.clear();
+    initialLayers.clear();
+    gradHeat.clear();
+    residHeat.clear();
+    events.clear();
+    step = 0;
+    status = normlab::RunStatus::Running;
+    divergedAt = -1;
+    firstBadLayer = -1;
+}
+
+QString RunHistory::statusText() const {
+    if (status == normlab::RunStatus::Diverged) {
+        QString text = QStringLiteral("diverged at step %1").arg(divergedAt);
+        if (firstBadLayer >= 0) text += QStringLiteral(" (block %1)").arg(firstBadLayer);
+        return text;
+    }
+    return QString::fromStdString(normlab::to_string(status));
+}
+
+}  // namespace normlab::ui

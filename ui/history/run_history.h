@@ -1,0 +1,54 @@
+// Everything the charts know about one run: bounded, decimated scalar series, per-block series,
+// the latest and the first per-layer telemetry, heatmap columns, and its events (markers).
+#pragma once
+#include <QColor>
+#include <QString>
+#include <deque>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "ui/history/decimated_series.h"
+#include "ui/history/heatmap_history.h"
+#include "ui/history/run_update.h"
+
+namespace normlab::ui {
+
+// Which per-block gradient the block charts show.
+enum class GradientTensor { Total, Qkv, AttnOut, Ffn1, Ffn2 };
+QString gradientTensorName(GradientTensor tensor);
+double gradientOf(const normlab::LayerTelemetry& layer, GradientTensor tensor);
+
+struct RunHistory {
+    static constexpr size_t kMaxEvents = 2000;
+
+    int id = -1;
+    QString name;
+    QColor colour;
+    bool visible = true;
+    normlab::Config config;
+    QString folder;  // its run folder on disk
+
+    normlab::RunStatus status = normlab::RunStatus::Running;
+    int64_t step = 0;
+    double stepsPerSecond = 0.0;
+    int64_t divergedAt = -1;
+    int firstBadLayer = -1;
+
+    DecimatedSeries loss, valLoss, lr, gradNorm;
+    DecimatedSeries attnEntropyMean, attnMaxLogit;       // mean entropy / largest logit over blocks
+    std::vector<DecimatedSeries> updateRatio;            // per block
+    std::vector<normlab::LayerTelemetry> latestLayers;   // newest logged step
+    std::vector<normlab::LayerTelemetry> initialLayers;  // first logged step
+    int64_t latestLayersStep = 0;
+    HeatmapHistory gradHeat, residHeat;
+    std::deque<normlab::Event> events;  // newest kMaxEvents
+
+    void absorb(const RunUpdate& update);
+    void clearHistory();
+    QString statusText() const;
+
+  private:
+    void absorbRecord(const normlab::StepRecord& record);
+};
+
+}  // namespace normlab::ui

@@ -1,0 +1,62 @@
+// Run bookkeeping and batch absorption for the GUI-side telemetry store.
+#include "ui/history/telemetry_store.h"
+
+#include <algorithm>
+
+namespace normlab::ui {
+
+QColor TelemetryStore::paletteColour(int index) {
+    // Okabe-Ito: distinguishable with the common colour-vision deficiencies.
+    static const QColor palette[] = {QColor(0, 114, 178),   QColor(213, 94, 0),  QColor(0, 158, 115),
+                                     QColor(204, 121, 167), QColor(230, 159, 0), QColor(86, 180, 233),
+                                     QColor(120, 120, 120), QColor(0, 0, 0)};
+    const int count = static_cast<int>(std::size(palette));
+    return palette[((index % count) + count) % count];
+}
+
+RunHistory& TelemetryStore::addRun(int id, const QString& name, const normlab::Config& config,
+                                   const QString& folder) {
+    RunHistory run;
+    run.id = id;
+    run.name = name;
+    run.colour = paletteColour(id);
+    run.config = config;
+    run.folder = folder;
+    RunHistory& stored = m_runs[id] = std::move(run);
+    emit runsChanged();
+    return stored;
+}
+
+void TelemetryStore::removeAll() {
+    m_runs.clear();
+    emit runsChanged();
+    emit dataChanged();
+}
+
+RunHistory* TelemetryStore::run(int id) {
+    const auto found = m_runs.find(id);
+    return found == m_runs.end() ? nullptr : &found->second;
+}
+
+void TelemetryStore::setVisible(int id, bool visible) {
+    if (RunHistory* history = run(id); history && history->visible != visible) {
+        history->visible = visible;
+        emit runsChanged();
+        emit dataChanged();
+    }
+}
+
+int64_t TelemetryStore::lastStep() const {
+    int64_t last = 0;
+    for (const auto& [id, history] : m_runs)
+        if (history.visible) last = std::max(last, history.step);
+    return last;
+}
+
+void TelemetryStore::absorb(const normlab::ui::TelemetryBatch& batch) {
+    for (const RunUpdate& update : batch.runs)
+        if (RunHistory* history = run(update.runId)) history->absorb(update);
+    emit dataChanged();
+}
+
+}  // namespace normlab::ui

@@ -1,0 +1,38 @@
+// The GUI thread's store of every run's history. It absorbs TelemetryBatches from the worker and
+// announces changes; charts read it on their coalesced repaint timer (never per step).
+#pragma once
+#include <QObject>
+#include <map>
+
+#include "ui/history/run_history.h"
+
+namespace normlab::ui {
+
+class TelemetryStore : public QObject {
+    Q_OBJECT
+  public:
+    using QObject::QObject;
+
+    // Adds (or replaces) a run; its colour comes from a fixed palette by id.
+    RunHistory& addRun(int id, const QString& name, const normlab::Config& config, const QString& folder);
+    void removeAll();
+    const std::map<int, RunHistory>& runs() const { return m_runs; }
+    RunHistory* run(int id);
+    void setVisible(int id, bool visible);
+    // The largest step over visible runs (the time axes' extent).
+    int64_t lastStep() const;
+
+    static QColor paletteColour(int index);
+
+  public slots:
+    void absorb(const normlab::ui::TelemetryBatch& batch);
+
+  signals:
+    void runsChanged();  // runs added, removed, or visibility toggled
+    void dataChanged();  // new telemetry
+
+  private:
+    std::map<int, RunHistory> m_runs;
+};
+
+}  // namespace normlab::ui

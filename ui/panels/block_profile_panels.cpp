@@ -1,0 +1,106 @@
+// Content of the two block-profile charts.
+#include "ui/panels/block_profile_panels.h"
+
+#include <QLabel>
+
+#include "ui/panels/run_captions.h"
+
+namespace normlab::ui {
+
+namespace {
+// "now" (solid, dotted points) and "first step" (faint dashed) profiles of one run.
+template <class Value>
+void addProfiles(PlotContent& content, const TelemetryStore& store, const RunHistory& run, Value value) {
+    const auto profile = [&](const std::vector<normlab::LayerTelemetry>& layers) {
+        QVector<QPointF> points;
+        for (size_t b = 0; b < layers.size(); ++b) points.append({static_cast<double>(b), value(layers[b])});
+        return points;
+    };
+    if (run.latestLayers.empty()) return;
+    QColor faint = run.colour;
+    faint.setAlpha(90);
+    PlotSeries initial = runSeries(store, run, QObject::tr("step 1"), false, profile(run.initialLayers));
+    initial.colour = faint;
+    initial.width = 1.5;
+    initial.style = Qt::DashLine;
+    content.series.push_back(initial);
+    PlotSeries now = runSeries(store, run, QObject::tr("step %1").arg(run.latestLayersStep), true,
+                               profile(run.latestLayers));
+    now.width = 2.2;
+    now.pointsVisible = true;
+    content.series.push_back(now);
+}
+}  // namespace
+
+BlockGradientPanel::BlockGradientPanel(const TelemetryStore& store, QWidget* parent)
+    : LinePanel(QStringLiteral("block_gradient"), tr("Gradient norm per block"), store, parent) {
+    m_tensor = new QComboBox;
+    for (GradientTensor tensor : {GradientTensor::Total, GradientTensor::Qkv, GradientTensor::AttnOut,
+                                  GradientTensor::Ffn1, GradientTensor::Ffn2})
+        m_tensor->addItem(gradientTensorName(tensor), static_cast<int>(tensor));
+    m_tensor->setToolTip(tr("Which weight's gradient to show (w_2 is Xiong et al.'s Figure 3)"));
+    header()->addWidget(new QLabel(tr("Gradient of")));
+    header()->addWidget(m_tensor);
+    header()->addStretch();
+    connect(m_tensor, &QComboBox::currentIndexChanged, this, &BlockGradientPanel::refresh);
+}
+
+void BlockGradientPanel::setTensor(GradientTensor tensor) {
+    m_tensor->setCurrentIndex(m_tensor->findData(static_cast<int>(tensor)));
+}
+
+PlotContent BlockGradientPanel::buildContent(int) const {
+    const auto tensor = static_cast<GradientTensor>(m_tensor->currentData().toInt());
+    PlotContent content;
+    content.x.title = tr("block (faint dashed: step 1)");
+    content.y.title = tensor == GradientTensor::Total ? tr("||grad W||_F (block)")
+                                                      : tr("||grad %1||_F").arg(gradientTensorName(tensor));
+    content.y.log = true;
+    content.emptyText = tr("Per-block gradient norms appear after the first step");
+    for (const auto& [id, run] : store().runs())
+        if (run.visible)
+            addProfiles(content, store(), run,
+                        [tensor](const normlab::LayerTelemetry& layer) { return gradientOf(layer, tensor); });
+    return content;
+}
+
+BlockResidPanel::BlockResidPanel(const TelemetryStore& store, QWidget* parent)
+    : LinePanel(QStringLiteral("block_resid"), tr("Activation norm per block (resid)"), store, parent) {}
+
+PlotContent BlockResidPanel::buildContent(int) const {
+    PlotContent content;
+    content.x.title = tr("block (faint dashed: step 1)");
+    content.y.title = tr("E||h||^2 / d");
+    content.y.log = true;
+    content.emptyText = tr("Per-block activation norms appear after the first step");
+    bool preBand = false, postLevel = false;
+    int blocks = 0;
+    for (const auto& [id, run] : store().runs()) {
+        if (!run.visible) continue;
+        addProfiles(content, store(), run, [](const normlab::LayerTelemetry& layer) { return layer.resid; });
+        if (!run.config.model.theory_mode) continue;
+        blocks = std::max(blocks, run.config.model.layers);
+        preBand |= run.config.model.norm_placement == normlab::NormPlacement::Pre;
+        postLevel |= run.config.model.norm_placement == normlab::NormPlacement::Post;
+    }
+    if (preBand) {
+        // Lemma 2 (Pre-LN): (1 + l/2) <= E||x_l||^2/d <= (1 + 3l/2) for block l = b + 1.
+        PlotBand band{tr("Lemma 2 bounds (Pre-LN)"), {}, {}, QColor(120, 120, 120)};
+        for (int b = 0; b < blocks; ++b) {
+            const double l = b + 1;
+            band.lower.append({static_cast<double>(b), 1.0 + l / 2.0});
+            band.upper.append({static_cast<double>(b), 1.0 + 3.0 * l / 2.0});
+        }
+        content.bands.push_back(band);
+    }
+    if (postLevel) {
+        content.series.push_back({tr("Lemma 2 (Post-LN): 1.5"),
+                                  QColor(90, 90, 90),
+                                  {QPointF(0, 1.5), QPointF(std::max(blocks - 1, 1), 1.5)},
+                                  1.2,
+                                  Qt::DashDotLine});
+    }
+    return content;
+}
+
+}  // namespace normlab::ui

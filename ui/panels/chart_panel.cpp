@@ -1,0 +1,57 @@
+// ChartPanel layout, caption, and its context menu: export by format (file dialog, size/DPI dialog for
+// PNG, error dialog when writing fails) and maximise.
+#include "ui/panels/chart_panel.h"
+
+#include <QContextMenuEvent>
+#include <QFileDialog>
+#include <QMenu>
+#include <QMessageBox>
+#include <QVBoxLayout>
+
+#include "ui/panels/panel_export.h"
+#include "ui/panels/run_captions.h"
+
+namespace normlab::ui {
+
+ChartPanel::ChartPanel(const QString& id, const QString& title, const TelemetryStore& store, QWidget* parent)
+    : QWidget(parent), m_id(id), m_title(title), m_store(store) {
+    setObjectName(id);
+    setWindowTitle(title);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->setSpacing(2);
+    m_header = new QHBoxLayout;
+    m_header->setContentsMargins(4, 0, 4, 0);
+    layout->addLayout(m_header);
+}
+
+void ChartPanel::setChartWidget(QWidget* chart) {
+    m_chart = chart;
+    m_chart->setWindowTitle(m_title);
+    static_cast<QVBoxLayout*>(layout())->addWidget(chart, 1);
+}
+
+QString ChartPanel::caption() const {
+    return captionForRuns(m_store);
+}
+
+void ChartPanel::contextMenuEvent(QContextMenuEvent* event) {
+    QMenu menu(this);
+    const struct {
+        const char* label;
+        const char* suffix;
+    } formats[] = {{"Export PNG...", "png"},
+                   {"Export SVG...", "svg"},
+                   {"Export PDF...", "pdf"},
+                   {"Export CSV data...", "csv"}};
+    for (const auto& format : formats) {
+        const QString suffix = QString::fromLatin1(format.suffix);
+        menu.addAction(tr(format.label), this,
+                       [this, suffix] { exportPanelInteractively(*this, suffix, this); });
+    }
+    menu.addSeparator();
+    menu.addAction(tr("Maximise / restore"), this, [this] { emit maximiseRequested(this); });
+    menu.exec(event->globalPos());
+}
+
+}  // namespace normlab::ui

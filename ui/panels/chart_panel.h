@@ -1,0 +1,47 @@
+// Base of every dashboard chart: a titled widget that refreshes from the TelemetryStore on the
+// dashboard's coalescing timer, exports itself (context menu: PNG/SVG/PDF/CSV) and can ask to be
+// maximised. Subclasses supply the drawing widget and the CSV of their data.
+#pragma once
+#include <QHBoxLayout>
+#include <QWidget>
+
+#include "ui/history/telemetry_store.h"
+
+namespace normlab::ui {
+
+class ChartPanel : public QWidget {
+    Q_OBJECT
+  public:
+    ChartPanel(const QString& id, const QString& title, const TelemetryStore& store,
+               QWidget* parent = nullptr);
+
+    QString id() const { return m_id; }
+    QString title() const { return m_title; }
+    // Redraws from the store (GUI thread, at most ~30 Hz).
+    virtual void refresh() = 0;
+    // The chart's data as CSV: '#' comment lines (title, axes, caption), a header row, then rows.
+    virtual QString csv() const = 0;
+    virtual void setPresentation(bool large) = 0;
+    // Titles are drawn in exports only (on screen the dock's title bar names the chart).
+    virtual void setTitleShown(bool shown) = 0;
+    // The widget whose pixels are exported (chart without the panel's header controls).
+    QWidget* chartWidget() const { return m_chart; }
+    QString caption() const;
+
+  signals:
+    void maximiseRequested(normlab::ui::ChartPanel* panel);
+
+  protected:
+    void setChartWidget(QWidget* chart);
+    QHBoxLayout* header() const { return m_header; }
+    const TelemetryStore& store() const { return m_store; }
+    void contextMenuEvent(QContextMenuEvent* event) override;
+
+  private:
+    QString m_id, m_title;
+    const TelemetryStore& m_store;
+    QHBoxLayout* m_header = nullptr;
+    QWidget* m_chart = nullptr;
+};
+
+}  // namespace normlab::ui

@@ -1,0 +1,26 @@
+// Training dynamics over steps: the update/parameter ratio per block of one run (colour = depth), and
+// attention health for every visible run (mean entropy over blocks, largest logit on a second axis).
+#pragma once
+#include "ui/panels/line_panel.h"
+#include "ui/panels/run_selector.h"
+
+namespace normlab::ui {
+
+class UpdateRatioPanel : public LinePanel {
+    Q_OBJECT
+  public:
+    explicit UpdateRatioPanel(const TelemetryStore& store, QWidget* parent = nullptr);
+    PlotContent buildContent(int columns) const override;
+
+  private:
+    RunSelector* m_runs = nullptr;
+};
+
+class AttentionPanel : public LinePanel {
+    Q_OBJECT
+  public:
+    explicit AttentionPanel(const TelemetryStore& store, QWidget* parent = nullptr);
+    PlotContent buildContent(int columns) const override;
+};
+
+}  // namespace normlab::ui

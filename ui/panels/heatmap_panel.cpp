@@ -1,0 +1,49 @@
+// HeatmapPanel content and CSV.
+#include "ui/panels/heatmap_panel.h"
+
+#include <QLabel>
+
+#include "ui/panels/plot_csv.h"
+
+namespace normlab::ui {
+
+HeatmapPanel::HeatmapPanel(Quantity quantity, const TelemetryStore& store, QWidget* parent)
+    : ChartPanel(quantity == Quantity::Gradient ? QStringLiteral("heatmap_gradient")
+                                                : QStringLiteral("heatmap_resid"),
+                 quantity == Quantity::Gradient ? tr("Gradient norm, block x step")
+                                                : tr("Activation norm (resid), block x step"),
+                 store, parent),
+      m_quantity(quantity) {
+    m_runs = new RunSelector(store);
+    header()->addWidget(new QLabel(tr("Run")));
+    header()->addWidget(m_runs);
+    header()->addStretch();
+    m_view = new HeatmapView;
+    setChartWidget(m_view);
+    connect(m_runs, &QComboBox::currentIndexChanged, this, &HeatmapPanel::refresh);
+}
+
+HeatmapContent HeatmapPanel::buildContent() const {
+    HeatmapContent content;
+    const RunHistory* run = m_runs->selectedRun();
+    const bool gradient = m_quantity == Quantity::Gradient;
+    content.title = title() + (run ? QStringLiteral(": ") + run->name : QString());
+    content.xTitle = tr("step");
+    content.yTitle = tr("block");
+    content.colourTitle = gradient ? tr("||grad W||_F (block)") : tr("E||h||^2 / d");
+    content.emptyText = tr("The heatmap fills as the run logs telemetry");
+    if (run) content.columns = gradient ? run->gradHeat.columns() : run->residHeat.columns();
+    return content;
+}
+
+void HeatmapPanel::refresh() {
+    m_view->setContent(buildContent());
+}
+
+QString HeatmapPanel::csv() const {
+    const HeatmapContent content = buildContent();
+    return csvFromHeatmap(content.title + QStringLiteral(" (") + content.colourTitle + QStringLiteral(")"),
+                          content.columns, caption());
+}
+
+}  // namespace normlab::ui

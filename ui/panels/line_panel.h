@@ -1,0 +1,31 @@
+// A ChartPanel drawn by a LinePlot: subclasses build a PlotContent at a given resolution (pixel
+// columns for drawing, 0 for every stored sample when exporting CSV).
+#pragma once
+#include "ui/panels/chart_panel.h"
+#include "ui/plots/line_plot.h"
+
+namespace normlab::ui {
+
+class LinePanel : public ChartPanel {
+    Q_OBJECT
+  public:
+    LinePanel(const QString& id, const QString& title, const TelemetryStore& store,
+              QWidget* parent = nullptr);
+
+    void refresh() override;
+    QString csv() const override;
+    void setPresentation(bool large) override;
+    void setTitleShown(bool shown) override { m_plot->setTitleShown(shown); }
+    LinePlot& plot() const { return *m_plot; }
+    // columns <= 0: every stored sample (data export); else at most `columns` per series.
+    virtual PlotContent buildContent(int columns) const = 0;
+
+  protected:
+    // A series' points: the per-column envelope over [first, last] step, or every stored sample.
+    QVector<QPointF> pointsOf(const DecimatedSeries& series, int columns) const;
+
+  private:
+    LinePlot* m_plot = nullptr;
+};
+
+}  // namespace normlab::ui

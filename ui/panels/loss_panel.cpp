@@ -1,0 +1,43 @@
+// LossPanel content.
+#include "ui/panels/loss_panel.h"
+
+#include "ui/panels/event_markers.h"
+#include "ui/panels/run_captions.h"
+
+namespace normlab::ui {
+
+LossPanel::LossPanel(const TelemetryStore& store, QWidget* parent)
+    : LinePanel(QStringLiteral("loss"), tr("Loss and learning rate"), store, parent) {}
+
+PlotContent LossPanel::buildContent(int columns) const {
+    PlotContent content;
+    content.x.title = tr("step");
+    content.y.title = tr("loss: train, validation (dashed)");
+    content.y2 = AxisSpec{tr("learning rate (dotted)"), false, 0.0, std::nullopt};
+    content.emptyText = tr("Start a run (F5) or a lesson to see the loss");
+    for (const auto& [id, run] : store().runs()) {
+        if (!run.visible) continue;
+        PlotSeries train = runSeries(store(), run, tr("train"), true, pointsOf(run.loss, columns));
+        train.width = 1.6;
+        content.series.push_back(train);
+        if (!run.valLoss.empty()) {
+            PlotSeries validation =
+                runSeries(store(), run, tr("validation"), false, pointsOf(run.valLoss, columns));
+            validation.colour = run.colour.darker(140);
+            validation.width = 2.4;
+            validation.style = Qt::DashLine;
+            validation.pointsVisible = true;
+            content.series.push_back(validation);
+        }
+        PlotSeries lr = runSeries(store(), run, tr("lr"), false, pointsOf(run.lr, columns));
+        lr.colour.setAlpha(150);
+        lr.width = 1.2;
+        lr.style = Qt::DotLine;
+        lr.onSecondaryAxis = true;
+        content.series.push_back(lr);
+    }
+    content.markers = eventMarkers(store());
+    return content;
+}
+
+}  // namespace normlab::ui

@@ -1,0 +1,69 @@
+// Wording of run labels and export captions, kept in one place so charts, CSV and files agree.
+#include "ui/panels/run_captions.h"
+
+#include <QStringList>
+
+namespace normlab::ui {
+
+QString placementLabel(normlab::NormPlacement placement) {
+    switch (placement) {
+        case normlab::NormPlacement::Post:
+            return QStringLiteral("Post-LN");
+        case normlab::NormPlacement::Pre:
+            return QStringLiteral("Pre-LN");
+        case normlab::NormPlacement::Peri:
+            return QStringLiteral("Peri-LN");
+        case normlab::NormPlacement::None:
+            return QStringLiteral("no norm");
+    }
+    return {};
+}
+
+QString configSummary(const normlab::Config& config) {
+    const auto& m = config.model;
+    const auto& t = config.train;
+    QStringList parts;
+    QString wiring = placementLabel(m.norm_placement);
+    if (m.norm_placement != normlab::NormPlacement::None)
+        wiring += QLatin1Char(' ') + QString::fromStdString(normlab::to_string(m.norm_type));
+    if (m.residual != normlab::Residual::Plain)
+        wiring += QLatin1Char(' ') + QString::fromStdString(normlab::to_string(m.residual));
+    if (m.theory_mode) wiring += QStringLiteral(" (theory mode)");
+    parts << wiring;
+    parts << QStringLiteral("%1 blocks, d %2, %3 heads, seq %4")
+                 .arg(m.layers)
+                 .arg(m.d_model)
+                 .arg(m.heads)
+                 .arg(m.seq_len);
+    parts << QStringLiteral("%1 lr %2")
+                 .arg(QString::fromStdString(normlab::to_string(t.optimizer)))
+                 .arg(t.lr, 0, 'g', 3);
+    parts << (t.warmup_steps > 0 ? QStringLiteral("warmup %1").arg(t.warmup_steps)
+                                 : QStringLiteral("no warmup"));
+    if (t.schedule != normlab::ScheduleKind::Constant)
+        parts << QString::fromStdString(normlab::to_string(t.schedule));
+    parts << QStringLiteral("batch %1, seed %2").arg(t.batch_size).arg(t.seed);
+    parts << QStringLiteral("task %1").arg(QString::fromStdString(config.data.task));
+    return parts.join(QStringLiteral(", "));
+}
+
+PlotSeries runSeries(const TelemetryStore& store, const RunHistory& run, const QString& what, bool primary,
+                     QVector<QPointF> points) {
+    int visible = 0;
+    for (const auto& [id, other] : store.runs()) visible += other.visible ? 1 : 0;
+    PlotSeries series;
+    series.colour = run.colour;
+    series.points = std::move(points);
+    series.name = visible <= 1 ? what : primary ? run.name : run.name + QLatin1Char(' ') + what;
+    series.inLegend = visible <= 1 || primary;
+    return series;
+}
+
+QString captionForRuns(const TelemetryStore& store) {
+    QStringList lines;
+    for (const auto& [id, run] : store.runs())
+        if (run.visible) lines << QStringLiteral("%1: %2").arg(run.name, configSummary(run.config));
+    return lines.join(QLatin1Char('\n'));
+}
+
+}  // namespace normlab::ui

@@ -1,0 +1,23 @@
+// Short human descriptions of a configuration: a run's label ("Post-LN LayerNorm, 6 blocks ...")
+// and the caption under exported charts naming every visible run's configuration.
+#pragma once
+#include <QString>
+
+#include "engine/config/config.h"
+#include "ui/history/telemetry_store.h"
+#include "ui/plots/plot_content.h"
+
+namespace normlab::ui {
+
+QString placementLabel(normlab::NormPlacement placement);
+// "Post-LN LayerNorm, DeepNorm, 48x64, Adam lr 0.001, warmup 0, seed 1"
+QString configSummary(const normlab::Config& config);
+// Names a run's series for the legend. One visible run: "what", every series in the legend. Several:
+// the primary series is the run's name (one legend entry per run, its colour), the others are
+// "run what" and left out of the legend (their line style is explained in the axis titles).
+PlotSeries runSeries(const TelemetryStore& store, const RunHistory& run, const QString& what, bool primary,
+                     QVector<QPointF> points);
+// One line per visible run: "name: summary".
+QString captionForRuns(const TelemetryStore& store);
+
+}  // namespace normlab::ui

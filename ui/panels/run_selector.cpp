@@ -1,0 +1,33 @@
+// RunSelector population from the store.
+#include "ui/panels/run_selector.h"
+
+namespace normlab::ui {
+
+RunSelector::RunSelector(const TelemetryStore& store, QWidget* parent) : QComboBox(parent), m_store(store) {
+    setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    setToolTip(tr("Which run this chart shows"));
+    connect(&store, &TelemetryStore::runsChanged, this, &RunSelector::repopulate);
+    repopulate();
+}
+
+void RunSelector::repopulate() {
+    const int chosen = currentData().isValid() ? currentData().toInt() : -1;
+    QSignalBlocker blocker(this);
+    clear();
+    for (const auto& [id, run] : m_store.runs()) addItem(run.name, id);
+    const int index = findData(chosen);
+    setCurrentIndex(index >= 0 ? index : 0);
+}
+
+const RunHistory* RunSelector::selectedRun() const {
+    const auto& runs = m_store.runs();
+    if (currentData().isValid()) {
+        const auto found = runs.find(currentData().toInt());
+        if (found != runs.end()) return &found->second;
+    }
+    for (const auto& [id, run] : runs)
+        if (run.visible) return &run;
+    return nullptr;
+}
+
+}  // namespace normlab::ui

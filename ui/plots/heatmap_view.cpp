@@ -1,0 +1,180 @@
+// Painting of the block x step heatmap: cells scaled into the plot rectangle, ticks on both axes,
+// and a vertical colour bar labelled in powers of ten.
+#include "ui/plots/heatmap_view.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+
+#include "ui/plots/colour_map.h"
+
+namespace normlab::ui {
+
+HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
+    setMouseTracking(true);
+    setMinimumSize(280, 200);
+    setAutoFillBackground(true);
+    QPalette background = palette();
+    background.setColor(QPalette::Window, Qt::white);
+    setPalette(background);
+}
+
+void HeatmapView::setContent(HeatmapContent content) {
+    m_content = std::move(content);
+    update();
+}
+
+void HeatmapView::setTitleShown(bool shown) {
+    m_titleShown = shown;
+    update();
+}
+
+void HeatmapView::setPresentation(bool large) {
+    m_large = large;
+    update();
+}
+
+std::pair<double, double> HeatmapView::logRange() const {
+    double lo = INFINITY, hi = -INFINITY;
+    for (const HeatColumn& column : m_content.columns)
+        for (double value : column.values)
+            if (std::isfinite(value) && value > 0)
+                lo = std::min(lo, std::log10(value)), hi = std::max(hi, std::log10(value));
+    if (!std::isfinite(lo)) return {-3.0, 0.0};
+    if (hi - lo < 1e-6) hi = lo + 1.0;
+    return {lo, hi};
+}
+
+QRect HeatmapView::plotRect() const {
+    const int scale = m_large ? 2 : 1;
+    const int left = 52 * scale, top = (m_titleShown ? 30 : 10) * scale, right = 92 * scale,
+              bottom = 44 * scale;
+    return QRect(left, top, std::max(width() - left - right, 10), std::max(height() - top - bottom, 10));
+}
+
+void HeatmapView::paintEvent(QPaintEvent*) {
+    QPainter painter(this);
+    painter.fillRect(rect(), Qt::white);
+    QFont base = font();
+    base.setPointSizeF(m_large ? 14 : 8.5);
+    QFont titleFont = base;
+    titleFont.setPointSizeF(m_large ? 20 : 11);
+    titleFont.setBold(true);
+    painter.setFont(titleFont);
+    painter.setPen(Qt::black);
+    if (m_titleShown)
+        painter.drawText(QRect(0, 2, width(), plotRect().top() - 4), Qt::AlignCenter, m_content.title);
+    painter.setFont(base);
+
+    const QRect plot = plotRect();
+    const int blocks =
+        m_content.columns.empty() ? 0 : static_cast<int>(m_content.columns.front().values.size());
+    if (blocks == 0) {
+        painter.setPen(QColor(120, 120, 120));
+        painter.drawText(plot, Qt::AlignCenter, m_content.emptyText);
+        return;
+    }
+    const auto [lo, hi] = logRange();
+    // Columns are logged steps at a regular spacing: each gets an equal share of the width.
+    const size_t columnCount = m_content.columns.size();
+    const double columnWidth = static_cast<double>(plot.width()) / columnCount;
+    const double rowHeight = static_cast<double>(plot.height()) / blocks;
+    // One pixel per cell, scaled into the plot (block 0 at the bottom, like a layer stack).
+    QImage cells(static_cast<int>(columnCount), blocks, QImage::Format_RGB32);
+    for (size_t c = 0; c < columnCount; ++c) {
+        const HeatColumn& column = m_content.columns[c];
+        for (int b = 0; b < blocks; ++b) {
+            const double value = b < static_cast<int>(column.values.size()) ? column.values[b] : 0.0;
+            const QColor colour = !std::isfinite(value) ? nonFiniteColour()
+                                  : value <= 0          ? viridis(0.0)
+                                                        : viridis((std::log10(value) - lo) / (hi - lo));
+            cells.setPixel(static_cast<int>(c), blocks - 1 - b, colour.rgb());
+        }
+    }
+    painter.drawImage(QRectF(plot.left(), plot.top(), plot.width() + 1, plot.height() + 1), cells);
+    painter.setPen(QColor(60, 60, 60));
+    painter.drawRect(plot);
+
+    // Axes: block ticks (at most ~12 labels) and step ticks.
+    const QFontMetrics metrics(base);
+    const int blockEvery = std::max(1, blocks / 12 + (blocks % 12 ? 1 : 0));
+    for (int b = 0; b < blocks; b += blockEvery) {
+        const double y = plot.bottom() + 1 - (b + 0.5) * rowHeight;
+        painter.drawText(QRectF(plot.left() - 40, y - 8, 34, 16), Qt::AlignRight | Qt::AlignVCenter,
+                         QString::number(b));
+    }
+    const int ticks = static_cast<int>(std::min<size_t>(5, columnCount));
+    for (int i = 0; i <= ticks; ++i) {
+        const size_t c = std::min(
+            columnCount - 1, static_cast<size_t>(std::llround(double(columnCount) * i / std::max(ticks, 1))));
+        const double step = i == ticks ? m_content.columns[c].x_last : m_content.columns[c].x_first;
+        const double x = plot.left() + (i == ticks ? plot.width() : c * columnWidth);
+        painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 4));
+        painter.drawText(QRectF(x - 40, plot.bottom() + 5, 80, metrics.height()), Qt::AlignHCenter,
+                         QString::number(std::llround(step)));
+    }
+    painter.drawText(
+        QRect(plot.left(), plot.bottom() + 6 + metrics.height(), plot.width(), metrics.height() + 4),
+        Qt::AlignHCenter, m_content.xTitle);
+    painter.save();
+    painter.translate(12, plot.center().y());
+    painter.rotate(-90);
+    painter.drawText(QRect(-plot.height() / 2, -10, plot.height(), metrics.height() + 4), Qt::AlignHCenter,
+                     m_content.yTitle);
+    painter.restore();
+
+    // Colour bar with decade labels.
+    const QRect bar(plot.right() + 14, plot.top(), m_large ? 22 : 14, plot.height());
+    for (int y = 0; y < bar.height(); ++y)
+        painter.fillRect(QRect(bar.left(), bar.bottom() - y, bar.width(), 1),
+                         viridis(static_cast<double>(y) / bar.height()));
+    painter.drawRect(bar);
+    const int firstDecade = static_cast<int>(std::ceil(lo)), lastDecade = static_cast<int>(std::floor(hi));
+    const int decadeEvery = std::max(1, (lastDecade - firstDecade) / 6 + 1);
+    const auto labelAt = [&](double exponent, const QString& text) {
+        const double y = bar.bottom() - (exponent - lo) / (hi - lo) * bar.height();
+        painter.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
+        painter.drawText(QRectF(bar.right() + 5, y - 8, 60, 16), Qt::AlignLeft | Qt::AlignVCenter, text);
+    };
+    // The ends of the scale, plus the decades between them that are not too close to an end.
+    labelAt(lo, QString::number(std::pow(10.0, lo), 'g', 2));
+    labelAt(hi, QString::number(std::pow(10.0, hi), 'g', 2));
+    const double minGap = (hi - lo) * 14.0 / std::max(bar.height(), 1);
+    for (int e = firstDecade; e <= lastDecade; e += decadeEvery)
+        if (e - lo > minGap && hi - e > minGap) labelAt(e, QStringLiteral("1e%1").arg(e));
+    painter.save();
+    painter.translate(width() - 6, plot.center().y());
+    painter.rotate(-90);
+    painter.drawText(QRect(-plot.height() / 2, -metrics.height(), plot.height(), metrics.height() + 2),
+                     Qt::AlignHCenter, m_content.colourTitle);
+    painter.restore();
+}
+
+void HeatmapView::mouseMoveEvent(QMouseEvent* event) {
+    const QRect plot = plotRect();
+    const int blocks =
+        m_content.columns.empty() ? 0 : static_cast<int>(m_content.columns.front().values.size());
+    if (blocks == 0 || !plot.contains(event->position().toPoint())) return;
+    const double fx = (event->position().x() - plot.left()) / plot.width();
+    const auto c = std::clamp<size_t>(static_cast<size_t>(fx * m_content.columns.size()), 0,
+                                      m_content.columns.size() - 1);
+    const int b = std::clamp(
+        static_cast<int>((plot.bottom() - event->position().y()) / (double(plot.height()) / blocks)), 0,
+        blocks - 1);
+    const HeatColumn& column = m_content.columns[c];
+    const QString steps =
+        column.x_first == column.x_last
+            ? QString::number(column.x_first, 'f', 0)
+            : QStringLiteral("%1-%2 (max)").arg(column.x_first, 0, 'f', 0).arg(column.x_last, 0, 'f', 0);
+    QToolTip::showText(event->globalPosition().toPoint(),
+                       QStringLiteral("step %1, block %2\n%3 = %4")
+                           .arg(steps)
+                           .arg(b)
+                           .arg(m_content.colourTitle)
+                           .arg(column.values[b], 0, 'g', 5),
+                       this);
+}
+
+}  // namespace normlab::ui

@@ -1,0 +1,37 @@
+// A line chart widget drawing a PlotContent with QtCharts: log or linear axes, an optional second
+// value axis, bands, labelled event markers, a legend, and a tooltip with exact values on hover.
+#pragma once
+#include <QWidget>
+#include <memory>
+
+#include "ui/plots/plot_content.h"
+
+namespace normlab::ui {
+
+class LinePlot : public QWidget {
+    Q_OBJECT
+  public:
+    explicit LinePlot(const QString& title, QWidget* parent = nullptr);
+    ~LinePlot() override;
+
+    void setContent(const PlotContent& content);
+    const PlotContent& content() const { return m_content; }
+    QString title() const { return m_title; }
+    // The title is drawn in exports; on screen the dock's title bar already names the chart.
+    void setTitleShown(bool shown);
+    // Larger fonts and thicker lines (presentation mode).
+    void setPresentation(bool large);
+    // Pixel width of the plot area: the column count for decimation.
+    int plotColumns() const;
+
+  protected:
+    void resizeEvent(QResizeEvent* event) override;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+    PlotContent m_content;
+    QString m_title;
+};
+
+}  // namespace normlab::ui

@@ -1,0 +1,52 @@
+// What a line plot shows, as plain values: axes, series, shaded bands and labelled vertical markers.
+// Chart panels build this; LinePlot (the only QtCharts user) draws it, so the chart library can be
+// swapped without touching the panels.
+#pragma once
+#include <QColor>
+#include <QPointF>
+#include <QString>
+#include <QVector>
+#include <optional>
+#include <vector>
+
+namespace normlab::ui {
+
+struct AxisSpec {
+    QString title;
+    bool log = false;
+    std::optional<double> min, max;  // unset: from the data
+};
+
+struct PlotSeries {
+    QString name;
+    QColor colour;
+    QVector<QPointF> points;
+    double width = 2.0;
+    Qt::PenStyle style = Qt::SolidLine;
+    bool onSecondaryAxis = false;
+    bool inLegend = true;
+    bool pointsVisible = false;  // draw dots (block profiles)
+};
+
+struct PlotBand {
+    QString name;
+    QVector<QPointF> lower, upper;  // same x values
+    QColor colour;
+};
+
+struct PlotMarker {
+    double x = 0.0;
+    QString label;
+    QColor colour;
+};
+
+struct PlotContent {
+    AxisSpec x, y;
+    std::optional<AxisSpec> y2;  // a second value axis on the right
+    std::vector<PlotSeries> series;
+    std::vector<PlotBand> bands;
+    std::vector<PlotMarker> markers;
+    QString emptyText;  // shown when there is nothing to draw
+};
+
+}  // namespace normlab::ui

@@ -10,10 +10,14 @@ const std::vector<Lesson>& lessons() {
          QStringLiteral(
              "<p>Three 6-block models at Adam lr 3e-3. <b>Loss</b>: Post-LN without warmup stalls near the "
              "unigram loss (about 3.0) while the same model with 150 warmup steps and the Pre-LN model reach "
-             "about 1.6-1.7.</p><p><b>Gradient norm per block</b> at step 1 (faint): Post-LN's gradients are "
-             "largest near the output, so a large learning rate breaks the last blocks first; Pre-LN's are "
-             "small and even (Xiong et al. 2020).</p><p>Try it live: on the Post-LN run, tick "
-             "<i>Warmup</i> and watch the marker on the loss chart.</p>")},
+             "about 1.5-1.7.</p><p><b>Gradient norm per block</b>: once Post-LN without warmup is stuck, its "
+             "gradient falls by orders of magnitude from the last block to the first (the lower blocks stop "
+             "learning); with warmup, and with Pre-LN, it stays within a "
+             "factor of a few across blocks. The <b>heatmaps</b> show when that happens.</p>"
+             "<p>Fix it live: select the Post-LN run in <i>Runs</i> and set <i>Norm placement</i> to pre: "
+             "the change is marked on the loss chart and the run recovers (about 1.8 by step 600). Ticking "
+             "<i>Warmup</i> once the run is stuck does not help (warmup has to come before the damage): "
+             "tick it and press Restart (F5) instead.</p>")},
         {QStringLiteral("Depth: DeepNorm and ReZero train 48 blocks"),
          {"deep-postln", "deep-deepnorm", "deep-rezero"},
          QStringLiteral(

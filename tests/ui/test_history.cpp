@@ -21,6 +21,7 @@ class HistoryTest : public QObject {
     void nonFiniteValuesAreSkipped();
     void heatmapMergeKeepsMaximumAndNonFinite();
     void runHistoryAbsorbsRecords();
+    void runHistoryStaysBoundedOverLongRuns();
 };
 
 void HistoryTest::shortSeriesIsExact() {
@@ -145,6 +146,29 @@ void HistoryTest::runHistoryAbsorbsRecords() {
     QCOMPARE(run.gradHeat.columns().size(), size_t(3));
     QCOMPARE(run.residHeat.columns().back().values[1], 6.0);
     QCOMPARE(run.updateRatio.size(), size_t(2));
+}
+
+void HistoryTest::runHistoryStaysBoundedOverLongRuns() {
+    normlab::ui::RunHistory run;
+    for (int chunk = 0; chunk < 120; ++chunk) {
+        normlab::ui::RunUpdate update;
+        for (int i = 1; i <= 1000; ++i) {
+            normlab::StepRecord record;
+            record.step = chunk * 1000 + i;
+            record.loss = 1.0;
+            record.layers.resize(6);
+            update.records.push_back(record);
+            update.events.push_back({record.step, "loss_spike", "spike", "", "", -1});
+        }
+        run.absorb(update);
+    }
+    QCOMPARE(*run.loss.lastX(), 120000.0);
+    QVERIFY(run.loss.bucketCount() <= 4096);
+    QVERIFY(run.updateRatio[5].bucketCount() <= 4096);
+    QVERIFY(run.gradHeat.columns().size() <= 1024);
+    QVERIFY(run.residHeat.columns().size() <= 1024);
+    QCOMPARE(run.events.size(), normlab::ui::RunHistory::kMaxEvents);
+    QCOMPARE(run.events.back().step, int64_t(120000));  // the newest are kept
 }
 
 QTEST_APPLESS_MAIN(HistoryTest)

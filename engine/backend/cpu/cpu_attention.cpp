@@ -4,39 +4,13 @@
 #include <limits>
 #include <vector>
 
-#include "engine/backend/cpu/cpu_backend.h"
-#include "engine/backend/cpu/eigen_maps.h"
+#include "engine/backend/cpu/attention_heads.h"
+#include "engine/backend/cpu/cpu_reference_backend.h"
 
 namespace normlab {
 
-namespace {
-// Where one (batch, head) pair's q, k, v columns start inside packed qkv rows (row stride 3d), and
-// its output columns inside out rows (row stride d).
-struct HeadOffsets {
-    size_t q, k, v, out;
-    int seq, head_dim, d;
-
-    HeadOffsets(int pair, int seq_len, int heads, int dim) : seq(seq_len), head_dim(dim), d(heads * dim) {
-        const size_t row0 = static_cast<size_t>(pair / heads) * seq_len;
-        const size_t column = static_cast<size_t>(pair % heads) * dim;
-        q = row0 * 3 * d + column;
-        k = q + d;
-        v = q + 2 * static_cast<size_t>(d);
-        out = row0 * d + column;
-    }
-    template <class View, class Pointer>
-    View packed(Pointer base, size_t offset) const {
-        return View(base + offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
-    }
-    template <class View, class Pointer>
-    View output(Pointer base) const {
-        return View(base + out, seq, head_dim, Eigen::OuterStride<>(d));
-    }
-};
-}  // namespace
-
-void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
-                                   int head_dim, AttentionStatsRef stats) {
+void CpuReferenceBackend::attention_forward(float* out, float* probs, const float* qkv, int batch, int seq,
+                                            int heads, int head_dim, AttentionStatsRef stats) {
     const int pairs = batch * heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     std::vector<double> entropy_per_pair(pairs, 0.0);
@@ -89,8 +63,9 @@ void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, i
     }
 }
 
-void CpuBackend::attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                                    int batch, int seq, int heads, int head_dim) {
+void CpuReferenceBackend::attention_backward(float* dqkv, const float* dout, const float* qkv,
+                                             const float* probs, int batch, int seq, int heads,
+                                             int head_dim) {
     const int pairs = batch * heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
 

@@ -1,31 +1,19 @@
-// The CPU reference backend: Eigen for matrix products, OpenMP across rows, double accumulators in
-// reductions. Deterministic for a given thread count (static schedules, fixed reduction order).
+// The CPU backend NormLab trains with: the reference ops' maths, made fast. Each op runs in at most
+// one OpenMP region that splits rows (or parameter rows) statically across threads, with
+// single-threaded Eigen products inside, and takes its scratch from a workspace that only grows, so
+// steady-state training steps allocate nothing. tests/engine/test_fast_ops.cpp holds it to the reference.
 #pragma once
-#include "engine/backend/backend.h"
+#include <vector>
+
+#include "engine/backend/cpu/cpu_reference_backend.h"
 
 namespace normlab {
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public CpuReferenceBackend {
   public:
-    explicit CpuBackend(int threads);
+    explicit CpuBackend(int threads) : CpuReferenceBackend(threads) {}
 
-    std::string name() const override;
-    std::string device() const override { return "cpu"; }
-    int threads() const override { return m_threads; }
-
-    float* allocate(size_t count) override;
-    int32_t* allocate_ints(size_t count) override;
-    void release(void* pointer) override;
-    void upload(float* dst, const float* host_src, size_t count) override;
-    void upload_ints(int32_t* dst, const int32_t* host_src, size_t count) override;
-    void download(float* host_dst, const float* src, size_t count) override;
     void fill(float* dst, float value, size_t count) override;
-    void copy(float* dst, const float* src, size_t count) override;
-
-    void embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe, int batch,
-                           int seq, int d) override;
-    void embedding_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens, int batch,
-                            int seq, int d) override;
 
     void linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
                         int out) override;
@@ -65,12 +53,14 @@ class CpuBackend final : public Backend {
     void add(float* dst, const float* src, size_t count) override;
 
   private:
-    int m_threads;
-};
+    // Scratch that lives across calls; one request per op (a larger one invalidates earlier pointers).
+    double* scratch_doubles(size_t count);
+    float* scratch_floats(size_t count);
+    template <class Term>
+    void reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out, Term term);
 
-// Reads a ScaleRef on the host (the CPU backend's memory is host memory).
-inline float resolve(ScaleRef ref) {
-    return ref.param ? *ref.param : ref.constant;
-}
+    std::vector<double> m_doubles;
+    std::vector<float> m_floats;
+};
 
 }  // namespace normlab

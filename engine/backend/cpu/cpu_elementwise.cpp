@@ -3,51 +3,37 @@
 #include <cmath>
 #include <vector>
 
-#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/cpu_kernels.h"
+#include "engine/backend/cpu/cpu_reference_backend.h"
 
 namespace normlab {
 
 namespace {
 constexpr size_t kElementsPerChunk = 8192;
-constexpr float kInvSqrt2 = 0.70710678118654752f;
-constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 }  // namespace
 
-void CpuBackend::activation_forward(Activation kind, float* y, const float* x, size_t count) {
+void CpuReferenceBackend::activation_forward(Activation kind, float* y, const float* x, size_t count) {
 #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < count; ++i) {
-        const float value = x[i];
-        y[i] = kind == Activation::Relu ? (value > 0.0f ? value : 0.0f)
-                                        : 0.5f * value * (1.0f + std::erf(value * kInvSqrt2));
-    }
+    for (size_t i = 0; i < count; ++i) y[i] = activation_value(kind, x[i]);
 }
 
-void CpuBackend::activation_backward(Activation kind, float* dx, const float* dy, const float* x,
-                                     size_t count) {
+void CpuReferenceBackend::activation_backward(Activation kind, float* dx, const float* dy, const float* x,
+                                              size_t count) {
 #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < count; ++i) {
-        const float value = x[i];
-        float slope;
-        if (kind == Activation::Relu) {
-            slope = value > 0.0f ? 1.0f : 0.0f;
-        } else {
-            slope = 0.5f * (1.0f + std::erf(value * kInvSqrt2)) +
-                    value * kInvSqrt2Pi * std::exp(-0.5f * value * value);
-        }
-        dx[i] = dy[i] * slope;
-    }
+    for (size_t i = 0; i < count; ++i) dx[i] = dy[i] * activation_slope(kind, x[i]);
 }
 
-void CpuBackend::residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
-                                  size_t count) {
+void CpuReferenceBackend::residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                           size_t count) {
     const float shortcut = resolve(c);
     const float branch = resolve(a);
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < count; ++i) s[i] = shortcut * x[i] + branch * f[i];
 }
 
-void CpuBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,
-                                   const float* x, const float* f, ScaleRef c, ScaleRef a, size_t count) {
+void CpuReferenceBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,
+                                            const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                            size_t count) {
     const float shortcut = resolve(c);
     const float branch = resolve(a);
     const size_t chunks = (count + kElementsPerChunk - 1) / kElementsPerChunk;
@@ -78,12 +64,12 @@ void CpuBackend::residual_backward(float* dx, float* df, float* dc, float* da, c
     if (da) *da += static_cast<float>(branch_total);
 }
 
-void CpuBackend::scale(float* x, float factor, size_t count) {
+void CpuReferenceBackend::scale(float* x, float factor, size_t count) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < count; ++i) x[i] *= factor;
 }
 
-void CpuBackend::add(float* dst, const float* src, size_t count) {
+void CpuReferenceBackend::add(float* dst, const float* src, size_t count) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < count; ++i) dst[i] += src[i];
 }

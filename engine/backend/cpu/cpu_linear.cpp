@@ -1,12 +1,12 @@
 // Linear layers and embeddings on the CPU: Eigen GEMMs for x W^T, dy W and dy^T x; serial, ordered
 // scatter-adds for embedding gradients so the result does not depend on the thread count.
-#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/cpu_reference_backend.h"
 #include "engine/backend/cpu/eigen_maps.h"
 
 namespace normlab {
 
-void CpuBackend::linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
-                                int out) {
+void CpuReferenceBackend::linear_forward(float* y, const float* x, const float* w, const float* b, int n,
+                                         int in, int out) {
     ConstMatrixView input(x, n, in);
     ConstMatrixView weight(w, out, in);
     MatrixView output(y, n, out);
@@ -17,8 +17,8 @@ void CpuBackend::linear_forward(float* y, const float* x, const float* w, const 
     }
 }
 
-void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
-                                 const float* w, int n, int in, int out, bool accumulate_dx) {
+void CpuReferenceBackend::linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
+                                          const float* w, int n, int in, int out, bool accumulate_dx) {
     ConstMatrixView grad_out(dy, n, out);
     if (dx) {
         ConstMatrixView weight(w, out, in);
@@ -38,8 +38,8 @@ void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* d
     }
 }
 
-void CpuBackend::embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe,
-                                   int batch, int seq, int d) {
+void CpuReferenceBackend::embedding_forward(float* x, const int32_t* tokens, const float* wte,
+                                            const float* wpe, int batch, int seq, int d) {
 #pragma omp parallel for schedule(static)
     for (int row = 0; row < batch * seq; ++row) {
         const float* token_row = wte + static_cast<size_t>(tokens[row]) * d;
@@ -49,8 +49,8 @@ void CpuBackend::embedding_forward(float* x, const int32_t* tokens, const float*
     }
 }
 
-void CpuBackend::embedding_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens,
-                                    int batch, int seq, int d) {
+void CpuReferenceBackend::embedding_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens,
+                                             int batch, int seq, int d) {
     for (int row = 0; row < batch * seq; ++row) {
         const float* grad = dx + static_cast<size_t>(row) * d;
         float* token_grad = dwte + static_cast<size_t>(tokens[row]) * d;

@@ -4,13 +4,14 @@
 #include <cmath>
 #include <vector>
 
-#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/cpu_kernels.h"
+#include "engine/backend/cpu/cpu_reference_backend.h"
 
 namespace normlab {
 
-Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const float* logits,
-                                                      const int32_t* targets, int n, int vocab,
-                                                      bool want_gradient) {
+Backend::CrossEntropyResult CpuReferenceBackend::cross_entropy(float* dlogits, const float* logits,
+                                                               const int32_t* targets, int n, int vocab,
+                                                               bool want_gradient) {
     int64_t scored = 0;
     for (int row = 0; row < n; ++row) scored += targets[row] >= 0 ? 1 : 0;
     const float inverse_scored = scored > 0 ? 1.0f / static_cast<float>(scored) : 0.0f;
@@ -19,29 +20,15 @@ Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const floa
 
 #pragma omp parallel for schedule(static)
     for (int row = 0; row < n; ++row) {
-        const float* in = logits + static_cast<size_t>(row) * vocab;
-        float* grad = dlogits + static_cast<size_t>(row) * vocab;
-        const int target = targets[row];
-        if (target < 0) {
-            if (want_gradient) {
-                for (int j = 0; j < vocab; ++j) grad[j] = 0.0f;
-            }
+        float* grad = want_gradient ? dlogits + static_cast<size_t>(row) * vocab : nullptr;
+        if (targets[row] < 0) {
+            if (grad) std::fill(grad, grad + vocab, 0.0f);
             continue;
         }
-        int best = 0;
-        for (int j = 1; j < vocab; ++j) best = in[j] > in[best] ? j : best;
-        const float row_max = in[best];
-        double total = 0.0;
-        for (int j = 0; j < vocab; ++j) total += std::exp(static_cast<double>(in[j] - row_max));
-        const double log_total = std::log(total);
-        row_loss[row] = log_total - (in[target] - row_max);
-        row_correct[row] = best == target ? 1 : 0;
-        if (want_gradient) {
-            for (int j = 0; j < vocab; ++j) {
-                const float probability = static_cast<float>(std::exp(in[j] - row_max - log_total));
-                grad[j] = (probability - (j == target ? 1.0f : 0.0f)) * inverse_scored;
-            }
-        }
+        bool correct = false;
+        row_loss[row] = cross_entropy_row(grad, logits + static_cast<size_t>(row) * vocab, targets[row],
+                                          vocab, inverse_scored, correct);
+        row_correct[row] = correct ? 1 : 0;
     }
     CrossEntropyResult result;
     result.scored = scored;
@@ -82,11 +69,11 @@ void reduce_slices(const float* base, const std::vector<Slice>& slices, double* 
 }
 }  // namespace
 
-void CpuBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {
+void CpuReferenceBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {
     reduce_slices(base, slices, host_out, [](double value) { return value * value; });
 }
 
-void CpuBackend::sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) {
+void CpuReferenceBackend::sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) {
     reduce_slices(base, slices, host_out, [](double value) { return value; });
 }
 

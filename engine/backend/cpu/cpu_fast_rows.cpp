@@ -1,0 +1,258 @@
+// Fast row-wise and element-wise ops: the reference's per-row and per-element maths (cpu_kernels.h) on
+// one contiguous range per thread; reductions keep one partial per thread in the workspace and add
+// them in thread order (deterministic for a given thread count), and small ops stay on one thread.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/cpu_kernels.h"
+#include "engine/backend/cpu/cpu_parallel.h"
+
+namespace normlab {
+
+namespace {
+constexpr int64_t kElementAlign = 16;  // element ranges start on 64-byte boundaries
+
+// Calls body(kind) with the activation as a compile-time constant, so the loop inside vectorises.
+template <class Body>
+void with_activation(Activation kind, Body&& body) {
+    if (kind == Activation::Relu) {
+        body(std::integral_constant<Activation, Activation::Relu>{});
+    } else {
+        body(std::integral_constant<Activation, Activation::Gelu>{});
+    }
+}
+
+// The same for the optimizer kind.
+template <class Body>
+void with_optimizer(OptimizerKind kind, Body&& body) {
+    switch (kind) {
+        case OptimizerKind::Sgd:
+            return body(std::integral_constant<OptimizerKind, OptimizerKind::Sgd>{});
+        case OptimizerKind::Adam:
+            return body(std::integral_constant<OptimizerKind, OptimizerKind::Adam>{});
+        case OptimizerKind::AdamW:
+            return body(std::integral_constant<OptimizerKind, OptimizerKind::AdamW>{});
+        case OptimizerKind::RAdam:
+            return body(std::integral_constant<OptimizerKind, OptimizerKind::RAdam>{});
+    }
+}
+
+// sum of term(values[i]) over [0, count) in eight interleaved double lanes (vectorisable; the lanes
+// are added in a fixed order, so the result depends only on the values).
+template <class Term>
+double lane_sum(const float* values, int64_t count, Term term) {
+    double lanes[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int64_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        for (int lane = 0; lane < 8; ++lane) lanes[lane] += term(static_cast<double>(values[i + lane]));
+    }
+    double tail = 0.0;
+    for (; i < count; ++i) tail += term(static_cast<double>(values[i]));
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) +
+           tail;
+}
+}  // namespace
+
+double* CpuBackend::scratch_doubles(size_t count) {
+    if (m_doubles.size() < count) m_doubles.resize(count);
+    std::fill(m_doubles.begin(), m_doubles.begin() + static_cast<std::ptrdiff_t>(count), 0.0);
+    return m_doubles.data();
+}
+
+float* CpuBackend::scratch_floats(size_t count) {
+    if (m_floats.size() < count) m_floats.resize(count);
+    return m_floats.data();
+}
+
+void CpuBackend::norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                              const float* b, ScaleRef alpha, int n, int d, float eps) {
+    const float dyt_alpha = type == NormType::DyT ? resolve(alpha) : 0.0f;
+    parallel_ranges(m_threads, n, static_cast<int64_t>(n) * d * 4, 1, [&](int, Range rows) {
+        for (int64_t row = rows.begin; row < rows.end; ++row)
+            norm_forward_row(type, y + row * d, stats + 2 * row, x + row * d, w, b, dyt_alpha, d, eps);
+    });
+}
+
+void CpuBackend::norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
+                               const float* x, const float* stats, const float* w, ScaleRef alpha, int n,
+                               int d, bool accumulate_dx) {
+    const bool has_bias = type != NormType::RmsNorm && db;
+    const size_t width = has_bias ? 2 * static_cast<size_t>(d) + 1 : static_cast<size_t>(d) + 1;
+    double* partials = scratch_doubles(width * m_threads);  // per thread: [dw | db | dalpha]
+    const float dyt_alpha = type == NormType::DyT ? resolve(alpha) : 0.0f;
+    parallel_ranges(m_threads, n, static_cast<int64_t>(n) * d * 8, 1, [&](int thread, Range rows) {
+        double* partial = partials + thread * width;
+        for (int64_t row = rows.begin; row < rows.end; ++row) {
+            partial[width - 1] +=
+                norm_backward_row(type, dx + row * d, partial, dy + row * d, x + row * d, stats + 2 * row, w,
+                                  dyt_alpha, d, has_bias, accumulate_dx);
+        }
+    });
+    for (int thread = 0; thread < m_threads; ++thread) {
+        const double* partial = partials + thread * width;
+        for (int i = 0; i < d; ++i) dw[i] += static_cast<float>(partial[i]);
+        if (has_bias) {
+            for (int i = 0; i < d; ++i) db[i] += static_cast<float>(partial[d + i]);
+        }
+        if (dalpha) *dalpha += static_cast<float>(partial[width - 1]);
+    }
+}
+
+Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const float* logits,
+                                                      const int32_t* targets, int n, int vocab,
+                                                      bool want_gradient) {
+    int64_t scored = 0;
+    for (int row = 0; row < n; ++row) scored += targets[row] >= 0 ? 1 : 0;
+    const float inverse_scored = scored > 0 ? 1.0f / static_cast<float>(scored) : 0.0f;
+    double* partials = scratch_doubles(2 * static_cast<size_t>(m_threads));  // per thread: loss, correct
+    parallel_ranges(m_threads, n, static_cast<int64_t>(n) * vocab * 8, 1, [&](int thread, Range rows) {
+        for (int64_t row = rows.begin; row < rows.end; ++row) {
+            float* grad = want_gradient ? dlogits + row * vocab : nullptr;
+            if (targets[row] < 0) {
+                if (grad) std::fill(grad, grad + vocab, 0.0f);
+                continue;
+            }
+            bool correct = false;
+            partials[2 * thread] +=
+                cross_entropy_row(grad, logits + row * vocab, targets[row], vocab, inverse_scored, correct);
+            partials[2 * thread + 1] += correct ? 1.0 : 0.0;
+        }
+    });
+    CrossEntropyResult result;
+    result.scored = scored;
+    for (int thread = 0; thread < m_threads; ++thread) {
+        result.loss_sum += partials[2 * thread];
+        result.correct += static_cast<int64_t>(partials[2 * thread + 1]);
+    }
+    return result;
+}
+
+void CpuBackend::activation_forward(Activation kind, float* y, const float* x, size_t count) {
+    const int64_t work = static_cast<int64_t>(count) * (kind == Activation::Relu ? 1 : 16);
+    with_activation(kind, [&](auto constant) {
+        parallel_ranges(m_threads, static_cast<int64_t>(count), work, kElementAlign, [&](int, Range r) {
+            for (int64_t i = r.begin; i < r.end; ++i) y[i] = activation_value(constant, x[i]);
+        });
+    });
+}
+
+void CpuBackend::activation_backward(Activation kind, float* dx, const float* dy, const float* x,
+                                     size_t count) {
+    const int64_t work = static_cast<int64_t>(count) * (kind == Activation::Relu ? 1 : 16);
+    with_activation(kind, [&](auto constant) {
+        parallel_ranges(m_threads, static_cast<int64_t>(count), work, kElementAlign, [&](int, Range r) {
+            for (int64_t i = r.begin; i < r.end; ++i) dx[i] = dy[i] * activation_slope(constant, x[i]);
+        });
+    });
+}
+
+void CpuBackend::residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                  size_t count) {
+    const float shortcut = resolve(c);
+    const float branch = resolve(a);
+    parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count), kElementAlign,
+                    [&](int, Range r) {
+                        for (int64_t i = r.begin; i < r.end; ++i) s[i] = shortcut * x[i] + branch * f[i];
+                    });
+}
+
+void CpuBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,
+                                   const float* x, const float* f, ScaleRef c, ScaleRef a, size_t count) {
+    const float shortcut = resolve(c);
+    const float branch = resolve(a);
+    const bool want_sums = dc || da;
+    double* partials = scratch_doubles(2 * static_cast<size_t>(m_threads));  // per thread: <ds,x>, <ds,f>
+    parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count) * (want_sums ? 4 : 1),
+                    kElementAlign, [&](int thread, Range r) {
+                        double shortcut_sum = 0.0;
+                        double branch_sum = 0.0;
+                        for (int64_t i = r.begin; i < r.end; ++i) {
+                            const float grad = ds[i];
+                            if (want_sums) {
+                                shortcut_sum += static_cast<double>(grad) * x[i];
+                                branch_sum += static_cast<double>(grad) * f[i];
+                            }
+                            df[i] = branch * grad;
+                            dx[i] = shortcut * grad;
+                        }
+                        partials[2 * thread] = shortcut_sum;
+                        partials[2 * thread + 1] = branch_sum;
+                    });
+    double shortcut_total = 0.0;
+    double branch_total = 0.0;
+    for (int thread = 0; thread < m_threads; ++thread) {
+        shortcut_total += partials[2 * thread];
+        branch_total += partials[2 * thread + 1];
+    }
+    if (dc) *dc += static_cast<float>(shortcut_total);
+    if (da) *da += static_cast<float>(branch_total);
+}
+
+void CpuBackend::optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m,
+                                  float* v, float* update, size_t count) {
+    with_optimizer(step.kind, [&](auto kind) {
+        OptimizerStep constant_step = step;
+        parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count) * 8,
+                        kElementAlign, [&](int, Range r) {
+                            for (int64_t i = r.begin; i < r.end; ++i) {
+                                update[i] = optimizer_delta<decltype(kind)::value>(constant_step, param[i],
+                                                                                   grad[i], m[i], v[i]);
+                                param[i] += update[i];
+                            }
+                        });
+    });
+}
+
+void CpuBackend::scale(float* x, float factor, size_t count) {
+    parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count), kElementAlign,
+                    [&](int, Range r) {
+                        for (int64_t i = r.begin; i < r.end; ++i) x[i] *= factor;
+                    });
+}
+
+void CpuBackend::add(float* dst, const float* src, size_t count) {
+    parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count), kElementAlign,
+                    [&](int, Range r) {
+                        for (int64_t i = r.begin; i < r.end; ++i) dst[i] += src[i];
+                    });
+}
+
+// The slices, laid end to end, are split by element across threads; each thread keeps one partial per
+// slice, and the partials are added in thread order.
+template <class Term>
+void CpuBackend::reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out,
+                               Term term) {
+    int64_t total = 0;
+    for (const Slice& slice : slices) total += static_cast<int64_t>(slice.count);
+    const size_t count = slices.size();
+    double* partials = scratch_doubles(count * m_threads);
+    parallel_ranges(m_threads, total, total, kElementAlign, [&](int thread, Range r) {
+        double* partial = partials + thread * count;
+        int64_t start = 0;
+        for (size_t s = 0; s < count && start < r.end; ++s) {
+            const int64_t end = start + static_cast<int64_t>(slices[s].count);
+            const int64_t from = std::max(start, r.begin);
+            const int64_t to = std::min(end, r.end);
+            if (from < to) partial[s] += lane_sum(base + slices[s].offset + (from - start), to - from, term);
+            start = end;
+        }
+    });
+    for (size_t s = 0; s < count; ++s) {
+        double sum = 0.0;
+        for (int thread = 0; thread < m_threads; ++thread) sum += partials[thread * count + s];
+        host_out[s] = sum;
+    }
+}
+
+void CpuBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {
+    reduce_slices(base, slices, host_out, [](double value) { return value * value; });
+}
+
+void CpuBackend::sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) {
+    reduce_slices(base, slices, host_out, [](double value) { return value; });
+}
+
+}  // namespace normlab

@@ -1,0 +1,77 @@
+// The readable CPU reference backend: Eigen for matrix products, OpenMP across rows, double accumulators
+// in reductions. Deterministic for a given thread count (static schedules, fixed reduction order).
+// CpuBackend (cpu_backend.h) derives from it with the fast paths; tests hold those to these ops.
+#pragma once
+#include "engine/backend/backend.h"
+
+namespace normlab {
+
+class CpuReferenceBackend : public Backend {
+  public:
+    explicit CpuReferenceBackend(int threads);
+
+    std::string name() const override;
+    std::string device() const override { return "cpu"; }
+    int threads() const override { return m_threads; }
+
+    float* allocate(size_t count) override;
+    int32_t* allocate_ints(size_t count) override;
+    void release(void* pointer) override;
+    void upload(float* dst, const float* host_src, size_t count) override;
+    void upload_ints(int32_t* dst, const int32_t* host_src, size_t count) override;
+    void download(float* host_dst, const float* src, size_t count) override;
+    void fill(float* dst, float value, size_t count) override;
+    void copy(float* dst, const float* src, size_t count) override;
+
+    void embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe, int batch,
+                           int seq, int d) override;
+    void embedding_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens, int batch,
+                            int seq, int d) override;
+
+    void linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
+                        int out) override;
+    void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w,
+                         int n, int in, int out, bool accumulate_dx) override;
+
+    void norm_forward(NormType type, float* y, float* stats, const float* x, const float* w, const float* b,
+                      ScaleRef alpha, int n, int d, float eps) override;
+    void norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
+                       const float* x, const float* stats, const float* w, ScaleRef alpha, int n, int d,
+                       bool accumulate_dx) override;
+
+    void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
+                           int head_dim, AttentionStatsRef stats) override;
+    void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, int batch,
+                            int seq, int heads, int head_dim) override;
+
+    void activation_forward(Activation kind, float* y, const float* x, size_t count) override;
+    void activation_backward(Activation kind, float* dx, const float* dy, const float* x,
+                             size_t count) override;
+
+    void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                          size_t count) override;
+    void residual_backward(float* dx, float* df, float* dc, float* da, const float* ds, const float* x,
+                           const float* f, ScaleRef c, ScaleRef a, size_t count) override;
+
+    CrossEntropyResult cross_entropy(float* dlogits, const float* logits, const int32_t* targets, int n,
+                                     int vocab, bool want_gradient) override;
+
+    void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) override;
+    void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) override;
+
+    void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
+                          float* update, size_t count) override;
+
+    void scale(float* x, float factor, size_t count) override;
+    void add(float* dst, const float* src, size_t count) override;
+
+  protected:
+    int m_threads;
+};
+
+// Reads a ScaleRef on the host (the CPU backend's memory is host memory).
+inline float resolve(ScaleRef ref) {
+    return ref.param ? *ref.param : ref.constant;
+}
+
+}  // namespace normlab

@@ -1,0 +1,231 @@
+// The fast CPU backend against the readable reference ops: every op the fast backend overrides, on
+// random inputs, at sizes that stay on one thread and sizes that split across threads, with 1 and 2
+// threads. Products may round differently (blocking, triangular kernels), so the match is relative.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/cpu_reference_backend.h"
+#include "tests/engine/gradient_check.h"
+
+namespace normlab {
+namespace {
+
+using testing::random_tensor;
+using Floats = std::vector<float>;
+
+// Largest |fast - reference| relative to the reference's largest magnitude.
+void expect_close(const std::string& what, const Floats& fast, const Floats& reference,
+                  double tolerance = 2e-5) {
+    ASSERT_EQ(fast.size(), reference.size()) << what;
+    double scale = 1e-12;
+    for (float value : reference) scale = std::max(scale, std::abs(static_cast<double>(value)));
+    double worst = 0.0;
+    for (size_t i = 0; i < fast.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(fast[i])) << what << " at " << i;
+        worst = std::max(worst, std::abs(static_cast<double>(fast[i]) - reference[i]));
+    }
+    EXPECT_LE(worst / scale, tolerance) << what;
+}
+
+// (threads, rows): 1 thread, 2 threads on a size below the parallel threshold, 2 threads split.
+struct Case {
+    int threads;
+    int rows;
+};
+
+class FastOps : public ::testing::TestWithParam<Case> {
+  protected:
+    CpuReferenceBackend reference{2};
+    CpuBackend fast{GetParam().threads};
+    int n = GetParam().rows;
+};
+
+TEST_P(FastOps, Linear) {
+    const int in = 48, out = 40;
+    const Floats x = random_tensor(n * in, 1), w = random_tensor(out * in, 2), b = random_tensor(out, 3);
+    const Floats dy = random_tensor(n * out, 4);
+    for (const bool with_bias : {false, true}) {
+        Floats y_ref(n * out), y_fast(n * out);
+        reference.linear_forward(y_ref.data(), x.data(), w.data(), with_bias ? b.data() : nullptr, n, in,
+                                 out);
+        fast.linear_forward(y_fast.data(), x.data(), w.data(), with_bias ? b.data() : nullptr, n, in, out);
+        expect_close("linear y", y_fast, y_ref);
+    }
+    for (const bool accumulate : {false, true}) {
+        Floats dx_ref(n * in, 0.5f), dx_fast(n * in, 0.5f), dw_ref(w.size(), 0.25f), dw_fast(w.size(), 0.25f);
+        Floats db_ref(out, 1.0f), db_fast(out, 1.0f);
+        reference.linear_backward(dx_ref.data(), dw_ref.data(), db_ref.data(), dy.data(), x.data(), w.data(),
+                                  n, in, out, accumulate);
+        fast.linear_backward(dx_fast.data(), dw_fast.data(), db_fast.data(), dy.data(), x.data(), w.data(), n,
+                             in, out, accumulate);
+        expect_close("linear dx", dx_fast, dx_ref);
+        expect_close("linear dW", dw_fast, dw_ref);
+        expect_close("linear db", db_fast, db_ref);
+    }
+    Floats dw_ref(w.size(), 0.0f), dw_fast(w.size(), 0.0f);
+    reference.linear_backward(nullptr, dw_ref.data(), nullptr, dy.data(), x.data(), w.data(), n, in, out,
+                              false);
+    fast.linear_backward(nullptr, dw_fast.data(), nullptr, dy.data(), x.data(), w.data(), n, in, out, false);
+    expect_close("linear dW without dx", dw_fast, dw_ref);
+}
+
+TEST_P(FastOps, Norms) {
+    const int d = 40;
+    const Floats x = random_tensor(n * d, 5), w = random_tensor(d, 6), b = random_tensor(d, 7);
+    const Floats dy = random_tensor(n * d, 8);
+    const float alpha = 0.7f;
+    for (const NormType type : {NormType::LayerNorm, NormType::RmsNorm, NormType::DyT}) {
+        const std::string name = "norm " + to_string(type);
+        Floats y_ref(n * d), y_fast(n * d), stats_ref(2 * n), stats_fast(2 * n);
+        reference.norm_forward(type, y_ref.data(), stats_ref.data(), x.data(), w.data(), b.data(),
+                               {0.0f, &alpha}, n, d, 1e-5f);
+        fast.norm_forward(type, y_fast.data(), stats_fast.data(), x.data(), w.data(), b.data(),
+                          {0.0f, &alpha}, n, d, 1e-5f);
+        expect_close(name + " y", y_fast, y_ref);
+        if (type != NormType::DyT) expect_close(name + " stats", stats_fast, stats_ref);
+        for (const bool accumulate : {false, true}) {
+            Floats dx_ref(n * d, 0.5f), dx_fast(n * d, 0.5f), dw_ref(d, 1.0f), dw_fast(d, 1.0f);
+            Floats db_ref(d, 2.0f), db_fast(d, 2.0f), da_ref(1, 0.5f), da_fast(1, 0.5f);
+            reference.norm_backward(type, dx_ref.data(), dw_ref.data(), db_ref.data(), da_ref.data(),
+                                    dy.data(), x.data(), stats_ref.data(), w.data(), {0.0f, &alpha}, n, d,
+                                    accumulate);
+            fast.norm_backward(type, dx_fast.data(), dw_fast.data(), db_fast.data(), da_fast.data(),
+                               dy.data(), x.data(), stats_ref.data(), w.data(), {0.0f, &alpha}, n, d,
+                               accumulate);
+            expect_close(name + " dx", dx_fast, dx_ref);
+            expect_close(name + " dw", dw_fast, dw_ref);
+            if (type != NormType::RmsNorm) expect_close(name + " db", db_fast, db_ref);
+            if (type == NormType::DyT) expect_close(name + " dalpha", da_fast, da_ref);
+        }
+    }
+}
+
+TEST_P(FastOps, Attention) {
+    const int heads = 2, head_dim = 8, seq = 16, batch = std::max(1, n / seq);
+    const int d = heads * head_dim, rows = batch * seq;
+    const Floats qkv = random_tensor(rows * 3 * d, 9), dout = random_tensor(rows * d, 10);
+    const size_t probs_size = static_cast<size_t>(batch) * heads * seq * seq;
+    Floats out_ref(rows * d), out_fast(rows * d), probs_ref(probs_size), probs_fast(probs_size, 7.0f);
+    float entropy_ref = 0, entropy_fast = 0, max_ref = 0, max_fast = 0;
+    reference.attention_forward(out_ref.data(), probs_ref.data(), qkv.data(), batch, seq, heads, head_dim,
+                                {&entropy_ref, &max_ref});
+    fast.attention_forward(out_fast.data(), probs_fast.data(), qkv.data(), batch, seq, heads, head_dim,
+                           {&entropy_fast, &max_fast});
+    expect_close("attention out", out_fast, out_ref);
+    expect_close("attention probs (zero above the diagonal)", probs_fast, probs_ref);
+    EXPECT_NEAR(entropy_fast, entropy_ref, 1e-4 * std::abs(entropy_ref));
+    EXPECT_NEAR(max_fast, max_ref, 1e-5 * std::abs(max_ref));
+    Floats dqkv_ref(rows * 3 * d), dqkv_fast(rows * 3 * d, 3.0f);
+    reference.attention_backward(dqkv_ref.data(), dout.data(), qkv.data(), probs_ref.data(), batch, seq,
+                                 heads, head_dim);
+    fast.attention_backward(dqkv_fast.data(), dout.data(), qkv.data(), probs_ref.data(), batch, seq, heads,
+                            head_dim);
+    expect_close("attention dqkv", dqkv_fast, dqkv_ref);
+}
+
+TEST_P(FastOps, ElementWise) {
+    const size_t count = static_cast<size_t>(n) * 64;
+    const Floats x = random_tensor(count, 11), f = random_tensor(count, 12), dy = random_tensor(count, 13);
+    for (const Activation kind : {Activation::Relu, Activation::Gelu}) {
+        Floats y_ref(count), y_fast(count), dx_ref(count), dx_fast(count);
+        reference.activation_forward(kind, y_ref.data(), x.data(), count);
+        fast.activation_forward(kind, y_fast.data(), x.data(), count);
+        expect_close("activation y", y_fast, y_ref, 0.0);
+        reference.activation_backward(kind, dx_ref.data(), dy.data(), x.data(), count);
+        fast.activation_backward(kind, dx_fast.data(), dy.data(), x.data(), count);
+        expect_close("activation dx", dx_fast, dx_ref, 0.0);
+    }
+    const float c = 0.8f, a = 1.3f;
+    Floats s_ref(count), s_fast(count);
+    reference.residual_forward(s_ref.data(), x.data(), f.data(), {0.0f, &c}, {0.0f, &a}, count);
+    fast.residual_forward(s_fast.data(), x.data(), f.data(), {0.0f, &c}, {0.0f, &a}, count);
+    expect_close("residual s", s_fast, s_ref, 0.0);
+    Floats dx_ref(count), dx_fast(count), df_ref(count), df_fast(count), sums_ref{0.5f, 0.25f},
+        sums_fast{0.5f, 0.25f};
+    reference.residual_backward(dx_ref.data(), df_ref.data(), &sums_ref[0], &sums_ref[1], dy.data(), x.data(),
+                                f.data(), {0.0f, &c}, {0.0f, &a}, count);
+    fast.residual_backward(dx_fast.data(), df_fast.data(), &sums_fast[0], &sums_fast[1], dy.data(), x.data(),
+                           f.data(), {0.0f, &c}, {0.0f, &a}, count);
+    expect_close("residual dx", dx_fast, dx_ref, 0.0);
+    expect_close("residual df", df_fast, df_ref, 0.0);
+    expect_close("residual dc, da", sums_fast, sums_ref, 1e-6);
+
+    Floats scaled_ref = x, scaled_fast = x, added_ref = x, added_fast = x, filled(count, 1.0f);
+    reference.scale(scaled_ref.data(), 0.3f, count);
+    fast.scale(scaled_fast.data(), 0.3f, count);
+    expect_close("scale", scaled_fast, scaled_ref, 0.0);
+    reference.add(added_ref.data(), f.data(), count);
+    fast.add(added_fast.data(), f.data(), count);
+    expect_close("add", added_fast, added_ref, 0.0);
+    fast.fill(filled.data(), -2.0f, count);
+    expect_close("fill", filled, Floats(count, -2.0f), 0.0);
+}
+
+TEST_P(FastOps, OptimizerUpdates) {
+    const size_t count = static_cast<size_t>(n) * 64;
+    const Floats param = random_tensor(count, 14), grad = random_tensor(count, 15);
+    for (const OptimizerKind kind :
+         {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::AdamW, OptimizerKind::RAdam}) {
+        OptimizerStep step;
+        step.kind = kind;
+        step.lr = 1e-2f;
+        step.grad_scale = 0.5f;
+        step.weight_decay = 0.1f;
+        step.bias_correction1 = 0.1f;
+        step.bias_correction2 = 0.01f;
+        step.radam_rect = kind == OptimizerKind::RAdam ? 0.4f : 0.0f;
+        Floats p_ref = param, p_fast = param, m_ref(count, 0.1f), m_fast(count, 0.1f), v_ref(count, 0.2f);
+        Floats v_fast(count, 0.2f), u_ref(count), u_fast(count);
+        reference.optimizer_update(step, p_ref.data(), grad.data(), m_ref.data(), v_ref.data(), u_ref.data(),
+                                   count);
+        fast.optimizer_update(step, p_fast.data(), grad.data(), m_fast.data(), v_fast.data(), u_fast.data(),
+                              count);
+        expect_close("optimizer param", p_fast, p_ref, 1e-6);
+        expect_close("optimizer m", m_fast, m_ref, 1e-6);
+        expect_close("optimizer v", v_fast, v_ref, 1e-6);
+        expect_close("optimizer update", u_fast, u_ref, 1e-6);
+    }
+}
+
+TEST_P(FastOps, CrossEntropyAndReductions) {
+    const int vocab = 65;
+    const Floats logits = random_tensor(n * vocab, 16);
+    std::vector<int32_t> targets(n);
+    for (int row = 0; row < n; ++row) targets[row] = row % 7 == 3 ? -1 : (row * 31) % vocab;
+    Floats grad_ref(n * vocab), grad_fast(n * vocab, 9.0f);
+    const auto ref = reference.cross_entropy(grad_ref.data(), logits.data(), targets.data(), n, vocab, true);
+    const auto got = fast.cross_entropy(grad_fast.data(), logits.data(), targets.data(), n, vocab, true);
+    EXPECT_NEAR(got.loss_sum, ref.loss_sum, 1e-9 * std::abs(ref.loss_sum));
+    EXPECT_EQ(got.scored, ref.scored);
+    EXPECT_EQ(got.correct, ref.correct);
+    expect_close("cross-entropy gradient", grad_fast, grad_ref, 1e-6);
+
+    const std::vector<Slice> slices = {{0, 0},
+                                       {3, 1},
+                                       {5, static_cast<size_t>(n) * 40},
+                                       {17, 9},
+                                       {static_cast<size_t>(n) * 20, static_cast<size_t>(n) * 45}};
+    for (const bool squares : {true, false}) {
+        std::vector<double> sums_ref(slices.size()), sums_fast(slices.size(), 5.0);
+        if (squares) {
+            reference.sum_squares(logits.data(), slices, sums_ref.data());
+            fast.sum_squares(logits.data(), slices, sums_fast.data());
+        } else {
+            reference.sum_values(logits.data(), slices, sums_ref.data());
+            fast.sum_values(logits.data(), slices, sums_fast.data());
+        }
+        for (size_t s = 0; s < slices.size(); ++s)
+            EXPECT_NEAR(sums_fast[s], sums_ref[s], 1e-9 * (1.0 + std::abs(sums_ref[s]))) << "slice " << s;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(ThreadsAndSizes, FastOps,
+                         ::testing::Values(Case{1, 24}, Case{2, 24}, Case{1, 1000}, Case{2, 1000},
+                                           Case{2, 4096}));
+
+}  // namespace
+}  // namespace normlab

@@ -2,6 +2,7 @@
 // window with the requested config, preset, experiment or lesson, and optionally starts, runs N steps,
 // saves a screenshot and quits (also under QT_QPA_PLATFORM=offscreen).
 #include <QApplication>
+#include <QFileInfo>
 #include <cstdio>
 #include <cstdlib>
 
@@ -40,7 +41,22 @@ void openRequested(normlab::gui::MainWindow& window, const normlab::gui::GuiOpti
         normlab::validate(config);
         window.loadConfig(config, options.preset.isEmpty() ? QStringLiteral("run 1") : options.preset);
     }
-    if (options.autostart) window.startRuns();
+    // --quit-after-steps means a scripted run: it starts by itself.
+    if ((options.autostart || options.quitAfterSteps) && options.lesson.isEmpty()) window.startRuns();
+}
+
+// The screenshot's folder must exist and be writable before any training is spent on it.
+void checkScreenshotPath(const QString& path) {
+    if (path.isEmpty()) return;
+    const QFileInfo file(path);
+    const QFileInfo folder(file.absolutePath());
+    if (!folder.isDir() || !folder.isWritable())
+        throw normlab::InputError(("--screenshot " + path + ": folder " + folder.absoluteFilePath() +
+                                   " does not exist or is not writable; create it or choose another path")
+                                      .toStdString());
+    if (file.suffix().compare(QLatin1String("png"), Qt::CaseInsensitive) != 0)
+        throw normlab::InputError(
+            ("--screenshot " + path + ": the screenshot is a PNG; name it *.png").toStdString());
 }
 }  // namespace
 
@@ -62,6 +78,12 @@ int main(int argc, char** argv) {
         std::printf("%s", normlab::gui::guiHelpText().toUtf8().constData());
         return 0;
     }
+    try {
+        checkScreenshotPath(options.screenshotPath);
+    } catch (const normlab::InputError& error) {
+        std::fprintf(stderr, "normlab: %s\n", error.what());
+        return 2;
+    }
     normlab::gui::MainWindow window;
     if (options.windowSize.isValid()) window.resize(options.windowSize);
     try {
@@ -72,6 +94,6 @@ int main(int argc, char** argv) {
     }
     if (options.quitAfterSteps) window.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath);
     window.show();
-    if (options.presentation) window.setPresentation(true);
+    if (options.presentation) window.setPresentation(true, !options.windowSize.isValid());
     return QApplication::exec();
 }

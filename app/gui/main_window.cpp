@@ -25,6 +25,7 @@
 #include "ui/controls/lessons_panel.h"
 #include "ui/controls/runs_panel.h"
 #include "ui/dashboard.h"
+#include "ui/panels/block_profile_panels.h"
 #include "ui/panels/chart_export.h"
 #include "ui/panels/panel_export.h"
 #include "ui/panels/run_captions.h"
@@ -121,13 +122,13 @@ void MainWindow::buildDocks() {
     auto* scroll = new QScrollArea;
     scroll->setWidget(m_configPanel);
     scroll->setWidgetResizable(true);
-    scroll->setMinimumWidth(340);
+    scroll->setMinimumWidth(300);
     auto* controls = new QDockWidget(tr("Controls"), this);
     controls->setObjectName(QStringLiteral("controlsDock"));
     controls->setWidget(scroll);
     addDockWidget(Qt::LeftDockWidgetArea, controls);
 
-    auto* lessons = new ui::LessonsPanel;
+    auto* lessons = m_lessonsPanel = new ui::LessonsPanel;
     auto* lessonsDock = new QDockWidget(tr("Lessons"), this);
     lessonsDock->setObjectName(QStringLiteral("lessonsDock"));
     lessonsDock->setWidget(lessons);
@@ -145,7 +146,10 @@ void MainWindow::buildDocks() {
     connect(m_runsPanel, &ui::RunsPanel::runSelected, this, &MainWindow::selectRun);
     connect(m_configPanel, &ui::ConfigPanel::liveChanged, this, &MainWindow::onLiveChange);
     connect(m_configPanel, &ui::ConfigPanel::restartNeeded, this, &MainWindow::onRestartNeeded);
-    connect(m_configPanel, &ui::ConfigPanel::validityChanged, this, [this] { updateActions(); });
+    connect(m_configPanel, &ui::ConfigPanel::validityChanged, this, [this](bool valid) {
+        updateActions();
+        if (!valid) statusBar()->showMessage(tr("Cannot start: %1").arg(m_configPanel->problem()), 15000);
+    });
     connect(&m_store, &ui::TelemetryStore::runsChanged, this, [this] { setDirty(true); });
 }
 
@@ -226,6 +230,19 @@ void MainWindow::buildMenus() {
     charts->addActions(m_dashboard->panelToggleActions());
     view->addAction(tr("Reset chart layout"), this, [this] { m_dashboard->resetLayout(); });
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] {
+        QMessageBox::information(
+            this, tr("Keyboard shortcuts"),
+            tr("<table cellpadding=3>"
+               "<tr><td><b>F5</b></td><td>start / restart the experiment's runs</td></tr>"
+               "<tr><td><b>Space</b></td><td>pause / resume (between two steps)</td></tr>"
+               "<tr><td><b>F10</b></td><td>one step of every run, while paused</td></tr>"
+               "<tr><td><b>Shift+F5</b></td><td>stop (run folders keep everything logged)</td></tr>"
+               "<tr><td><b>Ctrl+R</b></td><td>reset: stop and clear the charts</td></tr>"
+               "<tr><td><b>F11</b></td><td>presentation mode</td></tr>"
+               "<tr><td><b>Ctrl+O / Ctrl+S</b></td><td>open / save an experiment</td></tr>"
+               "</table><p>Right-click a chart to export it (PNG, SVG, PDF, CSV) or to maximise it.</p>"));
+    });
     help->addAction(tr("About NormLab"), this, [this] {
         QMessageBox::about(
             this, tr("About NormLab"),
@@ -269,11 +286,15 @@ void MainWindow::startLesson(const ui::Lesson& lesson) {
     for (const QString& preset : lesson.presets)
         runs.push_back({preset, normlab::preset_config(preset.toStdString()), true});
     setRuns(std::move(runs));
+    m_lessonsPanel->showLessonTitled(lesson.title);
+    for (const QString id : {QStringLiteral("block_gradient"), QStringLiteral("block_resid")})
+        if (auto* panel = qobject_cast<ui::BlockProfilePanel*>(m_dashboard->panel(id)))
+            panel->setInitialOnly(lesson.atInitialisation);
     statusBar()->showMessage(tr("Lesson: %1").arg(lesson.title), 8000);
     startRuns();
 }
 
-QString MainWindow::runFolderFor(const QString& name, const QString& stamp, int index) const {
+QString MainWindow::runFolderFor(const QString& name, const QString& stamp, int index) {
     QString root = qEnvironmentVariable("NORMLAB_RUNS_DIR");
     if (root.isEmpty())
         root = QSettings()
@@ -281,7 +302,13 @@ QString MainWindow::runFolderFor(const QString& name, const QString& stamp, int 
                    .toString();
     QString safe = name;
     safe.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
-    return QDir(root).filePath(QStringLiteral("%1-%2-%3").arg(stamp).arg(index).arg(safe));
+    // Unique even for two starts within a millisecond or two windows at once: a numbered suffix.
+    const QString base = QDir(root).filePath(QStringLiteral("%1-%2-%3").arg(stamp).arg(index).arg(safe));
+    QString folder = base;
+    for (int attempt = 2; QFileInfo::exists(folder) || m_reservedFolders.contains(folder); ++attempt)
+        folder = base + QStringLiteral("-%1").arg(attempt);
+    m_reservedFolders.insert(folder);
+    return folder;
 }
 
 void MainWindow::startRuns() {
@@ -296,7 +323,7 @@ void MainWindow::startRuns() {
         return;
     }
     if (runsActive()) m_worker->requestStop();
-    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
     RunPlan plan;
     for (size_t i = 0; i < m_runs.size(); ++i) {
         const int id = static_cast<int>(i);
@@ -410,9 +437,10 @@ void MainWindow::onTelemetry(const ui::TelemetryBatch& batch) {
             std::printf("normlab: dashboard refreshes: %d, %.1f ms each on average\n",
                         m_dashboard->refreshCount(),
                         1e3 * m_dashboard->refreshSeconds() / std::max(1, m_dashboard->refreshCount()));
-            for (const auto& [panel, seconds] : m_dashboard->panelSeconds())
-                std::printf("normlab:   %s %.2f ms\n", panel.toUtf8().constData(),
-                            1e3 * seconds / std::max(1, m_dashboard->refreshCount()));
+            if (qEnvironmentVariableIsSet("NORMLAB_PROFILE_CHARTS"))
+                for (const auto& [panel, seconds] : m_dashboard->panelSeconds())
+                    std::printf("normlab:   %s %.2f ms\n", panel.toUtf8().constData(),
+                                1e3 * seconds / std::max(1, m_dashboard->refreshCount()));
             std::fflush(stdout);
             if (!m_quitScreenshot.isEmpty()) {
                 const QString error = saveScreenshot(m_quitScreenshot);
@@ -434,6 +462,7 @@ void MainWindow::quitAfterSteps(int64_t steps, const QString& screenshotPath) {
 
 void MainWindow::onStateChanged(WorkerState state) {
     m_state = state;
+    m_store.setPaused(state == WorkerState::Paused);
     if (state == WorkerState::Finished && m_quitAfterSteps) onTelemetry({});
     updateActions();
     updateStatusBar();
@@ -441,6 +470,14 @@ void MainWindow::onStateChanged(WorkerState state) {
 
 void MainWindow::onWorkerFailed(const QString& message) {
     std::fprintf(stderr, "normlab: %s\n", message.toUtf8().constData());
+    if (m_quitAfterSteps) {
+        // Scripted run (--quit-after-steps): a failure ends it with a non-zero exit, no dialog.
+        m_quitAfterSteps.reset();
+        setDirty(false);
+        close();
+        QCoreApplication::exit(1);
+        return;
+    }
     showMessage(tr("The run could not continue"), message);
 }
 
@@ -454,6 +491,8 @@ void MainWindow::showMessage(const QString& title, const QString& text) {
 void MainWindow::updateActions() {
     const bool valid = m_configPanel && m_configPanel->problem().isEmpty();
     m_start->setEnabled(valid);
+    m_start->setToolTip(valid ? tr("Start the experiment's runs from step 0 (F5)")
+                              : tr("Cannot start: %1").arg(m_configPanel->problem()));
     m_start->setText(runsActive() ? tr("Restart") : tr("Start"));
     m_pause->setEnabled(runsActive());
     m_pause->setText(m_state == WorkerState::Paused ? tr("Resume") : tr("Pause"));
@@ -571,7 +610,7 @@ QString MainWindow::saveScreenshot(const QString& path) {
     return {};
 }
 
-void MainWindow::setPresentation(bool on) {
+void MainWindow::setPresentation(bool on, bool fullScreen) {
     if (on == m_presentation) return;
     m_presentation = on;
     m_presentationAction->setChecked(on);

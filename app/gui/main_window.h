@@ -3,6 +3,7 @@
 // turns user actions into queued worker calls; telemetry comes back by value into the store.
 #pragma once
 #include <QMainWindow>
+#include <QSet>
 #include <QThread>
 #include <optional>
 
@@ -18,6 +19,7 @@ class QMenu;
 namespace normlab::ui {
 class ConfigPanel;
 class Dashboard;
+class LessonsPanel;
 class RunsPanel;
 }  // namespace normlab::ui
 
@@ -38,7 +40,9 @@ class MainWindow : public QMainWindow {
     void quitAfterSteps(int64_t steps, const QString& screenshotPath);
     // Saves a PNG of the whole window; returns an error message, empty on success.
     QString saveScreenshot(const QString& path);
-    void setPresentation(bool on);
+    // Presentation mode: large fonts, thick lines, charts and run controls only; full screen unless
+    // fullScreen is false (scripted screenshots at a given --size).
+    void setPresentation(bool on, bool fullScreen = true);
     QString openExperiment(const QString& path);  // error message, empty on success
     QString saveExperimentTo(const QString& path);
 
@@ -74,13 +78,14 @@ class MainWindow : public QMainWindow {
     void rememberRecent(const QString& path);
     void rebuildRecentMenu();
     ui::Experiment currentExperiment() const;
-    QString runFolderFor(const QString& name, const QString& stamp, int index) const;
+    QString runFolderFor(const QString& name, const QString& stamp, int index);
     bool runsActive() const { return m_state == WorkerState::Running || m_state == WorkerState::Paused; }
 
     ui::TelemetryStore m_store;
     ui::Dashboard* m_dashboard = nullptr;
     ui::ConfigPanel* m_configPanel = nullptr;
     ui::RunsPanel* m_runsPanel = nullptr;
+    ui::LessonsPanel* m_lessonsPanel = nullptr;
     QThread m_engineThread;
     TrainingWorker* m_worker = nullptr;
     WorkerState m_state = WorkerState::Idle;
@@ -88,6 +93,7 @@ class MainWindow : public QMainWindow {
     std::vector<ui::ExperimentRun> m_runs;  // the experiment's runs (ids = index)
     int m_activeRun = 0;                    // the run the control panel edits
     QString m_experimentPath;
+    QSet<QString> m_reservedFolders;  // run folders handed out by this window
     bool m_dirty = false;
     bool m_presentation = false;
     QByteArray m_layoutBeforePresentation;

@@ -22,11 +22,18 @@ struct TrainingWorker::Session {
     std::chrono::steady_clock::time_point started;
     ui::RunUpdate pending;
     bool finalised = false;
+    double pausedSeconds = 0.0;  // excluded from the summary's steps/s
 };
 
 namespace {
 // How long one tick steps before returning to the event loop.
 constexpr auto kTickBudget = std::chrono::milliseconds(15);
+// How often summary.json is rewritten while a run trains (so a crash leaves it current).
+constexpr auto kSummaryInterval = std::chrono::seconds(2);
+
+double secondsSince(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
 
 // threads = 0 ("every core") leaves one core to the window: the engine's parallel GEMMs slow down
 // many times over when a thread of theirs has to share a core with the GUI thread.
@@ -74,19 +81,21 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
         emit runStarted(session->spec.id, QString::fromStdString(session->trainer->backend().name()),
                         QString::fromStdString(session->trainer->device_reason()));
     }
-    m_lastEmit = std::chrono::steady_clock::now();
+    m_lastEmit = m_lastSummary = m_pausedAt = std::chrono::steady_clock::now();
     setState(paused ? WorkerState::Paused : WorkerState::Running);
     if (!paused) scheduleTick();
 }
 
 void TrainingWorker::pause() {
     if (m_state != WorkerState::Running) return;
+    m_pausedAt = std::chrono::steady_clock::now();
     setState(WorkerState::Paused);
     flush(true);
 }
 
 void TrainingWorker::resume() {
     if (m_state != WorkerState::Paused) return;
+    for (auto& session : m_sessions) session->pausedSeconds += secondsSince(m_pausedAt);
     setState(WorkerState::Running);
     scheduleTick();
 }
@@ -189,11 +198,22 @@ void TrainingWorker::finalise(Session& session, const QString& error) {
             if (session.folder) session.folder->append_event(stopped);
         }
     }
+    writeSummary(session, error);
+}
+
+double TrainingWorker::activeSeconds(const Session& session) const {
+    const double paused =
+        session.pausedSeconds + (m_state == WorkerState::Paused ? secondsSince(m_pausedAt) : 0.0);
+    return std::max(secondsSince(session.started) - paused, 1e-9);
+}
+
+void TrainingWorker::writeSummary(Session& session, const QString& error) {
     if (!session.folder) return;
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - session.started).count();
-    nlohmann::json summary = normlab::summary_json(trainer, wall);
-    if (!error.isEmpty()) summary["error"] = error.toStdString();
+    nlohmann::json summary = normlab::summary_json(*session.trainer, activeSeconds(session));
+    if (!error.isEmpty()) {
+        summary["status"] = "failed";
+        summary["error"] = error.toStdString();
+    }
     try {
         session.folder->write_summary(summary);
     } catch (const std::exception& failure) {
@@ -215,6 +235,11 @@ void TrainingWorker::flush(bool force) {
     const auto now = std::chrono::steady_clock::now();
     if (!force && now - m_lastEmit < std::chrono::milliseconds(kEmitIntervalMs)) return;
     m_lastEmit = now;
+    if (now - m_lastSummary >= kSummaryInterval) {
+        m_lastSummary = now;
+        for (auto& session : m_sessions)
+            if (!session->finalised) writeSummary(*session);
+    }
     ui::TelemetryBatch batch;
     for (auto& session : m_sessions) {
         const normlab::Trainer& trainer = *session->trainer;

@@ -72,6 +72,8 @@ class TrainingWorker : public QObject {
     void stepAll();
     void finalise(Session& session, const QString& error = {});
     void finaliseAll();
+    void writeSummary(Session& session, const QString& error = {});
+    double activeSeconds(const Session& session) const;
     void flush(bool force);
     void setState(WorkerState state);
     bool allFinished() const;
@@ -81,7 +83,7 @@ class TrainingWorker : public QObject {
     std::atomic<int64_t> m_stepsTaken{0};
     WorkerState m_state = WorkerState::Idle;
     bool m_tickScheduled = false;
-    std::chrono::steady_clock::time_point m_lastEmit;
+    std::chrono::steady_clock::time_point m_lastEmit, m_lastSummary, m_pausedAt;
 };
 
 }  // namespace normlab::gui

@@ -133,7 +133,11 @@ void HistoryTest::runHistoryAbsorbsRecords() {
         update.records.push_back(record);
     }
     update.step = 3;
+    QCOMPARE(run.statusText(), QStringLiteral("not started"));
     run.absorb(update);
+    QCOMPARE(run.statusText(), QStringLiteral("running"));
+    run.paused = true;
+    QCOMPARE(run.statusText(), QStringLiteral("paused"));
     QCOMPARE(run.loss.samples().size(), 3);
     QCOMPARE(run.valLoss.samples().size(), 1);
     QCOMPARE(run.initialLayers[0].grad.w_2, 3.0);

@@ -4,6 +4,7 @@
 #include <QAction>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFile>
 #include <QImage>
 #include <QLabel>
 #include <QSpinBox>
@@ -30,6 +31,7 @@ class WindowTest : public QObject {
     void divergedRunIsShown();
     void screenshotAndPresentation();
     void closeEndsTheEngineThread();
+    void restartTwiceQuicklyUsesFreshFolders();
 
   private:
     QTemporaryDir m_dir;
@@ -158,6 +160,23 @@ void WindowTest::closeEndsTheEngineThread() {
     QVERIFY(window->close());
     QVERIFY(!window->engineThreadRunning());
     delete window;
+}
+
+void WindowTest::restartTwiceQuicklyUsesFreshFolders() {
+    MainWindow window;
+    window.loadConfig(normlab::test::tinyConfig(100000), QStringLiteral("twice"));
+    window.show();
+    window.startRuns();
+    const QString first = window.store().run(0)->folder;
+    window.startRuns();  // F5 twice within a millisecond
+    const QString second = window.store().run(0)->folder;
+    QVERIFY(first != second);
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(0)->step >= 5; }, 30000));
+    QCOMPARE(window.workerState(), WorkerState::Running);
+    QVERIFY(QFile::exists(second + QStringLiteral("/metrics.jsonl")));
+    QVERIFY(QFile::exists(first + QStringLiteral("/summary.json")));  // the first run was stopped, not lost
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
 }
 
 QTEST_MAIN(WindowTest)

@@ -47,6 +47,12 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
                        .arg(QString::fromLatin1(kLiveTag).trimmed()));
     legend->setWordWrap(true);
     layout->addWidget(legend);
+    // Problems show at the top, where they are seen without scrolling.
+    m_problemLabel = new QLabel;
+    m_problemLabel->setObjectName(QStringLiteral("configProblem"));
+    m_problemLabel->setWordWrap(true);
+    m_problemLabel->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold"));
+    layout->addWidget(m_problemLabel);
 
     QFormLayout* model = addGroup(tr("Model"));
     bindInt(model, tr("Blocks"), "model.layers", 1, 512, tr("Number of Transformer blocks (depth)"));
@@ -109,11 +115,6 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     bindInt(device, tr("Validation every"), "telemetry.val_every", 0, 100000,
             tr("Validation loss every N steps; 0: never"));
 
-    m_problemLabel = new QLabel;
-    m_problemLabel->setObjectName(QStringLiteral("configProblem"));
-    m_problemLabel->setWordWrap(true);
-    m_problemLabel->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold"));
-    layout->addWidget(m_problemLabel);
     layout->addStretch();
     setConfig(normlab::Config{});
 }

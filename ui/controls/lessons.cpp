@@ -28,10 +28,13 @@ const std::vector<Lesson>& lessons() {
         {QStringLiteral("Lemma 2: activation growth at initialisation"),
          {"theory-postln", "theory-preln"},
          QStringLiteral(
-             "<p>Xiong et al.'s simplified model. <b>Activation norm per block</b>: Post-LN's residual sum "
-             "stays at E||x||^2/d = 1.5 in every block; Pre-LN's grows linearly with depth inside the grey "
-             "Lemma 2 band (1 + l/2 .. 1 + 3l/2). A norm of the growing sum divides the gradient by it: that "
-             "is why Pre-LN's gradients shrink with depth.</p>")},
+             "<p>Xiong et al.'s simplified model at initialisation (the block charts show step 1). "
+             "<b>Activation norm per block</b>: Post-LN's residual sum stays at E||x||^2/d = 1.5 in every "
+             "block; Pre-LN's grows linearly with depth inside the grey Lemma 2 band (1 + l/2 .. 1 + 3l/2). "
+             "A norm of the growing sum divides the gradient by it: that is why Pre-LN's gradients shrink "
+             "with depth. Switch <i>Show</i> to the newest step to see how training moves away from it. "
+             "(Theory mode has no attention weights: its attention is uniform, so that chart is flat.)</p>"),
+         true},
         {QStringLiteral("Warmup variants: linear, Noam, RAdam"),
          {"postln-warmup", "postln-noam", "postln-radam"},
          QStringLiteral(

@@ -9,8 +9,9 @@ namespace normlab::ui {
 
 struct Lesson {
     QString title;
-    QStringList presets;  // started together, in this order
-    QString watch;        // what to look at (rich text)
+    QStringList presets;            // started together, in this order
+    QString watch;                  // what to look at (rich text)
+    bool atInitialisation = false;  // the block charts show step 1 (the lesson is about init)
 };
 
 const std::vector<Lesson>& lessons();

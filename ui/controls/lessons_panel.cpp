@@ -32,6 +32,11 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent) {
     m_list->setCurrentRow(0);
 }
 
+void LessonsPanel::showLessonTitled(const QString& title) {
+    for (size_t row = 0; row < lessons().size(); ++row)
+        if (lessons()[row].title == title) m_list->setCurrentRow(static_cast<int>(row));
+}
+
 void LessonsPanel::showLesson(int row) {
     if (row < 0) return;
     const Lesson& lesson = lessons().at(row);

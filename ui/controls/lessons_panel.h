@@ -14,6 +14,8 @@ class LessonsPanel : public QWidget {
     Q_OBJECT
   public:
     explicit LessonsPanel(QWidget* parent = nullptr);
+    // Shows the lesson with this title (when a lesson starts from elsewhere: menu, command line).
+    void showLessonTitled(const QString& title);
 
   signals:
     void lessonRequested(const normlab::ui::Lesson& lesson);

@@ -32,6 +32,7 @@ RunsPanel::RunsPanel(TelemetryStore& store, QWidget* parent) : QWidget(parent), 
     hint->setWordWrap(true);
     m_list = new QListWidget;
     m_list->setObjectName(QStringLiteral("runList"));
+    m_list->setWordWrap(true);
     auto* add = new QPushButton(tr("Add run with current settings"));
     add->setObjectName(QStringLiteral("addRun"));
     add->setToolTip(

@@ -45,6 +45,7 @@ void RunHistory::absorb(const RunUpdate& update) {
         events.push_back(event);
         if (events.size() > kMaxEvents) events.pop_front();
     }
+    started = true;
     status = update.status;
     step = update.step;
     stepsPerSecond = update.stepsPerSecond;
@@ -95,12 +96,15 @@ void RunHistory::clearHistory() {
     residHeat.clear();
     events.clear();
     step = 0;
+    started = false;
     status = normlab::RunStatus::Running;
     divergedAt = -1;
     firstBadLayer = -1;
 }
 
 QString RunHistory::statusText() const {
+    if (!started) return QStringLiteral("not started");
+    if (status == normlab::RunStatus::Running && paused) return QStringLiteral("paused");
     if (status == normlab::RunStatus::Diverged) {
         QString text = QStringLiteral("diverged at step %1").arg(divergedAt);
         if (firstBadLayer >= 0) text += QStringLiteral(" (block %1)").arg(firstBadLayer);

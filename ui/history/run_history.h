@@ -29,6 +29,8 @@ struct RunHistory {
     QString folder;  // its run folder on disk
 
     normlab::RunStatus status = normlab::RunStatus::Running;
+    bool started = false;  // an update from the engine has arrived
+    bool paused = false;   // the engine thread is paused (set by the window)
     int64_t step = 0;
     double stepsPerSecond = 0.0;
     int64_t divergedAt = -1;

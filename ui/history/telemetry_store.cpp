@@ -46,6 +46,18 @@ void TelemetryStore::setVisible(int id, bool visible) {
     }
 }
 
+void TelemetryStore::setPaused(bool paused) {
+    for (auto& [id, history] : m_runs) history.paused = paused;
+    emit dataChanged();
+}
+
+void TelemetryStore::rename(int id, const QString& name) {
+    if (RunHistory* history = run(id); history && history->name != name) {
+        history->name = name;
+        emit runsChanged();
+    }
+}
+
 int64_t TelemetryStore::lastStep() const {
     int64_t last = 0;
     for (const auto& [id, history] : m_runs)

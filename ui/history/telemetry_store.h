@@ -19,6 +19,9 @@ class TelemetryStore : public QObject {
     const std::map<int, RunHistory>& runs() const { return m_runs; }
     RunHistory* run(int id);
     void setVisible(int id, bool visible);
+    // The engine thread paused or resumed (every run's status text follows).
+    void setPaused(bool paused);
+    void rename(int id, const QString& name);
     // The largest step over visible runs (the time axes' extent).
     int64_t lastStep() const;
 

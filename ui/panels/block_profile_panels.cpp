@@ -7,39 +7,58 @@
 
 namespace normlab::ui {
 
-namespace {
-// "now" (solid, dotted points) and "first step" (faint dashed) profiles of one run.
-template <class Value>
-void addProfiles(PlotContent& content, const TelemetryStore& store, const RunHistory& run, Value value) {
+BlockProfilePanel::BlockProfilePanel(const QString& id, const QString& title, const TelemetryStore& store,
+                                     QWidget* parent)
+    : LinePanel(id, title, store, parent) {
+    m_when = new QComboBox;
+    m_when->addItem(tr("newest step (dashed: step 1)"), false);
+    m_when->addItem(tr("step 1 only (initialisation)"), true);
+    m_when->setToolTip(tr("Step 1 is the model at initialisation, which Xiong et al.'s lemmas describe"));
+    header()->addWidget(new QLabel(tr("Show")));
+    header()->addWidget(m_when);
+    connect(m_when, &QComboBox::currentIndexChanged, this, &BlockProfilePanel::refresh);
+}
+
+void BlockProfilePanel::setInitialOnly(bool initialOnly) {
+    m_when->setCurrentIndex(initialOnly ? 1 : 0);
+}
+
+void BlockProfilePanel::addProfiles(
+    PlotContent& content, const RunHistory& run,
+    const std::function<double(const normlab::LayerTelemetry&)>& value) const {
     const auto profile = [&](const std::vector<normlab::LayerTelemetry>& layers) {
         QVector<QPointF> points;
         for (size_t b = 0; b < layers.size(); ++b) points.append({static_cast<double>(b), value(layers[b])});
         return points;
     };
     if (run.latestLayers.empty()) return;
-    QColor faint = run.colour;
-    faint.setAlpha(90);
-    PlotSeries initial = runSeries(store, run, QObject::tr("step 1"), false, profile(run.initialLayers));
-    initial.colour = faint;
-    initial.width = 1.5;
-    initial.style = Qt::DashLine;
+    const bool initialOnly = m_when->currentData().toBool();
+    PlotSeries initial = runSeries(store(), run, tr("step 1"), initialOnly, profile(run.initialLayers));
+    if (!initialOnly) {
+        initial.colour.setAlpha(90);
+        initial.width = 1.5;
+        initial.style = Qt::DashLine;
+    } else {
+        initial.width = 2.2;
+        initial.pointsVisible = true;
+    }
     content.series.push_back(initial);
-    PlotSeries now = runSeries(store, run, QObject::tr("step %1").arg(run.latestLayersStep), true,
-                               profile(run.latestLayers));
+    if (initialOnly) return;
+    PlotSeries now =
+        runSeries(store(), run, tr("step %1").arg(run.latestLayersStep), true, profile(run.latestLayers));
     now.width = 2.2;
     now.pointsVisible = true;
     content.series.push_back(now);
 }
-}  // namespace
 
 BlockGradientPanel::BlockGradientPanel(const TelemetryStore& store, QWidget* parent)
-    : LinePanel(QStringLiteral("block_gradient"), tr("Gradient norm per block"), store, parent) {
+    : BlockProfilePanel(QStringLiteral("block_gradient"), tr("Gradient norm per block"), store, parent) {
     m_tensor = new QComboBox;
     for (GradientTensor tensor : {GradientTensor::Total, GradientTensor::Qkv, GradientTensor::AttnOut,
                                   GradientTensor::Ffn1, GradientTensor::Ffn2})
         m_tensor->addItem(gradientTensorName(tensor), static_cast<int>(tensor));
     m_tensor->setToolTip(tr("Which weight's gradient to show (w_2 is Xiong et al.'s Figure 3)"));
-    header()->addWidget(new QLabel(tr("Gradient of")));
+    header()->addWidget(new QLabel(tr("of")));
     header()->addWidget(m_tensor);
     header()->addStretch();
     connect(m_tensor, &QComboBox::currentIndexChanged, this, &BlockGradientPanel::refresh);
@@ -52,32 +71,35 @@ void BlockGradientPanel::setTensor(GradientTensor tensor) {
 PlotContent BlockGradientPanel::buildContent(int) const {
     const auto tensor = static_cast<GradientTensor>(m_tensor->currentData().toInt());
     PlotContent content;
-    content.x.title = tr("block (faint dashed: step 1)");
+    content.x.title = tr("block");
     content.y.title = tensor == GradientTensor::Total ? tr("||grad W||_F (block)")
                                                       : tr("||grad %1||_F").arg(gradientTensorName(tensor));
     content.y.log = true;
-    content.emptyText = tr("Per-block gradient norms appear after the first step");
+    content.emptyText = tr("Appears after the first step");
     for (const auto& [id, run] : store().runs())
         if (run.visible)
-            addProfiles(content, store(), run,
+            addProfiles(content, run,
                         [tensor](const normlab::LayerTelemetry& layer) { return gradientOf(layer, tensor); });
     return content;
 }
 
 BlockResidPanel::BlockResidPanel(const TelemetryStore& store, QWidget* parent)
-    : LinePanel(QStringLiteral("block_resid"), tr("Activation norm per block (resid)"), store, parent) {}
+    : BlockProfilePanel(QStringLiteral("block_resid"), tr("Activation norm per block (resid)"), store,
+                        parent) {
+    header()->addStretch();
+}
 
 PlotContent BlockResidPanel::buildContent(int) const {
     PlotContent content;
-    content.x.title = tr("block (faint dashed: step 1)");
+    content.x.title = tr("block");
     content.y.title = tr("E||h||^2 / d");
     content.y.log = true;
-    content.emptyText = tr("Per-block activation norms appear after the first step");
+    content.emptyText = tr("Appears after the first step");
     bool preBand = false, postLevel = false;
     int blocks = 0;
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;
-        addProfiles(content, store(), run, [](const normlab::LayerTelemetry& layer) { return layer.resid; });
+        addProfiles(content, run, [](const normlab::LayerTelemetry& layer) { return layer.resid; });
         if (!run.config.model.theory_mode) continue;
         blocks = std::max(blocks, run.config.model.layers);
         preBand |= run.config.model.norm_placement == normlab::NormPlacement::Pre;

@@ -3,12 +3,30 @@
 // Lemma 2's band for Pre-LN and its 1.5 level for Post-LN in theory mode). Log value axes.
 #pragma once
 #include <QComboBox>
+#include <functional>
 
 #include "ui/panels/line_panel.h"
 
 namespace normlab::ui {
 
-class BlockGradientPanel : public LinePanel {
+// Shared by both: a "Show" choice between the newest step with step 1 as a faint reference, and
+// step 1 alone (initialisation, what Xiong et al.'s lemmas describe).
+class BlockProfilePanel : public LinePanel {
+    Q_OBJECT
+  public:
+    BlockProfilePanel(const QString& id, const QString& title, const TelemetryStore& store, QWidget* parent);
+    void setInitialOnly(bool initialOnly);
+
+  protected:
+    // Adds the profile series of `run` for a per-block value.
+    void addProfiles(PlotContent& content, const RunHistory& run,
+                     const std::function<double(const normlab::LayerTelemetry&)>& value) const;
+
+  private:
+    QComboBox* m_when = nullptr;
+};
+
+class BlockGradientPanel : public BlockProfilePanel {
     Q_OBJECT
   public:
     explicit BlockGradientPanel(const TelemetryStore& store, QWidget* parent = nullptr);
@@ -19,7 +37,7 @@ class BlockGradientPanel : public LinePanel {
     QComboBox* m_tensor = nullptr;
 };
 
-class BlockResidPanel : public LinePanel {
+class BlockResidPanel : public BlockProfilePanel {
     Q_OBJECT
   public:
     explicit BlockResidPanel(const TelemetryStore& store, QWidget* parent = nullptr);

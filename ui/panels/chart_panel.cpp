@@ -3,7 +3,9 @@
 #include "ui/panels/chart_panel.h"
 
 #include <QContextMenuEvent>
+#include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QMenu>
 #include <QMessageBox>
 #include <QVBoxLayout>
@@ -33,6 +35,12 @@ void ChartPanel::setChartWidget(QWidget* chart) {
 
 QString ChartPanel::caption() const {
     return captionForRuns(m_store);
+}
+
+QString ChartPanel::defaultExportFolder() const {
+    for (const auto& [id, run] : m_store.runs())
+        if (run.visible && !run.folder.isEmpty() && QFileInfo(run.folder).isDir()) return run.folder;
+    return QDir::homePath();
 }
 
 void ChartPanel::contextMenuEvent(QContextMenuEvent* event) {

@@ -27,6 +27,8 @@ class ChartPanel : public QWidget {
     // The widget whose pixels are exported (chart without the panel's header controls).
     QWidget* chartWidget() const { return m_chart; }
     QString caption() const;
+    // Where an export dialog starts: the first visible run's folder, else the home folder.
+    QString defaultExportFolder() const;
 
   signals:
     void maximiseRequested(normlab::ui::ChartPanel* panel);

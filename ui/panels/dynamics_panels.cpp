@@ -23,7 +23,7 @@ PlotContent UpdateRatioPanel::buildContent(int columns) const {
     content.x.title = tr("step");
     content.y.title = tr("||update|| / ||W||");
     content.y.log = true;
-    content.emptyText = tr("Update ratios appear as the run logs telemetry");
+    content.emptyText = tr("Appears after the first step");
     const RunHistory* run = m_runs->selectedRun();
     if (!run) return content;
     const int blocks = static_cast<int>(run->updateRatio.size());
@@ -45,9 +45,9 @@ AttentionPanel::AttentionPanel(const TelemetryStore& store, QWidget* parent)
 PlotContent AttentionPanel::buildContent(int columns) const {
     PlotContent content;
     content.x.title = tr("step");
-    content.y.title = tr("entropy, nats (mean of blocks)");
-    content.y2 = AxisSpec{tr("largest logit (dashed)"), false};
-    content.emptyText = tr("Attention statistics appear as the run logs telemetry");
+    content.y.title = tr("entropy (nats)");
+    content.y2 = AxisSpec{tr("max logit (dashed)"), false};
+    content.emptyText = tr("Appears after the first step");
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;
         PlotSeries entropy =

@@ -31,7 +31,7 @@ HeatmapContent HeatmapPanel::buildContent() const {
     content.xTitle = tr("step");
     content.yTitle = tr("block");
     content.colourTitle = gradient ? tr("||grad W||_F (block)") : tr("E||h||^2 / d");
-    content.emptyText = tr("The heatmap fills as the run logs telemetry");
+    content.emptyText = tr("Fills as the run trains");
     if (run) content.columns = gradient ? run->gradHeat.columns() : run->residHeat.columns();
     return content;
 }

@@ -12,9 +12,9 @@ LossPanel::LossPanel(const TelemetryStore& store, QWidget* parent)
 PlotContent LossPanel::buildContent(int columns) const {
     PlotContent content;
     content.x.title = tr("step");
-    content.y.title = tr("loss: train, validation (dashed)");
-    content.y2 = AxisSpec{tr("learning rate (dotted)"), false, 0.0, std::nullopt};
-    content.emptyText = tr("Start a run (F5) or a lesson to see the loss");
+    content.y.title = tr("loss (dashed: validation)");
+    content.y2 = AxisSpec{tr("lr (dotted)"), false, 0.0, std::nullopt};
+    content.emptyText = tr("Start a run (F5) or a lesson");
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;
         PlotSeries train = runSeries(store(), run, tr("train"), true, pointsOf(run.loss, columns));

@@ -66,7 +66,8 @@ bool askImageOptions(QWidget* parent, ImageExportOptions& options) {
 
 void exportPanelInteractively(ChartPanel& panel, const QString& suffix, QWidget* dialogParent) {
     QSettings settings;
-    const QString folder = settings.value(QStringLiteral("export/folder"), QDir::homePath()).toString();
+    const QString folder =
+        settings.value(QStringLiteral("export/folder"), panel.defaultExportFolder()).toString();
     const QString proposed = QDir(folder).filePath(panel.id() + QLatin1Char('.') + suffix);
     const QString path =
         QFileDialog::getSaveFileName(dialogParent, QObject::tr("Export %1").arg(panel.title()), proposed,

@@ -14,7 +14,7 @@ namespace normlab::ui {
 
 HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
-    setMinimumSize(280, 200);
+    setMinimumSize(200, 150);
     setAutoFillBackground(true);
     QPalette background = palette();
     background.setColor(QPalette::Window, Qt::white);
@@ -49,7 +49,7 @@ std::pair<double, double> HeatmapView::logRange() const {
 
 QRect HeatmapView::plotRect() const {
     const int scale = m_large ? 2 : 1;
-    const int left = 52 * scale, top = (m_titleShown ? 30 : 10) * scale, right = 92 * scale,
+    const int left = 52 * scale, top = (m_titleShown ? 30 : 10) * scale, right = (m_large ? 120 : 92) * scale,
               bottom = 44 * scale;
     return QRect(left, top, std::max(width() - left - right, 10), std::max(height() - top - bottom, 10));
 }
@@ -106,11 +106,14 @@ void HeatmapView::paintEvent(QPaintEvent*) {
                          QString::number(b));
     }
     const int ticks = static_cast<int>(std::min<size_t>(5, columnCount));
+    long long previousLabel = -1;
     for (int i = 0; i <= ticks; ++i) {
         const size_t c = std::min(
             columnCount - 1, static_cast<size_t>(std::llround(double(columnCount) * i / std::max(ticks, 1))));
         const double step = i == ticks ? m_content.columns[c].x_last : m_content.columns[c].x_first;
         const double x = plot.left() + (i == ticks ? plot.width() : c * columnWidth);
+        if (std::llround(step) == previousLabel) continue;  // few columns: one label per step
+        previousLabel = std::llround(step);
         painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 4));
         painter.drawText(QRectF(x - 40, plot.bottom() + 5, 80, metrics.height()), Qt::AlignHCenter,
                          QString::number(std::llround(step)));

@@ -7,7 +7,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QGraphicsSimpleTextItem>
-#include <QLegendMarker>
+#include <QLabel>
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QToolTip>
@@ -60,6 +60,35 @@ std::pair<double, double> axisRange(const AxisSpec& spec, Range data) {
     return {spec.min ? lo : lo - pad, spec.max ? hi : hi + pad};
 }
 
+// The legend as wrapping rich text: a short line in each series' colour and style, then its name.
+QString legendHtml(const PlotContent& content) {
+    QStringList items;
+    const auto glyph = [](Qt::PenStyle style) {
+        switch (style) {
+            case Qt::DashLine:
+                return QStringLiteral("&#8211; &#8211;");
+            case Qt::DotLine:
+                return QStringLiteral("&middot;&middot;&middot;&middot;");
+            case Qt::DashDotLine:
+                return QStringLiteral("&#8211;&middot;&#8211;");
+            default:
+                return QStringLiteral("&#8212;&#8212;");
+        }
+    };
+    for (const PlotSeries& series : content.series) {
+        if (!series.inLegend) continue;
+        QColor colour = series.colour;
+        colour.setAlpha(255);
+        items << QStringLiteral("<span style='white-space:nowrap'><b style='color:%1'>%2</b>&nbsp;%3</span>")
+                     .arg(colour.name(), glyph(series.style), series.name.toHtmlEscaped());
+    }
+    for (const PlotBand& band : content.bands)
+        items << QStringLiteral(
+                     "<span style='white-space:nowrap'><b style='color:%1'>&#9608;&#9608;</b>&nbsp;%2</span>")
+                     .arg(band.colour.lighter(150).name(), band.name.toHtmlEscaped());
+    return items.join(QStringLiteral(" &nbsp;&nbsp; "));
+}
+
 QAbstractAxis* makeAxis(const AxisSpec& spec) {
     if (spec.log) {
         auto* axis = new QLogValueAxis;
@@ -78,6 +107,12 @@ QAbstractAxis* makeAxis(const AxisSpec& spec) {
 
 void setAxisRange(QAbstractAxis* axis, std::pair<double, double> range) {
     axis->setRange(range.first, range.second);
+    if (auto* log = qobject_cast<QLogValueAxis*>(axis)) {
+        // At most ~7 labels: over many decades, label every 10^k (a base of 100, 1000, ...).
+        const double decades = std::log10(range.second / range.first);
+        log->setBase(std::pow(10.0, std::max(1.0, std::ceil(decades / 7.0))));
+        log->setRange(range.first, range.second);
+    }
     if (auto* value = qobject_cast<QValueAxis*>(axis)) {
         // About six ticks on round numbers.
         const double raw = (range.second - range.first) / 6.0;
@@ -105,6 +140,7 @@ struct LinePlot::Impl {
     std::vector<QLineSeries*> markerLines;
     double yAxisMax = 1.0;
     QGraphicsSimpleTextItem* emptyLabel = nullptr;
+    QLabel* legend = nullptr;
     bool presentation = false;
 
     double widthScale() const { return presentation ? 2.0 : 1.0; }
@@ -146,10 +182,6 @@ struct LinePlot::Impl {
         series->attachAxis(secondary && y2Axis ? y2Axis : yAxis);
     }
 
-    void hideFromLegend(QAbstractSeries* series) {
-        for (QLegendMarker* marker : chart->legend()->markers(series)) marker->setVisible(false);
-    }
-
     // Marker labels and the empty-plot text follow the plot area (after layout changes too).
     void placeLabels() {
         const double top = yAxisMax;
@@ -164,17 +196,29 @@ struct LinePlot::Impl {
 LinePlot::LinePlot(const QString& title, QWidget* parent)
     : QWidget(parent), m_impl(std::make_unique<Impl>()), m_title(title) {
     m_impl->chart = new QChart;
-    m_impl->chart->legend()->setAlignment(Qt::AlignBottom);
+    m_impl->chart->legend()->hide();  // our own legend below wraps instead of eliding names
     m_impl->chart->setMargins(QMargins(4, 4, 4, 4));
     m_impl->view = new QChartView(m_impl->chart, this);
     m_impl->view->setRenderHint(QPainter::Antialiasing);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_impl->view);
+    layout->setSpacing(0);
+    layout->addWidget(m_impl->view, 1);
+    m_impl->legend = new QLabel;
+    m_impl->legend->setObjectName(QStringLiteral("legend"));
+    m_impl->legend->setWordWrap(true);
+    m_impl->legend->setTextFormat(Qt::RichText);
+    m_impl->legend->setAlignment(Qt::AlignCenter);
+    m_impl->legend->setContentsMargins(6, 0, 6, 4);
+    m_impl->legend->setAutoFillBackground(true);
+    QPalette white = m_impl->legend->palette();
+    white.setColor(QPalette::Window, Qt::white);
+    m_impl->legend->setPalette(white);
+    layout->addWidget(m_impl->legend);
     m_impl->emptyLabel = new QGraphicsSimpleTextItem(m_impl->chart);
     m_impl->emptyLabel->setBrush(QColor(120, 120, 120));
     connect(m_impl->chart, &QChart::plotAreaChanged, this, [this] { m_impl->placeLabels(); });
-    setMinimumSize(280, 200);
+    setMinimumSize(200, 150);
 }
 
 LinePlot::~LinePlot() = default;
@@ -194,9 +238,9 @@ void LinePlot::setPresentation(bool large) {
     titleFont.setPointSizeF(large ? 20 : 11);
     titleFont.setBold(true);
     m_impl->chart->setTitleFont(titleFont);
-    QFont legendFont = m_impl->chart->legend()->font();
+    QFont legendFont = m_impl->legend->font();
     legendFont.setPointSizeF(large ? 15 : 9);
-    m_impl->chart->legend()->setFont(legendFont);
+    m_impl->legend->setFont(legendFont);
     m_impl->xAxis = nullptr;  // rebuild axes with the new fonts
     setContent(m_content);
 }
@@ -295,8 +339,9 @@ void LinePlot::setContent(const PlotContent& content) {
         line->setPen(pen);
         line->setPointsVisible(spec.pointsVisible);
         line->replace(QList<QPointF>(drawn[i].begin(), drawn[i].end()));
-        for (QLegendMarker* marker : impl.chart->legend()->markers(line)) marker->setVisible(spec.inLegend);
     }
+    impl.legend->setText(legendHtml(content));
+    impl.legend->setVisible(!impl.legend->text().isEmpty());
 
     // Bands and markers are few: rebuilt each time.
     impl.clearExtras();
@@ -337,7 +382,6 @@ void LinePlot::setContent(const PlotContent& content) {
         auto* line = new QLineSeries;
         impl.chart->addSeries(line);
         impl.attach(line, false);
-        impl.hideFromLegend(line);
         impl.markerLines.push_back(line);
         auto* label = new QGraphicsSimpleTextItem(impl.chart);
         label->setRotation(90);

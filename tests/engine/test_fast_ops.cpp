@@ -73,6 +73,17 @@ TEST_P(FastOps, Linear) {
     expect_close("linear dW without dx", dw_fast, dw_ref);
 }
 
+TEST_P(FastOps, Embedding) {
+    const int d = 40, seq = 8, vocab = 11, batch = std::max(1, n / seq);
+    const Floats wte = random_tensor(vocab * d, 17), wpe = random_tensor(seq * d, 18);
+    std::vector<int32_t> tokens(batch * seq);
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 7) % vocab);
+    Floats x_ref(tokens.size() * d), x_fast(tokens.size() * d);
+    reference.embedding_forward(x_ref.data(), tokens.data(), wte.data(), wpe.data(), batch, seq, d);
+    fast.embedding_forward(x_fast.data(), tokens.data(), wte.data(), wpe.data(), batch, seq, d);
+    expect_close("embedding", x_fast, x_ref, 0.0);
+}
+
 TEST_P(FastOps, Norms) {
     const int d = 40;
     const Floats x = random_tensor(n * d, 5), w = random_tensor(d, 6), b = random_tensor(d, 7);

@@ -1,5 +1,5 @@
 // The CPU backend NormLab trains with: the reference ops' maths, made fast. Each op runs in at most
-// one OpenMP region that splits rows (or parameter rows) statically across threads, with
+// one OpenMP region whose threads claim chunks of rows (or parameter rows), with
 // single-threaded Eigen products inside, and takes its scratch from a workspace that only grows, so
 // steady-state training steps allocate nothing. tests/engine/test_fast_ops.cpp holds it to the reference.
 #pragma once
@@ -14,6 +14,9 @@ class CpuBackend final : public CpuReferenceBackend {
     explicit CpuBackend(int threads) : CpuReferenceBackend(threads) {}
 
     void fill(float* dst, float value, size_t count) override;
+
+    void embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe, int batch,
+                           int seq, int d) override;
 
     void linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
                         int out) override;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include <omp.h>
+
 #include "engine/backend/cpu/attention_heads.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cpu/cpu_parallel.h"
@@ -27,7 +29,7 @@ void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, i
             const auto v = at.packed<ConstStridedView>(qkv, at.v);
             MatrixView p(probs + static_cast<size_t>(pair) * seq * seq, seq, seq);
             p.setZero();
-            p.triangularView<Eigen::Lower>() += (q * k.transpose()) * scale;
+            p.triangularView<Eigen::Lower>() += scale * q * k.transpose();
 
             double entropy = 0.0;
             float largest = -std::numeric_limits<float>::infinity();
@@ -71,8 +73,8 @@ void CpuBackend::attention_backward(float* dqkv, const float* dout, const float*
     float* thread_scores = scratch_floats(static_cast<size_t>(m_threads) * square);
     const int64_t work = static_cast<int64_t>(pairs) * seq * seq * head_dim * 2;
 
-    parallel_ranges(m_threads, pairs, work, 1, [&](int thread, Range range) {
-        MatrixView grad_scores(thread_scores + thread * square, seq, seq);
+    parallel_ranges(m_threads, pairs, work, 1, [&](int, Range range) {
+        MatrixView grad_scores(thread_scores + omp_get_thread_num() * square, seq, seq);
         for (int pair = static_cast<int>(range.begin); pair < range.end; ++pair) {
             const HeadOffsets at(pair, seq, heads, head_dim);
             const auto q = at.packed<ConstStridedView>(qkv, at.q);

@@ -1,9 +1,12 @@
-// Fast linear layers: the reference products on row blocks, one block per OpenMP thread. Backward
-// splits dx by rows of dy and dW / db by output rows (dW[o0:o1] += dy[:, o0:o1]^T x), so no two
-// threads write the same memory and no reduction is needed.
+// Fast linear layers and token + position embeddings: allocation-free GEMMs (cpu_gemm.h) on row blocks
+// claimed by the OpenMP threads. Backward cuts dx by rows of dy and dW / db by output rows (dW[o0:o1] +=
+// dy[:, o0:o1]^T x), so no two chunks write the same memory and no reduction is needed.
+#include <algorithm>
+
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/cpu_gemm.h"
+#include "engine/backend/cpu/cpu_kernels.h"
 #include "engine/backend/cpu/cpu_parallel.h"
-#include "engine/backend/cpu/eigen_maps.h"
 
 namespace normlab {
 
@@ -16,40 +19,50 @@ void CpuBackend::fill(float* dst, float value, size_t count) {
                     [&](int, Range r) { std::fill(dst + r.begin, dst + r.end, value); });
 }
 
+void CpuBackend::embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe,
+                                   int batch, int seq, int d) {
+    const int64_t n = static_cast<int64_t>(batch) * seq;
+    parallel_ranges(m_threads, n, n * d, 1, [&](int, Range rows) {
+        for (int64_t row = rows.begin; row < rows.end; ++row)
+            embedding_row(x + row * d, wte + static_cast<int64_t>(tokens[row]) * d, wpe + (row % seq) * d, d);
+    });
+}
+
 void CpuBackend::linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
                                 int out) {
     const int64_t work = static_cast<int64_t>(n) * in * out;
     parallel_ranges(m_threads, n, work, kRowAlign, [&](int, Range rows) {
-        CpuReferenceBackend::linear_forward(y + rows.begin * out, x + rows.begin * in, w, b,
-                                            static_cast<int>(rows.size()), in, out);
+        float* output = y + rows.begin * out;
+        gemm(output, out, {x + rows.begin * in, in}, {w, in, true}, rows.size(), out, in, false);
+        if (!b) return;
+        for (int64_t row = 0; row < rows.size(); ++row) {
+            float* values = output + row * out;
+            for (int j = 0; j < out; ++j) values[j] += b[j];
+        }
     });
 }
 
 void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
                                  const float* w, int n, int in, int out, bool accumulate_dx) {
     const int64_t work = static_cast<int64_t>(n) * in * out * (dx ? 2 : 1);
-    ConstMatrixView grad_out(dy, n, out);
-    ConstMatrixView input(x, n, in);
-    ConstMatrixView weight(w, out, in);
-    parallel_team(m_threads, work, [&](int thread, int team) {
-        const Range rows = share(n, thread, team, kRowAlign);
-        if (dx && rows.size() > 0) {
-            MatrixView grad_in(dx + rows.begin * in, rows.size(), in);
-            const auto grad_rows = grad_out.middleRows(rows.begin, rows.size());
-            if (accumulate_dx) {
-                grad_in.noalias() += grad_rows * weight;
-            } else {
-                grad_in.noalias() = grad_rows * weight;
-            }
+    const int dx_chunks = dx ? chunk_count(m_threads, n, work, kRowAlign) : 0;
+    const int dw_chunks = chunk_count(m_threads, out, work, kRowAlign);
+    parallel_tasks(dw_chunks > 1 ? m_threads : 1, dx_chunks + dw_chunks, [&](int task) {
+        if (task < dx_chunks) {
+            const Range rows = share(n, task, dx_chunks, kRowAlign);
+            gemm(dx + rows.begin * in, in, {dy + rows.begin * out, out}, {w, in}, rows.size(), in, out,
+                 accumulate_dx);
+            return;
         }
-        const Range outputs = share(out, thread, team, kRowAlign);
+        const Range outputs = share(out, task - dx_chunks, dw_chunks, kRowAlign);
         if (outputs.size() == 0) return;
-        const auto grad_columns = grad_out.middleCols(outputs.begin, outputs.size());
-        MatrixView grad_weight(dw + outputs.begin * in, outputs.size(), in);
-        grad_weight.noalias() += grad_columns.transpose() * input;
-        if (db) {
-            Eigen::Map<Eigen::RowVectorXf> grad_bias(db + outputs.begin, outputs.size());
-            for (int row = 0; row < n; ++row) grad_bias += grad_columns.row(row);
+        gemm(dw + outputs.begin * in, in, {dy + outputs.begin, out, true}, {x, in}, outputs.size(), in, n,
+             true);
+        if (!db) return;
+        float* grad_bias = db + outputs.begin;
+        for (int row = 0; row < n; ++row) {
+            const float* grad_row = dy + static_cast<int64_t>(row) * out + outputs.begin;
+            for (int64_t j = 0; j < outputs.size(); ++j) grad_bias[j] += grad_row[j];
         }
     });
 }

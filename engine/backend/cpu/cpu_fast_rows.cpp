@@ -1,6 +1,6 @@
 // Fast row-wise and element-wise ops: the reference's per-row and per-element maths (cpu_kernels.h) on
-// one contiguous range per thread; reductions keep one partial per thread in the workspace and add
-// them in thread order (deterministic for a given thread count), and small ops stay on one thread.
+// chunks the threads claim; reductions keep one partial per chunk in the workspace and add them in
+// chunk order (deterministic for a given thread count), and small ops stay on one thread.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -81,18 +81,19 @@ void CpuBackend::norm_backward(NormType type, float* dx, float* dw, float* db, f
                                int d, bool accumulate_dx) {
     const bool has_bias = type != NormType::RmsNorm && db;
     const size_t width = has_bias ? 2 * static_cast<size_t>(d) + 1 : static_cast<size_t>(d) + 1;
-    double* partials = scratch_doubles(width * m_threads);  // per thread: [dw | db | dalpha]
+    const int chunks = chunk_count(m_threads, n, static_cast<int64_t>(n) * d * 8, 1);
+    double* partials = scratch_doubles(width * chunks);  // per chunk: [dw | db | dalpha]
     const float dyt_alpha = type == NormType::DyT ? resolve(alpha) : 0.0f;
-    parallel_ranges(m_threads, n, static_cast<int64_t>(n) * d * 8, 1, [&](int thread, Range rows) {
-        double* partial = partials + thread * width;
+    parallel_chunks(m_threads, chunks, n, 1, [&](int chunk, Range rows) {
+        double* partial = partials + chunk * width;
         for (int64_t row = rows.begin; row < rows.end; ++row) {
             partial[width - 1] +=
                 norm_backward_row(type, dx + row * d, partial, dy + row * d, x + row * d, stats + 2 * row, w,
                                   dyt_alpha, d, has_bias, accumulate_dx);
         }
     });
-    for (int thread = 0; thread < m_threads; ++thread) {
-        const double* partial = partials + thread * width;
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+        const double* partial = partials + chunk * width;
         for (int i = 0; i < d; ++i) dw[i] += static_cast<float>(partial[i]);
         if (has_bias) {
             for (int i = 0; i < d; ++i) db[i] += static_cast<float>(partial[d + i]);
@@ -107,8 +108,9 @@ Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const floa
     int64_t scored = 0;
     for (int row = 0; row < n; ++row) scored += targets[row] >= 0 ? 1 : 0;
     const float inverse_scored = scored > 0 ? 1.0f / static_cast<float>(scored) : 0.0f;
-    double* partials = scratch_doubles(2 * static_cast<size_t>(m_threads));  // per thread: loss, correct
-    parallel_ranges(m_threads, n, static_cast<int64_t>(n) * vocab * 8, 1, [&](int thread, Range rows) {
+    const int chunks = chunk_count(m_threads, n, static_cast<int64_t>(n) * vocab * 8, 1);
+    double* partials = scratch_doubles(2 * static_cast<size_t>(chunks));  // per chunk: loss, correct
+    parallel_chunks(m_threads, chunks, n, 1, [&](int chunk, Range rows) {
         for (int64_t row = rows.begin; row < rows.end; ++row) {
             float* grad = want_gradient ? dlogits + row * vocab : nullptr;
             if (targets[row] < 0) {
@@ -116,16 +118,16 @@ Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const floa
                 continue;
             }
             bool correct = false;
-            partials[2 * thread] +=
+            partials[2 * chunk] +=
                 cross_entropy_row(grad, logits + row * vocab, targets[row], vocab, inverse_scored, correct);
-            partials[2 * thread + 1] += correct ? 1.0 : 0.0;
+            partials[2 * chunk + 1] += correct ? 1.0 : 0.0;
         }
     });
     CrossEntropyResult result;
     result.scored = scored;
-    for (int thread = 0; thread < m_threads; ++thread) {
-        result.loss_sum += partials[2 * thread];
-        result.correct += static_cast<int64_t>(partials[2 * thread + 1]);
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+        result.loss_sum += partials[2 * chunk];
+        result.correct += static_cast<int64_t>(partials[2 * chunk + 1]);
     }
     return result;
 }
@@ -164,28 +166,29 @@ void CpuBackend::residual_backward(float* dx, float* df, float* dc, float* da, c
     const float shortcut = resolve(c);
     const float branch = resolve(a);
     const bool want_sums = dc || da;
-    double* partials = scratch_doubles(2 * static_cast<size_t>(m_threads));  // per thread: <ds,x>, <ds,f>
-    parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count) * (want_sums ? 4 : 1),
-                    kElementAlign, [&](int thread, Range r) {
-                        double shortcut_sum = 0.0;
-                        double branch_sum = 0.0;
-                        for (int64_t i = r.begin; i < r.end; ++i) {
-                            const float grad = ds[i];
-                            if (want_sums) {
-                                shortcut_sum += static_cast<double>(grad) * x[i];
-                                branch_sum += static_cast<double>(grad) * f[i];
-                            }
-                            df[i] = branch * grad;
-                            dx[i] = shortcut * grad;
-                        }
-                        partials[2 * thread] = shortcut_sum;
-                        partials[2 * thread + 1] = branch_sum;
-                    });
+    const int64_t work = static_cast<int64_t>(count) * (want_sums ? 4 : 1);
+    const int chunks = chunk_count(m_threads, static_cast<int64_t>(count), work, kElementAlign);
+    double* partials = scratch_doubles(2 * static_cast<size_t>(chunks));  // per chunk: <ds,x>, <ds,f>
+    parallel_chunks(m_threads, chunks, static_cast<int64_t>(count), kElementAlign, [&](int chunk, Range r) {
+        double shortcut_sum = 0.0;
+        double branch_sum = 0.0;
+        for (int64_t i = r.begin; i < r.end; ++i) {
+            const float grad = ds[i];
+            if (want_sums) {
+                shortcut_sum += static_cast<double>(grad) * x[i];
+                branch_sum += static_cast<double>(grad) * f[i];
+            }
+            df[i] = branch * grad;
+            dx[i] = shortcut * grad;
+        }
+        partials[2 * chunk] = shortcut_sum;
+        partials[2 * chunk + 1] = branch_sum;
+    });
     double shortcut_total = 0.0;
     double branch_total = 0.0;
-    for (int thread = 0; thread < m_threads; ++thread) {
-        shortcut_total += partials[2 * thread];
-        branch_total += partials[2 * thread + 1];
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+        shortcut_total += partials[2 * chunk];
+        branch_total += partials[2 * chunk + 1];
     }
     if (dc) *dc += static_cast<float>(shortcut_total);
     if (da) *da += static_cast<float>(branch_total);
@@ -220,17 +223,18 @@ void CpuBackend::add(float* dst, const float* src, size_t count) {
                     });
 }
 
-// The slices, laid end to end, are split by element across threads; each thread keeps one partial per
-// slice, and the partials are added in thread order.
+// The slices, laid end to end, are cut by element into chunks; each chunk keeps one partial per
+// slice, and the partials are added in chunk order.
 template <class Term>
 void CpuBackend::reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out,
                                Term term) {
     int64_t total = 0;
     for (const Slice& slice : slices) total += static_cast<int64_t>(slice.count);
     const size_t count = slices.size();
-    double* partials = scratch_doubles(count * m_threads);
-    parallel_ranges(m_threads, total, total, kElementAlign, [&](int thread, Range r) {
-        double* partial = partials + thread * count;
+    const int chunks = chunk_count(m_threads, total, total, kElementAlign);
+    double* partials = scratch_doubles(count * chunks);
+    parallel_chunks(m_threads, chunks, total, kElementAlign, [&](int chunk, Range r) {
+        double* partial = partials + chunk * count;
         int64_t start = 0;
         for (size_t s = 0; s < count && start < r.end; ++s) {
             const int64_t end = start + static_cast<int64_t>(slices[s].count);
@@ -242,7 +246,7 @@ void CpuBackend::reduce_slices(const float* base, const std::vector<Slice>& slic
     });
     for (size_t s = 0; s < count; ++s) {
         double sum = 0.0;
-        for (int thread = 0; thread < m_threads; ++thread) sum += partials[thread * count + s];
+        for (int chunk = 0; chunk < chunks; ++chunk) sum += partials[chunk * count + s];
         host_out[s] = sum;
     }
 }

@@ -64,6 +64,11 @@ inline float optimizer_delta(const OptimizerStep& step, float param, float grad,
     return optimizer_delta<OptimizerKind::Adam>(step, param, grad, m, v);
 }
 
+// One row of the embedding: out = token_row + position_row.
+inline void embedding_row(float* out, const float* token_row, const float* position_row, int d) {
+    for (int i = 0; i < d; ++i) out[i] = token_row[i] + position_row[i];
+}
+
 // One row of LayerNorm / RMSNorm / DyT: y = norm(x) with double accumulators; stats gets (mean, rstd).
 inline void norm_forward_row(NormType type, float* out, float* stats, const float* in, const float* w,
                              const float* b, float dyt_alpha, int d, float eps) {

@@ -1,5 +1,6 @@
 // Linear layers and embeddings on the CPU: Eigen GEMMs for x W^T, dy W and dy^T x; serial, ordered
 // scatter-adds for embedding gradients so the result does not depend on the thread count.
+#include "engine/backend/cpu/cpu_kernels.h"
 #include "engine/backend/cpu/cpu_reference_backend.h"
 #include "engine/backend/cpu/eigen_maps.h"
 
@@ -42,10 +43,8 @@ void CpuReferenceBackend::embedding_forward(float* x, const int32_t* tokens, con
                                             const float* wpe, int batch, int seq, int d) {
 #pragma omp parallel for schedule(static)
     for (int row = 0; row < batch * seq; ++row) {
-        const float* token_row = wte + static_cast<size_t>(tokens[row]) * d;
-        const float* position_row = wpe + static_cast<size_t>(row % seq) * d;
-        float* out = x + static_cast<size_t>(row) * d;
-        for (int i = 0; i < d; ++i) out[i] = token_row[i] + position_row[i];
+        embedding_row(x + static_cast<size_t>(row) * d, wte + static_cast<size_t>(tokens[row]) * d,
+                      wpe + static_cast<size_t>(row % seq) * d, d);
     }
 }
 

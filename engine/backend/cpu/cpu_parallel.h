@@ -1,6 +1,7 @@
-// How the fast CPU backend splits work: one contiguous range per OpenMP thread (static, so the split
-// depends only on the size and the thread count), or the calling thread alone when the work is too
-// small to pay for a parallel region. Eigen products run single-threaded inside each range.
+// How the fast CPU backend splits work: fixed chunks (a few per thread) that the OpenMP threads claim
+// dynamically, so a thread the OS has descheduled (a busy GUI thread or another process on the same
+// cores) leaves its chunks to the others instead of stalling the op; small ops stay on the caller.
+// Chunk bounds depend only on the size and the thread count, so results are deterministic for both.
 #pragma once
 #include <omp.h>
 
@@ -11,41 +12,56 @@ namespace normlab {
 
 // Below this many multiply-adds (or element updates) a parallel region costs more than it saves.
 inline constexpr int64_t kMinParallelWork = 1 << 15;
+inline constexpr int kChunksPerThread = 4;
 
-// One thread's piece of [0, count) when `team` threads share it in order; pieces start at multiples
-// of `align` (except that the last one ends at count), so some threads may get an empty piece.
+// Piece `index` of [0, count) cut into `pieces` in order; pieces start at multiples of `align` (the
+// last one ends at count), so some may be empty.
 struct Range {
     int64_t begin = 0;
     int64_t end = 0;
     int64_t size() const { return end - begin; }
 };
 
-inline Range share(int64_t count, int thread, int team, int64_t align = 1) {
+inline Range share(int64_t count, int index, int pieces, int64_t align = 1) {
     const int64_t units = (count + align - 1) / align;
-    const int64_t begin = std::min(count, units * thread / team * align);
-    const int64_t end = thread + 1 == team ? count : std::min(count, units * (thread + 1) / team * align);
+    const int64_t begin = std::min(count, units * index / pieces * align);
+    const int64_t end = index + 1 == pieces ? count : std::min(count, units * (index + 1) / pieces * align);
     return {begin, std::max(begin, end)};
 }
 
-// Runs body(thread, team) on a team of `threads` OpenMP threads, or once on the caller as
-// body(0, 1) when `work` is below kMinParallelWork or a team is already running.
-template <class Body>
-void parallel_team(int threads, int64_t work, Body&& body) {
-    if (threads <= 1 || work < kMinParallelWork || omp_in_parallel()) {
-        body(0, 1);
-        return;
-    }
-#pragma omp parallel num_threads(threads)
-    body(omp_get_thread_num(), omp_get_num_threads());
+// How many chunks an op of `count` items (in multiples of `align`) and total cost `work` is cut into:
+// 1 (run on the caller) when the work is small, one thread is asked for, or a team already runs.
+inline int chunk_count(int threads, int64_t count, int64_t work, int64_t align) {
+    if (threads <= 1 || work < kMinParallelWork || omp_in_parallel()) return 1;
+    const int64_t units = (count + align - 1) / align;
+    return static_cast<int>(
+        std::max<int64_t>(1, std::min<int64_t>(units, int64_t{kChunksPerThread} * threads)));
 }
 
-// Calls body(thread, range) for each non-empty piece of [0, count) (see share and parallel_team).
+// Runs body(task) for task in [0, tasks), claimed one at a time by a team of `threads` (on the caller
+// alone when tasks <= 1). No thread waits for another's share: whoever is running takes the next task.
+template <class Body>
+void parallel_tasks(int threads, int tasks, Body&& body) {
+    if (tasks <= 1 || threads <= 1) {
+        for (int task = 0; task < tasks; ++task) body(task);
+        return;
+    }
+#pragma omp parallel for num_threads(std::min(threads, tasks)) schedule(dynamic, 1)
+    for (int task = 0; task < tasks; ++task) body(task);
+}
+
+// Calls body(chunk, range) for each non-empty chunk of [0, count), chunks as chunk_count says.
+template <class Body>
+void parallel_chunks(int threads, int chunks, int64_t count, int64_t align, Body&& body) {
+    parallel_tasks(threads, chunks, [&](int chunk) {
+        const Range range = share(count, chunk, chunks, align);
+        if (range.size() > 0) body(chunk, range);
+    });
+}
+
 template <class Body>
 void parallel_ranges(int threads, int64_t count, int64_t work, int64_t align, Body&& body) {
-    parallel_team(threads, work, [&](int thread, int team) {
-        const Range range = share(count, thread, team, align);
-        if (range.size() > 0) body(thread, range);
-    });
+    parallel_chunks(threads, chunk_count(threads, count, work, align), count, align, body);
 }
 
 }  // namespace normlab

@@ -1,0 +1,261 @@
+// No heap allocation in steady-state training: this test binary interposes malloc and friends (glibc)
+// to count every allocation of every thread (operator new, Eigen and OpenMP included), then runs the
+// model, the gradient reductions and the optimizer on a counting backend for N steps after a warm-up.
+// The backend must allocate nothing; the whole Trainer::step is measured and reported alongside.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+
+#include "engine/backend/cpu/cpu_backend.h"
+#include "engine/train/trainer.h"
+
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t count, size_t size);
+void* __libc_realloc(void* pointer, size_t size);
+void* __libc_memalign(size_t alignment, size_t size);
+}
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+
+void note_allocation() {
+    if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" {
+void* malloc(size_t size) {
+    note_allocation();
+    return __libc_malloc(size);
+}
+void* calloc(size_t count, size_t size) {
+    note_allocation();
+    return __libc_calloc(count, size);
+}
+void* realloc(void* pointer, size_t size) {
+    note_allocation();
+    return __libc_realloc(pointer, size);
+}
+void* memalign(size_t alignment, size_t size) {
+    note_allocation();
+    return __libc_memalign(alignment, size);
+}
+void* aligned_alloc(size_t alignment, size_t size) {
+    note_allocation();
+    return __libc_memalign(alignment, size);
+}
+int posix_memalign(void** out, size_t alignment, size_t size) {
+    note_allocation();
+    *out = __libc_memalign(alignment, size);
+    return *out ? 0 : ENOMEM;
+}
+}
+
+namespace normlab {
+namespace {
+
+// Counts the allocations made while one backend call runs (on any thread).
+class CountingWindow {
+  public:
+    CountingWindow() { g_counting.store(true); }
+    ~CountingWindow() { g_counting.store(false); }
+};
+
+// Forwards every op to the fast CPU backend and counts the allocations made inside them.
+class CountingBackend final : public Backend {
+  public:
+    explicit CountingBackend(int threads) : m_cpu(threads) {}
+
+    std::string name() const override { return m_cpu.name(); }
+    std::string device() const override { return m_cpu.device(); }
+    int threads() const override { return m_cpu.threads(); }
+    float* allocate(size_t count) override { return m_cpu.allocate(count); }
+    int32_t* allocate_ints(size_t count) override { return m_cpu.allocate_ints(count); }
+    void release(void* pointer) override { m_cpu.release(pointer); }
+
+    void upload(float* dst, const float* src, size_t count) override {
+        CountingWindow window;
+        m_cpu.upload(dst, src, count);
+    }
+    void upload_ints(int32_t* dst, const int32_t* src, size_t count) override {
+        CountingWindow window;
+        m_cpu.upload_ints(dst, src, count);
+    }
+    void download(float* dst, const float* src, size_t count) override {
+        CountingWindow window;
+        m_cpu.download(dst, src, count);
+    }
+    void fill(float* dst, float value, size_t count) override {
+        CountingWindow window;
+        m_cpu.fill(dst, value, count);
+    }
+    void copy(float* dst, const float* src, size_t count) override {
+        CountingWindow window;
+        m_cpu.copy(dst, src, count);
+    }
+    void embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe, int batch,
+                           int seq, int d) override {
+        CountingWindow window;
+        m_cpu.embedding_forward(x, tokens, wte, wpe, batch, seq, d);
+    }
+    void embedding_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens, int batch,
+                            int seq, int d) override {
+        CountingWindow window;
+        m_cpu.embedding_backward(dwte, dwpe, dx, tokens, batch, seq, d);
+    }
+    void linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
+                        int out) override {
+        CountingWindow window;
+        m_cpu.linear_forward(y, x, w, b, n, in, out);
+    }
+    void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w,
+                         int n, int in, int out, bool accumulate_dx) override {
+        CountingWindow window;
+        m_cpu.linear_backward(dx, dw, db, dy, x, w, n, in, out, accumulate_dx);
+    }
+    void norm_forward(NormType type, float* y, float* stats, const float* x, const float* w, const float* b,
+                      ScaleRef alpha, int n, int d, float eps) override {
+        CountingWindow window;
+        m_cpu.norm_forward(type, y, stats, x, w, b, alpha, n, d, eps);
+    }
+    void norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
+                       const float* x, const float* stats, const float* w, ScaleRef alpha, int n, int d,
+                       bool accumulate_dx) override {
+        CountingWindow window;
+        m_cpu.norm_backward(type, dx, dw, db, dalpha, dy, x, stats, w, alpha, n, d, accumulate_dx);
+    }
+    void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
+                           int head_dim, AttentionStatsRef stats) override {
+        CountingWindow window;
+        m_cpu.attention_forward(out, probs, qkv, batch, seq, heads, head_dim, stats);
+    }
+    void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, int batch,
+                            int seq, int heads, int head_dim) override {
+        CountingWindow window;
+        m_cpu.attention_backward(dqkv, dout, qkv, probs, batch, seq, heads, head_dim);
+    }
+    void activation_forward(Activation kind, float* y, const float* x, size_t count) override {
+        CountingWindow window;
+        m_cpu.activation_forward(kind, y, x, count);
+    }
+    void activation_backward(Activation kind, float* dx, const float* dy, const float* x,
+                             size_t count) override {
+        CountingWindow window;
+        m_cpu.activation_backward(kind, dx, dy, x, count);
+    }
+    void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                          size_t count) override {
+        CountingWindow window;
+        m_cpu.residual_forward(s, x, f, c, a, count);
+    }
+    void residual_backward(float* dx, float* df, float* dc, float* da, const float* ds, const float* x,
+                           const float* f, ScaleRef c, ScaleRef a, size_t count) override {
+        CountingWindow window;
+        m_cpu.residual_backward(dx, df, dc, da, ds, x, f, c, a, count);
+    }
+    CrossEntropyResult cross_entropy(float* dlogits, const float* logits, const int32_t* targets, int n,
+                                     int vocab, bool want_gradient) override {
+        CountingWindow window;
+        return m_cpu.cross_entropy(dlogits, logits, targets, n, vocab, want_gradient);
+    }
+    void sum_squares(const float* base, const std::vector<Slice>& slices, double* out) override {
+        CountingWindow window;
+        m_cpu.sum_squares(base, slices, out);
+    }
+    void sum_values(const float* base, const std::vector<Slice>& slices, double* out) override {
+        CountingWindow window;
+        m_cpu.sum_values(base, slices, out);
+    }
+    void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
+                          float* update, size_t count) override {
+        CountingWindow window;
+        m_cpu.optimizer_update(step, param, grad, m, v, update, count);
+    }
+    void scale(float* x, float factor, size_t count) override {
+        CountingWindow window;
+        m_cpu.scale(x, factor, count);
+    }
+    void add(float* dst, const float* src, size_t count) override {
+        CountingWindow window;
+        m_cpu.add(dst, src, count);
+    }
+
+  private:
+    CpuBackend m_cpu;
+};
+
+Config small_config(const char* norm_type) {
+    Config config;
+    for (const char* assignment :
+         {"data.task=copy", "data.symbols=63", "model.d_model=64", "model.layers=3", "model.heads=4",
+          "model.d_ff=256", "model.seq_len=32", "model.activation=gelu", "train.batch_size=16"}) {
+        apply_override(config, assignment);
+    }
+    apply_override(config, std::string("model.norm_type=") + norm_type);
+    return config;
+}
+
+class SteadyState : public ::testing::TestWithParam<const char*> {};
+
+// A training step's backend work (forward, backward with attention statistics, every gradient
+// reduction the trainer makes, the optimizer update) allocates nothing once warmed up, on 1 and 2 threads.
+TEST_P(SteadyState, BackendOpsAllocateNothing) {
+    const Config config = small_config(GetParam());
+    for (const int threads : {1, 2}) {
+        CountingBackend backend(threads);
+        const auto task = make_task(config.data, config.model.seq_len, config.train.seed);
+        Model model(config.model, task->vocab_size(), backend);
+        model.initialize(config.train.seed);
+        Optimizer optimizer(model);
+        std::vector<Slice> slices;
+        for (const auto& entry : model.layout().entries) slices.push_back({entry.offset, entry.count});
+        std::vector<double> sums(slices.size());
+        Batch batch;
+        auto step = [&](int t) {
+            task->make_batch(Split::Train, static_cast<uint64_t>(t), config.train.batch_size,
+                             config.model.seq_len, batch);
+            model.forward_backward(batch, true, true);
+            backend.sum_squares(model.grads(), slices, sums.data());
+            optimizer.update(config.train, t, 1e-3, 1.0);
+            backend.sum_squares(optimizer.last_update(), slices, sums.data());
+            backend.sum_squares(model.params(), slices, sums.data());
+        };
+        for (int t = 1; t <= 3; ++t) step(t);
+        g_allocations = 0;
+        for (int t = 4; t <= 13; ++t) step(t);
+        EXPECT_EQ(g_allocations.load(), 0)
+            << threads << " thread(s): allocations inside backend ops over 10 steps";
+    }
+}
+
+// Whole Trainer::step calls (telemetry every step): what the trainer and model bookkeeping still
+// allocate per step is reported (the backend part is zero, above) and must not grow with the step count.
+TEST_P(SteadyState, TrainerStepAllocationsAreBoundedAndReported) {
+    Config config = small_config(GetParam());
+    config.telemetry.val_every = 0;
+    Trainer trainer(config);
+    for (int i = 0; i < 3; ++i) trainer.step();
+    auto count_steps = [&](int steps) {
+        g_allocations = 0;
+        g_counting = true;
+        for (int i = 0; i < steps; ++i) trainer.step();
+        g_counting = false;
+        return g_allocations.load();
+    };
+    const long over_5 = count_steps(5);
+    const long over_10 = count_steps(10);
+    RecordProperty("allocations_per_trainer_step", std::to_string(over_10 / 10));
+    std::cout << "Trainer::step allocations per step (model and trainer bookkeeping): " << over_10 / 10
+              << "\n";
+    EXPECT_EQ(over_10, 2 * over_5) << "allocations per step must be the same every step";
+}
+
+INSTANTIATE_TEST_SUITE_P(Norms, SteadyState, ::testing::Values("layernorm", "rmsnorm", "dyt"));
+
+}  // namespace
+}  // namespace normlab

@@ -74,6 +74,8 @@ void Dashboard::resetLayout() {
     splitDockWidget(heatGradient, heatResid, Qt::Horizontal);
     splitDockWidget(updates, attention, Qt::Horizontal);
     for (QDockWidget* dock : m_docks) dock->show();
+    // The loss chart carries two value axes: give it the widest share of the first row.
+    resizeDocks({loss, gradient, resid}, {560, 420, 420}, Qt::Horizontal);
 }
 
 QByteArray Dashboard::saveLayout() const {

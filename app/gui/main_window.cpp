@@ -624,9 +624,9 @@ void MainWindow::setPresentation(bool on, bool fullScreen) {
     for (QWidget* widget : {static_cast<QWidget*>(statusBar())}) widget->setFont(font);
     for (QToolBar* toolbar : findChildren<QToolBar*>()) toolbar->setFont(font);
     m_dashboard->setPresentation(on);
-    if (on)
+    if (on && fullScreen)
         showFullScreen();
-    else
+    else if (!on && isFullScreen())
         showNormal();
 }
 

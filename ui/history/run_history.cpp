@@ -9,7 +9,7 @@ namespace normlab::ui {
 QString gradientTensorName(GradientTensor tensor) {
     switch (tensor) {
         case GradientTensor::Total:
-            return QStringLiteral("all block matrices");
+            return QStringLiteral("all matrices");
         case GradientTensor::Qkv:
             return QStringLiteral("w_qkv");
         case GradientTensor::AttnOut:

@@ -11,9 +11,11 @@ BlockProfilePanel::BlockProfilePanel(const QString& id, const QString& title, co
                                      QWidget* parent)
     : LinePanel(id, title, store, parent) {
     m_when = new QComboBox;
-    m_when->addItem(tr("newest step (dashed: step 1)"), false);
-    m_when->addItem(tr("step 1 only (initialisation)"), true);
-    m_when->setToolTip(tr("Step 1 is the model at initialisation, which Xiong et al.'s lemmas describe"));
+    m_when->addItem(tr("now + step 1"), false);
+    m_when->addItem(tr("step 1 only"), true);
+    m_when->setToolTip(
+        tr("Now (solid) with step 1 dashed, or step 1 alone: the model at initialisation, "
+           "which Xiong et al.'s lemmas describe"));
     header()->addWidget(new QLabel(tr("Show")));
     header()->addWidget(m_when);
     connect(m_when, &QComboBox::currentIndexChanged, this, &BlockProfilePanel::refresh);

@@ -30,7 +30,7 @@ HeatmapContent HeatmapPanel::buildContent() const {
     content.title = title() + (run ? QStringLiteral(": ") + run->name : QString());
     content.xTitle = tr("step");
     content.yTitle = tr("block");
-    content.colourTitle = gradient ? tr("||grad W||_F (block)") : tr("E||h||^2 / d");
+    content.colourTitle = gradient ? tr("||grad W||_F") : tr("E||h||^2 / d");
     content.emptyText = tr("Fills as the run trains");
     if (run) content.columns = gradient ? run->gradHeat.columns() : run->residHeat.columns();
     return content;

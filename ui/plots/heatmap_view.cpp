@@ -139,7 +139,10 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     const auto labelAt = [&](double exponent, const QString& text) {
         const double y = bar.bottom() - (exponent - lo) / (hi - lo) * bar.height();
         painter.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
-        painter.drawText(QRectF(bar.right() + 5, y - 8, 60, 16), Qt::AlignLeft | Qt::AlignVCenter, text);
+        const double labelHeight = metrics.height() + 2;
+        painter.drawText(
+            QRectF(bar.right() + 5, y - labelHeight / 2, metrics.horizontalAdvance(text) + 4, labelHeight),
+            Qt::AlignLeft | Qt::AlignVCenter, text);
     };
     // The ends of the scale, plus the decades between them that are not too close to an end.
     labelAt(lo, QString::number(std::pow(10.0, lo), 'g', 2));

@@ -92,6 +92,7 @@ QString legendHtml(const PlotContent& content) {
 QAbstractAxis* makeAxis(const AxisSpec& spec) {
     if (spec.log) {
         auto* axis = new QLogValueAxis;
+        axis->setTruncateLabels(false);
         axis->setBase(10.0);
         axis->setLabelFormat("%.3g");
         axis->setMinorTickCount(-1);
@@ -99,6 +100,7 @@ QAbstractAxis* makeAxis(const AxisSpec& spec) {
         return axis;
     }
     auto* axis = new QValueAxis;
+    axis->setTruncateLabels(false);
     axis->setLabelFormat("%.4g");
     axis->setTickType(QValueAxis::TicksDynamic);
     axis->setTitleText(spec.title);
@@ -261,7 +263,7 @@ void LinePlot::setContent(const PlotContent& content) {
         labels.setPointSizeF(large ? 14 : 8.5);
         axis->setLabelsFont(labels);
         QFont title = axis->titleFont();
-        title.setPointSizeF(large ? 15 : 9);
+        title.setPointSizeF(large ? 12.5 : 9);
         axis->setTitleFont(title);
     }
     impl.xAxis->setTitleText(content.x.title);

@@ -391,6 +391,12 @@ void MainWindow::onLiveChange(const QString& key, const QString& value) {
     }
     setDirty(true);
     if (!runsActive()) return;
+    // The run no longer is what its name (often a preset's) says.
+    ui::ExperimentRun& run = m_runs.at(m_activeRun);
+    if (!run.name.endsWith(tr(" (changed)"))) {
+        run.name += tr(" (changed)");
+        m_store.rename(m_activeRun, run.name);
+    }
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, id = m_activeRun, key, value] { worker->postChange(id, key, value); },
         Qt::QueuedConnection);
@@ -442,15 +448,19 @@ void MainWindow::onTelemetry(const ui::TelemetryBatch& batch) {
                     std::printf("normlab:   %s %.2f ms\n", panel.toUtf8().constData(),
                                 1e3 * seconds / std::max(1, m_dashboard->refreshCount()));
             std::fflush(stdout);
+            int exitCode = 0;
             if (!m_quitScreenshot.isEmpty()) {
                 const QString error = saveScreenshot(m_quitScreenshot);
                 if (!error.isEmpty())
                     std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
                 else
                     std::printf("normlab: screenshot saved to %s\n", m_quitScreenshot.toUtf8().constData());
+                exitCode = error.isEmpty() ? 0 : 1;
             }
+            std::fflush(stdout);
             setDirty(false);
             close();
+            QCoreApplication::exit(exitCode);
         });
     }
 }

@@ -75,7 +75,7 @@ void RunsPanel::updateStatus() {
         const RunHistory& run = found->second;
         const QString loss =
             run.loss.lastValue() ? QString::number(*run.loss.lastValue(), 'f', 3) : QStringLiteral("-");
-        item->setText(QStringLiteral("%1  [%2, step %3, loss %4]")
+        item->setText(QStringLiteral("%1\n%2, step %3, loss %4")
                           .arg(run.name, run.statusText())
                           .arg(run.step)
                           .arg(loss));

@@ -3,6 +3,7 @@
 // threads. Products may round differently (blocking, triangular kernels), so the match is relative.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -232,6 +233,43 @@ TEST_P(FastOps, CrossEntropyAndReductions) {
         for (size_t s = 0; s < slices.size(); ++s)
             EXPECT_NEAR(sums_fast[s], sums_ref[s], 1e-9 * (1.0 + std::abs(sums_ref[s]))) << "slice " << s;
     }
+}
+
+// Every task of every run happens exactly once, whatever thread claims it, run after run.
+TEST(TaskPool, RunsEveryTaskOnceAcrossManyRuns) {
+    for (const int threads : {1, 2, 4}) {
+        TaskPool pool(threads);
+        std::vector<std::atomic<int>> hits(64);
+        for (int run = 0; run < 3000; ++run) {
+            const int tasks = 1 + run % 64;
+            pool.run(tasks, [&](int task) { hits[task].fetch_add(1); });
+            for (int task = 0; task < 64; ++task) {
+                ASSERT_EQ(hits[task].exchange(0), task < tasks ? 1 : 0)
+                    << threads << " threads, run " << run << ", task " << task;
+            }
+        }
+    }
+}
+
+// A training op gives bit-identical results when run again with the same thread count.
+TEST(FastOpsDeterminism, SameThreadsSameBits) {
+    const int n = 4096, d = 64;
+    const Floats x = random_tensor(n * d, 19), dy = random_tensor(n * d, 20), w = random_tensor(d, 21),
+                 b = random_tensor(d, 22);
+    CpuBackend fast(2);
+    Floats y(n * d), stats(2 * n);
+    fast.norm_forward(NormType::LayerNorm, y.data(), stats.data(), x.data(), w.data(), b.data(), {}, n, d,
+                      1e-5f);
+    auto gradients = [&] {
+        Floats dx(n * d), dw(d, 0.0f), db(d, 0.0f);
+        fast.norm_backward(NormType::LayerNorm, dx.data(), dw.data(), db.data(), nullptr, dy.data(), x.data(),
+                           stats.data(), w.data(), {}, n, d, false);
+        dx.insert(dx.end(), dw.begin(), dw.end());
+        dx.insert(dx.end(), db.begin(), db.end());
+        return dx;
+    };
+    const Floats first = gradients();
+    for (int again = 0; again < 20; ++again) ASSERT_EQ(gradients(), first);
 }
 
 INSTANTIATE_TEST_SUITE_P(ThreadsAndSizes, FastOps,

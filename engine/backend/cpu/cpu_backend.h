@@ -1,17 +1,18 @@
-// The CPU backend NormLab trains with: the reference ops' maths, made fast. Each op runs in at most
-// one OpenMP region whose threads claim chunks of rows (or parameter rows), with
-// single-threaded Eigen products inside, and takes its scratch from a workspace that only grows, so
+// The CPU backend NormLab trains with: the reference ops' maths, made fast. Each op cuts its rows (or
+// parameter rows) into chunks that its own task pool's threads claim, with single-threaded Eigen
+// products inside, and takes its scratch from a workspace that only grows, so
 // steady-state training steps allocate nothing. tests/engine/test_fast_ops.cpp holds it to the reference.
 #pragma once
 #include <vector>
 
 #include "engine/backend/cpu/cpu_reference_backend.h"
+#include "engine/backend/cpu/cpu_task_pool.h"
 
 namespace normlab {
 
 class CpuBackend final : public CpuReferenceBackend {
   public:
-    explicit CpuBackend(int threads) : CpuReferenceBackend(threads) {}
+    explicit CpuBackend(int threads) : CpuReferenceBackend(threads), m_pool(m_threads) {}
 
     void fill(float* dst, float value, size_t count) override;
 
@@ -62,6 +63,7 @@ class CpuBackend final : public CpuReferenceBackend {
     template <class Term>
     void reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out, Term term);
 
+    TaskPool m_pool;
     std::vector<double> m_doubles;
     std::vector<float> m_floats;
 };

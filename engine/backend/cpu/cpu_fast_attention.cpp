@@ -5,8 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include <omp.h>
-
 #include "engine/backend/cpu/attention_heads.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cpu/cpu_parallel.h"
@@ -21,7 +19,7 @@ void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, i
     double* pair_stats = scratch_doubles(2 * static_cast<size_t>(pairs));  // entropy, largest logit
     const int64_t work = static_cast<int64_t>(pairs) * seq * seq * head_dim;
 
-    parallel_ranges(m_threads, pairs, work, 1, [&](int, Range range) {
+    parallel_ranges(m_pool, pairs, work, 1, [&](int, Range range) {
         for (int pair = static_cast<int>(range.begin); pair < range.end; ++pair) {
             const HeadOffsets at(pair, seq, heads, head_dim);
             const auto q = at.packed<ConstStridedView>(qkv, at.q);
@@ -73,8 +71,8 @@ void CpuBackend::attention_backward(float* dqkv, const float* dout, const float*
     float* thread_scores = scratch_floats(static_cast<size_t>(m_threads) * square);
     const int64_t work = static_cast<int64_t>(pairs) * seq * seq * head_dim * 2;
 
-    parallel_ranges(m_threads, pairs, work, 1, [&](int, Range range) {
-        MatrixView grad_scores(thread_scores + omp_get_thread_num() * square, seq, seq);
+    parallel_ranges(m_pool, pairs, work, 1, [&](int, Range range) {
+        MatrixView grad_scores(thread_scores + TaskPool::slot() * square, seq, seq);
         for (int pair = static_cast<int>(range.begin); pair < range.end; ++pair) {
             const HeadOffsets at(pair, seq, heads, head_dim);
             const auto q = at.packed<ConstStridedView>(qkv, at.q);

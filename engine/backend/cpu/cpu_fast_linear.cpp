@@ -15,14 +15,14 @@ constexpr int64_t kRowAlign = 8;  // row blocks start on multiples of 8 rows
 }  // namespace
 
 void CpuBackend::fill(float* dst, float value, size_t count) {
-    parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count) / 8, 16,
+    parallel_ranges(m_pool, static_cast<int64_t>(count), static_cast<int64_t>(count) / 8, 16,
                     [&](int, Range r) { std::fill(dst + r.begin, dst + r.end, value); });
 }
 
 void CpuBackend::embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe,
                                    int batch, int seq, int d) {
     const int64_t n = static_cast<int64_t>(batch) * seq;
-    parallel_ranges(m_threads, n, n * d, 1, [&](int, Range rows) {
+    parallel_ranges(m_pool, n, n * d, 1, [&](int, Range rows) {
         for (int64_t row = rows.begin; row < rows.end; ++row)
             embedding_row(x + row * d, wte + static_cast<int64_t>(tokens[row]) * d, wpe + (row % seq) * d, d);
     });
@@ -31,7 +31,7 @@ void CpuBackend::embedding_forward(float* x, const int32_t* tokens, const float*
 void CpuBackend::linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
                                 int out) {
     const int64_t work = static_cast<int64_t>(n) * in * out;
-    parallel_ranges(m_threads, n, work, kRowAlign, [&](int, Range rows) {
+    parallel_ranges(m_pool, n, work, kRowAlign, [&](int, Range rows) {
         float* output = y + rows.begin * out;
         gemm(output, out, {x + rows.begin * in, in}, {w, in, true}, rows.size(), out, in, false);
         if (!b) return;
@@ -47,7 +47,7 @@ void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* d
     const int64_t work = static_cast<int64_t>(n) * in * out * (dx ? 2 : 1);
     const int dx_chunks = dx ? chunk_count(m_threads, n, work, kRowAlign) : 0;
     const int dw_chunks = chunk_count(m_threads, out, work, kRowAlign);
-    parallel_tasks(dw_chunks > 1 ? m_threads : 1, dx_chunks + dw_chunks, [&](int task) {
+    auto run_task = [&](int task) {
         if (task < dx_chunks) {
             const Range rows = share(n, task, dx_chunks, kRowAlign);
             gemm(dx + rows.begin * in, in, {dy + rows.begin * out, out}, {w, in}, rows.size(), in, out,
@@ -64,7 +64,12 @@ void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* d
             const float* grad_row = dy + static_cast<int64_t>(row) * out + outputs.begin;
             for (int64_t j = 0; j < outputs.size(); ++j) grad_bias[j] += grad_row[j];
         }
-    });
+    };
+    if (dw_chunks > 1) {
+        m_pool.run(dx_chunks + dw_chunks, run_task);
+    } else {
+        for (int task = 0; task < dx_chunks + dw_chunks; ++task) run_task(task);
+    }
 }
 
 }  // namespace normlab

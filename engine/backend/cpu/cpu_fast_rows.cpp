@@ -70,7 +70,7 @@ float* CpuBackend::scratch_floats(size_t count) {
 void CpuBackend::norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
                               const float* b, ScaleRef alpha, int n, int d, float eps) {
     const float dyt_alpha = type == NormType::DyT ? resolve(alpha) : 0.0f;
-    parallel_ranges(m_threads, n, static_cast<int64_t>(n) * d * 4, 1, [&](int, Range rows) {
+    parallel_ranges(m_pool, n, static_cast<int64_t>(n) * d * 4, 1, [&](int, Range rows) {
         for (int64_t row = rows.begin; row < rows.end; ++row)
             norm_forward_row(type, y + row * d, stats + 2 * row, x + row * d, w, b, dyt_alpha, d, eps);
     });
@@ -84,7 +84,7 @@ void CpuBackend::norm_backward(NormType type, float* dx, float* dw, float* db, f
     const int chunks = chunk_count(m_threads, n, static_cast<int64_t>(n) * d * 8, 1);
     double* partials = scratch_doubles(width * chunks);  // per chunk: [dw | db | dalpha]
     const float dyt_alpha = type == NormType::DyT ? resolve(alpha) : 0.0f;
-    parallel_chunks(m_threads, chunks, n, 1, [&](int chunk, Range rows) {
+    parallel_chunks(m_pool, chunks, n, 1, [&](int chunk, Range rows) {
         double* partial = partials + chunk * width;
         for (int64_t row = rows.begin; row < rows.end; ++row) {
             partial[width - 1] +=
@@ -110,7 +110,7 @@ Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const floa
     const float inverse_scored = scored > 0 ? 1.0f / static_cast<float>(scored) : 0.0f;
     const int chunks = chunk_count(m_threads, n, static_cast<int64_t>(n) * vocab * 8, 1);
     double* partials = scratch_doubles(2 * static_cast<size_t>(chunks));  // per chunk: loss, correct
-    parallel_chunks(m_threads, chunks, n, 1, [&](int chunk, Range rows) {
+    parallel_chunks(m_pool, chunks, n, 1, [&](int chunk, Range rows) {
         for (int64_t row = rows.begin; row < rows.end; ++row) {
             float* grad = want_gradient ? dlogits + row * vocab : nullptr;
             if (targets[row] < 0) {
@@ -135,7 +135,7 @@ Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const floa
 void CpuBackend::activation_forward(Activation kind, float* y, const float* x, size_t count) {
     const int64_t work = static_cast<int64_t>(count) * (kind == Activation::Relu ? 1 : 16);
     with_activation(kind, [&](auto constant) {
-        parallel_ranges(m_threads, static_cast<int64_t>(count), work, kElementAlign, [&](int, Range r) {
+        parallel_ranges(m_pool, static_cast<int64_t>(count), work, kElementAlign, [&](int, Range r) {
             for (int64_t i = r.begin; i < r.end; ++i) y[i] = activation_value(constant, x[i]);
         });
     });
@@ -145,7 +145,7 @@ void CpuBackend::activation_backward(Activation kind, float* dx, const float* dy
                                      size_t count) {
     const int64_t work = static_cast<int64_t>(count) * (kind == Activation::Relu ? 1 : 16);
     with_activation(kind, [&](auto constant) {
-        parallel_ranges(m_threads, static_cast<int64_t>(count), work, kElementAlign, [&](int, Range r) {
+        parallel_ranges(m_pool, static_cast<int64_t>(count), work, kElementAlign, [&](int, Range r) {
             for (int64_t i = r.begin; i < r.end; ++i) dx[i] = dy[i] * activation_slope(constant, x[i]);
         });
     });
@@ -155,7 +155,7 @@ void CpuBackend::residual_forward(float* s, const float* x, const float* f, Scal
                                   size_t count) {
     const float shortcut = resolve(c);
     const float branch = resolve(a);
-    parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count), kElementAlign,
+    parallel_ranges(m_pool, static_cast<int64_t>(count), static_cast<int64_t>(count), kElementAlign,
                     [&](int, Range r) {
                         for (int64_t i = r.begin; i < r.end; ++i) s[i] = shortcut * x[i] + branch * f[i];
                     });
@@ -169,7 +169,7 @@ void CpuBackend::residual_backward(float* dx, float* df, float* dc, float* da, c
     const int64_t work = static_cast<int64_t>(count) * (want_sums ? 4 : 1);
     const int chunks = chunk_count(m_threads, static_cast<int64_t>(count), work, kElementAlign);
     double* partials = scratch_doubles(2 * static_cast<size_t>(chunks));  // per chunk: <ds,x>, <ds,f>
-    parallel_chunks(m_threads, chunks, static_cast<int64_t>(count), kElementAlign, [&](int chunk, Range r) {
+    parallel_chunks(m_pool, chunks, static_cast<int64_t>(count), kElementAlign, [&](int chunk, Range r) {
         double shortcut_sum = 0.0;
         double branch_sum = 0.0;
         for (int64_t i = r.begin; i < r.end; ++i) {
@@ -198,8 +198,8 @@ void CpuBackend::optimizer_update(const OptimizerStep& step, float* param, const
                                   float* v, float* update, size_t count) {
     with_optimizer(step.kind, [&](auto kind) {
         OptimizerStep constant_step = step;
-        parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count) * 8,
-                        kElementAlign, [&](int, Range r) {
+        parallel_ranges(m_pool, static_cast<int64_t>(count), static_cast<int64_t>(count) * 8, kElementAlign,
+                        [&](int, Range r) {
                             for (int64_t i = r.begin; i < r.end; ++i) {
                                 update[i] = optimizer_delta<decltype(kind)::value>(constant_step, param[i],
                                                                                    grad[i], m[i], v[i]);
@@ -210,14 +210,14 @@ void CpuBackend::optimizer_update(const OptimizerStep& step, float* param, const
 }
 
 void CpuBackend::scale(float* x, float factor, size_t count) {
-    parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count), kElementAlign,
+    parallel_ranges(m_pool, static_cast<int64_t>(count), static_cast<int64_t>(count), kElementAlign,
                     [&](int, Range r) {
                         for (int64_t i = r.begin; i < r.end; ++i) x[i] *= factor;
                     });
 }
 
 void CpuBackend::add(float* dst, const float* src, size_t count) {
-    parallel_ranges(m_threads, static_cast<int64_t>(count), static_cast<int64_t>(count), kElementAlign,
+    parallel_ranges(m_pool, static_cast<int64_t>(count), static_cast<int64_t>(count), kElementAlign,
                     [&](int, Range r) {
                         for (int64_t i = r.begin; i < r.end; ++i) dst[i] += src[i];
                     });
@@ -233,7 +233,7 @@ void CpuBackend::reduce_slices(const float* base, const std::vector<Slice>& slic
     const size_t count = slices.size();
     const int chunks = chunk_count(m_threads, total, total, kElementAlign);
     double* partials = scratch_doubles(count * chunks);
-    parallel_chunks(m_threads, chunks, total, kElementAlign, [&](int chunk, Range r) {
+    parallel_chunks(m_pool, chunks, total, kElementAlign, [&](int chunk, Range r) {
         double* partial = partials + chunk * count;
         int64_t start = 0;
         for (size_t s = 0; s < count && start < r.end; ++s) {

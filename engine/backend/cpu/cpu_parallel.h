@@ -1,12 +1,12 @@
-// How the fast CPU backend splits work: fixed chunks (a few per thread) that the OpenMP threads claim
-// dynamically, so a thread the OS has descheduled (a busy GUI thread or another process on the same
-// cores) leaves its chunks to the others instead of stalling the op; small ops stay on the caller.
+// How the fast CPU backend splits work: fixed chunks (a few per thread) that the task pool's threads
+// claim dynamically, so a thread the OS has descheduled (a busy GUI thread or another process on the
+// same cores) leaves its chunks to the others instead of stalling the op; small ops stay on the caller.
 // Chunk bounds depend only on the size and the thread count, so results are deterministic for both.
 #pragma once
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
+
+#include "engine/backend/cpu/cpu_task_pool.h"
 
 namespace normlab {
 
@@ -30,38 +30,26 @@ inline Range share(int64_t count, int index, int pieces, int64_t align = 1) {
 }
 
 // How many chunks an op of `count` items (in multiples of `align`) and total cost `work` is cut into:
-// 1 (run on the caller) when the work is small, one thread is asked for, or a team already runs.
+// 1 (run on the caller) when the work is small or one thread is asked for.
 inline int chunk_count(int threads, int64_t count, int64_t work, int64_t align) {
-    if (threads <= 1 || work < kMinParallelWork || omp_in_parallel()) return 1;
+    if (threads <= 1 || work < kMinParallelWork) return 1;
     const int64_t units = (count + align - 1) / align;
     return static_cast<int>(
         std::max<int64_t>(1, std::min<int64_t>(units, int64_t{kChunksPerThread} * threads)));
 }
 
-// Runs body(task) for task in [0, tasks), claimed one at a time by a team of `threads` (on the caller
-// alone when tasks <= 1). No thread waits for another's share: whoever is running takes the next task.
-template <class Body>
-void parallel_tasks(int threads, int tasks, Body&& body) {
-    if (tasks <= 1 || threads <= 1) {
-        for (int task = 0; task < tasks; ++task) body(task);
-        return;
-    }
-#pragma omp parallel for num_threads(std::min(threads, tasks)) schedule(dynamic, 1)
-    for (int task = 0; task < tasks; ++task) body(task);
-}
-
 // Calls body(chunk, range) for each non-empty chunk of [0, count), chunks as chunk_count says.
 template <class Body>
-void parallel_chunks(int threads, int chunks, int64_t count, int64_t align, Body&& body) {
-    parallel_tasks(threads, chunks, [&](int chunk) {
+void parallel_chunks(TaskPool& pool, int chunks, int64_t count, int64_t align, Body&& body) {
+    pool.run(chunks, [&](int chunk) {
         const Range range = share(count, chunk, chunks, align);
         if (range.size() > 0) body(chunk, range);
     });
 }
 
 template <class Body>
-void parallel_ranges(int threads, int64_t count, int64_t work, int64_t align, Body&& body) {
-    parallel_chunks(threads, chunk_count(threads, count, work, align), count, align, body);
+void parallel_ranges(TaskPool& pool, int64_t count, int64_t work, int64_t align, Body&& body) {
+    parallel_chunks(pool, chunk_count(pool.threads(), count, work, align), count, align, body);
 }
 
 }  // namespace normlab

@@ -1,0 +1,90 @@
+// TaskPool: one 64-bit claim word holds (generation, task count, next task). Publishing a run stores a
+// new word (release) after the function; a worker claims with a compare-exchange on that word, so it
+// only runs tasks of the run it read, and the caller cannot start the next run (and overwrite the
+// function) before every claimed task has completed.
+#include "engine/backend/cpu/cpu_task_pool.h"
+
+#include <immintrin.h>
+
+namespace normlab {
+
+namespace {
+constexpr int kSpinsBeforeSleep = 1000;  // tens of microseconds of pause instructions
+thread_local int t_slot = 0;
+
+uint32_t generation_of(uint64_t claim) {
+    return static_cast<uint32_t>(claim >> 32);
+}
+int tasks_of(uint64_t claim) {
+    return static_cast<int>((claim >> 16) & 0xffffu);
+}
+int next_of(uint64_t claim) {
+    return static_cast<int>(claim & 0xffffu);
+}
+}  // namespace
+
+TaskPool::TaskPool(int threads) {
+    for (int slot = 1; slot < threads; ++slot) m_workers.emplace_back([this, slot] { worker_loop(slot); });
+}
+
+TaskPool::~TaskPool() {
+    m_stop.store(true);
+    m_claim.fetch_add(uint64_t{1} << 32);
+    m_claim.notify_all();
+    for (std::thread& worker : m_workers) worker.join();
+}
+
+int TaskPool::slot() {
+    return t_slot;
+}
+
+void TaskPool::work(uint32_t generation) {
+    uint64_t claim = m_claim.load(std::memory_order_acquire);
+    while (generation_of(claim) == generation && next_of(claim) < tasks_of(claim)) {
+        if (!m_claim.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
+        m_function(m_context, next_of(claim));
+        if (m_completed.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks_of(claim))
+            m_completed.notify_one();
+        claim = m_claim.load(std::memory_order_acquire);
+    }
+}
+
+void TaskPool::run_erased(int tasks, Function function, void* context) {
+    m_function = function;
+    m_context = context;
+    m_completed.store(0, std::memory_order_relaxed);
+    const uint32_t generation = generation_of(m_claim.load(std::memory_order_relaxed)) + 1;
+    m_claim.store((static_cast<uint64_t>(generation) << 32) | (static_cast<uint64_t>(tasks) << 16),
+                  std::memory_order_release);
+    m_claim.notify_all();
+    work(generation);
+    int spins = 0;
+    for (int done = m_completed.load(std::memory_order_acquire); done < tasks;
+         done = m_completed.load(std::memory_order_acquire)) {
+        if (++spins < kSpinsBeforeSleep) {
+            _mm_pause();
+        } else {
+            m_completed.wait(done, std::memory_order_acquire);
+        }
+    }
+}
+
+void TaskPool::worker_loop(int slot) {
+    t_slot = slot;
+    uint32_t seen = 0;
+    while (true) {
+        uint64_t claim = m_claim.load(std::memory_order_acquire);
+        for (int spins = 0; generation_of(claim) == seen; claim = m_claim.load(std::memory_order_acquire)) {
+            if (++spins < kSpinsBeforeSleep) {
+                _mm_pause();
+            } else {
+                m_claim.wait(claim, std::memory_order_acquire);
+            }
+        }
+        if (m_stop.load(std::memory_order_acquire)) return;
+        seen = generation_of(claim);
+        work(seen);
+    }
+}
+
+}  // namespace normlab

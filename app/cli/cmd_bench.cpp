@@ -1,9 +1,14 @@
-// `normlab-cli bench`: times training steps after a warm-up and prints medians as one JSON line.
-// FLOPs count every matrix product of forward and backward (attention's q k^T and p v included).
+// `normlab-cli bench`: times training steps after a warm-up and prints medians as one JSON line, with
+// the peak resident memory; `--gemm` times the backend's own products at the model's linear-layer sizes
+// (the GEMM limit the model's GFLOP/s is measured against). FLOPs count every matrix product of forward
+// and backward (attention's q k^T and p v included).
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <limits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,10 +22,16 @@ namespace normlab::cli {
 namespace {
 const char* kBenchHelp =
     "usage: normlab-cli bench (--config FILE | --preset NAME) [--set KEY=VALUE]... [--steps N] [--warmup N]\n"
+    "                         [--gemm]\n"
     "\n"
     "Times N training steps (default 20) after N warm-up steps (default 3) and prints one JSON line:\n"
-    "{\"steps_per_s\", \"ms_per_step\", \"tokens_per_s\", \"gflops\", \"threads\", \"device\"} (medians).\n"
+    "{\"steps_per_s\", \"ms_per_step\", \"tokens_per_s\", \"gflops\", \"threads\", \"device\",\n"
+    "\"timed_steps\", \"peak_rss_mb\"} (medians; peak_rss_mb is the process's peak resident memory).\n"
     "Telemetry runs at the config's cadence (telemetry.every); validation is off while timing.\n"
+    "\n"
+    "--gemm times the backend's matrix products instead, at the model's linear-layer sizes (forward, dx and\n"
+    "dW of every layer, N rounds after the warm-up ones), and prints {\"gemm_gflops\", \"threads\",\n"
+    "\"device\"}: the GEMM limit the training step's gflops can be compared with.\n"
     "\n";
 
 // Matrix-product FLOPs of one training step (forward + backward = 3x forward).
@@ -33,12 +44,64 @@ double training_flops(const ModelConfig& m, int batch, int vocab) {
     const double head = 2.0 * n * d * vocab;
     return 3.0 * (m.layers * (projections + attention) + head);
 }
+
+double peak_rss_mb() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// One linear layer's sizes and how often the model has it.
+struct LinearShape {
+    int in, out, count;
+};
+
+// GFLOP/s of the backend's linear_forward + linear_backward (dx and dW) over the model's layers, each
+// round timing every shape once (weighted by how often the model has it), the median round reported.
+double gemm_gflops(Backend& backend, const ModelConfig& m, int batch, int vocab, int64_t warmup,
+                   int64_t rounds) {
+    const int n = batch * m.seq_len;
+    const int d = m.d_model;
+    std::vector<LinearShape> shapes = {{d, 3 * d, m.layers}, {d, vocab, 1}};
+    if (!m.theory_mode) {
+        shapes.push_back({d, d, m.layers});
+        shapes.push_back({d, m.d_ff, m.layers});
+        shapes.push_back({m.d_ff, d, m.layers});
+    }
+    const int widest = std::max({3 * d, m.d_ff, vocab});
+    float* x = backend.allocate(static_cast<size_t>(n) * widest);
+    float* y = backend.allocate(static_cast<size_t>(n) * widest);
+    float* dx = backend.allocate(static_cast<size_t>(n) * widest);
+    float* w = backend.allocate(static_cast<size_t>(widest) * widest);
+    float* dw = backend.allocate(static_cast<size_t>(widest) * widest);
+    backend.fill(x, 0.5f, static_cast<size_t>(n) * widest);
+    backend.fill(y, 0.25f, static_cast<size_t>(n) * widest);
+    backend.fill(w, 0.125f, static_cast<size_t>(widest) * widest);
+    double flops = 0.0;
+    for (const LinearShape& shape : shapes) flops += 6.0 * n * shape.in * shape.out * shape.count;
+    std::vector<double> seconds;
+    for (int64_t round = 0; round < warmup + rounds; ++round) {
+        double total = 0.0;
+        for (const LinearShape& shape : shapes) {
+            const auto start = std::chrono::steady_clock::now();
+            backend.linear_forward(y, x, w, nullptr, n, shape.in, shape.out);
+            backend.linear_backward(dx, dw, nullptr, y, x, w, n, shape.in, shape.out, false);
+            total +=
+                shape.count * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        }
+        if (round >= warmup) seconds.push_back(total);
+    }
+    for (float* buffer : {x, y, dx, w, dw}) backend.release(buffer);
+    std::sort(seconds.begin(), seconds.end());
+    return flops / seconds[seconds.size() / 2] / 1e9;
+}
 }  // namespace
 
 int run_bench(int argc, char** argv) {
     ArgReader reader(argc, argv, 2);
     ConfigSources sources;
     int64_t warmup = 3;
+    bool gemm = false;
     while (!reader.done()) {
         const std::string flag = reader.take();
         if (sources.consume(flag, reader)) continue;
@@ -47,6 +110,8 @@ int run_bench(int argc, char** argv) {
             return 0;
         } else if (flag == "--warmup") {
             warmup = reader.integer_of(flag, 0);
+        } else if (flag == "--gemm") {
+            gemm = true;
         } else {
             throw InputError("unknown option '" + flag + "'; see normlab-cli bench --help");
         }
@@ -64,6 +129,16 @@ int run_bench(int argc, char** argv) {
     config.train.steps = static_cast<int>(warmup + timed);
     config.telemetry.val_every = 0;
     Trainer trainer(config);
+    if (gemm) {
+        const double limit = gemm_gflops(trainer.backend(), effective_model_config(config.model),
+                                         config.train.batch_size, trainer.model().vocab(), warmup, timed);
+        std::cout << nlohmann::json({{"gemm_gflops", limit},
+                                     {"threads", trainer.backend().threads()},
+                                     {"device", trainer.backend().device()}})
+                         .dump()
+                  << "\n";
+        return 0;
+    }
 
     std::vector<double> seconds;
     for (int64_t i = 0; i < warmup + timed && !trainer.finished(); ++i) {
@@ -85,7 +160,8 @@ int run_bench(int argc, char** argv) {
                                  {"gflops", flops / median / 1e9},
                                  {"threads", trainer.backend().threads()},
                                  {"device", trainer.backend().device()},
-                                 {"timed_steps", seconds.size()}})
+                                 {"timed_steps", seconds.size()},
+                                 {"peak_rss_mb", peak_rss_mb()}})
                      .dump()
               << "\n";
     return 0;

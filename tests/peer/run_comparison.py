@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+# Runs the CPU comparison of issue 6 side by side and prints one Markdown table: NormLab (telemetry every
+# step and off, the GEMM limit, peak RSS) against the newest PyTorch (eager and torch.compile, in a
+# virtual environment) and Debian's python3-torch with OpenBLAS, each at its best thread count.
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHAPES = {
+    # name: (d_model, layers, heads, seq_len, batch); d_ff = 4 d, vocab 65 (copy task, 63 symbols)
+    "tiny": (64, 4, 4, 32, 16),
+    "small": (128, 6, 4, 64, 32),
+    "medium": (256, 8, 8, 128, 16),
+    "deep": (64, 48, 4, 32, 16),
+}
+
+
+def normlab_args(name, telemetry_every):
+    d, layers, heads, seq, batch = SHAPES[name]
+    sets = {
+        "data.task": "copy", "data.symbols": 63, "model.norm_placement": "pre", "model.norm_type": "layernorm",
+        "train.optimizer": "adam", "telemetry.every": telemetry_every, "model.d_model": d, "model.layers": layers,
+        "model.heads": heads, "model.d_ff": 4 * d, "model.seq_len": seq, "train.batch_size": batch,
+    }
+    args = []
+    for key, value in sets.items():
+        args += ["--set", f"{key}={value}"]
+    return args
+
+
+def run_json_lines(command, env=None):
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        sys.exit(f"failed: {' '.join(command)}\n{result.stderr}")
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def normlab(cli, name, steps, warmup):
+    env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
+    timing = ["--steps", str(steps), "--warmup", str(warmup)]
+    on = run_json_lines([cli, "bench", *normlab_args(name, 1), *timing], env)[0]
+    off = run_json_lines([cli, "bench", *normlab_args(name, 1000000), *timing], env)[0]
+    gemm = run_json_lines([cli, "bench", "--gemm", *normlab_args(name, 1), *timing], env)[0]
+    return on, off, gemm
+
+
+def peer(python, name, modes, threads, steps, warmup, env_extra):
+    env = dict(os.environ, **env_extra)
+    command = [python, str(HERE / "torch_peer.py"), "--shapes", name, "--modes", modes, "--threads", threads,
+               "--steps", str(steps), "--warmup", str(warmup)]
+    best = {}
+    for line in run_json_lines(command, env):
+        if line["steps_per_s"] > best.get(line["mode"], {"steps_per_s": 0.0})["steps_per_s"]:
+            best[line["mode"]] = line
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser(description="NormLab vs PyTorch on the CPU (issue 6)")
+    parser.add_argument("--cli", required=True, help="path to normlab-cli")
+    parser.add_argument("--venv-python", help="python of the virtual environment with the newest torch")
+    parser.add_argument("--system-python", default="/usr/bin/python3", help="python with Debian's python3-torch")
+    parser.add_argument("--shapes", default="tiny,small,medium,deep")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--json", help="also write every measurement to this file")
+    args = parser.parse_args()
+
+    rows, raw = [], []
+    for name in args.shapes.split(","):
+        on, off, gemm = normlab(args.cli, name, args.steps, args.warmup)
+        debian = peer(args.system_python, name, "eager", "1,2", args.steps, args.warmup,
+                      {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "2"})
+        newest = {}
+        if args.venv_python:
+            newest = peer(args.venv_python, name, "eager,compile", "1,2", args.steps, args.warmup, {})
+        raw.append({"shape": name, "normlab": on, "normlab_telemetry_off": off, "gemm": gemm, "debian_torch": debian,
+                    "newest_torch": newest})
+        rows.append((name, on, off, gemm, debian.get("eager"), newest.get("eager"), newest.get("compile")))
+        print(f"measured {name}", file=sys.stderr, flush=True)
+
+    def peer_cells(ours, theirs):
+        if not theirs:
+            return ["-", "-"]
+        return [f"{theirs['steps_per_s']:.2f} ({theirs['threads']}t)", f"{ours / theirs['steps_per_s']:.2f}x"]
+
+    version = next((r[5]["torch"] for r in rows if r[5]), "newest")
+    header = ["shape", "NormLab steps/s", f"torch {version} eager", "ratio", f"torch {version} compile", "ratio",
+              "torch 1.13 OpenBLAS", "ratio", "GEMM share", "telemetry cost", "peak RSS MB"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for name, on, off, gemm, debian, eager, compiled in rows:
+        ours = on["steps_per_s"]
+        cells = [name, f"{ours:.2f}"]
+        cells += peer_cells(ours, eager) + peer_cells(ours, compiled) + peer_cells(ours, debian)
+        cells.append(f"{on['gflops']:.0f} / {gemm['gemm_gflops']:.0f} GFLOP/s = {on['gflops'] / gemm['gemm_gflops']:.0%}")
+        cells.append(f"{on['ms_per_step'] / off['ms_per_step'] - 1.0:+.1%}")
+        cells.append(f"{on['peak_rss_mb']:.0f}")
+        print("| " + " | ".join(cells) + " |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(raw, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

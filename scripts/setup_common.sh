@@ -24,7 +24,7 @@ normlab_install_packages() {
 }
 
 NORMLAB_BUILD_PACKAGES=(build-essential cmake g++ libgtest-dev libgmock-dev libeigen3-dev nlohmann-json3-dev
-                        qt6-base-dev qt6-charts-dev qt6-svg-dev libgl1-mesa-dev)
+                        qt6-base-dev qt6-charts-dev qt6-svg-dev libgl1-mesa-dev fonts-dejavu-core)
 
 normlab_build() {
     cmake -S "$NORMLAB_ROOT" -B "$NORMLAB_BUILD" -DCMAKE_BUILD_TYPE=Release "$@" >"$NORMLAB_BUILD.configure.log" 2>&1 ||

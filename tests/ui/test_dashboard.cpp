@@ -1,0 +1,75 @@
+// The dashboard's coalescing: however many telemetry batches arrive, the charts redraw on a timer of
+// at least 33 ms (at most ~30 redraws a second), and every panel shows the latest data afterwards.
+#include <QElapsedTimer>
+#include <QTest>
+
+#include "ui/dashboard.h"
+#include "ui/panels/loss_panel.h"
+
+using namespace normlab::ui;
+
+class DashboardTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void redrawsAreCoalesced();
+    void maximiseShowsOnePanelAndRestores();
+};
+
+void DashboardTest::redrawsAreCoalesced() {
+    TelemetryStore store;
+    store.addRun(0, QStringLiteral("run"), normlab::Config{}, QString());
+    Dashboard dashboard(store);
+    dashboard.resize(1200, 800);
+    dashboard.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    QTest::qWait(100);
+    const int before = dashboard.refreshCount();
+    QElapsedTimer clock;
+    clock.start();
+    int step = 0;
+    // 2000 batches of one step each, as fast as the event loop takes them (far above 30 Hz).
+    while (step < 2000) {
+        RunUpdate update;
+        update.runId = 0;
+        normlab::StepRecord record;
+        record.step = ++step;
+        record.loss = 3.0;
+        record.layers.resize(4);
+        update.records.push_back(record);
+        update.step = step;
+        store.absorb(TelemetryBatch{{update}});
+        if (step % 20 == 0) QCoreApplication::processEvents();
+    }
+    QTest::qWait(2 * Dashboard::kSlowestRefreshMs);
+    const double elapsedMs = clock.elapsed();
+    const int redraws = dashboard.refreshCount() - before;
+    QVERIFY(redraws >= 1);
+    QVERIFY2(redraws <= elapsedMs / Dashboard::kRefreshIntervalMs + 2,
+             qPrintable(QStringLiteral("%1 redraws in %2 ms").arg(redraws).arg(elapsedMs)));
+    QVERIFY(dashboard.refreshIntervalMs() >= Dashboard::kRefreshIntervalMs);
+    // The last redraw saw the last step.
+    auto* loss = static_cast<LossPanel*>(dashboard.panel(QStringLiteral("loss")));
+    const PlotContent content = loss->plot().content();
+    QVERIFY(!content.series.empty());
+    QCOMPARE(content.series.front().points.back().x(), 2000.0);
+}
+
+void DashboardTest::maximiseShowsOnePanelAndRestores() {
+    TelemetryStore store;
+    Dashboard dashboard(store);
+    dashboard.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&dashboard));
+    ChartPanel* loss = dashboard.panel(QStringLiteral("loss"));
+    dashboard.toggleMaximised(loss);
+    int visible = 0;
+    for (ChartPanel* panel : dashboard.panels()) visible += panel->isVisible() ? 1 : 0;
+    QCOMPARE(visible, 1);
+    QVERIFY(loss->isVisible());
+    dashboard.toggleMaximised(loss);
+    visible = 0;
+    for (ChartPanel* panel : dashboard.panels()) visible += panel->isVisible() ? 1 : 0;
+    QCOMPARE(visible, int(dashboard.panels().size()));
+}
+
+QTEST_MAIN(DashboardTest)
+#include "test_dashboard.moc"

@@ -9,7 +9,7 @@
 namespace normlab {
 
 namespace {
-constexpr int kSpinsBeforeSleep = 1000;  // tens of microseconds of pause instructions
+constexpr int kSpinsBeforeSleep = 20000;  // a few hundred microseconds of pause instructions
 thread_local int t_slot = 0;
 
 uint32_t generation_of(uint64_t claim) {

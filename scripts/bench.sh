@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The CPU comparison of issue 6 in one command: builds NormLab (Release, build/), sets up the newest
+# The CPU comparison of issue 6 in one command: builds NormLab (Release, build-bench/), sets up the newest
 # PyTorch from PyPI in .venv-peer/ (git-ignored; the test suite does not need it), and prints one table:
 # NormLab vs PyTorch eager / torch.compile / Debian's python3-torch + OpenBLAS, GEMM share, telemetry
 # cost and peak RSS per shape. Extra arguments go to tests/peer/run_comparison.py (e.g. --shapes tiny).
 set -euo pipefail
+# An engine-only Release tree of its own, so the comparison never reconfigures build/.
+NORMLAB_BUILD="${NORMLAB_BUILD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build-bench}"
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 
 normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-venv python3-torch python3-numpy \

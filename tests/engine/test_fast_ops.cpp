@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -45,33 +46,38 @@ class FastOps : public ::testing::TestWithParam<Case> {
     int n = GetParam().rows;
 };
 
+// Both ways of cutting dW: by output rows (out >= in) and by input columns (in > out).
 TEST_P(FastOps, Linear) {
-    const int in = 48, out = 40;
-    const Floats x = random_tensor(n * in, 1), w = random_tensor(out * in, 2), b = random_tensor(out, 3);
-    const Floats dy = random_tensor(n * out, 4);
-    for (const bool with_bias : {false, true}) {
-        Floats y_ref(n * out), y_fast(n * out);
-        reference.linear_forward(y_ref.data(), x.data(), w.data(), with_bias ? b.data() : nullptr, n, in,
-                                 out);
-        fast.linear_forward(y_fast.data(), x.data(), w.data(), with_bias ? b.data() : nullptr, n, in, out);
-        expect_close("linear y", y_fast, y_ref);
+    for (const auto [in, out] : {std::pair{48, 40}, std::pair{24, 72}}) {
+        const Floats x = random_tensor(n * in, 1), w = random_tensor(out * in, 2), b = random_tensor(out, 3);
+        const Floats dy = random_tensor(n * out, 4);
+        for (const bool with_bias : {false, true}) {
+            Floats y_ref(n * out), y_fast(n * out);
+            reference.linear_forward(y_ref.data(), x.data(), w.data(), with_bias ? b.data() : nullptr, n, in,
+                                     out);
+            fast.linear_forward(y_fast.data(), x.data(), w.data(), with_bias ? b.data() : nullptr, n, in,
+                                out);
+            expect_close("linear y", y_fast, y_ref);
+        }
+        for (const bool accumulate : {false, true}) {
+            Floats dx_ref(n * in, 0.5f), dx_fast(n * in, 0.5f), dw_ref(w.size(), 0.25f),
+                dw_fast(w.size(), 0.25f);
+            Floats db_ref(out, 1.0f), db_fast(out, 1.0f);
+            reference.linear_backward(dx_ref.data(), dw_ref.data(), db_ref.data(), dy.data(), x.data(),
+                                      w.data(), n, in, out, accumulate);
+            fast.linear_backward(dx_fast.data(), dw_fast.data(), db_fast.data(), dy.data(), x.data(),
+                                 w.data(), n, in, out, accumulate);
+            expect_close("linear dx", dx_fast, dx_ref);
+            expect_close("linear dW", dw_fast, dw_ref);
+            expect_close("linear db", db_fast, db_ref);
+        }
+        Floats dw_ref(w.size(), 0.0f), dw_fast(w.size(), 0.0f);
+        reference.linear_backward(nullptr, dw_ref.data(), nullptr, dy.data(), x.data(), w.data(), n, in, out,
+                                  false);
+        fast.linear_backward(nullptr, dw_fast.data(), nullptr, dy.data(), x.data(), w.data(), n, in, out,
+                             false);
+        expect_close("linear dW without dx", dw_fast, dw_ref);
     }
-    for (const bool accumulate : {false, true}) {
-        Floats dx_ref(n * in, 0.5f), dx_fast(n * in, 0.5f), dw_ref(w.size(), 0.25f), dw_fast(w.size(), 0.25f);
-        Floats db_ref(out, 1.0f), db_fast(out, 1.0f);
-        reference.linear_backward(dx_ref.data(), dw_ref.data(), db_ref.data(), dy.data(), x.data(), w.data(),
-                                  n, in, out, accumulate);
-        fast.linear_backward(dx_fast.data(), dw_fast.data(), db_fast.data(), dy.data(), x.data(), w.data(), n,
-                             in, out, accumulate);
-        expect_close("linear dx", dx_fast, dx_ref);
-        expect_close("linear dW", dw_fast, dw_ref);
-        expect_close("linear db", db_fast, db_ref);
-    }
-    Floats dw_ref(w.size(), 0.0f), dw_fast(w.size(), 0.0f);
-    reference.linear_backward(nullptr, dw_ref.data(), nullptr, dy.data(), x.data(), w.data(), n, in, out,
-                              false);
-    fast.linear_backward(nullptr, dw_fast.data(), nullptr, dy.data(), x.data(), w.data(), n, in, out, false);
-    expect_close("linear dW without dx", dw_fast, dw_ref);
 }
 
 TEST_P(FastOps, Embedding) {

@@ -45,8 +45,19 @@ void CpuBackend::linear_forward(float* y, const float* x, const float* w, const 
 void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
                                  const float* w, int n, int in, int out, bool accumulate_dx) {
     const int64_t work = static_cast<int64_t>(n) * in * out * (dx ? 2 : 1);
+    // dW is cut along its wider side: each chunk repacks the other operand whole (x when cut by output
+    // rows, dy when cut by input columns), so the narrower one is the one repacked.
+    const bool by_outputs = out >= in;
     const int dx_chunks = dx ? chunk_count(m_threads, n, work, kRowAlign) : 0;
-    const int dw_chunks = chunk_count(m_threads, out, work, kRowAlign);
+    const int dw_chunks = chunk_count(m_threads, by_outputs ? out : in, work, kRowAlign);
+    const int db_tasks = db && !by_outputs ? 1 : 0;  // cut by inputs: the bias gradient is a task of its own
+    auto add_bias_gradient = [&](Range outputs) {
+        float* grad_bias = db + outputs.begin;
+        for (int row = 0; row < n; ++row) {
+            const float* grad_row = dy + static_cast<int64_t>(row) * out + outputs.begin;
+            for (int64_t j = 0; j < outputs.size(); ++j) grad_bias[j] += grad_row[j];
+        }
+    };
     auto run_task = [&](int task) {
         if (task < dx_chunks) {
             const Range rows = share(n, task, dx_chunks, kRowAlign);
@@ -54,21 +65,26 @@ void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* d
                  accumulate_dx);
             return;
         }
-        const Range outputs = share(out, task - dx_chunks, dw_chunks, kRowAlign);
+        task -= dx_chunks;
+        if (task == dw_chunks) return add_bias_gradient({0, out});
+        if (!by_outputs) {
+            const Range inputs = share(in, task, dw_chunks, kRowAlign);
+            if (inputs.size() > 0)
+                gemm(dw + inputs.begin, in, {dy, out, true}, {x + inputs.begin, in}, out, inputs.size(), n,
+                     true);
+            return;
+        }
+        const Range outputs = share(out, task, dw_chunks, kRowAlign);
         if (outputs.size() == 0) return;
         gemm(dw + outputs.begin * in, in, {dy + outputs.begin, out, true}, {x, in}, outputs.size(), in, n,
              true);
-        if (!db) return;
-        float* grad_bias = db + outputs.begin;
-        for (int row = 0; row < n; ++row) {
-            const float* grad_row = dy + static_cast<int64_t>(row) * out + outputs.begin;
-            for (int64_t j = 0; j < outputs.size(); ++j) grad_bias[j] += grad_row[j];
-        }
+        if (db) add_bias_gradient(outputs);
     };
+    const int tasks = dx_chunks + dw_chunks + db_tasks;
     if (dw_chunks > 1) {
-        m_pool.run(dx_chunks + dw_chunks, run_task);
+        m_pool.run(tasks, run_task);
     } else {
-        for (int task = 0; task < dx_chunks + dw_chunks; ++task) run_task(task);
+        for (int task = 0; task < tasks; ++task) run_task(task);
     }
 }
 

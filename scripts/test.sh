@@ -8,8 +8,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-torch python3-numpy libopenblas0-pthread
 normlab_build
 
-# Tests run one at a time: each already uses every core (OpenMP), and side by side they oversubscribe
-# the cores, where Eigen's spinning GEMM threads slow down by an order of magnitude.
+# Tests run one at a time: each already uses every core, so side by side they would only slow each
+# other down (and the timing-free tests gain nothing from it).
 echo "normlab: running the test suite (Release)"
 (cd "$NORMLAB_BUILD" && ctest --output-on-failure)
 

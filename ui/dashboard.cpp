@@ -126,6 +126,7 @@ void Dashboard::refreshNow() {
     // window, software rendering) waits longer before the next one, never less than 33 ms.
     const int adaptive = static_cast<int>(1e3 * seconds / kMaxRefreshShare);
     m_refreshTimer.setInterval(std::clamp(adaptive, kRefreshIntervalMs, kSlowestRefreshMs));
+    emit refreshed();
 }
 
 }  // namespace normlab::ui

@@ -35,11 +35,15 @@ class Dashboard : public QMainWindow {
     const std::map<QString, double>& panelSeconds() const { return m_panelSeconds; }
     static constexpr int kRefreshIntervalMs = 33;    // at most ~30 redraws a second
     static constexpr int kSlowestRefreshMs = 1000;   // at least one a second
-    static constexpr double kMaxRefreshShare = 0.2;  // of one core, for drawing
+    static constexpr double kMaxRefreshShare = 0.1;  // of one core, for drawing
     int refreshIntervalMs() const { return m_refreshTimer.interval(); }
 
   public slots:
     void toggleMaximised(normlab::ui::ChartPanel* panel);
+
+  signals:
+    // After each coalesced redraw: other views (status bar, run list) follow at the same pace.
+    void refreshed();
 
   private:
     void addPanel(ChartPanel* panel);

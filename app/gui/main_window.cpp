@@ -143,6 +143,8 @@ void MainWindow::buildDocks() {
 
     connect(lessons, &ui::LessonsPanel::lessonRequested, this, &MainWindow::startLesson);
     connect(m_runsPanel, &ui::RunsPanel::addRunRequested, this, &MainWindow::addRunFromPanel);
+    connect(m_dashboard, &ui::Dashboard::refreshed, m_runsPanel, &ui::RunsPanel::updateStatus);
+    connect(m_dashboard, &ui::Dashboard::refreshed, this, &MainWindow::updateStatusBar);
     connect(m_runsPanel, &ui::RunsPanel::runSelected, this, &MainWindow::selectRun);
     connect(m_configPanel, &ui::ConfigPanel::liveChanged, this, &MainWindow::onLiveChange);
     connect(m_configPanel, &ui::ConfigPanel::restartNeeded, this, &MainWindow::onRestartNeeded);
@@ -427,7 +429,6 @@ void MainWindow::onRestartNeeded(const QString& key) {
 
 void MainWindow::onTelemetry(const ui::TelemetryBatch& batch) {
     m_store.absorb(batch);
-    updateStatusBar();
     if (!m_quitAfterSteps) return;
     const ui::RunHistory* first = m_store.run(0);
     if ((first && first->step >= *m_quitAfterSteps) || m_state == WorkerState::Finished) {

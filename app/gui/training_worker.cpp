@@ -35,12 +35,6 @@ double secondsSince(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-// threads = 0 ("every core") leaves one core to the window: the engine's parallel GEMMs slow down
-// many times over when a thread of theirs has to share a core with the GUI thread.
-normlab::Config withGuiThreads(normlab::Config config) {
-    if (config.threads == 0) config.threads = std::max(1, QThread::idealThreadCount() - 1);
-    return config;
-}
 }  // namespace
 
 TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) {
@@ -62,7 +56,7 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
         for (const RunSpec& spec : plan.runs) {
             auto session = std::make_unique<Session>();
             session->spec = spec;
-            session->trainer = std::make_unique<normlab::Trainer>(withGuiThreads(spec.config));
+            session->trainer = std::make_unique<normlab::Trainer>(spec.config);
             sessions.push_back(std::move(session));
         }
         // Folders only once every run is valid, so bad input leaves nothing behind.

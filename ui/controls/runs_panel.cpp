@@ -42,7 +42,6 @@ RunsPanel::RunsPanel(TelemetryStore& store, QWidget* parent) : QWidget(parent), 
     layout->addWidget(add);
     connect(add, &QPushButton::clicked, this, &RunsPanel::addRunRequested);
     connect(&store, &TelemetryStore::runsChanged, this, &RunsPanel::rebuild);
-    connect(&store, &TelemetryStore::dataChanged, this, &RunsPanel::updateStatus);
     connect(m_list, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
         m_store.setVisible(item->data(Qt::UserRole).toInt(), item->checkState() == Qt::Checked);
     });

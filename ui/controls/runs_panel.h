@@ -14,6 +14,10 @@ class RunsPanel : public QWidget {
   public:
     explicit RunsPanel(TelemetryStore& store, QWidget* parent = nullptr);
 
+  public slots:
+    // Status, step and loss of each run (called at the dashboard's redraw pace).
+    void updateStatus();
+
   signals:
     void addRunRequested();
     // The user picked a run: the control panel shows (and live changes go to) that run.
@@ -21,7 +25,6 @@ class RunsPanel : public QWidget {
 
   private:
     void rebuild();
-    void updateStatus();
     TelemetryStore& m_store;
     QListWidget* m_list = nullptr;
 };

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# What the desktop app's window costs the engine: trains the same preset (same seed, same engine
+# threads) alternately with normlab-cli (no window) and with normlab (window drawing live charts,
+# offscreen unless a display is set), REPEATS times each, and prints the median steps/s of both and
+# their ratio, all read from the runs' summary.json. Usage: scripts/window_cost.sh [PRESET] [STEPS] [REPEATS]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${NORMLAB_BUILD:-$ROOT/build}"
+PRESET="${1:-quickstart}"
+STEPS="${2:-600}"
+REPEATS="${3:-5}"
+THREADS="${NORMLAB_WINDOW_COST_THREADS:-1}"  # the app's default on 2 cores: every core but one
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then export QT_QPA_PLATFORM=offscreen; fi
+
+echo "normlab: $PRESET, $STEPS steps, threads=$THREADS, $REPEATS runs each; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for i in $(seq "$REPEATS"); do
+    "$BUILD/app/normlab-cli" train --preset "$PRESET" --set train.steps="$STEPS" --set threads="$THREADS" \
+        --out "$WORK/cli-$i" --quiet >/dev/null
+    NORMLAB_RUNS_DIR="$WORK/gui-$i" "$BUILD/app/normlab" --preset "$PRESET" --set train.steps="$STEPS" \
+        --set threads="$THREADS" --quit-after-steps "$STEPS" --size 1680x1020 >"$WORK/gui-$i.log" 2>&1
+done
+python3 - "$WORK" "$REPEATS" <<'PY'
+import glob, json, statistics, sys
+work, repeats = sys.argv[1], int(sys.argv[2])
+def rate(pattern):
+    return [json.load(open(path))["steps_per_s"] for path in sorted(glob.glob(f"{work}/{pattern}"))]
+cli, gui = rate("cli-*/summary.json"), rate("gui-*/*/summary.json")
+assert len(cli) == repeats and len(gui) == repeats, (cli, gui)
+print("without window (normlab-cli): " + " ".join(f"{r:.1f}" for r in cli) + f"  median {statistics.median(cli):.1f} steps/s")
+print("with window (normlab):        " + " ".join(f"{r:.1f}" for r in gui) + f"  median {statistics.median(gui):.1f} steps/s")
+print(f"window cost: {100 * (1 - statistics.median(gui) / statistics.median(cli)):.1f}% of engine speed")
+PY
+echo "normlab: load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -174,23 +174,10 @@ void MainWindow::buildMenus() {
     });
     m_recentMenu = file->addMenu(tr("Open &recent"));
     rebuildRecentMenu();
-    file->addAction(tr("&Save experiment"), QKeySequence::Save, this, [this] {
-        QString path = m_experimentPath;
-        if (path.isEmpty())
-            path =
-                QFileDialog::getSaveFileName(this, tr("Save experiment"), QStringLiteral("experiment.json"),
-                                             tr("NormLab experiments (*.json)"));
-        if (path.isEmpty()) return;
-        const QString error = saveExperimentTo(path);
-        if (!error.isEmpty()) showMessage(tr("Cannot save the experiment"), error);
-    });
-    file->addAction(tr("Save experiment &as..."), QKeySequence::SaveAs, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Save experiment"), m_experimentPath,
-                                                          tr("NormLab experiments (*.json)"));
-        if (path.isEmpty()) return;
-        const QString error = saveExperimentTo(path);
-        if (!error.isEmpty()) showMessage(tr("Cannot save the experiment"), error);
-    });
+    file->addAction(tr("&Save experiment"), QKeySequence::Save, this,
+                    [this] { saveExperimentInteractively(false); });
+    file->addAction(tr("Save experiment &as..."), QKeySequence::SaveAs, this,
+                    [this] { saveExperimentInteractively(true); });
     file->addSeparator();
     QMenu* exportMenu = file->addMenu(tr("&Export dashboard"));
     for (const QString suffix : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}) {
@@ -203,11 +190,8 @@ void MainWindow::buildMenus() {
             ui::ImageExportOptions options;
             options.size = m_dashboard->size() * 2;
             if (suffix == QLatin1String("png") && !ui::askImageOptions(this, options)) return;
-            const QString error = suffix == QLatin1String("png")
-                                      ? ui::exportPng(*m_dashboard, caption, path, options)
-                                  : suffix == QLatin1String("svg")
-                                      ? ui::exportSvg(*m_dashboard, tr("NormLab dashboard"), caption, path)
-                                      : ui::exportPdf(*m_dashboard, caption, path);
+            const QString error =
+                ui::exportImage(*m_dashboard, tr("NormLab dashboard"), caption, path, options);
             if (!error.isEmpty()) showMessage(tr("Export failed"), error);
         });
     }
@@ -375,22 +359,24 @@ void MainWindow::addRunFromPanel() {
     if (restart) startRuns();
 }
 
-void MainWindow::selectRun(int id) {
-    if (id < 0 || id >= static_cast<int>(m_runs.size()) || id == m_activeRun) return;
+void MainWindow::syncActiveRunFromPanel() {
+    // A field that does not parse keeps the run's last valid config (the panel shows the problem).
     try {
         m_runs.at(m_activeRun).config = m_configPanel->config();
     } catch (const std::exception&) {
     }
+}
+
+void MainWindow::selectRun(int id) {
+    if (id < 0 || id >= static_cast<int>(m_runs.size()) || id == m_activeRun) return;
+    syncActiveRunFromPanel();
     m_activeRun = id;
     m_configPanel->setConfig(m_runs[id].config);
     statusBar()->showMessage(tr("Controls now edit %1").arg(m_runs[id].name), 4000);
 }
 
 void MainWindow::onLiveChange(const QString& key, const QString& value) {
-    try {
-        m_runs.at(m_activeRun).config = m_configPanel->config();
-    } catch (const std::exception&) {
-    }
+    syncActiveRunFromPanel();
     setDirty(true);
     if (!runsActive()) return;
     // The run no longer is what its name (often a preset's) says.
@@ -409,10 +395,7 @@ void MainWindow::onLiveChange(const QString& key, const QString& value) {
 void MainWindow::onRestartNeeded(const QString& key) {
     setDirty(true);
     if (!runsActive()) {
-        try {
-            m_runs.at(m_activeRun).config = m_configPanel->config();
-        } catch (const std::exception&) {
-        }
+        syncActiveRunFromPanel();
         return;
     }
     const auto answer = QMessageBox::question(
@@ -534,16 +517,19 @@ bool MainWindow::confirmDiscard() {
                               QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Cancel) return false;
     if (answer == QMessageBox::Discard) return true;
+    return saveExperimentInteractively(false);
+}
+
+bool MainWindow::saveExperimentInteractively(bool askForPath) {
     QString path = m_experimentPath;
-    if (path.isEmpty())
-        path = QFileDialog::getSaveFileName(this, tr("Save experiment"), QStringLiteral("experiment.json"));
+    if (askForPath || path.isEmpty())
+        path = QFileDialog::getSaveFileName(this, tr("Save experiment"),
+                                            path.isEmpty() ? QStringLiteral("experiment.json") : path,
+                                            tr("NormLab experiments (*.json)"));
     if (path.isEmpty()) return false;
     const QString error = saveExperimentTo(path);
-    if (!error.isEmpty()) {
-        QMessageBox::warning(this, tr("Cannot save the experiment"), error);
-        return false;
-    }
-    return true;
+    if (!error.isEmpty()) showMessage(tr("Cannot save the experiment"), error);
+    return error.isEmpty();
 }
 
 ui::Experiment MainWindow::currentExperiment() const {

@@ -75,6 +75,11 @@ class MainWindow : public QMainWindow {
     void updateStatusBar();
     void setDirty(bool dirty);
     bool confirmDiscard();
+    // Saves to the experiment's file (asking for one when there is none or askForPath); false when
+    // cancelled or failed (the failure is shown).
+    bool saveExperimentInteractively(bool askForPath);
+    // The control panel's settings become the active run's config.
+    void syncActiveRunFromPanel();
     void rememberRecent(const QString& path);
     void rebuildRecentMenu();
     ui::Experiment currentExperiment() const;

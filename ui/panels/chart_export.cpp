@@ -3,6 +3,7 @@
 #include "ui/panels/chart_export.h"
 
 #include <QBuffer>
+#include <QFileInfo>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSaveFile>
@@ -121,6 +122,15 @@ QString exportPdf(QWidget& chart, const QString& caption, const QString& path) {
 
 QString exportText(const QString& text, const QString& path) {
     return writeBytes(text.toUtf8(), path);
+}
+
+QString exportImage(QWidget& chart, const QString& title, const QString& caption, const QString& path,
+                    const ImageExportOptions& options) {
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("png")) return exportPng(chart, caption, path, options);
+    if (suffix == QLatin1String("svg")) return exportSvg(chart, title, caption, path);
+    if (suffix == QLatin1String("pdf")) return exportPdf(chart, caption, path);
+    return QStringLiteral("unknown export format '.%1': use .png, .svg, .pdf or .csv").arg(suffix);
 }
 
 QString exportFilter() {

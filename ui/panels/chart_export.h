@@ -18,6 +18,9 @@ QString exportPng(QWidget& chart, const QString& caption, const QString& path,
 QString exportSvg(QWidget& chart, const QString& title, const QString& caption, const QString& path);
 QString exportPdf(QWidget& chart, const QString& caption, const QString& path);
 QString exportText(const QString& text, const QString& path);
+// PNG, SVG or PDF by the path's suffix (anything else: an error naming the formats).
+QString exportImage(QWidget& chart, const QString& title, const QString& caption, const QString& path,
+                    const ImageExportOptions& options);
 
 // The export formats by file suffix, for save dialogs: "png", "svg", "pdf", "csv".
 QString exportFilter();

@@ -22,15 +22,7 @@ QString exportPanel(ChartPanel& panel, const QString& path, const ImageExportOpt
     // Exports carry the chart's title; on screen the dock shows it.
     panel.setTitleShown(true);
     panel.refresh();
-    QString error;
-    if (suffix == QLatin1String("png"))
-        error = exportPng(chart, panel.caption(), path, options);
-    else if (suffix == QLatin1String("svg"))
-        error = exportSvg(chart, panel.title(), panel.caption(), path);
-    else if (suffix == QLatin1String("pdf"))
-        error = exportPdf(chart, panel.caption(), path);
-    else
-        error = QStringLiteral("unknown export format '.%1': use .png, .svg, .pdf or .csv").arg(suffix);
+    const QString error = exportImage(chart, panel.title(), panel.caption(), path, options);
     panel.setTitleShown(false);
     panel.refresh();
     return error;

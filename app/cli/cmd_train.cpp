@@ -89,6 +89,7 @@ const char* kTrainHelpTail =
     "                       train.weight_decay, model.norm_placement, model.norm_type, model.residual,\n"
     "                       model.deepnorm_alpha, model.deepnorm_beta, telemetry.every, "
     "telemetry.val_every,\n"
+    "                       device and threads (the run moves to the new backend, losing nothing),\n"
     "                       and the action reinit_deepnorm_beta\n"
     "  --quiet              no progress lines on stderr\n";
 }  // namespace

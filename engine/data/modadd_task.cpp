@@ -2,7 +2,6 @@
 // are scored. The (a, b) pairs are split by a fixed hash, so validation pairs never occur in training.
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "engine/data/task_builders.h"
 
@@ -33,8 +32,15 @@ class ModAddTask final : public Task {
         const bool want_validation = split == Split::Validation;
         const int32_t plus = m_modulus;
         const int32_t equals = m_modulus + 1;
-        std::vector<int32_t> sequence(static_cast<std::size_t>(seq_len) + 1);
         for (int row = 0; row < batch_size; ++row) {
+            // The row's seq_len + 1 tokens are built in place (no scratch): the first seq_len are the
+            // inputs, and the one after them is only a target.
+            const std::size_t offset = static_cast<std::size_t>(row) * static_cast<std::size_t>(seq_len);
+            int32_t* tokens = out.inputs.data() + offset;
+            int32_t after_row = 0;
+            auto token_at = [&](int position) -> int32_t& {
+                return position < seq_len ? tokens[position] : after_row;
+            };
             // Problems back to back; the last one may be cut off (and then has no scored answer).
             for (int start = 0; start <= seq_len; start += kProblemTokens) {
                 int a = 0;
@@ -45,13 +51,11 @@ class ModAddTask final : public Task {
                 } while (pair_in_validation(a, b) != want_validation);
                 const int32_t problem[kProblemTokens] = {a, plus, b, equals, (a + b) % m_modulus};
                 for (int k = 0; k < kProblemTokens && start + k <= seq_len; ++k)
-                    sequence[start + k] = problem[k];
+                    token_at(start + k) = problem[k];
             }
-            const std::size_t offset = static_cast<std::size_t>(row) * static_cast<std::size_t>(seq_len);
             for (int t = 0; t < seq_len; ++t) {
-                out.inputs[offset + t] = sequence[t];
                 out.targets[offset + t] =
-                    (t + 1) % kProblemTokens == kProblemTokens - 1 ? sequence[t + 1] : -1;
+                    (t + 1) % kProblemTokens == kProblemTokens - 1 ? token_at(t + 1) : -1;
             }
         }
     }

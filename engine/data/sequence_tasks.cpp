@@ -3,6 +3,7 @@
 // validation sequences never occur in training.
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,7 @@ std::string kind_name(SequenceKind kind) {
 }
 
 // Identifies a sequence by its content x (y follows from x); independent of the run's seed.
-uint64_t sequence_hash(const std::vector<int32_t>& x) {
+uint64_t sequence_hash(std::span<const int32_t> x) {
     uint64_t hash = x.size();
     for (const int32_t symbol : x) hash = mix_seed(hash, static_cast<uint64_t>(symbol));
     return hash;
@@ -56,25 +57,25 @@ class SequenceTask final : public Task {
         const bool want_validation = split == Split::Validation;
         const int32_t sep = m_symbols;
         const int32_t pad = m_symbols + 1;
-        std::vector<int32_t> x(static_cast<std::size_t>(n));
-        std::vector<int32_t> sequence(static_cast<std::size_t>(seq_len) + 1);
         for (int row = 0; row < batch_size; ++row) {
+            // The row is [x, SEP, y, PAD...], built in place (no scratch): 2n + 1 <= seq_len, so all of
+            // y fits, and position t predicts the token at t + 1.
+            const std::size_t offset = static_cast<std::size_t>(row) * static_cast<std::size_t>(seq_len);
+            int32_t* tokens = out.inputs.data() + offset;
+            const std::span<int32_t> x(tokens, static_cast<std::size_t>(n));
             // Rejection sampling: uniform over the sequences of the requested split.
             do {
                 for (auto& symbol : x) symbol = rng.below(m_symbols);
             } while (hash_in_validation(sequence_hash(x), m_val_fraction) != want_validation);
-            std::fill(sequence.begin(), sequence.end(), pad);
-            std::copy(x.begin(), x.end(), sequence.begin());
-            sequence[n] = sep;
-            const auto answer = sequence.begin() + n + 1;
+            tokens[n] = sep;
+            int32_t* answer = tokens + n + 1;
             std::copy(x.begin(), x.end(), answer);
             if (m_kind == SequenceKind::Reverse) std::reverse(answer, answer + n);
             if (m_kind == SequenceKind::Sort) std::sort(answer, answer + n);
-            const std::size_t offset = static_cast<std::size_t>(row) * static_cast<std::size_t>(seq_len);
+            std::fill(answer + n, tokens + seq_len, pad);
             for (int t = 0; t < seq_len; ++t) {
-                out.inputs[offset + t] = sequence[t];
-                // Position t predicts sequence[t + 1]: scored only where that is y_1..y_n.
-                out.targets[offset + t] = (t >= n && t < 2 * n) ? sequence[t + 1] : -1;
+                // Scored only where the next token is y_1..y_n.
+                out.targets[offset + t] = (t >= n && t < 2 * n) ? tokens[t + 1] : -1;
             }
         }
     }

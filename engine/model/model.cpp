@@ -34,23 +34,34 @@ bool has_input_norm(NormPlacement p) {
 }  // namespace
 
 Model::Model(const ModelConfig& config, int vocab, Backend& backend)
-    : m_config(effective_model_config(config)), m_vocab(vocab), m_backend(backend) {
+    : m_config(effective_model_config(config)), m_vocab(vocab), m_backend(&backend) {
     m_layout = build_layout(m_config, vocab);
     // parameters, gradients, two optimizer moments, updates
     check_memory(m_layout.total * sizeof(float) * 5, "the model's parameters and optimizer state");
-    m_params = m_backend.allocate(m_layout.total);
-    m_grads = m_backend.allocate(m_layout.total);
-    m_attention_stats = m_backend.allocate(static_cast<size_t>(m_config.layers) * 2);
+    m_params = m_backend->allocate(m_layout.total);
+    m_grads = m_backend->allocate(m_layout.total);
+    m_attention_stats = m_backend->allocate(static_cast<size_t>(m_config.layers) * 2);
     refresh_active();
+
+    const size_t layers = static_cast<size_t>(m_config.layers);
+    m_stats.resid.resize(layers);
+    m_stats.resid_attn.resize(layers);
+    m_stats.attn_entropy.reserve(layers);
+    m_stats.attn_max_logit.reserve(layers);
+    m_stats.dependency.reserve(2 * layers);
+    m_variance_slices.reserve(4 * layers);
+    m_slice_squares.resize(4 * layers);
+    m_slice_sums.resize(4 * layers);
+    m_attention_host.resize(2 * layers);
 }
 
 Model::~Model() {
-    m_backend.release(m_params);
-    m_backend.release(m_grads);
-    m_backend.release(m_attention_stats);
-    m_backend.release(m_activations);
-    m_backend.release(m_tokens);
-    m_backend.release(m_targets);
+    m_backend->release(m_params);
+    m_backend->release(m_grads);
+    m_backend->release(m_attention_stats);
+    m_backend->release(m_activations);
+    m_backend->release(m_tokens);
+    m_backend->release(m_targets);
 }
 
 void Model::refresh_active() {
@@ -90,22 +101,26 @@ size_t estimate_training_bytes(const ModelConfig& model, int vocab, int batch, i
 void Model::ensure_activations(int batch, int seq) {
     if (batch == m_batch && seq == m_seq) return;
     const size_t n = static_cast<size_t>(batch) * seq;
-    const size_t d = m_config.d_model;
-    const size_t d_ff = m_config.d_ff;
-    const size_t probs = static_cast<size_t>(batch) * m_config.heads * seq * seq;
     const size_t total = activation_floats(m_config, m_vocab, batch, seq);
     check_memory(total * sizeof(float),
                  "activations for batch " + std::to_string(batch) + " x seq " + std::to_string(seq));
 
-    m_backend.release(m_activations);
-    m_backend.release(m_tokens);
-    m_backend.release(m_targets);
-    m_activations = m_backend.allocate(total);
-    m_tokens = m_backend.allocate_ints(n);
-    m_targets = m_backend.allocate_ints(n);
+    m_backend->release(m_activations);
+    m_backend->release(m_tokens);
+    m_backend->release(m_targets);
+    m_activations = m_backend->allocate(total);
+    m_tokens = m_backend->allocate_ints(n);
+    m_targets = m_backend->allocate_ints(n);
     m_batch = batch;
     m_seq = seq;
+    carve_activations();
+}
 
+void Model::carve_activations() {
+    const size_t n = static_cast<size_t>(m_batch) * m_seq;
+    const size_t d = m_config.d_model;
+    const size_t d_ff = m_config.d_ff;
+    const size_t probs = static_cast<size_t>(m_batch) * m_config.heads * m_seq * m_seq;
     float* cursor = m_activations;
     auto take = [&cursor](size_t count) {
         float* block = cursor;
@@ -173,48 +188,48 @@ void Model::forward_sublayer(int block, int kind, const float* x, SublayerActiva
     acts.input = x;
     const float* u = x;
     if (has_input_norm(m_config.norm_placement)) {
-        m_backend.norm_forward(type, acts.normed, acts.normed_stats, x, entry_ptr(norm_in.weight),
-                               entry_ptr(norm_in.bias), {0.0f, entry_ptr(norm_in.alpha)}, n, d, eps);
+        m_backend->norm_forward(type, acts.normed, acts.normed_stats, x, entry_ptr(norm_in.weight),
+                                entry_ptr(norm_in.bias), {0.0f, entry_ptr(norm_in.alpha)}, n, d, eps);
         u = acts.normed;
     }
 
     const float* f = acts.branch;
     if (kind == kAttention) {
-        m_backend.linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n, d,
-                                 3 * d);
+        m_backend->linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n, d,
+                                  3 * d);
         AttentionStatsRef stats;
         if (attention_stats) stats = {m_attention_stats + 2 * block, m_attention_stats + 2 * block + 1};
-        m_backend.attention_forward(acts.heads, acts.probs, acts.qkv, batch, seq, m_config.heads,
-                                    d / m_config.heads, stats);
+        m_backend->attention_forward(acts.heads, acts.probs, acts.qkv, batch, seq, m_config.heads,
+                                     d / m_config.heads, stats);
         if (m_config.theory_mode) {
             f = acts.heads;
         } else {
-            m_backend.linear_forward(acts.branch, acts.heads, entry_ptr(index.out_weight),
-                                     entry_ptr(index.out_bias), n, d, d);
+            m_backend->linear_forward(acts.branch, acts.heads, entry_ptr(index.out_weight),
+                                      entry_ptr(index.out_bias), n, d, d);
         }
     } else {
         const int d_ff = m_config.d_ff;
-        m_backend.linear_forward(acts.hidden_pre, u, entry_ptr(index.fc1_weight), entry_ptr(index.fc1_bias),
-                                 n, d, d_ff);
-        m_backend.activation_forward(m_config.activation, acts.hidden, acts.hidden_pre,
-                                     static_cast<size_t>(n) * d_ff);
-        m_backend.linear_forward(acts.branch, acts.hidden, entry_ptr(index.fc2_weight),
-                                 entry_ptr(index.fc2_bias), n, d_ff, d);
+        m_backend->linear_forward(acts.hidden_pre, u, entry_ptr(index.fc1_weight), entry_ptr(index.fc1_bias),
+                                  n, d, d_ff);
+        m_backend->activation_forward(m_config.activation, acts.hidden, acts.hidden_pre,
+                                      static_cast<size_t>(n) * d_ff);
+        m_backend->linear_forward(acts.branch, acts.hidden, entry_ptr(index.fc2_weight),
+                                  entry_ptr(index.fc2_bias), n, d_ff, d);
     }
     if (m_config.norm_placement == NormPlacement::Peri) {
-        m_backend.norm_forward(type, acts.branch_normed, acts.branch_stats, f, entry_ptr(norm_out.weight),
-                               entry_ptr(norm_out.bias), {0.0f, entry_ptr(norm_out.alpha)}, n, d, eps);
+        m_backend->norm_forward(type, acts.branch_normed, acts.branch_stats, f, entry_ptr(norm_out.weight),
+                                entry_ptr(norm_out.bias), {0.0f, entry_ptr(norm_out.alpha)}, n, d, eps);
         f = acts.branch_normed;
     }
-    m_backend.residual_forward(acts.sum, x, f, shortcut_scale(block, kind), branch_scale(block),
-                               static_cast<size_t>(n) * d);
+    m_backend->residual_forward(acts.sum, x, f, shortcut_scale(block, kind), branch_scale(block),
+                                static_cast<size_t>(n) * d);
     if (m_config.norm_placement == NormPlacement::Post) {
-        m_backend.norm_forward(type, acts.output, acts.output_stats, acts.sum, entry_ptr(norm_in.weight),
-                               entry_ptr(norm_in.bias), {0.0f, entry_ptr(norm_in.alpha)}, n, d, eps);
+        m_backend->norm_forward(type, acts.output, acts.output_stats, acts.sum, entry_ptr(norm_in.weight),
+                                entry_ptr(norm_in.bias), {0.0f, entry_ptr(norm_in.alpha)}, n, d, eps);
     }
 }
 
-ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool attention_stats) {
+const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, bool attention_stats) {
     for (size_t i = 0; i < batch.inputs.size(); ++i) {
         const int32_t token = batch.inputs[i];
         const int32_t target = batch.targets[i];
@@ -237,10 +252,10 @@ ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool att
     const NormIndex& final_norm = m_layout.final_norm;
     const bool has_final_norm = has_input_norm(m_config.norm_placement);
 
-    m_backend.upload_ints(m_tokens, batch.inputs.data(), n);
-    m_backend.upload_ints(m_targets, batch.targets.data(), n);
-    m_backend.embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe),
-                                batch.batch, batch.seq, d);
+    m_backend->upload_ints(m_tokens, batch.inputs.data(), n);
+    m_backend->upload_ints(m_targets, batch.targets.data(), n);
+    m_backend->embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe),
+                                 batch.batch, batch.seq, d);
     const float* x = m_embedded;
     for (int block = 0; block < m_config.layers; ++block) {
         for (int kind = 0; kind < 2; ++kind) {
@@ -249,24 +264,21 @@ ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool att
             x = m_config.norm_placement == NormPlacement::Post ? acts.output : acts.sum;
         }
     }
-    const float* head_input = x;
     if (has_final_norm) {
-        m_backend.norm_forward(type, m_final_normed, m_final_stats, x, entry_ptr(final_norm.weight),
-                               entry_ptr(final_norm.bias), {0.0f, entry_ptr(final_norm.alpha)}, n, d, eps);
-        head_input = m_final_normed;
+        m_backend->norm_forward(type, m_final_normed, m_final_stats, x, entry_ptr(final_norm.weight),
+                                entry_ptr(final_norm.bias), {0.0f, entry_ptr(final_norm.alpha)}, n, d, eps);
     }
-    m_head_input = head_input;
-    m_backend.linear_forward(m_logits, head_input, entry_ptr(m_layout.head), nullptr, n, d, m_vocab);
-    const auto loss = m_backend.cross_entropy(m_logits, m_logits, m_targets, n, m_vocab, backward);
+    const float* head_input = head_input_buffer();
+    m_backend->linear_forward(m_logits, head_input, entry_ptr(m_layout.head), nullptr, n, d, m_vocab);
+    const auto loss = m_backend->cross_entropy(m_logits, m_logits, m_targets, n, m_vocab, backward);
 
-    ForwardStats stats;
+    ForwardStats& stats = m_stats;
     stats.scored = loss.scored;
     stats.correct = loss.correct;
     stats.loss = loss.scored > 0 ? loss.loss_sum / static_cast<double>(loss.scored) : 0.0;
-    std::vector<double> sums(m_resid_slices.size());
-    m_backend.sum_squares(m_activations, m_resid_slices, sums.data());
-    stats.resid.resize(m_config.layers);
-    stats.resid_attn.resize(m_config.layers);
+    stats.first_nonfinite_block = -1;
+    const std::vector<double>& sums = m_slice_squares;  // one per residual sum, in sub-layer order
+    m_backend->sum_squares(m_activations, m_resid_slices, m_slice_squares.data());
     for (int block = 0; block < m_config.layers; ++block) {
         stats.resid_attn[block] = sums[2 * block] / static_cast<double>(nd);
         stats.resid[block] = sums[2 * block + 1] / static_cast<double>(nd);
@@ -277,37 +289,39 @@ ForwardStats Model::forward_backward(const Batch& batch, bool backward, bool att
     }
     if (stats.first_nonfinite_block < 0 && !std::isfinite(stats.loss))
         stats.first_nonfinite_block = m_config.layers;
+    stats.attn_entropy.clear();
+    stats.attn_max_logit.clear();
+    stats.dependency.clear();
     if (attention_stats) {
-        std::vector<float> host(static_cast<size_t>(m_config.layers) * 2);
-        m_backend.download(host.data(), m_attention_stats, host.size());
+        m_backend->download(m_attention_host.data(), m_attention_stats, m_attention_host.size());
         const double rows = static_cast<double>(batch.batch) * m_config.heads * batch.seq;
         for (int block = 0; block < m_config.layers; ++block) {
-            stats.attn_entropy.push_back(host[2 * block] / rows);
-            stats.attn_max_logit.push_back(host[2 * block + 1]);
+            stats.attn_entropy.push_back(m_attention_host[2 * block] / rows);
+            stats.attn_max_logit.push_back(m_attention_host[2 * block + 1]);
         }
+        measure_dependency(nd);
     }
-    if (attention_stats) stats.dependency = dependency_ratios(nd);
     if (!backward) return stats;
 
-    m_backend.fill(m_grads, 0.0f, m_layout.total);
+    m_backend->fill(m_grads, 0.0f, m_layout.total);
     float* grad_residual = m_scratch[kGradResidual];
-    m_backend.linear_backward(grad_residual, grad_ptr(m_layout.head), nullptr, m_logits, head_input,
-                              entry_ptr(m_layout.head), n, d, m_vocab, false);
+    m_backend->linear_backward(grad_residual, grad_ptr(m_layout.head), nullptr, m_logits, head_input,
+                               entry_ptr(m_layout.head), n, d, m_vocab, false);
     if (has_final_norm) {
         float* grad_temp = m_scratch[kGradTemp];
-        m_backend.norm_backward(type, grad_temp, grad_ptr(final_norm.weight), grad_ptr(final_norm.bias),
-                                grad_ptr(final_norm.alpha), grad_residual, x, m_final_stats,
-                                entry_ptr(final_norm.weight), {0.0f, entry_ptr(final_norm.alpha)}, n, d,
-                                false);
-        m_backend.copy(grad_residual, grad_temp, nd);
+        m_backend->norm_backward(type, grad_temp, grad_ptr(final_norm.weight), grad_ptr(final_norm.bias),
+                                 grad_ptr(final_norm.alpha), grad_residual, x, m_final_stats,
+                                 entry_ptr(final_norm.weight), {0.0f, entry_ptr(final_norm.alpha)}, n, d,
+                                 false);
+        m_backend->copy(grad_residual, grad_temp, nd);
     }
     for (int block = m_config.layers - 1; block >= 0; --block) {
         for (int kind = 1; kind >= 0; --kind) {
             backward_sublayer(block, kind, m_sublayers[block * 2 + kind], batch.batch, batch.seq);
         }
     }
-    m_backend.embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
-                                 batch.batch, batch.seq, d);
+    m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
+                                  batch.batch, batch.seq, d);
     return stats;
 }
 
@@ -317,47 +331,71 @@ const float* Model::added_branch(int block, int kind) const {
     return kind == kAttention && m_config.theory_mode ? acts.heads : acts.branch;
 }
 
-std::vector<double> Model::dependency_ratios(size_t count) {
+// Fills m_stats.dependency: per sub-layer, a^2 Var[branch] / Var[residual sum].
+void Model::measure_dependency(size_t count) {
     const size_t sublayers = m_sublayers.size();
-    std::vector<Slice> slices = m_resid_slices;
+    m_variance_slices.assign(m_resid_slices.begin(), m_resid_slices.end());
     for (size_t i = 0; i < sublayers; ++i) {
-        slices.push_back({static_cast<size_t>(added_branch(static_cast<int>(i / 2), static_cast<int>(i % 2)) -
-                                              m_activations),
-                          count});
+        m_variance_slices.push_back(
+            {static_cast<size_t>(added_branch(static_cast<int>(i / 2), static_cast<int>(i % 2)) -
+                                 m_activations),
+             count});
     }
-    std::vector<double> squares(slices.size()), sums(slices.size());
-    m_backend.sum_squares(m_activations, slices, squares.data());
-    m_backend.sum_values(m_activations, slices, sums.data());
+    const std::vector<double>& squares = m_slice_squares;
+    const std::vector<double>& sums = m_slice_sums;
+    m_backend->sum_squares(m_activations, m_variance_slices, m_slice_squares.data());
+    m_backend->sum_values(m_activations, m_variance_slices, m_slice_sums.data());
     auto variance = [&](size_t i) {
         const double mean = sums[i] / static_cast<double>(count);
         return squares[i] / static_cast<double>(count) - mean * mean;
     };
-    std::vector<double> ratios(sublayers);
     for (size_t i = 0; i < sublayers; ++i) {
         double scale = 1.0;
         const ScaleRef a = branch_scale(static_cast<int>(i / 2));
         if (a.param) {
             float value = 0.0f;
-            m_backend.download(&value, a.param, 1);
+            m_backend->download(&value, a.param, 1);
             scale = static_cast<double>(value) * value;
         }
         const double total = variance(i);
-        ratios[i] = total > 0.0 ? scale * variance(sublayers + i) / total : 0.0;
+        m_stats.dependency.push_back(total > 0.0 ? scale * variance(sublayers + i) / total : 0.0);
     }
-    return ratios;
+}
+
+const float* Model::head_input_buffer() const {
+    if (has_input_norm(m_config.norm_placement)) return m_final_normed;
+    if (m_sublayers.empty()) return m_embedded;
+    const SublayerActivations& last = m_sublayers.back();
+    return m_config.norm_placement == NormPlacement::Post ? last.output : last.sum;
+}
+
+void Model::stage_move(BackendTransfer& transfer) {
+    transfer.copy(m_params, m_layout.total);
+    transfer.copy(m_grads, m_layout.total);
+    transfer.copy(m_attention_stats, static_cast<size_t>(m_config.layers) * 2);
+    if (!m_activations) return;
+    const size_t n = static_cast<size_t>(m_batch) * m_seq;
+    transfer.copy(m_activations, activation_floats(m_config, m_vocab, m_batch, m_seq));
+    transfer.reallocate(m_tokens, n);  // uploaded again by every pass
+    transfer.reallocate(m_targets, n);
+}
+
+void Model::moved_to(Backend& target) {
+    m_backend = &target;
+    if (m_activations) carve_activations();
 }
 
 std::vector<float> Model::read_block_output(int block) {
     const SublayerActivations& acts = m_sublayers.at(static_cast<size_t>(block) * 2 + kFeedForward);
     const float* output = m_config.norm_placement == NormPlacement::Post ? acts.output : acts.sum;
     std::vector<float> host(static_cast<size_t>(m_batch) * m_seq * m_config.d_model);
-    m_backend.download(host.data(), output, host.size());
+    m_backend->download(host.data(), output, host.size());
     return host;
 }
 
 std::vector<float> Model::read_head_input() {
     std::vector<float> host(static_cast<size_t>(m_batch) * m_seq * m_config.d_model);
-    m_backend.download(host.data(), m_head_input, host.size());
+    m_backend->download(host.data(), head_input_buffer(), host.size());
     return host;
 }
 
@@ -376,9 +414,9 @@ void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, in
 
     const float* grad_sum = grad_residual;
     if (m_config.norm_placement == NormPlacement::Post) {
-        m_backend.norm_backward(type, m_scratch[kGradTemp], grad_ptr(norm_in.weight), grad_ptr(norm_in.bias),
-                                grad_ptr(norm_in.alpha), grad_residual, acts.sum, acts.output_stats,
-                                entry_ptr(norm_in.weight), {0.0f, entry_ptr(norm_in.alpha)}, n, d, false);
+        m_backend->norm_backward(type, m_scratch[kGradTemp], grad_ptr(norm_in.weight), grad_ptr(norm_in.bias),
+                                 grad_ptr(norm_in.alpha), grad_residual, acts.sum, acts.output_stats,
+                                 entry_ptr(norm_in.weight), {0.0f, entry_ptr(norm_in.alpha)}, n, d, false);
         grad_sum = m_scratch[kGradTemp];
     }
 
@@ -387,15 +425,15 @@ void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, in
     float* grad_shortcut =
         m_config.residual == Residual::Admin ? grad_ptr(index.admin_omega) + kind : nullptr;
     float* grad_rezero = m_config.residual == Residual::ReZero ? grad_ptr(index.rezero_alpha) : nullptr;
-    m_backend.residual_backward(grad_residual, m_scratch[kGradBranch], grad_shortcut, grad_rezero, grad_sum,
-                                acts.input, combined, shortcut_scale(block, kind), branch_scale(block), nd);
+    m_backend->residual_backward(grad_residual, m_scratch[kGradBranch], grad_shortcut, grad_rezero, grad_sum,
+                                 acts.input, combined, shortcut_scale(block, kind), branch_scale(block), nd);
 
     const float* grad_branch = m_scratch[kGradBranch];
     if (peri) {
-        m_backend.norm_backward(type, m_scratch[kGradBranchNormed], grad_ptr(norm_out.weight),
-                                grad_ptr(norm_out.bias), grad_ptr(norm_out.alpha), grad_branch, branch,
-                                acts.branch_stats, entry_ptr(norm_out.weight),
-                                {0.0f, entry_ptr(norm_out.alpha)}, n, d, false);
+        m_backend->norm_backward(type, m_scratch[kGradBranchNormed], grad_ptr(norm_out.weight),
+                                 grad_ptr(norm_out.bias), grad_ptr(norm_out.alpha), grad_branch, branch,
+                                 acts.branch_stats, entry_ptr(norm_out.weight),
+                                 {0.0f, entry_ptr(norm_out.alpha)}, n, d, false);
         grad_branch = m_scratch[kGradBranchNormed];
     }
 
@@ -405,30 +443,30 @@ void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, in
     if (kind == kAttention) {
         const float* grad_heads = grad_branch;
         if (!m_config.theory_mode) {
-            m_backend.linear_backward(m_scratch[kGradHeads], grad_ptr(index.out_weight),
-                                      grad_ptr(index.out_bias), grad_branch, acts.heads,
-                                      entry_ptr(index.out_weight), n, d, d, false);
+            m_backend->linear_backward(m_scratch[kGradHeads], grad_ptr(index.out_weight),
+                                       grad_ptr(index.out_bias), grad_branch, acts.heads,
+                                       entry_ptr(index.out_weight), n, d, d, false);
             grad_heads = m_scratch[kGradHeads];
         }
-        m_backend.attention_backward(m_scratch[kGradQkv], grad_heads, acts.qkv, acts.probs, batch, seq,
-                                     m_config.heads, d / m_config.heads);
-        m_backend.linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias),
-                                  m_scratch[kGradQkv], u, entry_ptr(index.qkv_weight), n, d, 3 * d,
-                                  accumulate_u);
+        m_backend->attention_backward(m_scratch[kGradQkv], grad_heads, acts.qkv, acts.probs, batch, seq,
+                                      m_config.heads, d / m_config.heads);
+        m_backend->linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias),
+                                   m_scratch[kGradQkv], u, entry_ptr(index.qkv_weight), n, d, 3 * d,
+                                   accumulate_u);
     } else {
         const int d_ff = m_config.d_ff;
         float* grad_hidden = m_scratch[kGradHidden];
-        m_backend.linear_backward(grad_hidden, grad_ptr(index.fc2_weight), grad_ptr(index.fc2_bias),
-                                  grad_branch, acts.hidden, entry_ptr(index.fc2_weight), n, d_ff, d, false);
-        m_backend.activation_backward(m_config.activation, grad_hidden, grad_hidden, acts.hidden_pre,
-                                      static_cast<size_t>(n) * d_ff);
-        m_backend.linear_backward(grad_u, grad_ptr(index.fc1_weight), grad_ptr(index.fc1_bias), grad_hidden,
-                                  u, entry_ptr(index.fc1_weight), n, d, d_ff, accumulate_u);
+        m_backend->linear_backward(grad_hidden, grad_ptr(index.fc2_weight), grad_ptr(index.fc2_bias),
+                                   grad_branch, acts.hidden, entry_ptr(index.fc2_weight), n, d_ff, d, false);
+        m_backend->activation_backward(m_config.activation, grad_hidden, grad_hidden, acts.hidden_pre,
+                                       static_cast<size_t>(n) * d_ff);
+        m_backend->linear_backward(grad_u, grad_ptr(index.fc1_weight), grad_ptr(index.fc1_bias), grad_hidden,
+                                   u, entry_ptr(index.fc1_weight), n, d, d_ff, accumulate_u);
     }
     if (input_norm) {
-        m_backend.norm_backward(type, grad_residual, grad_ptr(norm_in.weight), grad_ptr(norm_in.bias),
-                                grad_ptr(norm_in.alpha), grad_u, acts.input, acts.normed_stats,
-                                entry_ptr(norm_in.weight), {0.0f, entry_ptr(norm_in.alpha)}, n, d, true);
+        m_backend->norm_backward(type, grad_residual, grad_ptr(norm_in.weight), grad_ptr(norm_in.bias),
+                                 grad_ptr(norm_in.alpha), grad_u, acts.input, acts.normed_stats,
+                                 entry_ptr(norm_in.weight), {0.0f, entry_ptr(norm_in.alpha)}, n, d, true);
     }
 }
 

@@ -7,19 +7,22 @@
 
 #include "engine/backend/backend.h"
 #include "engine/data/task.h"
+#include "engine/model/backend_transfer.h"
 #include "engine/model/layout.h"
 
 namespace normlab {
 
-// Per-step measurements the forward pass produces (host values).
+// Per-step measurements the forward pass produces (host values). The model keeps one instance whose
+// vectors are reserved for its layer count, so a pass fills them without allocating.
 struct ForwardStats {
     double loss = 0.0;  // mean cross-entropy over scored positions
     int64_t scored = 0;
     int64_t correct = 0;
     std::vector<double> resid;           // per block: E||s||^2/d of the FFN residual sum (block output)
     std::vector<double> resid_attn;      // per block: the same for the attention residual sum
-    std::vector<double> attn_entropy;    // per block: mean entropy of attention rows (nats)
-    std::vector<double> attn_max_logit;  // per block: largest scaled attention logit
+    std::vector<double> attn_entropy;    // per block, with attention statistics (else empty): mean
+                                         // entropy of attention rows (nats)
+    std::vector<double> attn_max_logit;  // per block, with attention statistics: largest scaled logit
     std::vector<double> dependency;      // per sub-layer (2 per block), with attention statistics:
                                          // Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added
     int first_nonfinite_block = -1;      // first block whose residual sum is not finite; layers = the head
@@ -40,7 +43,7 @@ class Model {
     const ModelConfig& config() const { return m_config; }
     const ParamLayout& layout() const { return m_layout; }
     int vocab() const { return m_vocab; }
-    Backend& backend() { return m_backend; }
+    Backend& backend() { return *m_backend; }
     float* params() { return m_params; }
     float* grads() { return m_grads; }
     bool active(int entry) const { return m_active[entry]; }
@@ -58,12 +61,19 @@ class Model {
 
     // Forward pass; with `backward`, zeroes and fills the gradient buffer. Attention statistics are
     // computed when asked (telemetry steps). Throws InputError for token ids outside the vocabulary.
-    ForwardStats forward_backward(const Batch& batch, bool backward, bool attention_stats);
+    // The stats live in the model and are overwritten by the next pass (no allocation per pass).
+    const ForwardStats& forward_backward(const Batch& batch, bool backward, bool attention_stats);
 
     // Host copies, from the last forward pass, of a block's output (the residual stream after it,
     // [batch * seq, d]) and of the head's input (after the final norm, if any).
     std::vector<float> read_block_output(int block);
     std::vector<float> read_head_input();
+
+    // Moving to another backend, in two calls around the transfer's commit(): stage_move() copies the
+    // parameters, gradients and the last pass's activations to transfer.target(); moved_to() then
+    // points the model at that backend and re-derives the activation views.
+    void stage_move(BackendTransfer& transfer);
+    void moved_to(Backend& target);
 
     // Host copies of one entry's parameters / gradients.
     std::vector<float> read_entry(int entry, bool gradient = false);
@@ -88,6 +98,8 @@ class Model {
         float* output_stats = nullptr;
     };
     void ensure_activations(int batch, int seq);
+    void carve_activations();  // points every activation view into m_activations for m_batch x m_seq
+    const float* head_input_buffer() const;  // the head's input: final norm output or last sub-layer
     void forward_sublayer(int block, int kind, const float* x, SublayerActivations& acts, int batch, int seq,
                           bool attention_stats);
     void backward_sublayer(int block, int kind, SublayerActivations& acts, int batch, int seq);
@@ -96,7 +108,7 @@ class Model {
     ScaleRef shortcut_scale(int block, int kind) const;
     ScaleRef branch_scale(int block) const;
     const float* added_branch(int block, int kind) const;
-    std::vector<double> dependency_ratios(size_t count);
+    void measure_dependency(size_t count);
     const float* entry_ptr(int entry) const {
         return entry < 0 ? nullptr : m_params + m_layout.entries[entry].offset;
     }
@@ -104,7 +116,7 @@ class Model {
 
     ModelConfig m_config;
     int m_vocab;
-    Backend& m_backend;
+    Backend* m_backend;
     ParamLayout m_layout;
     std::vector<bool> m_active;
     float* m_params = nullptr;
@@ -124,7 +136,13 @@ class Model {
     float* m_attention_stats = nullptr;  // [layers * 2]: entropy sum, max logit
     std::vector<float*> m_scratch;       // backward scratch buffers (see ensure_activations)
     std::vector<Slice> m_resid_slices;
-    const float* m_head_input = nullptr;
+
+    // Telemetry results and host scratch, sized once from the layer count (see ForwardStats).
+    ForwardStats m_stats;
+    std::vector<Slice> m_variance_slices;  // the residual sums, then the branches added to them
+    std::vector<double> m_slice_squares;
+    std::vector<double> m_slice_sums;
+    std::vector<float> m_attention_host;
 };
 
 }  // namespace normlab

@@ -109,7 +109,7 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
 }
 
 void Model::initialize(uint64_t seed) {
-    m_backend.fill(m_params, 0.0f, m_layout.total);
+    m_backend->fill(m_params, 0.0f, m_layout.total);
     for (size_t i = 0; i < m_layout.entries.size(); ++i) initialize_entry(static_cast<int>(i), seed);
 }
 
@@ -164,9 +164,9 @@ void Model::profile_admin(const Batch& batch) {
     const int n = batch.batch * batch.seq;
     const int d = m_config.d_model;
     const size_t nd = static_cast<size_t>(n) * d;
-    m_backend.upload_ints(m_tokens, batch.inputs.data(), n);
-    m_backend.embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe),
-                                batch.batch, batch.seq, d);
+    m_backend->upload_ints(m_tokens, batch.inputs.data(), n);
+    m_backend->embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe),
+                                 batch.batch, batch.seq, d);
     const float* x = m_embedded;
     double r = 1.0;
     std::vector<float> host_x(nd);
@@ -180,8 +180,8 @@ void Model::profile_admin(const Batch& batch) {
             SublayerActivations& acts = m_sublayers[block * 2 + kind];
             forward_sublayer(block, kind, x, acts, batch.batch, batch.seq, false);
             const float* branch = added_branch(block, kind);
-            m_backend.download(host_x.data(), x, nd);
-            m_backend.download(host_f.data(), branch, nd);
+            m_backend->download(host_x.data(), x, nd);
+            m_backend->download(host_f.data(), branch, nd);
             r = std::sqrt(variance(host_x) * r * r + variance(host_f));
             x = m_config.norm_placement == NormPlacement::Post ? acts.output : acts.sum;
         }
@@ -191,7 +191,7 @@ void Model::profile_admin(const Batch& batch) {
 std::vector<float> Model::read_entry(int entry, bool gradient) {
     const ParamEntry& e = m_layout.entries.at(entry);
     std::vector<float> values(e.count);
-    m_backend.download(values.data(), (gradient ? m_grads : m_params) + e.offset, e.count);
+    m_backend->download(values.data(), (gradient ? m_grads : m_params) + e.offset, e.count);
     return values;
 }
 
@@ -201,7 +201,7 @@ void Model::write_entry(int entry, const std::vector<float>& values) {
         throw InputError("tensor '" + e.name + "' expects " + std::to_string(e.count) + " values, got " +
                          std::to_string(values.size()));
     }
-    m_backend.upload(m_params + e.offset, values.data(), e.count);
+    m_backend->upload(m_params + e.offset, values.data(), e.count);
 }
 
 }  // namespace normlab

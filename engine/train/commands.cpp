@@ -21,6 +21,8 @@ const std::vector<std::string>& live_keys() {
                                                   "model.deepnorm_beta",
                                                   "telemetry.every",
                                                   "telemetry.val_every",
+                                                  "device",
+                                                  "threads",
                                                   "reinit_deepnorm_beta"};
     return keys;
 }

@@ -1,5 +1,6 @@
 // Live changes to a running trainer, posted from any thread and applied between two steps.
-// A change is "key=value" on one of the live config keys, or the action reinit_deepnorm_beta.
+// A change is "key=value" on one of the live config keys, or the action reinit_deepnorm_beta;
+// device and threads move the run onto a new backend (Trainer::switch_backend).
 #pragma once
 #include <cstdint>
 #include <mutex>

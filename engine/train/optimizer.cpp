@@ -57,4 +57,11 @@ void Optimizer::reset_entries(const std::vector<int>& entries) {
     }
 }
 
+void Optimizer::stage_move(BackendTransfer& transfer) {
+    const size_t total = m_model.layout().total;
+    transfer.copy(m_first, total);
+    transfer.copy(m_second, total);
+    transfer.copy(m_update, total);
+}
+
 }  // namespace normlab

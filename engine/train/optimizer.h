@@ -21,6 +21,9 @@ class Optimizer {
     void update(const TrainConfig& train, int64_t step, double lr, double grad_scale);
     // Zeroes the moments of the given entries (parameters that were just (re)initialised).
     void reset_entries(const std::vector<int>& entries);
+    // Stages both moments and the last update for a move to transfer.target() (see Model::stage_move);
+    // the optimizer follows the model's backend by itself once the transfer is committed.
+    void stage_move(BackendTransfer& transfer);
 
     float* first_moment() { return m_first; }
     float* second_moment() { return m_second; }

@@ -55,7 +55,7 @@ RunStatus run_training(Trainer& trainer, RunControl& control,
             trainer.mark_stopped();
             return trainer.status();
         }
-        const StepOutcome outcome = trainer.step();
+        const StepOutcome& outcome = trainer.step();
         if (on_step) on_step(outcome);
     }
     trainer.mark_completed();

@@ -42,6 +42,15 @@ Trainer::Trainer(const Config& config)
     m_model = std::make_unique<Model>(m_config.model, m_task->vocab_size(), *m_backend);
     m_model->initialize(m_config.train.seed);
     m_optimizer = std::make_unique<Optimizer>(*m_model);
+    const auto& entries = m_model->layout().entries;
+    for (const auto& entry : entries) m_entry_slices.push_back({entry.offset, entry.count});
+    m_grad_squares.resize(entries.size());
+    m_update_squares.resize(entries.size());
+    m_param_squares.resize(entries.size());
+    m_outcome.record.layers.reserve(static_cast<size_t>(m_config.model.layers));
+    const size_t tokens = static_cast<size_t>(batch) * static_cast<size_t>(seq);
+    m_eval_batch.inputs.reserve(tokens);  // so that the first validation step allocates nothing either
+    m_eval_batch.targets.reserve(tokens);
     if (m_config.model.residual == Residual::Admin && m_config.model.admin_init == AdminInit::Profiled) {
         m_task->make_batch(Split::Train, 0, m_config.train.batch_size, m_config.model.seq_len, m_batch);
         m_model->profile_admin(m_batch);
@@ -57,7 +66,7 @@ double Trainer::current_lr() const {
 double Trainer::steps_per_second() const {
     if (m_step_seconds.empty()) return 0.0;
     double total = 0.0;
-    for (double seconds : m_step_seconds) total += seconds;
+    for (size_t i = 0; i < m_step_seconds.size(); ++i) total += m_step_seconds[i];
     return total > 0.0 ? static_cast<double>(m_step_seconds.size()) / total : 0.0;
 }
 
@@ -82,6 +91,8 @@ Event Trainer::apply(const Command& command) {
     Config next = m_config;
     apply_override(next, command.key + "=" + command.value);
     validate(next);
+    const bool new_backend = command.key == "device" || command.key == "threads";
+    if (new_backend) switch_to_device_of(next);  // throws before anything changed
     if (command.key == "train.warmup_steps" && m_config.train.warmup_steps == 0 &&
         next.train.warmup_steps > 0) {
         m_schedule_origin = m_steps_done;  // warmup switched on: ramp up from this step
@@ -93,6 +104,7 @@ Event Trainer::apply(const Command& command) {
     m_config = next;
     event.value = command.value;
     event.message = command.key + " = " + command.value;
+    if (new_backend) event.message += ": now on " + m_backend->name() + " (" + m_device_reason + ")";
     return event;
 }
 
@@ -110,21 +122,15 @@ int first_bad_gradient_position(const Model& model, const std::vector<double>& g
     return position;
 }
 
-std::vector<double> Trainer::entry_sum_squares(const float* base) {
-    const auto& entries = m_model->layout().entries;
-    std::vector<Slice> slices;
-    slices.reserve(entries.size());
-    for (const auto& entry : entries) slices.push_back({entry.offset, entry.count});
-    std::vector<double> sums(entries.size());
-    m_backend->sum_squares(base, slices, sums.data());
-    return sums;
+void Trainer::entry_sum_squares(const float* base, std::vector<double>& out) {
+    m_backend->sum_squares(base, m_entry_slices, out.data());
 }
 
-void Trainer::fill_layer_telemetry(const ForwardStats& forward, const std::vector<double>& grad_squares,
-                                   StepRecord& record) {
+void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& record) {
     const ParamLayout& layout = m_model->layout();
-    const std::vector<double> update_squares = entry_sum_squares(m_optimizer->last_update());
-    const std::vector<double> param_squares = entry_sum_squares(m_model->params());
+    entry_sum_squares(m_optimizer->last_update(), m_update_squares);
+    entry_sum_squares(m_model->params(), m_param_squares);
+    const std::vector<double>& grad_squares = m_grad_squares;
     auto norm_of = [&](int entry) {
         return entry >= 0 && m_model->active(entry) ? std::sqrt(grad_squares[entry]) : 0.0;
     };
@@ -151,22 +157,36 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, const std::vecto
         for (size_t i = 0; i < layout.entries.size(); ++i) {
             if (layout.entries[i].block != static_cast<int>(b) || !m_model->active(static_cast<int>(i)))
                 continue;
-            update_total += update_squares[i];
-            param_total += param_squares[i];
+            update_total += m_update_squares[i];
+            param_total += m_param_squares[i];
         }
         layer.update_ratio = param_total > 0.0 ? std::sqrt(update_total / param_total) : 0.0;
     }
 }
 
-StepOutcome Trainer::step() {
-    StepOutcome outcome;
+namespace {
+// Empties an outcome for the next step but keeps the capacity of its vectors.
+void clear_keeping_capacity(StepOutcome& outcome) {
+    std::vector<LayerTelemetry> layers = std::move(outcome.record.layers);
+    std::vector<Event> events = std::move(outcome.events);
+    layers.clear();
+    events.clear();
+    outcome = StepOutcome{};
+    outcome.record.layers = std::move(layers);
+    outcome.events = std::move(events);
+}
+}  // namespace
+
+const StepOutcome& Trainer::step() {
+    StepOutcome& outcome = m_outcome;
+    clear_keeping_capacity(outcome);
     if (finished()) return outcome;
     const auto started = std::chrono::steady_clock::now();
     const int64_t t = m_steps_done + 1;
     for (const Command& command : m_commands.take_due(t)) {
         try {
             outcome.events.push_back(apply(command));
-        } catch (const InputError& error) {
+        } catch (const InputError& error) {  // ResourceError included: e.g. device=cuda without a GPU
             outcome.events.push_back({t, "rejected_change", error.what(), command.key, command.value, -1});
         }
     }
@@ -174,11 +194,11 @@ StepOutcome Trainer::step() {
     const bool logged = (t % m_config.telemetry.every) == 0 || t == 1;
     m_task->make_batch(Split::Train, static_cast<uint64_t>(t - 1), m_config.train.batch_size,
                        m_config.model.seq_len, m_batch);
-    const ForwardStats forward = m_model->forward_backward(m_batch, true, logged);
-    const std::vector<double> grad_squares = entry_sum_squares(m_model->grads());
+    const ForwardStats& forward = m_model->forward_backward(m_batch, true, logged);
+    entry_sum_squares(m_model->grads(), m_grad_squares);
     double grad_total = 0.0;
-    for (size_t i = 0; i < grad_squares.size(); ++i) {
-        if (m_model->active(static_cast<int>(i))) grad_total += grad_squares[i];
+    for (size_t i = 0; i < m_grad_squares.size(); ++i) {
+        if (m_model->active(static_cast<int>(i))) grad_total += m_grad_squares[i];
     }
 
     StepRecord& record = outcome.record;
@@ -197,7 +217,7 @@ StepOutcome Trainer::step() {
         m_diverged_at = t;
         m_first_bad_layer = forward.first_nonfinite_block >= 0
                                 ? forward.first_nonfinite_block
-                                : first_bad_gradient_position(*m_model, grad_squares);
+                                : first_bad_gradient_position(*m_model, m_grad_squares);
         m_steps_done = t;
         m_last_loss = forward.loss;
         std::ostringstream message;
@@ -220,7 +240,7 @@ StepOutcome Trainer::step() {
     m_steps_done = t;
     m_last_loss = forward.loss;
 
-    if (logged) fill_layer_telemetry(forward, grad_squares, record);
+    if (logged) fill_layer_telemetry(forward, record);
     outcome.logged = logged;
 
     const double z = m_spikes.observe(forward.loss);
@@ -230,6 +250,7 @@ StepOutcome Trainer::step() {
         outcome.events.push_back({t, "loss_spike", message.str(), "", "", -1});
     }
 
+    // Validation passes overwrite the model's ForwardStats: `forward` is not read after this.
     const int val_every = m_config.telemetry.val_every;
     if (val_every > 0 && (t % val_every == 0 || t == m_config.train.steps)) {
         double accuracy = 0.0;
@@ -240,8 +261,7 @@ StepOutcome Trainer::step() {
     if (m_steps_done >= m_config.train.steps) m_status = RunStatus::Completed;
 
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    m_step_seconds.push_back(seconds);
-    if (m_step_seconds.size() > 20) m_step_seconds.pop_front();
+    m_step_seconds.push(seconds);
     record.steps_per_s = steps_per_second();
     return outcome;
 }
@@ -250,11 +270,10 @@ double Trainer::evaluate(Split split, int batches, double* accuracy) {
     double loss_sum = 0.0;
     int64_t scored = 0;
     int64_t correct = 0;
-    Batch batch;
     for (int i = 0; i < batches; ++i) {
         m_task->make_batch(split, static_cast<uint64_t>(i), m_config.train.batch_size, m_config.model.seq_len,
-                           batch);
-        const ForwardStats stats = m_model->forward_backward(batch, false, false);
+                           m_eval_batch);
+        const ForwardStats& stats = m_model->forward_backward(m_eval_batch, false, false);
         loss_sum += stats.loss * static_cast<double>(stats.scored);
         scored += stats.scored;
         correct += stats.correct;

@@ -3,7 +3,6 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +10,7 @@
 
 #include "engine/backend/backend.h"
 #include "engine/config/config.h"
+#include "engine/core/trailing_window.h"
 #include "engine/data/task.h"
 #include "engine/model/model.h"
 #include "engine/train/commands.h"
@@ -67,15 +67,28 @@ class Trainer {
     double steps_per_second() const;
 
     // One training step (after applying the live changes due). A diverged step ends the run with
-    // status Diverged and an event; it is a result, never an exception.
-    StepOutcome step();
+    // status Diverged and an event; it is a result, never an exception. The outcome lives in the
+    // trainer and is overwritten by the next step: steady-state steps allocate nothing (see
+    // tests/engine/allocations/); copy it to keep it.
+    const StepOutcome& step();
 
     // Thread-safe: queue a live change for the engine thread. A change that apply() rejects becomes an
     // event of kind "rejected_change" with the reason, in the outcome of the step it was due before.
     void post(Command command) { m_commands.post(std::move(command)); }
     // Applies a live change now (engine thread); returns its event. Throws InputError for a key that
-    // is not in live_keys() (the message lists them) or a bad value.
+    // is not in live_keys() (the message lists them) or a bad value, ResourceError for a device that
+    // cannot be had; the run is then unchanged. `device` and `threads` build a backend with
+    // make_backend and switch to it (switch_backend); the event's message names the new backend.
     Event apply(const Command& command);
+
+    // Moves the whole run onto `next` between two steps: parameters, gradients, optimizer moments and
+    // the last update (learnable scalars such as ReZero's a_l and DyT's alpha live among the
+    // parameters) and the last pass's activations are copied through the host; the step count,
+    // schedule, data position, spike window and config are untouched, so training continues exactly
+    // where it was. All or nothing: if `next` cannot hold the buffers (ResourceError) the run stays on
+    // the old backend. `reason` becomes device_reason(). The config's device / threads keys are not
+    // changed (apply() does that for live changes).
+    void switch_backend(std::unique_ptr<Backend> next, std::string reason);
 
     // Mean loss (and accuracy for synthetic tasks) over `batches` fixed batches of a split.
     double evaluate(Split split, int batches, double* accuracy = nullptr);
@@ -94,9 +107,11 @@ class Trainer {
     double current_lr() const;
 
   private:
-    void fill_layer_telemetry(const ForwardStats& forward, const std::vector<double>& grad_squares,
-                              StepRecord& record);
-    std::vector<double> entry_sum_squares(const float* base);
+    // Builds the backend `next` asks for (device, threads) and switches to it.
+    void switch_to_device_of(const Config& next);
+    void fill_layer_telemetry(const ForwardStats& forward, StepRecord& record);
+    // Each layout entry's sum of squares of a role buffer (parameters, gradients, updates) into `out`.
+    void entry_sum_squares(const float* base, std::vector<double>& out);
 
     Config m_config;
     std::string m_device_reason;
@@ -107,6 +122,12 @@ class Trainer {
     CommandQueue m_commands;
     LossSpikeDetector m_spikes;
     Batch m_batch;
+    Batch m_eval_batch;
+
+    // Per-step buffers, sized at construction and reused, so that a step allocates nothing.
+    StepOutcome m_outcome;
+    std::vector<Slice> m_entry_slices;                                      // one per layout entry
+    std::vector<double> m_grad_squares, m_update_squares, m_param_squares;  // per layout entry
 
     int64_t m_steps_done = 0;
     int64_t m_schedule_origin = 0;  // warmup switched on live counts from here
@@ -115,7 +136,7 @@ class Trainer {
     int m_first_bad_layer = -1;
     std::optional<double> m_last_loss;
     std::optional<double> m_last_val_loss;
-    std::deque<double> m_step_seconds;
+    TrailingWindow<double> m_step_seconds{20};
 };
 
 }  // namespace normlab

@@ -116,6 +116,37 @@ class TrainResumeEval(CliTestCase):
         for record in resumed:
             self.assertEqual(record["loss"], reference[record["step"]], f"step {record['step']}")
 
+    def test_live_device_and_threads_changes(self):
+        """--change threads=1 / device=cpu move the run to a new backend between steps and are recorded with
+        its name; an impossible device=cuda is a rejected change and the run goes on."""
+        no_gpu = run("train", "--preset", "quickstart", *TINY, "--set", "device=cuda", "--steps", "1",
+                     "--out", str(self.tmp / "probe_cuda"), "--quiet").returncode == 2
+        straight, switched = self.tmp / "straight", self.tmp / "switched"
+        common = ["train", "--preset", "quickstart", *TINY, "--set", "threads=2", "--steps", "12", "--quiet"]
+        run(*common, "--out", str(straight), check_rc=0)
+        run(*common, "--out", str(switched), "--change", "5:threads=1", "--change", "8:device=cuda",
+            "--change", "10:device=cpu", check_rc=0)
+        events = [json.loads(line) for line in (switched / "events.jsonl").read_text().splitlines()]
+        if no_gpu:
+            self.assertEqual([(e["step"], e["kind"], e["key"], e["value"]) for e in events],
+                             [(5, "change", "threads", "1"), (8, "rejected_change", "device", "cuda"),
+                              (10, "change", "device", "cpu")])
+            self.assertIn("device=cuda was asked for", events[1]["message"])
+        self.assertIn("now on cpu (task pool + Eigen kernels, 1 thread)", events[0]["message"])
+        self.assertEqual(events[-1]["message"],
+                         "device = cpu: now on cpu (task pool + Eigen kernels, 1 thread) (cpu: asked for)")
+        reference = self.read_metrics(straight)
+        metrics = self.read_metrics(switched)
+        self.assertEqual([m["step"] for m in metrics], list(range(1, 13)))
+        for before, after in zip(reference, metrics):
+            if after["step"] < 5:
+                self.assertEqual(after["loss"], before["loss"], f"step {after['step']}")
+            # 1 thread groups the reductions' partial sums differently: float rounding only
+            self.assertAlmostEqual(after["loss"], before["loss"], delta=1e-6 * before["loss"])
+        summary = json.loads((switched / "summary.json").read_text())
+        self.assertEqual(summary["status"], "completed")
+        self.assertEqual(summary["device"], "cpu: asked for")
+
     def test_eval_counts_every_predicted_position(self):
         out = self.tmp / "run"
         run("train", "--preset", "quickstart", *TINY, "--steps", "5", "--out", str(out), "--save-checkpoint",

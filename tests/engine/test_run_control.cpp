@@ -103,5 +103,36 @@ TEST(RunControl, LiveChangesPostedFromAnotherThreadArrive) {
     EXPECT_EQ(trainer.status(), RunStatus::Completed);
 }
 
+// The GUI's path for a device change: posted from another thread while the loop runs on 2 threads,
+// applied between steps 9 and 10, and the loop carries on to the end on the new backend.
+TEST(RunControl, LiveThreadsChangeFromAnotherThreadSwitchesTheBackend) {
+    Config config = small_run();
+    config.train.steps = 30;
+    config.threads = 2;
+    Trainer trainer(config);
+    RunControl control;
+    control.pause();
+    std::vector<Event> events;
+    std::vector<int> threads_per_step;
+    std::thread engine([&] {
+        run_training(trainer, control, [&](const StepOutcome& outcome) {
+            events.insert(events.end(), outcome.events.begin(), outcome.events.end());
+            threads_per_step.push_back(trainer.backend().threads());
+        });
+    });
+    trainer.post({"threads", "1", 10});
+    control.resume();
+    engine.join();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].step, 10);
+    EXPECT_EQ(events[0].kind, "change");
+    EXPECT_EQ(events[0].key, "threads");
+    ASSERT_EQ(threads_per_step.size(), 30u);
+    EXPECT_EQ(threads_per_step[8], 2) << "step 9";
+    EXPECT_EQ(threads_per_step[9], 1) << "step 10";
+    EXPECT_EQ(trainer.config().threads, 1);
+    EXPECT_EQ(trainer.status(), RunStatus::Completed);
+}
+
 }  // namespace
 }  // namespace normlab

@@ -22,7 +22,8 @@ CpuReferenceBackend::CpuReferenceBackend(int threads)
 }
 
 std::string CpuReferenceBackend::name() const {
-    return "cpu (Eigen + OpenMP, " + std::to_string(m_threads) + (m_threads == 1 ? " thread)" : " threads)");
+    return "cpu (task pool + Eigen kernels, " + std::to_string(m_threads) +
+           (m_threads == 1 ? " thread)" : " threads)");
 }
 
 namespace {

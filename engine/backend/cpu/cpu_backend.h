@@ -14,6 +14,7 @@ class CpuBackend final : public CpuReferenceBackend {
   public:
     explicit CpuBackend(int threads) : CpuReferenceBackend(threads), m_pool(m_threads) {}
 
+    std::string name() const override;
     void fill(float* dst, float value, size_t count) override;
 
     void embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe, int batch,

@@ -14,6 +14,10 @@ namespace {
 constexpr int64_t kRowAlign = 8;  // row blocks start on multiples of 8 rows
 }  // namespace
 
+std::string CpuBackend::name() const {
+    return "cpu (task pool + Eigen kernels, " + thread_count_text() + ")";
+}
+
 void CpuBackend::fill(float* dst, float value, size_t count) {
     parallel_ranges(m_pool, static_cast<int64_t>(count), static_cast<int64_t>(count) / 8, 16,
                     [&](int, Range r) { std::fill(dst + r.begin, dst + r.end, value); });

@@ -3,6 +3,7 @@
 #include "engine/backend/cpu/cpu_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 
@@ -13,10 +14,19 @@ namespace normlab {
 namespace {
 using Index = Eigen::Index;
 
-// Packing buffers of one thread, reused by every product it runs.
+// The largest packing size any thread has needed so far.
+std::atomic<size_t> g_largest_packing{0};
+
+// Packing buffers of one thread, reused by every product it runs. A thread grows straight to the
+// largest size any thread has needed, so which chunk a thread happens to claim first cannot make it
+// allocate again once training has warmed up.
 class PackingBuffers {
   public:
     float* reserve(size_t count) {
+        size_t largest = g_largest_packing.load(std::memory_order_relaxed);
+        while (count > largest && !g_largest_packing.compare_exchange_weak(largest, count)) {
+        }
+        count = std::max(count, largest);
         if (count > m_capacity) {
             m_capacity = std::max(count, m_capacity * 2);
             m_data.reset(

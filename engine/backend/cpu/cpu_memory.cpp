@@ -21,9 +21,12 @@ CpuReferenceBackend::CpuReferenceBackend(int threads)
     Eigen::setNbThreads(1);
 }
 
+std::string CpuReferenceBackend::thread_count_text() const {
+    return std::to_string(m_threads) + (m_threads == 1 ? " thread" : " threads");
+}
+
 std::string CpuReferenceBackend::name() const {
-    return "cpu (task pool + Eigen kernels, " + std::to_string(m_threads) +
-           (m_threads == 1 ? " thread)" : " threads)");
+    return "cpu reference (Eigen + OpenMP, " + thread_count_text() + ")";
 }
 
 namespace {

@@ -13,6 +13,8 @@ class CpuReferenceBackend : public Backend {
     std::string name() const override;
     std::string device() const override { return "cpu"; }
     int threads() const override { return m_threads; }
+    // "2 threads", "1 thread": for the backends' names.
+    std::string thread_count_text() const;
 
     float* allocate(size_t count) override;
     int32_t* allocate_ints(size_t count) override;

@@ -254,26 +254,29 @@ class WholeStep : public ::testing::TestWithParam<StepCase> {};
 // telemetry (or every 4th, so logged and unlogged steps alternate), validation runs inside some
 // steps (in one config for the first time after the warm-up), and the data task builds a batch
 // each step. Four warm-up steps take the one-off allocations (activations, backend workspaces).
-// One engine thread: every op then runs on the calling thread, so the warm-up is the same every run.
-// (With 2 threads, which pool thread first runs a product of a given shape depends on scheduling, and
-// the GEMM's per-thread packing buffers grow on that first use: see BackendOpsAllocateNothing.)
+// On 1 and 2 engine threads: with 2, which pool thread first runs a product of a given shape depends
+// on scheduling, so this also checks that the GEMM's per-thread packing buffers are warm on every thread.
 TEST_P(WholeStep, AllocatesNothingAfterWarmUp) {
-    Config config = small_config("layernorm");
-    config.train.steps = 100;
-    config.threads = 1;
-    for (const std::string& assignment : GetParam().overrides) apply_override(config, assignment);
-    Trainer trainer(config);
-    for (int i = 0; i < 4; ++i) trainer.step();
-    g_allocations = 0;
-    g_counting = true;
-    for (int i = 0; i < 12; ++i) trainer.step();
-    g_counting = false;
-    const long allocations = g_allocations.load();
-    RecordProperty("allocations_over_12_steps", std::to_string(allocations));
-    EXPECT_EQ(allocations, 0) << GetParam().name << ": heap allocations over 12 whole Trainer::step calls";
-    EXPECT_EQ(trainer.steps_done(), 16);
-    EXPECT_EQ(trainer.status(), RunStatus::Running);
-    EXPECT_TRUE(std::isfinite(trainer.last_loss()));
+    for (const int threads : {1, 2}) {
+        Config config = small_config("layernorm");
+        config.train.steps = 100;
+        config.threads = threads;
+        for (const std::string& assignment : GetParam().overrides) apply_override(config, assignment);
+        Trainer trainer(config);
+        for (int i = 0; i < 4; ++i) trainer.step();
+        g_allocations = 0;
+        g_counting = true;
+        for (int i = 0; i < 12; ++i) trainer.step();
+        g_counting = false;
+        const long allocations = g_allocations.load();
+        RecordProperty("allocations_over_12_steps_" + std::to_string(threads) + "_threads",
+                       std::to_string(allocations));
+        EXPECT_EQ(allocations, 0) << GetParam().name << ", " << threads
+                                  << " thread(s): heap allocations over 12 whole Trainer::step calls";
+        EXPECT_EQ(trainer.steps_done(), 16);
+        EXPECT_EQ(trainer.status(), RunStatus::Running);
+        EXPECT_TRUE(std::isfinite(trainer.last_loss()));
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(

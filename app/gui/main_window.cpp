@@ -54,12 +54,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_worker, &TrainingWorker::telemetry, this, &MainWindow::onTelemetry);
     connect(m_worker, &TrainingWorker::stateChanged, this, &MainWindow::onStateChanged);
     connect(m_worker, &TrainingWorker::failed, this, &MainWindow::onWorkerFailed);
-    connect(m_worker, &TrainingWorker::runStarted, this,
+    connect(m_worker, &TrainingWorker::deviceInUse, this,
             [this](int id, const QString& device, const QString& reason) {
                 if (id == m_activeRun)
                     m_configPanel->setDeviceInUse(tr("in use: %1 (%2)").arg(device, reason));
                 m_deviceLabel->setText(tr("device: %1").arg(device));
                 m_deviceLabel->setToolTip(reason);
+            });
+    connect(m_worker, &TrainingWorker::changeRejected, this,
+            [this](int id, const QString& key, const QString& message) {
+                const QString run =
+                    id >= 0 && id < static_cast<int>(m_runs.size()) ? m_runs[id].name : tr("the run");
+                showMessage(tr("%1 was not changed").arg(key),
+                            tr("%1 goes on unchanged: %2").arg(run, message));
             });
     m_engineThread.start();
 

@@ -72,8 +72,8 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
     for (auto& session : m_sessions) {
         session->started = std::chrono::steady_clock::now();
         session->pending.runId = session->spec.id;
-        emit runStarted(session->spec.id, QString::fromStdString(session->trainer->backend().name()),
-                        QString::fromStdString(session->trainer->device_reason()));
+        emit deviceInUse(session->spec.id, QString::fromStdString(session->trainer->backend().name()),
+                         QString::fromStdString(session->trainer->device_reason()));
     }
     m_lastEmit = m_lastSummary = m_pausedAt = std::chrono::steady_clock::now();
     setState(paused ? WorkerState::Paused : WorkerState::Running);
@@ -162,6 +162,7 @@ void TrainingWorker::stepAll() {
             m_stepsTaken.fetch_add(1);
             session->folder->append_metrics(outcome.record);  // every step, as the CLI writes it
             for (const normlab::Event& event : outcome.events) session->folder->append_event(event);
+            reportChanges(*session, outcome.events);
             session->pending.records.push_back(std::move(outcome.record));
             for (normlab::Event& event : outcome.events) session->pending.events.push_back(std::move(event));
             if (trainer.finished()) finalise(*session);
@@ -169,6 +170,18 @@ void TrainingWorker::stepAll() {
             finalise(*session, QString::fromStdString(error.what()));
             emit failed(
                 QStringLiteral("%1: %2").arg(session->spec.name, QString::fromStdString(error.what())));
+        }
+    }
+}
+
+void TrainingWorker::reportChanges(const Session& session, const std::vector<normlab::Event>& events) {
+    for (const normlab::Event& event : events) {
+        if (event.kind == "rejected_change") {
+            emit changeRejected(session.spec.id, QString::fromStdString(event.key),
+                                QString::fromStdString(event.message));
+        } else if (event.kind == "change" && (event.key == "device" || event.key == "threads")) {
+            emit deviceInUse(session.spec.id, QString::fromStdString(session.trainer->backend().name()),
+                             QString::fromStdString(session.trainer->device_reason()));
         }
     }
 }

@@ -62,7 +62,11 @@ class TrainingWorker : public QObject {
   signals:
     void telemetry(const normlab::ui::TelemetryBatch& batch);
     void stateChanged(normlab::gui::WorkerState state);
-    void runStarted(int runId, const QString& device, const QString& deviceReason);
+    // The backend a run trains on: at its start and after each live device or threads change.
+    void deviceInUse(int runId, const QString& device, const QString& deviceReason);
+    // A live change the engine refused (a device that cannot be had, a value out of range): `message`
+    // says why; the run goes on unchanged.
+    void changeRejected(int runId, const QString& key, const QString& message);
     void failed(const QString& message);
 
   private:
@@ -70,6 +74,7 @@ class TrainingWorker : public QObject {
     void tick();
     void scheduleTick();
     void stepAll();
+    void reportChanges(const Session& session, const std::vector<normlab::Event>& events);
     void finalise(Session& session, const QString& error = {});
     void finaliseAll();
     void writeSummary(Session& session, const QString& error = {});

@@ -23,6 +23,7 @@ class WorkerTest : public QObject {
     void divergenceIsAResult();
     void badConfigGivesMessageAndNoFolder();
     void telemetryArrivesCoalesced();
+    void liveDeviceChangeSwitchesBackendAndRefusalIsReported();
 };
 
 void WorkerTest::startPauseStepResumeStop() {
@@ -162,4 +163,37 @@ void WorkerTest::telemetryArrivesCoalesced() {
 }
 
 QTEST_MAIN(WorkerTest)
+// Device and threads change live: the run moves to the new backend and goes on from its state; a
+// device that cannot be had is refused with the reason, and the run goes on where it was.
+void WorkerTest::liveDeviceChangeSwitchesBackendAndRefusalIsReported() {
+    normlab::test::WorkerHarness h;
+    QSignalSpy devices(h.worker, &TrainingWorker::deviceInUse);
+    QSignalSpy refusals(h.worker, &TrainingWorker::changeRejected);
+    h.start({normlab::test::tinyConfig(100000)});
+    QVERIFY(h.waitFor([&] { return devices.count() == 1 && h.step() >= 3; }));
+    QVERIFY(devices.at(0).at(1).toString().contains(QStringLiteral("1 thread)")));
+
+    QMetaObject::invokeMethod(
+        h.worker, [w = h.worker] { w->postChange(0, QStringLiteral("threads"), QStringLiteral("2")); },
+        Qt::QueuedConnection);
+    QVERIFY(h.waitFor([&] { return devices.count() == 2; }));
+    QCOMPARE(devices.at(1).at(0).toInt(), 0);
+    QVERIFY2(devices.at(1).at(1).toString().contains(QStringLiteral("2 threads)")),
+             qPrintable(devices.at(1).at(1).toString()));
+    const int64_t switched = h.step();
+    QVERIFY(h.waitFor([&] { return h.step() >= switched + 5; }));  // it trains on after the switch
+
+    QMetaObject::invokeMethod(
+        h.worker, [w = h.worker] { w->postChange(0, QStringLiteral("device"), QStringLiteral("cuda")); },
+        Qt::QueuedConnection);
+    QVERIFY(h.waitFor([&] { return refusals.count() == 1; }));
+    QCOMPARE(refusals.at(0).at(1).toString(), QStringLiteral("device"));
+    QVERIFY2(refusals.at(0).at(2).toString().contains(QStringLiteral("device=cuda")),
+             qPrintable(refusals.at(0).at(2).toString()));
+    QCOMPARE(devices.count(), 2);  // still on the CPU backend
+    const int64_t refused = h.step();
+    QVERIFY(h.waitFor([&] { return h.step() >= refused + 5; }));
+    QCOMPARE(h.store.run(0)->status, normlab::RunStatus::Running);
+}
+
 #include "test_worker.moc"

@@ -74,6 +74,15 @@ void LinePlotTest::axisRangeIsSticky() {
     const AxisRange grown = stableAxisRange(steps, longer, first);
     QVERIFY(grown.max >= first.max + 1.0 + 0.2 * (first.max - first.min));
     QCOMPARE(niceStep(grown.tick), grown.tick);
+    // Growing at the top never pushes the bottom away from the data (steps start at 1, not -100).
+    AxisRange shown = first;
+    for (double last = 301.0; last < 5000.0; last *= 1.1) {
+        DataRange run;
+        run.include(1.0);
+        run.include(last);
+        shown = stableAxisRange(steps, run, shown);
+        QVERIFY2(shown.min >= 1.0 - 0.1 * last, qPrintable(QString::number(shown.min)));
+    }
     // A restart (data far smaller than the range): fitted again.
     DataRange restarted;
     restarted.include(1.0);

@@ -35,11 +35,11 @@ AxisRange linearRange(const AxisSpec& spec, DataRange data, bool grewBelow, bool
     const double span = hi - lo;
     double a = spec.min ? lo : lo - span * (kPad + (grewBelow ? kHeadroom : 0.0));
     double b = spec.max ? hi : hi + span * (kPad + (grewAbove ? kHeadroom : 0.0));
-    // Free ends on quarter ticks: round values that change only when the data move past them.
-    const double tick = niceStep((b - a) / kTicks), quarter = tick / 4.0;
-    if (!spec.min) a = quarter * std::floor(a / quarter + 1e-9);
-    if (!spec.max) b = quarter * std::ceil(b / quarter - 1e-9);
-    return {a, b, tick, true};
+    // Free ends on tenths of a tick: round values, little wasted space.
+    const double tick = niceStep((b - a) / kTicks), tenth = tick / 10.0;
+    if (!spec.min) a = tenth * std::floor(a / tenth + 1e-9);
+    if (!spec.max) b = tenth * std::ceil(b / tenth - 1e-9);
+    return {a, b, tick, true, data.min, data.max};
 }
 
 double fill(const AxisRange& inner, const AxisRange& outer, bool log) {
@@ -79,8 +79,9 @@ AxisRange stableAxisRange(const AxisSpec& spec, DataRange data, std::optional<Ax
     if (fixedEndsSame && shown->tick > 0.0 && fresh.min >= shown->min && fresh.max <= shown->max &&
         fill(fresh, *shown, false) >= kMinFill)
         return *shown;
-    const bool grewBelow = fresh.min<shown->min, grewAbove = fresh.max> shown->max;
-    return linearRange(spec, data, grewBelow, grewAbove);
+    // Headroom only on a side where the data went further than when the shown range was fitted (not
+    // where a wider data span merely widened the padding).
+    return linearRange(spec, data, data.min<shown->dataMin, data.max> shown->dataMax);
 }
 
 }  // namespace normlab::ui

@@ -1,4 +1,4 @@
-// Axis ranges that change rarely: a linear range is padded and ends on quarter ticks, with headroom on
+// Axis ranges that change rarely: a linear range is padded and ends on tenths of a tick, with headroom on
 // the side the data grew towards, a log range ends on whole decades, and a range already shown is kept while
 // the data stay inside it and fill a fair part of it. Each change makes QtCharts relayout the axis and
 // recompute every series on it.
@@ -18,8 +18,9 @@ struct DataRange {
 
 struct AxisRange {
     double min = 0.0, max = 1.0;
-    double tick = 0.0;      // linear axes: the interval between labelled ticks (anchored at 0)
-    bool fromData = false;  // false: a placeholder for an axis without data
+    double tick = 0.0;                    // linear axes: the interval between labelled ticks (anchored at 0)
+    bool fromData = false;                // false: a placeholder for an axis without data
+    double dataMin = 0.0, dataMax = 0.0;  // the data it was fitted to
     bool operator==(const AxisRange&) const = default;
 };
 

@@ -3,8 +3,9 @@
 
 #include <algorithm>
 
+#include <QCoreApplication>
 #include <QDockWidget>
-#include <QElapsedTimer>
+#include <QWindow>
 
 #include "ui/panels/block_profile_panels.h"
 #include "ui/panels/dynamics_panels.h"
@@ -29,7 +30,7 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
 
     m_refreshTimer.setSingleShot(true);
     m_refreshTimer.setInterval(kRefreshIntervalMs);
-    connect(&m_refreshTimer, &QTimer::timeout, this, &Dashboard::refreshNow);
+    connect(&m_refreshTimer, &QTimer::timeout, this, &Dashboard::refreshScheduled);
     connect(&store, &TelemetryStore::dataChanged, this, &Dashboard::scheduleRefresh);
     connect(&store, &TelemetryStore::runsChanged, this, &Dashboard::scheduleRefresh);
 }
@@ -106,26 +107,36 @@ void Dashboard::scheduleRefresh() {
     if (!m_refreshTimer.isActive()) m_refreshTimer.start();
 }
 
+bool Dashboard::hiddenFromUser() const {
+    const QWindow* handle = window()->windowHandle();
+    return !isVisible() || window()->isMinimized() || (handle && !handle->isExposed());
+}
+
+void Dashboard::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (m_staleWhileHidden) scheduleRefresh();
+}
+
+void Dashboard::refreshScheduled() {
+    m_staleWhileHidden = hiddenFromUser();
+    if (!m_staleWhileHidden) refreshNow();
+}
+
 void Dashboard::refreshNow() {
     m_refreshTimer.stop();
     ++m_refreshCount;
-    QElapsedTimer total;
-    total.start();
+    // CPU time of this thread, not wall time: other busy threads and processes do not inflate it.
+    const double start = RefreshPacer::threadCpuSeconds();
     for (size_t i = 0; i < m_panels.size(); ++i) {
         if (!m_docks[i]->isVisible() && isVisible()) continue;
-        QElapsedTimer panel;
-        panel.start();
+        const double panelStart = RefreshPacer::threadCpuSeconds();
         m_panels[i]->refresh();
-        // Paint now, inside the measurement: the cost that matters is update plus drawing.
-        if (m_docks[i]->isVisible()) m_panels[i]->repaint();
-        m_panelSeconds[m_panels[i]->id()] += panel.nsecsElapsed() * 1e-9;
+        // Paint what changed now, inside the measurement: the cost that matters is update plus drawing.
+        if (m_docks[i]->isVisible()) QCoreApplication::sendPostedEvents(window(), QEvent::UpdateRequest);
+        m_panelSeconds[m_panels[i]->id()] += RefreshPacer::threadCpuSeconds() - panelStart;
     }
-    const double seconds = total.nsecsElapsed() * 1e-9;
-    m_refreshSeconds += seconds;
-    // Keep the GUI thread's share of a core at about kMaxRefreshShare: a costly redraw (a large
-    // window, software rendering) waits longer before the next one, never less than 33 ms.
-    const int adaptive = static_cast<int>(1e3 * seconds / kMaxRefreshShare);
-    m_refreshTimer.setInterval(std::clamp(adaptive, kRefreshIntervalMs, kSlowestRefreshMs));
+    m_refreshSeconds += RefreshPacer::threadCpuSeconds() - start;
+    m_refreshTimer.setInterval(m_pacer.nextIntervalMs());
     emit refreshed();
 }
 

@@ -1,6 +1,6 @@
 // The chart dashboard: every ChartPanel in a dock the user can move, float, close and maximise.
-// New telemetry schedules one repaint on a single-shot timer of at least 33 ms, stretched when drawing
-// is costly, so the charts redraw at most ~30 times a second however fast the engine steps.
+// New telemetry schedules one redraw on a single-shot timer of at least 33 ms, stretched so that the
+// whole GUI thread stays near kMaxGuiShare of a core (RefreshPacer); hidden docks are not redrawn.
 #pragma once
 #include <QMainWindow>
 #include <QTimer>
@@ -9,6 +9,7 @@
 
 #include "ui/history/telemetry_store.h"
 #include "ui/panels/chart_panel.h"
+#include "ui/panels/refresh_pacer.h"
 
 class QDockWidget;
 
@@ -30,12 +31,14 @@ class Dashboard : public QMainWindow {
     // Redraws every visible panel now (tests, screenshots, exports).
     void refreshNow();
     int refreshCount() const { return m_refreshCount; }
-    // Time spent redrawing, in total and per panel id (GUI-thread cost of the live charts).
+    // Time spent redrawing (updates and the painting they cause), in total and per panel id.
     double refreshSeconds() const { return m_refreshSeconds; }
     const std::map<QString, double>& panelSeconds() const { return m_panelSeconds; }
-    static constexpr int kRefreshIntervalMs = 33;    // at most ~30 redraws a second
-    static constexpr int kSlowestRefreshMs = 1000;   // at least one a second
-    static constexpr double kMaxRefreshShare = 0.1;  // of one core, for drawing
+    // CPU seconds of the GUI thread since the dashboard was made (everything it did, not only drawing).
+    double guiThreadSeconds() const { return RefreshPacer::threadCpuSeconds() - m_cpuAtStart; }
+    static constexpr int kRefreshIntervalMs = 33;   // at most ~30 redraws a second
+    static constexpr int kSlowestRefreshMs = 1000;  // at least one a second
+    static constexpr double kMaxGuiShare = 0.04;    // of one core, for the whole GUI thread
     int refreshIntervalMs() const { return m_refreshTimer.interval(); }
 
   public slots:
@@ -48,11 +51,20 @@ class Dashboard : public QMainWindow {
   private:
     void addPanel(ChartPanel* panel);
     void scheduleRefresh();
+    void refreshScheduled();
+    // The window is minimised or covered (no redraws until it shows again).
+    bool hiddenFromUser() const;
+
+  protected:
+    void showEvent(QShowEvent* event) override;
 
     TelemetryStore& m_store;
     std::vector<ChartPanel*> m_panels;
     std::vector<QDockWidget*> m_docks;
     QTimer m_refreshTimer;
+    RefreshPacer m_pacer{kMaxGuiShare, kRefreshIntervalMs, kSlowestRefreshMs};
+    bool m_staleWhileHidden = false;
+    double m_cpuAtStart = RefreshPacer::threadCpuSeconds();
     QByteArray m_layoutBeforeMaximise;
     int m_refreshCount = 0;
     double m_refreshSeconds = 0.0;

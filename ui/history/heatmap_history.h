@@ -13,6 +13,7 @@ struct HeatColumn {
     std::vector<double> values;  // per block
 
     void absorb(const HeatColumn& later);
+    bool operator==(const HeatColumn&) const = default;
 };
 
 class HeatmapHistory {

@@ -1,7 +1,10 @@
 // LinePanel: refresh and CSV through buildContent().
 #include "ui/panels/line_panel.h"
 
+#include <cmath>
+
 #include "ui/panels/plot_csv.h"
+#include "ui/plots/axis_range.h"
 
 namespace normlab::ui {
 
@@ -24,7 +27,13 @@ void LinePanel::setPresentation(bool large) {
 
 QVector<QPointF> LinePanel::pointsOf(const DecimatedSeries& series, int columns) const {
     if (columns <= 0) return series.samples();
-    return series.envelope(1.0, std::max<double>(2.0, static_cast<double>(store().lastStep())), columns);
+    // Columns a round number of steps wide from step 0: the width changes only now and then as the run
+    // grows, so between those changes the points of finished columns stay the same (the plot then
+    // redraws only the newest part).
+    const double last = std::max<double>(2.0, static_cast<double>(store().lastStep()));
+    const double width = niceStep(last / columns);
+    const int count = static_cast<int>(std::ceil(last / width - 1e-9));
+    return series.envelope(0.0, count * width, std::max(count, 1));
 }
 
 }  // namespace normlab::ui

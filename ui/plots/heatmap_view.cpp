@@ -21,9 +21,13 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
     setPalette(background);
 }
 
-void HeatmapView::setContent(HeatmapContent content) {
+bool HeatmapView::setContent(HeatmapContent content) {
+    if (content == m_content) return false;
     m_content = std::move(content);
+    m_logRange = computeLogRange();
+    m_cells = cellImage();
     update();
+    return true;
 }
 
 void HeatmapView::setTitleShown(bool shown) {
@@ -37,6 +41,10 @@ void HeatmapView::setPresentation(bool large) {
 }
 
 std::pair<double, double> HeatmapView::logRange() const {
+    return m_logRange;
+}
+
+std::pair<double, double> HeatmapView::computeLogRange() const {
     double lo = INFINITY, hi = -INFINITY;
     for (const HeatColumn& column : m_content.columns)
         for (double value : column.values)
@@ -76,24 +84,12 @@ void HeatmapView::paintEvent(QPaintEvent*) {
         painter.drawText(plot, Qt::AlignCenter, m_content.emptyText);
         return;
     }
-    const auto [lo, hi] = logRange();
+    const auto [lo, hi] = m_logRange;
     // Columns are logged steps at a regular spacing: each gets an equal share of the width.
     const size_t columnCount = m_content.columns.size();
     const double columnWidth = static_cast<double>(plot.width()) / columnCount;
     const double rowHeight = static_cast<double>(plot.height()) / blocks;
-    // One pixel per cell, scaled into the plot (block 0 at the bottom, like a layer stack).
-    QImage cells(static_cast<int>(columnCount), blocks, QImage::Format_RGB32);
-    for (size_t c = 0; c < columnCount; ++c) {
-        const HeatColumn& column = m_content.columns[c];
-        for (int b = 0; b < blocks; ++b) {
-            const double value = b < static_cast<int>(column.values.size()) ? column.values[b] : 0.0;
-            const QColor colour = !std::isfinite(value) ? nonFiniteColour()
-                                  : value <= 0          ? viridis(0.0)
-                                                        : viridis((std::log10(value) - lo) / (hi - lo));
-            cells.setPixel(static_cast<int>(c), blocks - 1 - b, colour.rgb());
-        }
-    }
-    painter.drawImage(QRectF(plot.left(), plot.top(), plot.width() + 1, plot.height() + 1), cells);
+    painter.drawImage(QRectF(plot.left(), plot.top(), plot.width() + 1, plot.height() + 1), m_cells);
     painter.setPen(QColor(60, 60, 60));
     painter.drawRect(plot);
 
@@ -130,9 +126,13 @@ void HeatmapView::paintEvent(QPaintEvent*) {
 
     // Colour bar with decade labels.
     const QRect bar(plot.right() + 14, plot.top(), m_large ? 22 : 14, plot.height());
-    for (int y = 0; y < bar.height(); ++y)
-        painter.fillRect(QRect(bar.left(), bar.bottom() - y, bar.width(), 1),
-                         viridis(static_cast<double>(y) / bar.height()));
+    static const QImage scale = [] {
+        QImage image(1, 512, QImage::Format_RGB32);
+        for (int y = 0; y < image.height(); ++y)
+            image.setPixel(0, image.height() - 1 - y, viridis((y + 0.5) / image.height()).rgb());
+        return image;
+    }();
+    painter.drawImage(QRectF(bar.left(), bar.top(), bar.width(), bar.height()), scale);
     painter.drawRect(bar);
     const int firstDecade = static_cast<int>(std::ceil(lo)), lastDecade = static_cast<int>(std::floor(hi));
     const int decadeEvery = std::max(1, (lastDecade - firstDecade) / 6 + 1);
@@ -156,6 +156,25 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     painter.drawText(QRect(-plot.height() / 2, -metrics.height(), plot.height(), metrics.height() + 2),
                      Qt::AlignHCenter, m_content.colourTitle);
     painter.restore();
+}
+
+QImage HeatmapView::cellImage() const {
+    const int blocks =
+        m_content.columns.empty() ? 0 : static_cast<int>(m_content.columns.front().values.size());
+    if (blocks == 0) return {};
+    const auto [lo, hi] = m_logRange;
+    QImage cells(static_cast<int>(m_content.columns.size()), blocks, QImage::Format_RGB32);
+    for (size_t c = 0; c < m_content.columns.size(); ++c) {
+        const HeatColumn& column = m_content.columns[c];
+        for (int b = 0; b < blocks; ++b) {
+            const double value = b < static_cast<int>(column.values.size()) ? column.values[b] : 0.0;
+            const QColor colour = !std::isfinite(value) ? nonFiniteColour()
+                                  : value <= 0          ? viridis(0.0)
+                                                        : viridis((std::log10(value) - lo) / (hi - lo));
+            cells.setPixel(static_cast<int>(c), blocks - 1 - b, colour.rgb());
+        }
+    }
+    return cells;
 }
 
 void HeatmapView::mouseMoveEvent(QMouseEvent* event) {

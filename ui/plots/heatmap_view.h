@@ -1,6 +1,8 @@
 // A block x step heatmap drawn with QPainter (QtCharts 6.4 has no heatmap): log colour scale with a
 // colour bar, step axis, block axis, title, and a tooltip with the exact value under the cursor.
+// The cell image and the colour range are made once per new content, not on every paint.
 #pragma once
+#include <QImage>
 #include <QString>
 #include <QWidget>
 #include <vector>
@@ -13,13 +15,16 @@ struct HeatmapContent {
     QString title, xTitle, yTitle, colourTitle;
     std::vector<HeatColumn> columns;  // x order; values per block
     QString emptyText;
+
+    bool operator==(const HeatmapContent&) const = default;
 };
 
 class HeatmapView : public QWidget {
     Q_OBJECT
   public:
     explicit HeatmapView(QWidget* parent = nullptr);
-    void setContent(HeatmapContent content);
+    // False (and no repaint) when `content` equals what is shown.
+    bool setContent(HeatmapContent content);
     const HeatmapContent& content() const { return m_content; }
     void setPresentation(bool large);
     void setTitleShown(bool shown);
@@ -32,8 +37,12 @@ class HeatmapView : public QWidget {
 
   private:
     QRect plotRect() const;
+    std::pair<double, double> computeLogRange() const;
+    QImage cellImage() const;
 
     HeatmapContent m_content;
+    std::pair<double, double> m_logRange{-3.0, 0.0};
+    QImage m_cells;  // one pixel per cell, block 0 at the bottom
     bool m_large = false;
     bool m_titleShown = false;
 };

@@ -1,11 +1,16 @@
-// QtCharts implementation of LinePlot. Series objects are pooled and their points replaced on each
-// update (no re-creation at 30 Hz); axes are rebuilt only when their kind changes. Log axes skip
-// values <= 0, which a log scale cannot show.
+// QtCharts implementation of LinePlot. QtCharts redoes a series' geometry when its points change and
+// every series' geometry plus the axis layout when a range changes, so an update touches only what
+// changed: series are pooled and replaced only when their points differ, axis ranges are rounded and
+// sticky (axis_range.h), bands and markers are rebuilt only when they change. Log axes skip values <= 0.
 #include "ui/plots/line_plot.h"
+
+#include "ui/plots/axis_range.h"
+#include "ui/plots/line_split.h"
 
 #include <QAreaSeries>
 #include <QChart>
 #include <QChartView>
+#include <QCoreApplication>
 #include <QGraphicsSimpleTextItem>
 #include <QLabel>
 #include <QLineSeries>
@@ -19,17 +24,6 @@
 namespace normlab::ui {
 
 namespace {
-struct Range {
-    double min = 0.0, max = 0.0;
-    bool set = false;
-    void include(double value) {
-        if (!std::isfinite(value)) return;
-        min = set ? std::min(min, value) : value;
-        max = set ? std::max(max, value) : value;
-        set = true;
-    }
-};
-
 QVector<QPointF> drawable(const QVector<QPointF>& points, bool logY) {
     if (!logY) return points;
     QVector<QPointF> kept;
@@ -37,27 +31,6 @@ QVector<QPointF> drawable(const QVector<QPointF>& points, bool logY) {
     for (const QPointF& p : points)
         if (p.y() > 0.0) kept.append(p);
     return kept;
-}
-
-// Widens a data range into a readable axis range.
-std::pair<double, double> axisRange(const AxisSpec& spec, Range data) {
-    if (!data.set) data = spec.log ? Range{1e-3, 1.0, true} : Range{0.0, 1.0, true};
-    double lo = spec.min.value_or(data.min), hi = spec.max.value_or(data.max);
-    if (spec.log) {
-        lo = std::max(lo, 1e-30);
-        hi = std::max(hi, lo);
-        // Whole decades, so that a log axis always has labelled ticks at both ends.
-        if (!spec.min) lo = std::pow(10.0, std::floor(std::log10(lo) + 1e-9));
-        if (!spec.max) hi = std::pow(10.0, std::ceil(std::log10(hi) - 1e-9));
-        if (hi <= lo) hi = lo * 10.0;
-        return {lo, hi};
-    }
-    if (hi <= lo) {
-        lo -= 0.5;
-        hi += 0.5;
-    }
-    const double pad = 0.05 * (hi - lo);
-    return {spec.min ? lo : lo - pad, spec.max ? hi : hi + pad};
 }
 
 // The legend as wrapping rich text: a short line in each series' colour and style, then its name.
@@ -107,24 +80,18 @@ QAbstractAxis* makeAxis(const AxisSpec& spec) {
     return axis;
 }
 
-void setAxisRange(QAbstractAxis* axis, std::pair<double, double> range) {
-    axis->setRange(range.first, range.second);
+void setAxisRange(QAbstractAxis* axis, const AxisRange& range) {
     if (auto* log = qobject_cast<QLogValueAxis*>(axis)) {
         // At most ~7 labels: over many decades, label every 10^k (a base of 100, 1000, ...).
-        const double decades = std::log10(range.second / range.first);
+        const double decades = std::log10(range.max / range.min);
         log->setBase(std::pow(10.0, std::max(1.0, std::ceil(decades / 7.0))));
-        log->setRange(range.first, range.second);
     }
     if (auto* value = qobject_cast<QValueAxis*>(axis)) {
-        // About six ticks on round numbers.
-        const double raw = (range.second - range.first) / 6.0;
-        const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-        const double step = raw / magnitude < 2   ? 2 * magnitude
-                            : raw / magnitude < 5 ? 5 * magnitude
-                                                  : 10 * magnitude;
-        value->setTickInterval(step / 2.0 >= raw ? step / 2.0 : step);
+        // Round ticks at multiples of the interval.
         value->setTickAnchor(0.0);
+        value->setTickInterval(range.tick > 0.0 ? range.tick : niceStep((range.max - range.min) / 6.0));
     }
+    axis->setRange(range.min, range.max);
 }
 }  // namespace
 
@@ -135,29 +102,38 @@ struct LinePlot::Impl {
     QAbstractAxis* yAxis = nullptr;
     QAbstractAxis* y2Axis = nullptr;
     bool xLog = false, yLog = false, y2Log = false, hasY2 = false;
-    std::vector<QLineSeries*> lines;       // data series pool
-    std::vector<QAbstractSeries*> extras;  // bands, rebuilt per update (rare: theory mode)
+    std::optional<AxisRange> xShown, yShown, y2Shown;  // ranges on screen
+    // A data series: two QLineSeries, a head that stays and a live tail (line_split.h).
+    struct Line {
+        QLineSeries* head = nullptr;
+        QLineSeries* tail = nullptr;
+        QVector<QPointF> points;  // all it shows
+        int headCount = 0;
+    };
+    std::vector<Line> lines;              // pooled
+    std::vector<QAbstractSeries*> bands;  // rebuilt when they change (rare: theory mode)
+    std::vector<PlotBand> bandsShown;
     std::vector<QGraphicsSimpleTextItem*> markerLabels;
     std::vector<PlotMarker> markers;  // those drawn, with their lines
     std::vector<QLineSeries*> markerLines;
-    double yAxisMax = 1.0;
     QGraphicsSimpleTextItem* emptyLabel = nullptr;
     QLabel* legend = nullptr;
     bool presentation = false;
 
     double widthScale() const { return presentation ? 2.0 : 1.0; }
 
-    void ensureAxes(const PlotContent& content) {
+    // Makes axes of the kinds `content` needs; true when they were rebuilt (everything is redone).
+    bool ensureAxes(const PlotContent& content) {
         const bool rebuild = !xAxis || xLog != content.x.log || yLog != content.y.log ||
                              hasY2 != content.y2.has_value() || (content.y2 && y2Log != content.y2->log);
-        if (!rebuild) return;
-        for (QLineSeries* line : lines) chart->removeSeries(line), delete line;
-        lines.clear();
+        if (!rebuild) return false;
+        while (!lines.empty()) removeLine();
         for (QLineSeries* line : markerLines) chart->removeSeries(line), delete line;
         markerLines.clear();
         for (QGraphicsSimpleTextItem* label : markerLabels) delete label;
         markerLabels.clear();
-        clearExtras();
+        markers.clear();
+        clearBands();
         for (QAbstractAxis* axis : chart->axes()) chart->removeAxis(axis), delete axis;
         xAxis = makeAxis(content.x);
         yAxis = makeAxis(content.y);
@@ -172,11 +148,77 @@ struct LinePlot::Impl {
         yLog = content.y.log;
         hasY2 = content.y2.has_value();
         y2Log = content.y2 && content.y2->log;
+        xShown.reset();
+        yShown.reset();
+        y2Shown.reset();
+        for (QAbstractAxis* axis : {xAxis, yAxis, y2Axis}) {
+            if (!axis) continue;
+            QFont labels = axis->labelsFont();
+            labels.setPointSizeF(presentation ? 14 : 8.5);
+            axis->setLabelsFont(labels);
+            QFont title = axis->titleFont();
+            title.setPointSizeF(presentation ? 12.5 : 9);
+            axis->setTitleFont(title);
+        }
+        return true;
     }
 
-    void clearExtras() {
-        for (QAbstractSeries* series : extras) chart->removeSeries(series), delete series;
-        extras.clear();
+    void addLine(LinePlot* plot) {
+        Line line{new QLineSeries, new QLineSeries, {}, 0};
+        for (QLineSeries* part : {line.head, line.tail}) {
+            chart->addSeries(part);
+            attach(part, false);
+            QObject::connect(part, &QLineSeries::hovered, plot,
+                             [plot, part](const QPointF& point, bool state) {
+                                 if (state) plot->m_impl->showValueTip(plot->m_content, part, point);
+                             });
+        }
+        lines.push_back(line);
+    }
+
+    void removeLine() {
+        for (QLineSeries* part : {lines.back().head, lines.back().tail})
+            chart->removeSeries(part), delete part;
+        lines.pop_back();
+    }
+
+    void setLine(Line& line, const PlotSeries& spec, QVector<QPointF> points) {
+        const bool secondary = spec.onSecondaryAxis && y2Axis;
+        QPen pen(spec.colour);
+        pen.setWidthF(spec.width * widthScale());
+        pen.setStyle(spec.style);
+        pen.setCapStyle(Qt::RoundCap);
+        for (QLineSeries* part : {line.head, line.tail}) {
+            const auto attachedY = part->attachedAxes();
+            const bool onY2 = y2Axis && attachedY.contains(y2Axis);
+            if (secondary != onY2) {
+                for (QAbstractAxis* axis : attachedY) part->detachAxis(axis);
+                attach(part, secondary);
+            }
+            part->setName(spec.name);
+            part->setPen(pen);
+            part->setPointsVisible(spec.pointsVisible);
+        }
+        if (points == line.points) return;
+        const LineSplit split = splitLine(line.points, line.headCount, points);
+        if (split.headChanged) line.head->replace(points.mid(0, split.headCount));
+        line.tail->replace(points.mid(std::max(split.headCount - 1, 0)));
+        line.headCount = split.headCount;
+        line.points = std::move(points);
+    }
+
+    // True when the range changed.
+    static bool applyRange(QAbstractAxis* axis, std::optional<AxisRange>& shown, const AxisRange& range) {
+        if (shown == range) return false;
+        setAxisRange(axis, range);
+        shown = range;
+        return true;
+    }
+
+    void clearBands() {
+        for (QAbstractSeries* series : bands) chart->removeSeries(series), delete series;
+        bands.clear();
+        bandsShown.clear();
     }
 
     void attach(QAbstractSeries* series, bool secondary) {
@@ -184,9 +226,87 @@ struct LinePlot::Impl {
         series->attachAxis(secondary && y2Axis ? y2Axis : yAxis);
     }
 
+    void setBands(const std::vector<PlotBand>& content) {
+        clearBands();
+        for (const PlotBand& band : content) {
+            auto* upper = new QLineSeries;
+            auto* lower = new QLineSeries;
+            upper->append(band.upper);
+            lower->append(band.lower);
+            auto* area = new QAreaSeries(upper, lower);
+            upper->setParent(area);
+            lower->setParent(area);
+            area->setName(band.name);
+            QColor fill = band.colour;
+            fill.setAlpha(50);
+            area->setBrush(fill);
+            QPen edge(band.colour);
+            edge.setWidthF(1.0);
+            edge.setStyle(Qt::DotLine);
+            area->setPen(edge);
+            chart->addSeries(area);
+            attach(area, false);
+            bands.push_back(area);
+        }
+        bandsShown = content;
+    }
+
+    // Vertical dashed lines from the bottom to the top of the value range, with rotated labels.
+    void setMarkers(const std::vector<PlotMarker>& shown, const AxisRange& y, const QFont& font) {
+        markers = shown;
+        while (markerLines.size() > markers.size()) {
+            chart->removeSeries(markerLines.back());
+            delete markerLines.back();
+            markerLines.pop_back();
+            delete markerLabels.back();
+            markerLabels.pop_back();
+        }
+        while (markerLines.size() < markers.size()) {
+            auto* line = new QLineSeries;
+            chart->addSeries(line);
+            attach(line, false);
+            markerLines.push_back(line);
+            auto* label = new QGraphicsSimpleTextItem(chart);
+            label->setRotation(90);
+            markerLabels.push_back(label);
+        }
+        for (size_t i = 0; i < markers.size(); ++i) {
+            const PlotMarker& marker = markers[i];
+            QLineSeries* line = markerLines[i];
+            line->replace(QList<QPointF>{{marker.x, y.min}, {marker.x, y.max}});
+            QPen pen(marker.colour);
+            pen.setStyle(Qt::DashLine);
+            pen.setWidthF(1.2 * widthScale());
+            line->setPen(pen);
+            line->setName(marker.label);
+            QGraphicsSimpleTextItem* label = markerLabels[i];
+            label->setText(marker.label);
+            label->setFont(font);
+            label->setBrush(marker.colour.darker(130));
+        }
+    }
+
+    // The exact value of the point of `line` nearest to `point` (by x), as a tooltip.
+    void showValueTip(const PlotContent& content, QLineSeries* line, const QPointF& point) const {
+        const QList<QPointF> points = line->points();
+        if (points.isEmpty()) return;
+        const auto nearest =
+            std::min_element(points.begin(), points.end(), [&](const QPointF& a, const QPointF& b) {
+                return std::abs(a.x() - point.x()) < std::abs(b.x() - point.x());
+            });
+        const bool secondary = content.y2 && y2Axis && line->attachedAxes().contains(y2Axis);
+        QToolTip::showText(QCursor::pos(),
+                           QStringLiteral("%1\n%2 = %3\n%4 = %5")
+                               .arg(line->name(), content.x.title)
+                               .arg(nearest->x(), 0, 'g', 8)
+                               .arg(secondary ? content.y2->title : content.y.title)
+                               .arg(nearest->y(), 0, 'g', 6),
+                           view);
+    }
+
     // Marker labels and the empty-plot text follow the plot area (after layout changes too).
     void placeLabels() {
-        const double top = yAxisMax;
+        const double top = yShown ? yShown->max : 1.0;
         for (size_t i = 0; i < markerLabels.size(); ++i) {
             const QPointF at = chart->mapToPosition({markers[i].x, top}, markerLines[i]);
             markerLabels[i]->setPos(at.x() + markerLabels[i]->boundingRect().height() + 1, at.y() + 2);
@@ -234,6 +354,16 @@ int LinePlot::plotColumns() const {
     return std::max(width, 64);
 }
 
+QPointF LinePlot::positionOf(const QPointF& value, bool secondary) const {
+    const Impl& impl = *m_impl;
+    QAbstractSeries* series = nullptr;
+    for (const Impl::Line& line : impl.lines)
+        if (line.tail->attachedAxes().contains(secondary && impl.y2Axis ? impl.y2Axis : impl.yAxis))
+            series = line.tail;
+    const QPointF scene = impl.chart->mapToPosition(value, series);
+    return QPointF(impl.view->viewport()->mapTo(this, impl.view->mapFromScene(scene)));
+}
+
 void LinePlot::setPresentation(bool large) {
     m_impl->presentation = large;
     QFont titleFont = m_impl->chart->titleFont();
@@ -244,7 +374,9 @@ void LinePlot::setPresentation(bool large) {
     legendFont.setPointSizeF(large ? 15 : 9);
     m_impl->legend->setFont(legendFont);
     m_impl->xAxis = nullptr;  // rebuild axes with the new fonts
-    setContent(m_content);
+    const PlotContent content = m_content;
+    m_content = {};
+    setContent(content);
 }
 
 void LinePlot::resizeEvent(QResizeEvent* event) {
@@ -252,27 +384,19 @@ void LinePlot::resizeEvent(QResizeEvent* event) {
     m_impl->placeLabels();
 }
 
-void LinePlot::setContent(const PlotContent& content) {
-    m_content = content;
+bool LinePlot::setContent(const PlotContent& content) {
     Impl& impl = *m_impl;
-    impl.ensureAxes(content);
-    const bool large = impl.presentation;
-    for (QAbstractAxis* axis : {impl.xAxis, impl.yAxis, impl.y2Axis}) {
-        if (!axis) continue;
-        QFont labels = axis->labelsFont();
-        labels.setPointSizeF(large ? 14 : 8.5);
-        axis->setLabelsFont(labels);
-        QFont title = axis->titleFont();
-        title.setPointSizeF(large ? 12.5 : 9);
-        axis->setTitleFont(title);
-    }
+    if (impl.xAxis && content == m_content) return false;
+    m_content = content;
+    const bool rebuilt = impl.ensureAxes(content);
     impl.xAxis->setTitleText(content.x.title);
     impl.yAxis->setTitleText(content.y.title);
     if (impl.y2Axis) impl.y2Axis->setTitleText(content.y2->title);
 
     // Ranges from what will be drawn.
-    Range xData, yData, y2Data;
+    DataRange xData, yData, y2Data;
     std::vector<QVector<QPointF>> drawn;
+    drawn.reserve(content.series.size());
     for (const PlotSeries& series : content.series) {
         const bool secondary = series.onSecondaryAxis && content.y2;
         drawn.push_back(drawable(series.points, secondary ? content.y2->log : content.y.log));
@@ -287,126 +411,43 @@ void LinePlot::setContent(const PlotContent& content) {
         for (const QPointF& p : band.upper) yData.include(p.y());
     }
     if (content.x.log) {
-        Range positive;
+        DataRange positive;
         if (xData.set) positive.include(std::max(xData.min, 1.0)), positive.include(xData.max);
         xData = positive;
     }
-    const auto xRange = axisRange(content.x, xData);
-    const auto yRange = axisRange(content.y, yData);
-    setAxisRange(impl.xAxis, xRange);
-    setAxisRange(impl.yAxis, yRange);
-    if (impl.y2Axis) setAxisRange(impl.y2Axis, axisRange(*content.y2, y2Data));
+    const bool xChanged =
+        Impl::applyRange(impl.xAxis, impl.xShown, stableAxisRange(content.x, xData, impl.xShown));
+    const bool yChanged =
+        Impl::applyRange(impl.yAxis, impl.yShown, stableAxisRange(content.y, yData, impl.yShown));
+    if (impl.y2Axis)
+        Impl::applyRange(impl.y2Axis, impl.y2Shown, stableAxisRange(*content.y2, y2Data, impl.y2Shown));
 
-    // Data series: reuse the pool.
-    while (impl.lines.size() > content.series.size()) {
-        impl.chart->removeSeries(impl.lines.back());
-        delete impl.lines.back();
-        impl.lines.pop_back();
-    }
-    while (impl.lines.size() < content.series.size()) {
-        auto* line = new QLineSeries;
-        impl.chart->addSeries(line);
-        impl.attach(line, false);
-        connect(line, &QLineSeries::hovered, this, [this, line](const QPointF& point, bool state) {
-            if (!state) return;
-            const QList<QPointF> points = line->points();
-            if (points.isEmpty()) return;
-            const auto nearest =
-                std::min_element(points.begin(), points.end(), [&](const QPointF& a, const QPointF& b) {
-                    return std::abs(a.x() - point.x()) < std::abs(b.x() - point.x());
-                });
-            QToolTip::showText(QCursor::pos(), QStringLiteral("%1\n%2 = %3\n%4 = %5")
-                                                   .arg(line->name(), m_content.x.title)
-                                                   .arg(nearest->x(), 0, 'g', 8)
-                                                   .arg(m_content.y.title)
-                                                   .arg(nearest->y(), 0, 'g', 6));
-        });
-        impl.lines.push_back(line);
-    }
-    for (size_t i = 0; i < content.series.size(); ++i) {
-        const PlotSeries& spec = content.series[i];
-        QLineSeries* line = impl.lines[i];
-        const bool secondary = spec.onSecondaryAxis && impl.y2Axis;
-        const auto attachedY = line->attachedAxes();
-        const bool onY2 = attachedY.contains(impl.y2Axis) && impl.y2Axis;
-        if (secondary != onY2) {
-            for (QAbstractAxis* axis : attachedY) line->detachAxis(axis);
-            impl.attach(line, secondary);
-        }
-        line->setName(spec.name);
-        QPen pen(spec.colour);
-        pen.setWidthF(spec.width * impl.widthScale());
-        pen.setStyle(spec.style);
-        pen.setCapStyle(Qt::RoundCap);
-        line->setPen(pen);
-        line->setPointsVisible(spec.pointsVisible);
-        line->replace(QList<QPointF>(drawn[i].begin(), drawn[i].end()));
-    }
+    // Data series: reuse the pool, replace points only where they differ.
+    while (impl.lines.size() > content.series.size()) impl.removeLine();
+    while (impl.lines.size() < content.series.size()) impl.addLine(this);
+    for (size_t i = 0; i < content.series.size(); ++i)
+        impl.setLine(impl.lines[i], content.series[i], std::move(drawn[i]));
     impl.legend->setText(legendHtml(content));
     impl.legend->setVisible(!impl.legend->text().isEmpty());
 
-    // Bands and markers are few: rebuilt each time.
-    impl.clearExtras();
-    for (const PlotBand& band : content.bands) {
-        auto* upper = new QLineSeries;
-        auto* lower = new QLineSeries;
-        upper->append(QList<QPointF>(band.upper.begin(), band.upper.end()));
-        lower->append(QList<QPointF>(band.lower.begin(), band.lower.end()));
-        auto* area = new QAreaSeries(upper, lower);
-        upper->setParent(area);
-        lower->setParent(area);
-        area->setName(band.name);
-        QColor fill = band.colour;
-        fill.setAlpha(50);
-        area->setBrush(fill);
-        QPen edge(band.colour);
-        edge.setWidthF(1.0);
-        edge.setStyle(Qt::DotLine);
-        area->setPen(edge);
-        impl.chart->addSeries(area);
-        impl.attach(area, false);
-        impl.extras.push_back(area);
-    }
-    // Markers: pooled vertical lines and rotated labels.
-    QFont markerFont = font();
-    markerFont.setPointSizeF(large ? 12 : 7.5);
-    impl.markers.clear();
+    if (rebuilt || content.bands != impl.bandsShown) impl.setBands(content.bands);
+    std::vector<PlotMarker> markers;
     for (const PlotMarker& marker : content.markers)
-        if (marker.x >= xRange.first && marker.x <= xRange.second) impl.markers.push_back(marker);
-    while (impl.markerLines.size() > impl.markers.size()) {
-        impl.chart->removeSeries(impl.markerLines.back());
-        delete impl.markerLines.back();
-        impl.markerLines.pop_back();
-        delete impl.markerLabels.back();
-        impl.markerLabels.pop_back();
+        if (marker.x >= impl.xShown->min && marker.x <= impl.xShown->max) markers.push_back(marker);
+    if (rebuilt || xChanged || yChanged || markers != impl.markers) {
+        QFont markerFont = font();
+        markerFont.setPointSizeF(impl.presentation ? 12 : 7.5);
+        impl.setMarkers(markers, *impl.yShown, markerFont);
     }
-    while (impl.markerLines.size() < impl.markers.size()) {
-        auto* line = new QLineSeries;
-        impl.chart->addSeries(line);
-        impl.attach(line, false);
-        impl.markerLines.push_back(line);
-        auto* label = new QGraphicsSimpleTextItem(impl.chart);
-        label->setRotation(90);
-        impl.markerLabels.push_back(label);
-    }
-    impl.yAxisMax = yRange.second;
-    for (size_t i = 0; i < impl.markers.size(); ++i) {
-        const PlotMarker& marker = impl.markers[i];
-        QLineSeries* line = impl.markerLines[i];
-        line->replace(QList<QPointF>{{marker.x, yRange.first}, {marker.x, yRange.second}});
-        QPen pen(marker.colour);
-        pen.setStyle(Qt::DashLine);
-        pen.setWidthF(1.2 * impl.widthScale());
-        line->setPen(pen);
-        line->setName(marker.label);
-        QGraphicsSimpleTextItem* label = impl.markerLabels[i];
-        label->setText(marker.label);
-        label->setFont(markerFont);
-        label->setBrush(marker.colour.darker(130));
-    }
-    const bool empty = std::all_of(drawn.begin(), drawn.end(), [](const auto& p) { return p.isEmpty(); });
-    impl.emptyLabel->setText(empty ? content.emptyText : QString());
+    const bool empty = std::all_of(impl.lines.begin(), impl.lines.end(),
+                                   [](const Impl::Line& line) { return line.points.isEmpty(); });
+    const QString emptyText = empty ? content.emptyText : QString();
+    if (impl.emptyLabel->text() != emptyText) impl.emptyLabel->setText(emptyText);
     impl.placeLabels();
+    // Let the scene work out what it must repaint now, so that a repaint of the window that follows
+    // (the dashboard's, inside its timing) draws it.
+    QCoreApplication::sendPostedEvents(impl.chart->scene(), QEvent::MetaCall);
+    return true;
 }
 
 }  // namespace normlab::ui

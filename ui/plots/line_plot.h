@@ -14,7 +14,8 @@ class LinePlot : public QWidget {
     explicit LinePlot(const QString& title, QWidget* parent = nullptr);
     ~LinePlot() override;
 
-    void setContent(const PlotContent& content);
+    // Shows `content`; false (and nothing redone) when it equals what is shown.
+    bool setContent(const PlotContent& content);
     const PlotContent& content() const { return m_content; }
     QString title() const { return m_title; }
     // The title is drawn in exports; on screen the dock's title bar already names the chart.
@@ -23,6 +24,8 @@ class LinePlot : public QWidget {
     void setPresentation(bool large);
     // Pixel width of the plot area: the column count for decimation.
     int plotColumns() const;
+    // Where a data point is drawn, in this widget's coordinates (on the right axis if `secondary`).
+    QPointF positionOf(const QPointF& value, bool secondary = false) const;
 
   protected:
     void resizeEvent(QResizeEvent* event) override;

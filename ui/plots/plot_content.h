@@ -15,6 +15,8 @@ struct AxisSpec {
     QString title;
     bool log = false;
     std::optional<double> min, max;  // unset: from the data
+
+    bool operator==(const AxisSpec&) const = default;
 };
 
 struct PlotSeries {
@@ -26,18 +28,24 @@ struct PlotSeries {
     bool onSecondaryAxis = false;
     bool inLegend = true;
     bool pointsVisible = false;  // draw dots (block profiles)
+
+    bool operator==(const PlotSeries&) const = default;
 };
 
 struct PlotBand {
     QString name;
     QVector<QPointF> lower, upper;  // same x values
     QColor colour;
+
+    bool operator==(const PlotBand&) const = default;
 };
 
 struct PlotMarker {
     double x = 0.0;
     QString label;
     QColor colour;
+
+    bool operator==(const PlotMarker&) const = default;
 };
 
 struct PlotContent {
@@ -47,6 +55,8 @@ struct PlotContent {
     std::vector<PlotBand> bands;
     std::vector<PlotMarker> markers;
     QString emptyText;  // shown when there is nothing to draw
+
+    bool operator==(const PlotContent&) const = default;
 };
 
 }  // namespace normlab::ui

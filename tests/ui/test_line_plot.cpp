@@ -1,0 +1,128 @@
+// The line chart itself: hovering a drawn point shows its exact value in a tooltip (left and right
+// value axes), axis ranges stay put while the data stay inside them and grow with headroom, and a
+// growing line redraws only its tail while the points before it are unchanged.
+#include <QTest>
+#include <QToolTip>
+
+#include "ui/plots/axis_range.h"
+#include "ui/plots/line_plot.h"
+#include "ui/plots/line_split.h"
+
+using namespace normlab::ui;
+
+class LinePlotTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void hoverShowsExactValue();
+    void axisRangeIsSticky();
+    void growingLineKeepsItsHead();
+
+  private:
+    // Moves the mouse onto `value` as drawn by `plot` and returns the tooltip then shown.
+    static QString tooltipAt(LinePlot& plot, const QPointF& value, bool secondary);
+};
+
+QString LinePlotTest::tooltipAt(LinePlot& plot, const QPointF& value, bool secondary) {
+    QToolTip::hideText();
+    const QPoint at = plot.positionOf(value, secondary).toPoint();
+    QWidget* target = plot.childAt(at);
+    if (!target) return QStringLiteral("(no widget under the point)");
+    // Approach from off the line so that the series sees the mouse enter.
+    QTest::mouseMove(target, target->mapFrom(&plot, at + QPoint(0, 40)));
+    QTest::mouseMove(target, target->mapFrom(&plot, at));
+    if (!QTest::qWaitFor([] { return QToolTip::isVisible(); }, 2000)) return QStringLiteral("(no tooltip)");
+    return QToolTip::text();
+}
+
+void LinePlotTest::hoverShowsExactValue() {
+    PlotContent content;
+    content.x.title = QStringLiteral("step");
+    content.y.title = QStringLiteral("loss");
+    content.y2 = AxisSpec{QStringLiteral("lr"), false, 0.0, std::nullopt};
+    PlotSeries loss{QStringLiteral("train"), QColor(0, 114, 178)};
+    PlotSeries lr{QStringLiteral("lr"), QColor(213, 94, 0)};
+    lr.onSecondaryAxis = true;
+    for (int step = 1; step <= 40; ++step) {
+        loss.points.append({double(step), step == 20 ? 3.14159 : 2.0 + 0.01 * step});
+        lr.points.append({double(step), step == 30 ? 0.00271828 : 0.001});
+    }
+    content.series = {loss, lr};
+    LinePlot plot(QStringLiteral("Loss"));
+    plot.resize(640, 420);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.setContent(content);
+    QCoreApplication::processEvents();
+
+    QCOMPARE(tooltipAt(plot, {20.0, 3.14159}, false), QStringLiteral("train\nstep = 20\nloss = 3.14159"));
+    QCOMPARE(tooltipAt(plot, {30.0, 0.00271828}, true), QStringLiteral("lr\nstep = 30\nlr = 0.00271828"));
+}
+
+void LinePlotTest::axisRangeIsSticky() {
+    AxisSpec steps{QStringLiteral("step")};
+    DataRange data;
+    data.include(1.0);
+    data.include(300.0);
+    const AxisRange first = stableAxisRange(steps, data, std::nullopt);
+    QVERIFY(first.min <= 1.0 && first.max >= 300.0);
+    // The run goes on inside the range: nothing changes.
+    data.include(first.max - 0.1 * (first.max - first.min));
+    QCOMPARE(stableAxisRange(steps, data, first), first);
+    // Past it: a new range with room to grow (about a quarter of the span) and round ticks.
+    DataRange longer = data;
+    longer.include(first.max + 1.0);
+    const AxisRange grown = stableAxisRange(steps, longer, first);
+    QVERIFY(grown.max >= first.max + 1.0 + 0.2 * (first.max - first.min));
+    QCOMPARE(niceStep(grown.tick), grown.tick);
+    // Growing at the top never pushes the bottom away from the data (steps start at 1, not -100).
+    AxisRange shown = first;
+    for (double last = 301.0; last < 5000.0; last *= 1.1) {
+        DataRange run;
+        run.include(1.0);
+        run.include(last);
+        shown = stableAxisRange(steps, run, shown);
+        QVERIFY2(shown.min >= 1.0 - 0.1 * last, qPrintable(QString::number(shown.min)));
+    }
+    // A restart (data far smaller than the range): fitted again.
+    DataRange restarted;
+    restarted.include(1.0);
+    restarted.include(5.0);
+    QVERIFY(stableAxisRange(steps, restarted, grown).max < 20.0);
+    // Log axes: whole decades, kept while the data stay inside.
+    AxisSpec norms{QStringLiteral("norm"), true};
+    DataRange small;
+    small.include(2e-5);
+    small.include(0.3);
+    const AxisRange decades = stableAxisRange(norms, small, std::nullopt);
+    QCOMPARE(decades.min, 1e-5);
+    QCOMPARE(decades.max, 1.0);
+    small.include(0.9);
+    QCOMPARE(stableAxisRange(norms, small, decades), decades);
+}
+
+void LinePlotTest::growingLineKeepsItsHead() {
+    QVector<QPointF> points;
+    for (int i = 0; i < 100; ++i) points.append({double(i), double(i % 7)});
+    const LineSplit first = splitLine({}, 0, points);
+    QVERIFY(first.headChanged);
+    QCOMPARE(first.headCount, 100 - kTailKeep);
+    // New points at the end only: the head stays.
+    QVector<QPointF> more = points;
+    for (int i = 100; i < 120; ++i) more.append({double(i), 1.0});
+    const LineSplit second = splitLine(points, first.headCount, more);
+    QVERIFY(!second.headChanged);
+    QCOMPARE(second.headCount, first.headCount);
+    // A changed point inside the head: redone.
+    QVector<QPointF> changed = more;
+    changed[10].setY(42.0);
+    QVERIFY(splitLine(more, second.headCount, changed).headChanged);
+    // A long tail is folded into the head.
+    QVector<QPointF> longTail = more;
+    for (int i = 120; i < 120 + kTailMax; ++i) longTail.append({double(i), 2.0});
+    const LineSplit folded = splitLine(more, second.headCount, longTail);
+    QVERIFY(folded.headChanged);
+    QCOMPARE(folded.headCount, int(longTail.size()) - kTailKeep);
+}
+
+QTEST_MAIN(LinePlotTest)
+#include "test_line_plot.moc"

@@ -12,7 +12,8 @@ namespace normlab {
 std::vector<DeviceInfo> list_devices() {
     const int cores = omp_get_num_procs();
     std::vector<DeviceInfo> devices;
-    devices.push_back({"cpu", "CPU (" + std::to_string(cores) + (cores == 1 ? " core)" : " cores)"), true, ""});
+    devices.push_back(
+        {"cpu", "CPU (" + std::to_string(cores) + (cores == 1 ? " core)" : " cores)"), true, ""});
 #ifdef NORMLAB_HAVE_CUDA
     const CudaDeviceProbe probe = probe_cuda_device();
     devices.push_back({"cuda", probe.available ? probe.label : "CUDA GPU", probe.available,

@@ -7,8 +7,8 @@
 namespace normlab {
 
 struct DeviceInfo {
-    std::string id;      // "cpu" or "cuda": the config's `device` value
-    std::string label;   // "CPU (2 cores)" / "NVIDIA H100 80GB HBM3 (sm_90, 80 GiB)"
+    std::string id;     // "cpu" or "cuda": the config's `device` value
+    std::string label;  // "CPU (2 cores)" / "NVIDIA H100 80GB HBM3 (sm_90, 80 GiB)"
     bool available = false;
     std::string reason;  // why not, when unavailable
 };

@@ -72,7 +72,8 @@ NORMLAB_HOST_DEVICE inline float dyt_value(float x, float w, float b, float alph
 }
 
 // LayerNorm's or RMSNorm's output for one element from the row's mean (0 for RMSNorm) and rstd.
-NORMLAB_HOST_DEVICE inline float norm_value(NormType type, float x, double mean, double rstd, float w, float b) {
+NORMLAB_HOST_DEVICE inline float norm_value(NormType type, float x, double mean, double rstd, float w,
+                                            float b) {
     const float normalized = static_cast<float>((x - mean) * rstd);
     return type == NormType::LayerNorm ? w * normalized + b : w * normalized;
 }
@@ -91,8 +92,8 @@ NORMLAB_HOST_DEVICE inline float dyt_pre_grad(float grad_out, float w, float t) 
 }
 
 // Softmax cross-entropy's gradient for one logit: (softmax - onehot) * inverse_scored.
-NORMLAB_HOST_DEVICE inline float cross_entropy_grad(float logit, float row_max, double log_total, bool is_target,
-                                                    float inverse_scored) {
+NORMLAB_HOST_DEVICE inline float cross_entropy_grad(float logit, float row_max, double log_total,
+                                                    bool is_target, float inverse_scored) {
     const float probability = static_cast<float>(std::exp(logit - row_max - log_total));
     return (probability - (is_target ? 1.0f : 0.0f)) * inverse_scored;
 }

@@ -15,16 +15,17 @@ namespace normlab::testing {
 // The process's CUDA backend, made on first use; null, with `reason` set, when no GPU answers.
 inline Backend* shared_cuda_backend(std::string* reason) {
     static std::string why;
-    static const std::unique_ptr<Backend> backend = []() -> std::unique_ptr<Backend> {
+    // Never destroyed: at exit the CUDA runtime may already be shut down when static destructors run.
+    static Backend* const backend = []() -> Backend* {
         try {
-            return make_cuda_backend();
+            return make_cuda_backend().release();
         } catch (const ResourceError& error) {
             why = error.what();
             return nullptr;
         }
     }();
     if (reason) *reason = why;
-    return backend.get();
+    return backend;
 }
 
 // Skips the test (GTEST_SKIP, reported as SKIPPED by ctest) when no CUDA GPU answers.

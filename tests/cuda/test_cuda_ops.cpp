@@ -152,11 +152,11 @@ void add_memory_and_elementwise(std::vector<OpCase>& cases) {
                          b.fill(f[0] + 10, 0.0f, 5);
                          return std::vector<double>{};
                      }});
-    cases.push_back({"Copy", {rnd(777, 2), rnd(777, 3)}, {},
-                     [](Backend& b, float* const* f, int32_t* const*) {
-                         b.copy(f[0], f[1], 777);
-                         return std::vector<double>{};
-                     }});
+    cases.push_back(
+        {"Copy", {rnd(777, 2), rnd(777, 3)}, {}, [](Backend& b, float* const* f, int32_t* const*) {
+             b.copy(f[0], f[1], 777);
+             return std::vector<double>{};
+         }});
     cases.push_back({"CopyOverlapping", {rnd(1000, 4)}, {}, [](Backend& b, float* const* f, int32_t* const*) {
                          b.copy(f[0] + 10, f[0], 900);  // forwards over itself
                          b.copy(f[0], f[0] + 5, 100);   // backwards over itself
@@ -168,26 +168,35 @@ void add_memory_and_elementwise(std::vector<OpCase>& cases) {
                      }});
     // more elements than one grid of 65535 blocks x 256 threads covers: the grid-stride loops wrap
     const size_t huge = 65535ull * 256 + 4099;
-    cases.push_back({"AddBeyondOneGrid", {rnd(huge, 6), rnd(huge, 7)}, {},
+    cases.push_back({"AddBeyondOneGrid",
+                     {rnd(huge, 6), rnd(huge, 7)},
+                     {},
                      [huge](Backend& b, float* const* f, int32_t* const*) {
                          b.add(f[0], f[1], huge);
                          return std::vector<double>{};
                      }});
     for (const Activation kind : {Activation::Relu, Activation::Gelu}) {
         const std::string label = kind == Activation::Relu ? "Relu" : "Gelu";
-        cases.push_back({"ActivationForward" + label, {rnd(n, 8, 2.0), zeros(n)}, {},
+        cases.push_back({"ActivationForward" + label,
+                         {rnd(n, 8, 2.0), zeros(n)},
+                         {},
                          [kind, n](Backend& b, float* const* f, int32_t* const*) {
                              b.activation_forward(kind, f[1], f[0], n);
                              return std::vector<double>{};
                          }});
-        cases.push_back({"ActivationBackward" + label, {rnd(n, 9, 2.0), rnd(n, 10), zeros(n)}, {},
+        cases.push_back({"ActivationBackward" + label,
+                         {rnd(n, 9, 2.0), rnd(n, 10), zeros(n)},
+                         {},
                          [kind, n](Backend& b, float* const* f, int32_t* const*) {
                              b.activation_backward(kind, f[2], f[1], f[0], n);
                              return std::vector<double>{};
                          }});
-        cases.push_back({"ActivationBackwardInPlace" + label, {rnd(n, 11, 2.0), rnd(n, 12)}, {},
+        cases.push_back({"ActivationBackwardInPlace" + label,
+                         {rnd(n, 11, 2.0), rnd(n, 12)},
+                         {},
                          [kind, n](Backend& b, float* const* f, int32_t* const*) {
-                             b.activation_backward(kind, f[1], f[1], f[0], n);  // dx aliases dy, as the model does
+                             b.activation_backward(kind, f[1], f[1], f[0],
+                                                   n);  // dx aliases dy, as the model does
                              return std::vector<double>{};
                          }});
     }
@@ -198,29 +207,31 @@ void add_residuals(std::vector<OpCase>& cases) {
     for (const bool learnable : {false, true}) {
         const std::string label = learnable ? "Learnable" : "Constant";
         // f: x, f, s, scalars (c, a)
-        cases.push_back({"ResidualForward" + label,
-                         {rnd(n, 20), rnd(n, 21), zeros(n), Floats{0.8f, -1.3f}},
-                         {},
-                         [learnable, n](Backend& b, float* const* f, int32_t* const*) {
-                             const ScaleRef c = learnable ? ScaleRef{0.0f, f[3]} : ScaleRef{1.7f, nullptr};
-                             const ScaleRef a = learnable ? ScaleRef{0.0f, f[3] + 1} : ScaleRef{0.4f, nullptr};
-                             b.residual_forward(f[2], f[0], f[1], c, a, n);
-                             return std::vector<double>{};
-                         }});
+        cases.push_back(
+            {"ResidualForward" + label,
+             {rnd(n, 20), rnd(n, 21), zeros(n), Floats{0.8f, -1.3f}},
+             {},
+             [learnable, n](Backend& b, float* const* f, int32_t* const*) {
+                 const ScaleRef c = learnable ? ScaleRef{0.0f, f[3]} : ScaleRef{1.7f, nullptr};
+                 const ScaleRef a = learnable ? ScaleRef{0.0f, f[3] + 1} : ScaleRef{0.4f, nullptr};
+                 b.residual_forward(f[2], f[0], f[1], c, a, n);
+                 return std::vector<double>{};
+             }});
         for (const bool scalar_grads : {false, true}) {
             for (const bool in_place : {false, true}) {
                 // f: ds, x, f, dx, df, (dc, da), scalars (c, a)
                 cases.push_back(
-                    {"ResidualBackward" + label + (scalar_grads ? "WithScaleGrads" : "") + (in_place ? "InPlace" : ""),
-                     {rnd(n, 22), rnd(n, 23), rnd(n, 24), rnd(n, 25),
-                      zeros(n), Floats{0.25f, -0.5f}, Floats{0.8f, -1.3f}},
+                    {"ResidualBackward" + label + (scalar_grads ? "WithScaleGrads" : "") +
+                         (in_place ? "InPlace" : ""),
+                     {rnd(n, 22), rnd(n, 23), rnd(n, 24), rnd(n, 25), zeros(n), Floats{0.25f, -0.5f},
+                      Floats{0.8f, -1.3f}},
                      {},
                      [learnable, scalar_grads, in_place, n](Backend& b, float* const* f, int32_t* const*) {
                          const ScaleRef c = learnable ? ScaleRef{0.0f, f[6]} : ScaleRef{1.7f, nullptr};
                          const ScaleRef a = learnable ? ScaleRef{0.0f, f[6] + 1} : ScaleRef{0.4f, nullptr};
                          float* dx = in_place ? f[0] : f[3];  // ds may alias dx
-                         b.residual_backward(dx, f[4], scalar_grads ? f[5] : nullptr, scalar_grads ? f[5] + 1 : nullptr,
-                                             f[0], f[1], f[2], c, a, n);
+                         b.residual_backward(dx, f[4], scalar_grads ? f[5] : nullptr,
+                                             scalar_grads ? f[5] + 1 : nullptr, f[0], f[1], f[2], c, a, n);
                          return std::vector<double>{};
                      }});
             }
@@ -234,10 +245,11 @@ void add_embeddings_and_linears(std::vector<OpCase>& cases) {
     };
     for (const Shape s : {Shape{3, 7, 40, 11}, Shape{16, 64, 96, 65}}) {
         const size_t n = static_cast<size_t>(s.batch) * s.seq;
-        const std::string label = "_" + std::to_string(s.batch) + "x" + std::to_string(s.seq) + "x" + std::to_string(s.d);
+        const std::string label =
+            "_" + std::to_string(s.batch) + "x" + std::to_string(s.seq) + "x" + std::to_string(s.d);
         cases.push_back({"EmbeddingForward" + label,
-                         {rnd(static_cast<size_t>(s.vocab) * s.d, 30), rnd(static_cast<size_t>(s.seq) * s.d, 31),
-                          zeros(n * s.d)},
+                         {rnd(static_cast<size_t>(s.vocab) * s.d, 30),
+                          rnd(static_cast<size_t>(s.seq) * s.d, 31), zeros(n * s.d)},
                          {token_ids(n, s.vocab, 32, false)},
                          [s](Backend& b, float* const* f, int32_t* const* t) {
                              b.embedding_forward(f[2], t[0], f[0], f[1], s.batch, s.seq, s.d);
@@ -245,8 +257,8 @@ void add_embeddings_and_linears(std::vector<OpCase>& cases) {
                          }});
         // gradients accumulate into non-zero buffers; tokens repeat
         cases.push_back({"EmbeddingBackward" + label,
-                         {rnd(static_cast<size_t>(s.vocab) * s.d, 33), rnd(static_cast<size_t>(s.seq) * s.d, 34),
-                          rnd(n * s.d, 35)},
+                         {rnd(static_cast<size_t>(s.vocab) * s.d, 33),
+                          rnd(static_cast<size_t>(s.seq) * s.d, 34), rnd(n * s.d, 35)},
                          {token_ids(n, s.vocab, 36, false)},
                          [s](Backend& b, float* const* f, int32_t* const* t) {
                              b.embedding_backward(f[0], f[1], f[2], t[0], s.batch, s.seq, s.d);
@@ -257,7 +269,8 @@ void add_embeddings_and_linears(std::vector<OpCase>& cases) {
         int n, in, out;
     };
     for (const Sizes z : {Sizes{37, 24, 40}, Sizes{64, 96, 65}, Sizes{130, 200, 33}}) {
-        const std::string label = "_" + std::to_string(z.n) + "x" + std::to_string(z.in) + "x" + std::to_string(z.out);
+        const std::string label =
+            "_" + std::to_string(z.n) + "x" + std::to_string(z.in) + "x" + std::to_string(z.out);
         const size_t xs = static_cast<size_t>(z.n) * z.in, ws = static_cast<size_t>(z.out) * z.in,
                      ys = static_cast<size_t>(z.n) * z.out;
         for (const bool bias : {false, true}) {
@@ -274,14 +287,13 @@ void add_embeddings_and_linears(std::vector<OpCase>& cases) {
             for (const bool with_dx : {false, true}) {
                 for (const bool with_db : {false, true}) {
                     cases.push_back(
-                        {std::string("LinearBackward") + (accumulate ? "Accumulate" : "") + (with_dx ? "" : "NoDx") +
-                             (with_db ? "" : "NoDb") + label,
-                         {rnd(ys, 43), rnd(xs, 44), rnd(ws, 45), rnd(xs, 46),
-                          rnd(ws, 47), rnd(z.out, 48)},
+                        {std::string("LinearBackward") + (accumulate ? "Accumulate" : "") +
+                             (with_dx ? "" : "NoDx") + (with_db ? "" : "NoDb") + label,
+                         {rnd(ys, 43), rnd(xs, 44), rnd(ws, 45), rnd(xs, 46), rnd(ws, 47), rnd(z.out, 48)},
                          {},
                          [z, accumulate, with_dx, with_db](Backend& b, float* const* f, int32_t* const*) {
-                             b.linear_backward(with_dx ? f[3] : nullptr, f[4], with_db ? f[5] : nullptr, f[0], f[1], f[2],
-                                               z.n, z.in, z.out, accumulate);
+                             b.linear_backward(with_dx ? f[3] : nullptr, f[4], with_db ? f[5] : nullptr, f[0],
+                                               f[1], f[2], z.n, z.in, z.out, accumulate);
                              return std::vector<double>{};
                          }});
                 }
@@ -298,20 +310,22 @@ void add_norms(std::vector<OpCase>& cases) {
             const bool has_bias = type != NormType::RmsNorm;
             for (const bool learnable_alpha : {false, true}) {
                 if (type != NormType::DyT && learnable_alpha) continue;
-                const std::string label = name_of(type) + (learnable_alpha ? "LearnableAlpha" : "") + "_d" +
-                                          std::to_string(d);
+                const std::string label =
+                    name_of(type) + (learnable_alpha ? "LearnableAlpha" : "") + "_d" + std::to_string(d);
                 const Tensor gain = rnd(d, 50, 0.3, 1.0f);
                 // f: x, w, b, y, stats, alpha
-                cases.push_back({"NormForward" + label,
-                                 {rnd(count, 51, 2.0), gain, rnd(d, 52, 0.3), zeros(count),
-                                  zeros(2 * static_cast<size_t>(n)), Floats{0.6f}},
-                                 {},
-                                 [type, has_bias, learnable_alpha, n, d](Backend& b, float* const* f, int32_t* const*) {
-                                     const ScaleRef alpha = learnable_alpha ? ScaleRef{0.0f, f[5]} : ScaleRef{0.45f, nullptr};
-                                     b.norm_forward(type, f[3], f[4], f[0], f[1], has_bias ? f[2] : nullptr, alpha, n, d,
-                                                    1e-5f);
-                                     return std::vector<double>{};
-                                 }});
+                cases.push_back(
+                    {"NormForward" + label,
+                     {rnd(count, 51, 2.0), gain, rnd(d, 52, 0.3), zeros(count),
+                      zeros(2 * static_cast<size_t>(n)), Floats{0.6f}},
+                     {},
+                     [type, has_bias, learnable_alpha, n, d](Backend& b, float* const* f, int32_t* const*) {
+                         const ScaleRef alpha =
+                             learnable_alpha ? ScaleRef{0.0f, f[5]} : ScaleRef{0.45f, nullptr};
+                         b.norm_forward(type, f[3], f[4], f[0], f[1], has_bias ? f[2] : nullptr, alpha, n, d,
+                                        1e-5f);
+                         return std::vector<double>{};
+                     }});
                 for (const bool accumulate : {false, true}) {
                     for (const bool null_grads : {false, true}) {
                         for (const bool in_place : {false, true}) {
@@ -327,12 +341,12 @@ void add_norms(std::vector<OpCase>& cases) {
                                  [=](Backend& b, float* const* f, int32_t* const*) {
                                      const ScaleRef alpha =
                                          learnable_alpha ? ScaleRef{0.0f, f[5]} : ScaleRef{0.45f, nullptr};
-                                     b.norm_forward(type, f[3], f[4], f[0], f[1], has_bias ? f[2] : nullptr, alpha, n, d,
-                                                    1e-5f);
+                                     b.norm_forward(type, f[3], f[4], f[0], f[1], has_bias ? f[2] : nullptr,
+                                                    alpha, n, d, 1e-5f);
                                      float* dx = in_place ? f[6] : f[7];  // dx may alias dy
                                      b.norm_backward(type, dx, f[8], null_grads ? nullptr : f[9],
-                                                     null_grads ? nullptr : f[10], f[6], f[0], f[4], f[1], alpha, n, d,
-                                                     accumulate);
+                                                     null_grads ? nullptr : f[10], f[6], f[0], f[4], f[1],
+                                                     alpha, n, d, accumulate);
                                      return std::vector<double>{};
                                  }});
                         }
@@ -355,26 +369,27 @@ void add_attention(std::vector<OpCase>& cases) {
                                   std::to_string(s.heads) + "_hd" + std::to_string(s.head_dim);
         for (const bool with_stats : {false, true}) {
             // f: qkv, out, probs, stats (entropy sum, max logit)
-            cases.push_back({std::string("AttentionForward") + (with_stats ? "WithStats" : "") + label,
-                             {rnd(n * 3 * d, 60, 1.5), zeros(n * d), filled(probs, 7.0f), Floats{-1.0f, -1.0f}},
-                             {},
-                             [s, with_stats](Backend& b, float* const* f, int32_t* const*) {
-                                 AttentionStatsRef stats;
-                                 if (with_stats) stats = {f[3], f[3] + 1};
-                                 b.attention_forward(f[1], f[2], f[0], s.batch, s.seq, s.heads, s.head_dim, stats);
-                                 return std::vector<double>{};
-                             }});
+            cases.push_back(
+                {std::string("AttentionForward") + (with_stats ? "WithStats" : "") + label,
+                 {rnd(n * 3 * d, 60, 1.5), zeros(n * d), filled(probs, 7.0f), Floats{-1.0f, -1.0f}},
+                 {},
+                 [s, with_stats](Backend& b, float* const* f, int32_t* const*) {
+                     AttentionStatsRef stats;
+                     if (with_stats) stats = {f[3], f[3] + 1};
+                     b.attention_forward(f[1], f[2], f[0], s.batch, s.seq, s.heads, s.head_dim, stats);
+                     return std::vector<double>{};
+                 }});
         }
         // f: qkv, out, probs, dout, dqkv (random: it must be overwritten)
-        cases.push_back({"AttentionBackward" + label,
-                         {rnd(n * 3 * d, 61, 1.5), zeros(n * d), zeros(probs), rnd(n * d, 62),
-                          rnd(n * 3 * d, 63)},
-                         {},
-                         [s](Backend& b, float* const* f, int32_t* const*) {
-                             b.attention_forward(f[1], f[2], f[0], s.batch, s.seq, s.heads, s.head_dim, {});
-                             b.attention_backward(f[4], f[3], f[0], f[2], s.batch, s.seq, s.heads, s.head_dim);
-                             return std::vector<double>{};
-                         }});
+        cases.push_back(
+            {"AttentionBackward" + label,
+             {rnd(n * 3 * d, 61, 1.5), zeros(n * d), zeros(probs), rnd(n * d, 62), rnd(n * 3 * d, 63)},
+             {},
+             [s](Backend& b, float* const* f, int32_t* const*) {
+                 b.attention_forward(f[1], f[2], f[0], s.batch, s.seq, s.heads, s.head_dim, {});
+                 b.attention_backward(f[4], f[3], f[0], f[2], s.batch, s.seq, s.heads, s.head_dim);
+                 return std::vector<double>{};
+             }});
     }
 }
 
@@ -389,21 +404,26 @@ void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
                              {rnd(count, 70, 3.0), filled(count, 5.0f)},
                              {token_ids(n, vocab, 71, true)},
                              [n, vocab, mode](Backend& b, float* const* f, int32_t* const* t) {
-                                 const auto result =
-                                     b.cross_entropy(mode == 1 ? f[0] : f[1], f[0], t[0], n, vocab, mode != 2);
-                                 return std::vector<double>{result.loss_sum, static_cast<double>(result.scored),
+                                 const auto result = b.cross_entropy(mode == 1 ? f[0] : f[1], f[0], t[0], n,
+                                                                     vocab, mode != 2);
+                                 return std::vector<double>{result.loss_sum,
+                                                            static_cast<double>(result.scored),
                                                             static_cast<double>(result.correct)};
                              }});
         }
     }
-    cases.push_back({"CrossEntropyNothingScored", {rnd(10 * 65, 72), zeros(10 * 65)}, {Ints(10, -1)},
+    cases.push_back({"CrossEntropyNothingScored",
+                     {rnd(10 * 65, 72), zeros(10 * 65)},
+                     {Ints(10, -1)},
                      [](Backend& b, float* const* f, int32_t* const* t) {
                          const auto result = b.cross_entropy(f[1], f[0], t[0], 10, 65, true);
                          return std::vector<double>{result.loss_sum, static_cast<double>(result.scored),
                                                     static_cast<double>(result.correct)};
                      }});
     const std::vector<Slice> slices = {{0, 10}, {10, 0}, {17, 40000}, {5000, 60000}, {99999, 1}, {0, 100000}};
-    cases.push_back({"SumSquaresAndValuesOverSlices", {rnd(100000, 73, 2.0)}, {},
+    cases.push_back({"SumSquaresAndValuesOverSlices",
+                     {rnd(100000, 73, 2.0)},
+                     {},
                      [slices](Backend& b, float* const* f, int32_t* const*) {
                          std::vector<double> squares(slices.size()), sums(slices.size());
                          b.sum_squares(f[0], slices, squares.data());
@@ -413,7 +433,8 @@ void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
                      }});
     const size_t count = 5000;
     const Tensor second_moment = rnd(count, 74, 1e-3, 0.0f, true);
-    for (const OptimizerKind kind : {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::AdamW, OptimizerKind::RAdam}) {
+    for (const OptimizerKind kind :
+         {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::AdamW, OptimizerKind::RAdam}) {
         for (const float rect : {0.0f, 0.8f}) {
             if (kind != OptimizerKind::RAdam && rect > 0.0f) continue;
             OptimizerStep step;
@@ -425,14 +446,14 @@ void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
             step.bias_correction2 = 1.0f - 0.997003f;
             step.radam_rect = rect;
             // f: param, grad, m, v, update
-            cases.push_back({"Optimizer" + name_of(kind) + (rect > 0.0f ? "Rectified" : ""),
-                             {rnd(count, 75), rnd(count, 76), rnd(count, 77, 0.01),
-                              second_moment, zeros(count)},
-                             {},
-                             [step, count](Backend& b, float* const* f, int32_t* const*) {
-                                 b.optimizer_update(step, f[0], f[1], f[2], f[3], f[4], count);
-                                 return std::vector<double>{};
-                             }});
+            cases.push_back(
+                {"Optimizer" + name_of(kind) + (rect > 0.0f ? "Rectified" : ""),
+                 {rnd(count, 75), rnd(count, 76), rnd(count, 77, 0.01), second_moment, zeros(count)},
+                 {},
+                 [step, count](Backend& b, float* const* f, int32_t* const*) {
+                     b.optimizer_update(step, f[0], f[1], f[2], f[3], f[4], count);
+                     return std::vector<double>{};
+                 }});
         }
     }
 }

@@ -77,9 +77,9 @@ inline void expect_close(const std::string& what, const std::vector<float>& actu
             worst_index = i;
         }
     }
-    EXPECT_LE(worst / scale, tolerance) << what << ": element " << worst_index << " is "
-                                        << (actual.empty() ? 0.0f : actual[worst_index]) << ", reference "
-                                        << (reference.empty() ? 0.0f : reference[worst_index]);
+    EXPECT_LE(worst / scale, tolerance)
+        << what << ": element " << worst_index << " is " << (actual.empty() ? 0.0f : actual[worst_index])
+        << ", reference " << (reference.empty() ? 0.0f : reference[worst_index]);
 }
 
 }  // namespace normlab::testing

@@ -20,7 +20,6 @@ using testing::expect_close;
 using testing::random_tensor;
 using Floats = std::vector<float>;
 
-
 // (threads, rows): 1 thread, 2 threads on a size below the parallel threshold, 2 threads split.
 struct Case {
     int threads;

@@ -94,8 +94,8 @@ __global__ void causal_softmax_kernel(float* probs, double* entropy_rows, float*
 }
 
 // stats = (sum of the rows' entropies, largest row maximum); one block, fixed order.
-__global__ void attention_stats_kernel(AttentionStatsRef stats, const double* entropy_rows, const float* max_rows,
-                                       size_t rows) {
+__global__ void attention_stats_kernel(AttentionStatsRef stats, const double* entropy_rows,
+                                       const float* max_rows, size_t rows) {
     __shared__ double shared_sum[kWarp];
     __shared__ float shared_max[kWarp];
     double entropy = 0.0;
@@ -113,7 +113,8 @@ __global__ void attention_stats_kernel(AttentionStatsRef stats, const double* en
 }
 
 // In place on grad[pairs, seq, seq] holding dP: dS = P (dP - sum_j dP P) scale for j <= t, 0 above.
-__global__ void causal_softmax_backward_kernel(float* grad, const float* probs, size_t rows, int seq, float scale) {
+__global__ void causal_softmax_backward_kernel(float* grad, const float* probs, size_t rows, int seq,
+                                               float scale) {
     const size_t r = blockIdx.x * static_cast<size_t>(kRowsPerBlock) + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
     if (r >= rows) return;
@@ -132,8 +133,8 @@ void batched_gemm(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation
                   float alpha, const float* a, int lda, long long stride_a, const float* b, int ldb,
                   long long stride_b, float* c, int ldc, long long stride_c, int batch) {
     const float beta = 0.0f;
-    NORMLAB_CUBLAS_CHECK(cublasSgemmStridedBatched(handle, op_a, op_b, m, n, k, &alpha, a, lda, stride_a, b, ldb,
-                                                   stride_b, &beta, c, ldc, stride_c, batch));
+    NORMLAB_CUBLAS_CHECK(cublasSgemmStridedBatched(handle, op_a, op_b, m, n, k, &alpha, a, lda, stride_a, b,
+                                                   ldb, stride_b, &beta, c, ldc, stride_c, batch));
 }
 }  // namespace
 
@@ -165,16 +166,16 @@ void CudaBackend::attention_forward(float* out, float* probs, const float* qkv, 
     // column-major are K^T[hd, seq] (so op T) and Q^T[hd, seq] (op N)
     batched_gemm(m_cublas, CUBLAS_OP_T, CUBLAS_OP_N, seq, seq, head_dim, scale, k, head_dim, head_stride, q,
                  head_dim, head_stride, probs, seq, score_stride, shape.pairs());
-    causal_softmax_kernel<<<row_blocks(rows), kRowsPerBlock * kWarp, 0, m_stream>>>(probs, entropy_rows, max_rows,
-                                                                                   rows, seq);
+    causal_softmax_kernel<<<row_blocks(rows), kRowsPerBlock * kWarp, 0, m_stream>>>(probs, entropy_rows,
+                                                                                    max_rows, rows, seq);
     NORMLAB_CUDA_CHECK_LAUNCH("causal_softmax_kernel");
     if (stats.entropy_sum || stats.max_logit) {
         attention_stats_kernel<<<1, kThreads, 0, m_stream>>>(stats, entropy_rows, max_rows, rows);
         NORMLAB_CUDA_CHECK_LAUNCH("attention_stats_kernel");
     }
     // O_p[seq, hd] = P_p V_p: column-major O^T = V^T P^T
-    batched_gemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_N, head_dim, seq, seq, 1.0f, v, head_dim, head_stride, probs,
-                 seq, score_stride, o, head_dim, head_stride, shape.pairs());
+    batched_gemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_N, head_dim, seq, seq, 1.0f, v, head_dim, head_stride,
+                 probs, seq, score_stride, o, head_dim, head_stride, shape.pairs());
     unpack_heads_kernel<<<grid_for(nd), kThreads, 0, m_stream>>>(out, o, 1, shape);
     NORMLAB_CUDA_CHECK_LAUNCH("unpack_heads_kernel (out)");
 }
@@ -187,9 +188,9 @@ void CudaBackend::attention_backward(float* dqkv, const float* dout, const float
     if (rows == 0) return;
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     cuda::WorkspaceLayout layout;
-    const size_t qkv_at = layout.reserve<float>(3 * nd);    // Q, K, V [3][pairs][seq][hd]
-    const size_t dout_at = layout.reserve<float>(nd);       // dO [pairs][seq][hd]
-    const size_t grads_at = layout.reserve<float>(3 * nd);  // dQ, dK, dV [3][pairs][seq][hd]
+    const size_t qkv_at = layout.reserve<float>(3 * nd);         // Q, K, V [3][pairs][seq][hd]
+    const size_t dout_at = layout.reserve<float>(nd);            // dO [pairs][seq][hd]
+    const size_t grads_at = layout.reserve<float>(3 * nd);       // dQ, dK, dV [3][pairs][seq][hd]
     const size_t scores_at = layout.reserve<float>(rows * seq);  // dP, then dS [pairs][seq][seq]
     void* base = workspace(layout.bytes());
     float* q = layout.at<float>(base, qkv_at);
@@ -212,10 +213,10 @@ void CudaBackend::attention_backward(float* dqkv, const float* dout, const float
     batched_gemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_T, head_dim, seq, seq, 1.0f, grad_o, head_dim, head_stride,
                  probs, seq, score_stride, grad_v, head_dim, head_stride, pairs);
     // dP_p = dO_p V_p^T (as S = Q K^T)
-    batched_gemm(m_cublas, CUBLAS_OP_T, CUBLAS_OP_N, seq, seq, head_dim, 1.0f, v, head_dim, head_stride, grad_o,
-                 head_dim, head_stride, grad_scores, seq, score_stride, pairs);
-    causal_softmax_backward_kernel<<<row_blocks(rows), kRowsPerBlock * kWarp, 0, m_stream>>>(grad_scores, probs,
-                                                                                            rows, seq, scale);
+    batched_gemm(m_cublas, CUBLAS_OP_T, CUBLAS_OP_N, seq, seq, head_dim, 1.0f, v, head_dim, head_stride,
+                 grad_o, head_dim, head_stride, grad_scores, seq, score_stride, pairs);
+    causal_softmax_backward_kernel<<<row_blocks(rows), kRowsPerBlock * kWarp, 0, m_stream>>>(
+        grad_scores, probs, rows, seq, scale);
     NORMLAB_CUDA_CHECK_LAUNCH("causal_softmax_backward_kernel");
     // dQ_p = dS_p K_p (as O = P V)
     batched_gemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_N, head_dim, seq, seq, 1.0f, k, head_dim, head_stride,

@@ -97,6 +97,8 @@ class CudaBackend final : public Backend {
     size_t m_workspace_bytes = 0;
     float* m_ones = nullptr;
     size_t m_ones_count = 0;
+    std::vector<unsigned long long> m_slice_chunks;  // reduce_slices' host tables, reused
+    std::vector<unsigned long long> m_slice_first;
 };
 
 }  // namespace normlab

@@ -12,9 +12,9 @@
 
 namespace normlab::cuda {
 
-inline constexpr int kThreads = 256;      // threads per block of element-wise and reduction kernels
-inline constexpr int kWarp = 32;          // lanes per warp
-inline constexpr int kRowsPerBlock = 8;   // warp-per-row kernels: 8 rows (warps) per block
+inline constexpr int kThreads = 256;           // threads per block of element-wise and reduction kernels
+inline constexpr int kWarp = 32;               // lanes per warp
+inline constexpr int kRowsPerBlock = 8;        // warp-per-row kernels: 8 rows (warps) per block
 inline constexpr unsigned kMaxBlocks = 65535;  // cap of grid-stride grids
 inline constexpr unsigned kFullMask = 0xffffffffu;
 

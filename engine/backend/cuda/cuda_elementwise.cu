@@ -17,7 +17,7 @@ using cuda::scale_value;
 constexpr unsigned kMaxPartials = 1024;  // residual backward: blocks (one partial each) at most
 
 // Grid-stride loop over [0, count).
-#define NORMLAB_FOR_EACH(i, count)                                                               \
+#define NORMLAB_FOR_EACH(i, count)                                                           \
     for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < (count); \
          i += static_cast<size_t>(gridDim.x) * blockDim.x)
 
@@ -41,8 +41,9 @@ __global__ void residual_forward_kernel(float* s, const float* x, const float* f
 
 // dx = c ds, df = a ds (ds may alias dx: each element is read before it is written); partials[block] =
 // (sum ds x, sum ds f) of the block's elements.
-__global__ void residual_backward_kernel(float* dx, float* df, double* partials, const float* ds, const float* x,
-                                         const float* f, ScaleRef c, ScaleRef a, size_t count) {
+__global__ void residual_backward_kernel(float* dx, float* df, double* partials, const float* ds,
+                                         const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                         size_t count) {
     __shared__ double shared[kWarp];
     const float shortcut = scale_value(c);
     const float branch = scale_value(a);
@@ -108,12 +109,15 @@ void CudaBackend::activation_forward(Activation kind, float* y, const float* x, 
     NORMLAB_CUDA_CHECK_LAUNCH("activation_forward_kernel");
 }
 
-void CudaBackend::activation_backward(Activation kind, float* dx, const float* dy, const float* x, size_t count) {
+void CudaBackend::activation_backward(Activation kind, float* dx, const float* dy, const float* x,
+                                      size_t count) {
     if (count == 0) return;
     if (kind == Activation::Relu) {
-        activation_backward_kernel<Activation::Relu><<<grid_for(count), kThreads, 0, m_stream>>>(dx, dy, x, count);
+        activation_backward_kernel<Activation::Relu>
+            <<<grid_for(count), kThreads, 0, m_stream>>>(dx, dy, x, count);
     } else {
-        activation_backward_kernel<Activation::Gelu><<<grid_for(count), kThreads, 0, m_stream>>>(dx, dy, x, count);
+        activation_backward_kernel<Activation::Gelu>
+            <<<grid_for(count), kThreads, 0, m_stream>>>(dx, dy, x, count);
     }
     NORMLAB_CUDA_CHECK_LAUNCH("activation_backward_kernel");
 }
@@ -125,8 +129,8 @@ void CudaBackend::residual_forward(float* s, const float* x, const float* f, Sca
     NORMLAB_CUDA_CHECK_LAUNCH("residual_forward_kernel");
 }
 
-void CudaBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds, const float* x,
-                                    const float* f, ScaleRef c, ScaleRef a, size_t count) {
+void CudaBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,
+                                    const float* x, const float* f, ScaleRef c, ScaleRef a, size_t count) {
     if (count == 0) return;
     const unsigned blocks = grid_for(count, kMaxPartials);
     double* partials = static_cast<double*>(workspace(2 * blocks * sizeof(double)));
@@ -158,20 +162,20 @@ void CudaBackend::optimizer_update(const OptimizerStep& step, float* param, cons
     const unsigned blocks = grid_for(count);
     switch (step.kind) {
         case OptimizerKind::Sgd:
-            optimizer_kernel<OptimizerKind::Sgd><<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v, update,
-                                                                                   count);
+            optimizer_kernel<OptimizerKind::Sgd>
+                <<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v, update, count);
             break;
         case OptimizerKind::Adam:
-            optimizer_kernel<OptimizerKind::Adam><<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v,
-                                                                                    update, count);
+            optimizer_kernel<OptimizerKind::Adam>
+                <<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v, update, count);
             break;
         case OptimizerKind::AdamW:
-            optimizer_kernel<OptimizerKind::AdamW><<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v,
-                                                                                     update, count);
+            optimizer_kernel<OptimizerKind::AdamW>
+                <<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v, update, count);
             break;
         case OptimizerKind::RAdam:
-            optimizer_kernel<OptimizerKind::RAdam><<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v,
-                                                                                     update, count);
+            optimizer_kernel<OptimizerKind::RAdam>
+                <<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v, update, count);
             break;
     }
     NORMLAB_CUDA_CHECK_LAUNCH("optimizer_kernel");

@@ -76,8 +76,8 @@ void CudaBackend::linear_forward(float* y, const float* x, const float* w, const
     const float one = 1.0f;
     const float zero = 0.0f;
     // column-major y^T[out, n] = (W^T)^T[out, in] x^T[in, n]; W is stored as column-major W^T[in, out]
-    NORMLAB_CUBLAS_CHECK(cublasSgemm(m_cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, w, in, x, in, &zero,
-                                     y, out));
+    NORMLAB_CUBLAS_CHECK(
+        cublasSgemm(m_cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, w, in, x, in, &zero, y, out));
     if (b) {
         const size_t count = static_cast<size_t>(n) * out;
         add_bias_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(y, b, static_cast<size_t>(n), out);
@@ -99,8 +99,8 @@ void CudaBackend::linear_backward(float* dx, float* dw, float* db, const float* 
         cublasSgemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &one, dw, in));
     if (db) {
         // db[out] += dy^T[out, n] 1[n]
-        NORMLAB_CUBLAS_CHECK(
-            cublasSgemv(m_cublas, CUBLAS_OP_N, out, n, &one, dy, out, ones(static_cast<size_t>(n)), 1, &one, db, 1));
+        NORMLAB_CUBLAS_CHECK(cublasSgemv(m_cublas, CUBLAS_OP_N, out, n, &one, dy, out,
+                                         ones(static_cast<size_t>(n)), 1, &one, db, 1));
     }
 }
 
@@ -116,9 +116,9 @@ void CudaBackend::embedding_backward(float* dwte, float* dwpe, const float* dx, 
     const int n = batch * seq;
     if (n == 0) return;
     size_t sort_bytes = 0;
-    NORMLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, tokens, static_cast<int32_t*>(nullptr),
-                                                       static_cast<const int32_t*>(nullptr),
-                                                       static_cast<int32_t*>(nullptr), n, 0, 32, m_stream));
+    NORMLAB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+        nullptr, sort_bytes, tokens, static_cast<int32_t*>(nullptr), static_cast<const int32_t*>(nullptr),
+        static_cast<int32_t*>(nullptr), n, 0, 32, m_stream));
     cuda::WorkspaceLayout layout;
     const size_t rows_at = layout.reserve<int32_t>(n);
     const size_t sorted_tokens_at = layout.reserve<int32_t>(n);
@@ -135,7 +135,7 @@ void CudaBackend::embedding_backward(float* dwte, float* dwpe, const float* dx, 
                                                        sorted_tokens, rows, sorted_rows, n, 0, 32, m_stream));
     const dim3 token_grid(n, (d + kColumnsPerBlock - 1) / kColumnsPerBlock);
     embedding_token_grad_kernel<<<token_grid, kColumnsPerBlock, 0, m_stream>>>(dwte, dx, sorted_tokens,
-                                                                                sorted_rows, n, d);
+                                                                               sorted_rows, n, d);
     NORMLAB_CUDA_CHECK_LAUNCH("embedding_token_grad_kernel");
     const size_t positions = static_cast<size_t>(seq) * d;
     embedding_position_grad_kernel<<<grid_for(positions), kThreads, 0, m_stream>>>(dwpe, dx, batch, seq, d);

@@ -96,8 +96,8 @@ __global__ void cross_entropy_kernel(float* grad, double* row_loss, int* row_cor
 }
 
 // totals = (sum of row losses, scored, sum of hits); one block, fixed order.
-__global__ void cross_entropy_totals_kernel(LossTotals* totals, const double* row_loss, const int* row_correct,
-                                            const long long* scored, int n) {
+__global__ void cross_entropy_totals_kernel(LossTotals* totals, const double* row_loss,
+                                            const int* row_correct, const long long* scored, int n) {
     __shared__ double shared_loss[kWarp];
     __shared__ long long shared_count[kWarp];
     double loss = 0.0;
@@ -115,19 +115,15 @@ __global__ void cross_entropy_totals_kernel(LossTotals* totals, const double* ro
     }
 }
 
-// One chunk of one slice: [begin, end) of base.
-struct SliceChunk {
-    unsigned long long begin;
-    unsigned long long end;
-};
-
-// partials[chunk] = sum of term(base[i]) over the chunk (term: square or identity); one block per chunk.
+// partials[c] = sum of term(base[i]) over chunk c = [chunks[2c], chunks[2c + 1]) (term: square or
+// identity); one block per chunk.
 template <bool Squares>
-__global__ void slice_chunks_kernel(double* partials, const float* base, const SliceChunk* chunks) {
+__global__ void slice_chunks_kernel(double* partials, const float* base, const unsigned long long* chunks) {
     __shared__ double shared[kWarp];
-    const SliceChunk chunk = chunks[blockIdx.x];
+    const unsigned long long begin = chunks[2 * static_cast<size_t>(blockIdx.x)];
+    const unsigned long long end = chunks[2 * static_cast<size_t>(blockIdx.x) + 1];
     double total = 0.0;
-    for (unsigned long long i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
+    for (unsigned long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
         const double value = base[i];
         total += Squares ? value * value : value;
     }
@@ -179,48 +175,55 @@ Backend::CrossEntropyResult CudaBackend::cross_entropy(float* dlogits, const flo
     return result;
 }
 
+// Cuts every slice into 16384-element chunks on the host (the tables are reused, so steady-state steps
+// allocate nothing), sums the chunks on the device, then each slice's chunks in order.
 template <bool Squares>
 void CudaBackend::reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out) {
     if (slices.empty()) return;
-    std::vector<SliceChunk> chunks;
-    std::vector<unsigned long long> first(slices.size() + 1, 0);
+    std::vector<unsigned long long>& chunks = m_slice_chunks;  // [begin, end) pairs
+    std::vector<unsigned long long>& first = m_slice_first;    // slice s: chunks first[s] .. first[s + 1]
+    chunks.clear();
+    first.assign(slices.size() + 1, 0);
     for (size_t s = 0; s < slices.size(); ++s) {
-        first[s] = chunks.size();
+        first[s] = chunks.size() / 2;
         for (size_t begin = 0; begin < slices[s].count; begin += kSliceChunk) {
             const size_t end = begin + kSliceChunk < slices[s].count ? begin + kSliceChunk : slices[s].count;
-            chunks.push_back({slices[s].offset + begin, slices[s].offset + end});
+            chunks.push_back(slices[s].offset + begin);
+            chunks.push_back(slices[s].offset + end);
         }
     }
-    first[slices.size()] = chunks.size();
+    const size_t chunk_count = chunks.size() / 2;
+    first[slices.size()] = chunk_count;
 
     cuda::WorkspaceLayout layout;
-    const size_t chunks_at = layout.reserve<SliceChunk>(chunks.size());
+    const size_t chunks_at = layout.reserve<unsigned long long>(chunks.size());
     const size_t first_at = layout.reserve<unsigned long long>(first.size());
-    const size_t partials_at = layout.reserve<double>(chunks.size());
+    const size_t partials_at = layout.reserve<double>(chunk_count);
     const size_t sums_at = layout.reserve<double>(slices.size());
     void* space = workspace(layout.bytes());
-    SliceChunk* device_chunks = layout.at<SliceChunk>(space, chunks_at);
+    unsigned long long* device_chunks = layout.at<unsigned long long>(space, chunks_at);
     unsigned long long* device_first = layout.at<unsigned long long>(space, first_at);
     double* partials = layout.at<double>(space, partials_at);
     double* sums = layout.at<double>(space, sums_at);
 
-    if (!chunks.empty()) {
-        NORMLAB_CUDA_CHECK(cudaMemcpyAsync(device_chunks, chunks.data(), chunks.size() * sizeof(SliceChunk),
-                                           cudaMemcpyHostToDevice, m_stream));
+    if (chunk_count > 0) {
+        NORMLAB_CUDA_CHECK(cudaMemcpyAsync(device_chunks, chunks.data(),
+                                           chunks.size() * sizeof(unsigned long long), cudaMemcpyHostToDevice,
+                                           m_stream));
     }
     NORMLAB_CUDA_CHECK(cudaMemcpyAsync(device_first, first.data(), first.size() * sizeof(unsigned long long),
                                        cudaMemcpyHostToDevice, m_stream));
-    if (!chunks.empty()) {
+    if (chunk_count > 0) {
         slice_chunks_kernel<Squares>
-            <<<static_cast<unsigned>(chunks.size()), kThreads, 0, m_stream>>>(partials, base, device_chunks);
+            <<<static_cast<unsigned>(chunk_count), kThreads, 0, m_stream>>>(partials, base, device_chunks);
         NORMLAB_CUDA_CHECK_LAUNCH("slice_chunks_kernel");
     }
-    slice_totals_kernel<<<cuda::grid_for(slices.size()), kThreads, 0, m_stream>>>(sums, partials, device_first,
-                                                                                slices.size());
+    slice_totals_kernel<<<cuda::grid_for(slices.size()), kThreads, 0, m_stream>>>(
+        sums, partials, device_first, slices.size());
     NORMLAB_CUDA_CHECK_LAUNCH("slice_totals_kernel");
     NORMLAB_CUDA_CHECK(
         cudaMemcpyAsync(host_out, sums, slices.size() * sizeof(double), cudaMemcpyDeviceToHost, m_stream));
-    synchronize(Squares ? "sum_squares" : "sum_values");  // also keeps chunks and first alive until copied
+    synchronize(Squares ? "sum_squares" : "sum_values");  // the host tables stay untouched until here
 }
 
 void CudaBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {

@@ -198,7 +198,8 @@ const float* CudaBackend::ones(size_t count) {
 
 void CudaBackend::upload(float* dst, const float* host_src, size_t count) {
     if (count == 0) return;
-    NORMLAB_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, count * sizeof(float), cudaMemcpyHostToDevice, m_stream));
+    NORMLAB_CUDA_CHECK(
+        cudaMemcpyAsync(dst, host_src, count * sizeof(float), cudaMemcpyHostToDevice, m_stream));
 }
 
 void CudaBackend::upload_ints(int32_t* dst, const int32_t* host_src, size_t count) {
@@ -209,7 +210,8 @@ void CudaBackend::upload_ints(int32_t* dst, const int32_t* host_src, size_t coun
 
 void CudaBackend::download(float* host_dst, const float* src, size_t count) {
     if (count == 0) return;
-    NORMLAB_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, count * sizeof(float), cudaMemcpyDeviceToHost, m_stream));
+    NORMLAB_CUDA_CHECK(
+        cudaMemcpyAsync(host_dst, src, count * sizeof(float), cudaMemcpyDeviceToHost, m_stream));
     synchronize("download");
 }
 

@@ -16,7 +16,7 @@ using cuda::row_blocks;
 using cuda::scale_value;
 using cuda::warp_sum;
 
-constexpr int kRowsPerChunk = 32;     // rows per partial of the gain / bias gradients
+constexpr int kRowsPerChunk = 32;      // rows per partial of the gain / bias gradients
 constexpr int kColumnsPerBlock = 128;  // columns kernel: one thread per column
 
 // y[n, d] = norm(x[n, d]); stats[n, 2] = (mean, rstd) for LayerNorm / RMSNorm. One warp per row.
@@ -46,13 +46,15 @@ __global__ void norm_forward_kernel(NormType type, float* y, float* stats, const
         stats[2 * static_cast<size_t>(row) + 1] = static_cast<float>(rstd);
     }
     const bool has_bias = type == NormType::LayerNorm;
-    for (int i = lane; i < d; i += kWarp) out[i] = norm_value(type, in[i], mean, rstd, w[i], has_bias ? b[i] : 0.0f);
+    for (int i = lane; i < d; i += kWarp)
+        out[i] = norm_value(type, in[i], mean, rstd, w[i], has_bias ? b[i] : 0.0f);
 }
 
 // Per 32-row chunk and column: partials[chunk, 0:d) = sum dy * xhat (DyT: dy * tanh(alpha x)) and, when
 // has_bias, partials[chunk, d:2d) = sum dy. Reads only dy, x and stats (runs before dx is written).
 __global__ void norm_backward_columns_kernel(NormType type, double* partials, const float* dy, const float* x,
-                                             const float* stats, ScaleRef alpha, int n, int d, bool has_bias) {
+                                             const float* stats, ScaleRef alpha, int n, int d,
+                                             bool has_bias) {
     const int column = blockIdx.x * blockDim.x + threadIdx.x;
     const int chunk = blockIdx.y;
     if (column >= d) return;
@@ -152,14 +154,14 @@ __global__ void dyt_alpha_grad_kernel(float* dalpha, const double* alpha_rows, i
 void CudaBackend::norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
                                const float* b, ScaleRef alpha, int n, int d, float eps) {
     if (n == 0) return;
-    norm_forward_kernel<<<row_blocks(n), kRowsPerBlock * kWarp, 0, m_stream>>>(type, y, stats, x, w, b, alpha, n,
-                                                                              d, eps);
+    norm_forward_kernel<<<row_blocks(n), kRowsPerBlock * kWarp, 0, m_stream>>>(type, y, stats, x, w, b, alpha,
+                                                                               n, d, eps);
     NORMLAB_CUDA_CHECK_LAUNCH("norm_forward_kernel");
 }
 
-void CudaBackend::norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
-                                const float* x, const float* stats, const float* w, ScaleRef alpha, int n,
-                                int d, bool accumulate_dx) {
+void CudaBackend::norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha,
+                                const float* dy, const float* x, const float* stats, const float* w,
+                                ScaleRef alpha, int n, int d, bool accumulate_dx) {
     if (n == 0) return;
     const int chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
     const bool has_bias = type != NormType::RmsNorm && db;
@@ -180,7 +182,7 @@ void CudaBackend::norm_backward(NormType type, float* dx, float* dw, float* db, 
         type, dx, alpha_rows, dy, x, stats, w, alpha, n, d, accumulate_dx);
     NORMLAB_CUDA_CHECK_LAUNCH("norm_backward_rows_kernel");
     norm_backward_finish_kernel<<<column_tiles, kColumnsPerBlock, 0, m_stream>>>(dw, db, partials, chunks, d,
-                                                                                has_bias);
+                                                                                 has_bias);
     NORMLAB_CUDA_CHECK_LAUNCH("norm_backward_finish_kernel");
     if (wants_alpha) {
         dyt_alpha_grad_kernel<<<1, kThreads, 0, m_stream>>>(dalpha, alpha_rows, n);

@@ -33,7 +33,8 @@ inline void norm_forward_row(NormType type, float* out, float* stats, const floa
     const double rstd = 1.0 / std::sqrt(second_moment / d + eps);
     stats[0] = static_cast<float>(mean);
     stats[1] = static_cast<float>(rstd);
-    for (int i = 0; i < d; ++i) out[i] = norm_value(type, in[i], mean, rstd, w[i], b ? b[i] : 0.0f);
+    const bool has_bias = type == NormType::LayerNorm;  // RMSNorm has no bias (b may be null)
+    for (int i = 0; i < d; ++i) out[i] = norm_value(type, in[i], mean, rstd, w[i], has_bias ? b[i] : 0.0f);
 }
 
 // One row of a norm's backward pass: writes (or adds to) grad_in, adds the gain gradient to partial[0, d),

@@ -1,12 +1,14 @@
 // Causal multi-head attention on the GPU: q, k, v are rearranged from the packed rows qkv[n, 3d] into
-// head-major scratch [3][batch * heads][seq][head_dim], products are strided-batched cuBLAS calls (one
-// matrix per (batch, head) pair), and a warp per row does the causal softmax and its backward with the
-// CPU reference's arithmetic. Scratch comes from the backend's workspace.
+// head-major scratch [3][batch * heads][seq][head_dim] (attention_layout.h), products are strided-batched
+// cuBLAS calls (gemm_plans.h; one matrix per (batch, head) pair), and a warp per row does the causal
+// softmax and its backward with the CPU reference's arithmetic. Scratch comes from the backend's workspace.
 #include <cmath>
 
+#include "engine/backend/cuda/attention_layout.h"
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_check.h"
 #include "engine/backend/cuda/cuda_device.cuh"
+#include "engine/backend/cuda/cuda_gemm.h"
 
 namespace normlab {
 
@@ -18,30 +20,6 @@ using cuda::kWarp;
 using cuda::row_blocks;
 using cuda::warp_max;
 using cuda::warp_sum;
-
-// The shape of one attention call.
-struct HeadShape {
-    int batch, seq, heads, head_dim;
-    __host__ __device__ int d() const { return heads * head_dim; }
-    __host__ __device__ int pairs() const { return batch * heads; }
-    __host__ __device__ size_t rows() const { return static_cast<size_t>(batch) * seq; }  // n
-    __host__ __device__ size_t head_elements() const { return rows() * d(); }  // n d = pairs seq hd
-};
-
-// Where element i of packed rows [n, parts * d] (part p, head h at columns p d + h hd .. + hd) sits in
-// head-major [parts][batch * heads][seq][head_dim].
-__device__ inline size_t head_major_index(size_t i, int parts, const HeadShape& shape) {
-    const int d = shape.d();
-    const size_t width = static_cast<size_t>(parts) * d;
-    const size_t row = i / width;
-    const int column = static_cast<int>(i % width);
-    const size_t part = column / d;
-    const int head = (column % d) / shape.head_dim;
-    const int element = column % shape.head_dim;
-    const size_t pair = (row / shape.seq) * shape.heads + head;  // b heads + h
-    const size_t t = row % shape.seq;
-    return ((part * shape.pairs() + pair) * shape.seq + t) * shape.head_dim + element;
-}
 
 // heads_major[parts][pairs][seq][hd] <- rows[n, parts * d]
 __global__ void pack_heads_kernel(float* heads_major, const float* rows, int parts, HeadShape shape) {
@@ -128,14 +106,6 @@ __global__ void causal_softmax_backward_kernel(float* grad, const float* probs, 
     for (int j = t + 1 + lane; j < seq; j += kWarp) row[j] = 0.0f;
 }
 
-// C_p = alpha op(A_p) op(B_p) + beta C_p for every (batch, head) pair p (column-major, as cuBLAS sees it).
-void batched_gemm(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n, int k,
-                  float alpha, const float* a, int lda, long long stride_a, const float* b, int ldb,
-                  long long stride_b, float* c, int ldc, long long stride_c, int batch) {
-    const float beta = 0.0f;
-    NORMLAB_CUBLAS_CHECK(cublasSgemmStridedBatched(handle, op_a, op_b, m, n, k, &alpha, a, lda, stride_a, b,
-                                                   ldb, stride_b, &beta, c, ldc, stride_c, batch));
-}
 }  // namespace
 
 void CudaBackend::attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
@@ -160,12 +130,9 @@ void CudaBackend::attention_forward(float* out, float* probs, const float* qkv, 
 
     pack_heads_kernel<<<grid_for(3 * nd), kThreads, 0, m_stream>>>(q, qkv, 3, shape);
     NORMLAB_CUDA_CHECK_LAUNCH("pack_heads_kernel (qkv)");
-    const long long head_stride = static_cast<long long>(seq) * head_dim;
-    const long long score_stride = static_cast<long long>(seq) * seq;
-    // S_p[seq, seq] = scale Q_p K_p^T: column-major S^T = scale K Q^T, where K's and Q's buffers read
-    // column-major are K^T[hd, seq] (so op T) and Q^T[hd, seq] (op N)
-    batched_gemm(m_cublas, CUBLAS_OP_T, CUBLAS_OP_N, seq, seq, head_dim, scale, k, head_dim, head_stride, q,
-                 head_dim, head_stride, probs, seq, score_stride, shape.pairs());
+    const int pairs = shape.pairs();
+    // S_p = scale Q_p K_p^T, written straight into probs
+    run_gemm(m_cublas, attention_scores_plan(seq, head_dim), scale, k, q, 0.0f, probs, pairs);
     causal_softmax_kernel<<<row_blocks(rows), kRowsPerBlock * kWarp, 0, m_stream>>>(probs, entropy_rows,
                                                                                     max_rows, rows, seq);
     NORMLAB_CUDA_CHECK_LAUNCH("causal_softmax_kernel");
@@ -173,9 +140,8 @@ void CudaBackend::attention_forward(float* out, float* probs, const float* qkv, 
         attention_stats_kernel<<<1, kThreads, 0, m_stream>>>(stats, entropy_rows, max_rows, rows);
         NORMLAB_CUDA_CHECK_LAUNCH("attention_stats_kernel");
     }
-    // O_p[seq, hd] = P_p V_p: column-major O^T = V^T P^T
-    batched_gemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_N, head_dim, seq, seq, 1.0f, v, head_dim, head_stride,
-                 probs, seq, score_stride, o, head_dim, head_stride, shape.pairs());
+    // O_p = P_p V_p
+    run_gemm(m_cublas, attention_apply_plan(seq, head_dim), 1.0f, v, probs, 0.0f, o, pairs);
     unpack_heads_kernel<<<grid_for(nd), kThreads, 0, m_stream>>>(out, o, 1, shape);
     NORMLAB_CUDA_CHECK_LAUNCH("unpack_heads_kernel (out)");
 }
@@ -206,24 +172,20 @@ void CudaBackend::attention_backward(float* dqkv, const float* dout, const float
     NORMLAB_CUDA_CHECK_LAUNCH("pack_heads_kernel (qkv)");
     pack_heads_kernel<<<grid_for(nd), kThreads, 0, m_stream>>>(grad_o, dout, 1, shape);
     NORMLAB_CUDA_CHECK_LAUNCH("pack_heads_kernel (dout)");
-    const long long head_stride = static_cast<long long>(seq) * head_dim;
-    const long long score_stride = static_cast<long long>(seq) * seq;
     const int pairs = shape.pairs();
-    // dV_p = P_p^T dO_p: column-major dV^T = dO^T P
-    batched_gemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_T, head_dim, seq, seq, 1.0f, grad_o, head_dim, head_stride,
-                 probs, seq, score_stride, grad_v, head_dim, head_stride, pairs);
-    // dP_p = dO_p V_p^T (as S = Q K^T)
-    batched_gemm(m_cublas, CUBLAS_OP_T, CUBLAS_OP_N, seq, seq, head_dim, 1.0f, v, head_dim, head_stride,
-                 grad_o, head_dim, head_stride, grad_scores, seq, score_stride, pairs);
+    // dV_p = P_p^T dO_p
+    run_gemm(m_cublas, attention_apply_transposed_plan(seq, head_dim), 1.0f, grad_o, probs, 0.0f, grad_v,
+             pairs);
+    // dP_p = dO_p V_p^T
+    run_gemm(m_cublas, attention_scores_plan(seq, head_dim), 1.0f, v, grad_o, 0.0f, grad_scores, pairs);
     causal_softmax_backward_kernel<<<row_blocks(rows), kRowsPerBlock * kWarp, 0, m_stream>>>(
         grad_scores, probs, rows, seq, scale);
     NORMLAB_CUDA_CHECK_LAUNCH("causal_softmax_backward_kernel");
-    // dQ_p = dS_p K_p (as O = P V)
-    batched_gemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_N, head_dim, seq, seq, 1.0f, k, head_dim, head_stride,
-                 grad_scores, seq, score_stride, grad_q, head_dim, head_stride, pairs);
-    // dK_p = dS_p^T Q_p (as dV = P^T dO)
-    batched_gemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_T, head_dim, seq, seq, 1.0f, q, head_dim, head_stride,
-                 grad_scores, seq, score_stride, grad_k, head_dim, head_stride, pairs);
+    // dQ_p = dS_p K_p
+    run_gemm(m_cublas, attention_apply_plan(seq, head_dim), 1.0f, k, grad_scores, 0.0f, grad_q, pairs);
+    // dK_p = dS_p^T Q_p
+    run_gemm(m_cublas, attention_apply_transposed_plan(seq, head_dim), 1.0f, q, grad_scores, 0.0f, grad_k,
+             pairs);
     // dqkv[n, 3d] is overwritten (q, k and v blocks), as the CPU does
     unpack_heads_kernel<<<grid_for(3 * nd), kThreads, 0, m_stream>>>(dqkv, grad_q, 3, shape);
     NORMLAB_CUDA_CHECK_LAUNCH("unpack_heads_kernel (dqkv)");

@@ -1,5 +1,5 @@
-// Linear layers and embeddings on the GPU. Products are cuBLAS column-major calls on row-major data (a
-// row-major M[r, c] is the column-major M^T): y = x W^T + b, dx = dy W, dW += dy^T x, db += dy^T 1.
+// Linear layers and embeddings on the GPU. Products are cuBLAS calls from gemm_plans.h (y = x W^T + b,
+// dx = dy W, dW += dy^T x), db += dy^T 1 a matrix-vector product.
 // Embedding gradients are summed in row order, exactly as the CPU does, with no atomics (token rows
 // are grouped by a stable radix sort first).
 #include <cub/device/device_radix_sort.cuh>
@@ -7,6 +7,7 @@
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_check.h"
 #include "engine/backend/cuda/cuda_device.cuh"
+#include "engine/backend/cuda/cuda_gemm.h"
 
 namespace normlab {
 
@@ -73,11 +74,7 @@ __global__ void embedding_token_grad_kernel(float* dwte, const float* dx, const 
 
 void CudaBackend::linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
                                  int out) {
-    const float one = 1.0f;
-    const float zero = 0.0f;
-    // column-major y^T[out, n] = (W^T)^T[out, in] x^T[in, n]; W is stored as column-major W^T[in, out]
-    NORMLAB_CUBLAS_CHECK(
-        cublasSgemm(m_cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &one, w, in, x, in, &zero, y, out));
+    run_gemm(m_cublas, linear_forward_plan(n, in, out), 1.0f, w, x, 0.0f, y);
     if (b) {
         const size_t count = static_cast<size_t>(n) * out;
         add_bias_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(y, b, static_cast<size_t>(n), out);
@@ -87,18 +84,12 @@ void CudaBackend::linear_forward(float* y, const float* x, const float* w, const
 
 void CudaBackend::linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
                                   const float* w, int n, int in, int out, bool accumulate_dx) {
-    const float one = 1.0f;
-    const float zero = 0.0f;
-    if (dx) {
-        // column-major dx^T[in, n] (+)= W^T[in, out] dy^T[out, n]
-        NORMLAB_CUBLAS_CHECK(cublasSgemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &one, w, in, dy, out,
-                                         accumulate_dx ? &one : &zero, dx, in));
-    }
-    // column-major dW^T[in, out] += x^T[in, n] (dy^T[out, n])^T
-    NORMLAB_CUBLAS_CHECK(
-        cublasSgemm(m_cublas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &one, x, in, dy, out, &one, dw, in));
+    if (dx)
+        run_gemm(m_cublas, linear_input_grad_plan(n, in, out), 1.0f, w, dy, accumulate_dx ? 1.0f : 0.0f, dx);
+    run_gemm(m_cublas, linear_weight_grad_plan(n, in, out), 1.0f, x, dy, 1.0f, dw);
     if (db) {
-        // db[out] += dy^T[out, n] 1[n]
+        // db[out] += dy^T[out, n] 1[n] (dy read column-major is dy^T)
+        const float one = 1.0f;
         NORMLAB_CUBLAS_CHECK(cublasSgemv(m_cublas, CUBLAS_OP_N, out, n, &one, dy, out,
                                          ones(static_cast<size_t>(n)), 1, &one, db, 1));
     }

@@ -1,6 +1,7 @@
 // The whole model on CUDA against the CPU reference: loss, per-block telemetry and every active
 // gradient of one forward + backward pass for each wiring (placements x norm types x residual
-// schemes, theory mode), and a 50-step Adam training curve through the Trainer on device=cuda vs cpu.
+// schemes, theory mode), and 50-step training curves (Adam, AdamW, SGD, RAdam) through the Trainer on
+// device=cuda against device=cpu.
 #include <gtest/gtest.h>
 
 #include <cmath>

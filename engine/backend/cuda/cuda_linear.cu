@@ -1,7 +1,6 @@
-// Linear layers and embeddings on the GPU. Products are cuBLAS calls from gemm_plans.h (y = x W^T + b,
-// dx = dy W, dW += dy^T x), db += dy^T 1 a matrix-vector product.
-// Embedding gradients are summed in row order, exactly as the CPU does, with no atomics (token rows
-// are grouped by a stable radix sort first).
+// Linear layers and embeddings on the GPU: cuBLAS products from gemm_plans.h (y = x W^T + b, dx = dy W,
+// dW += dy^T x), db += dy^T 1 as a matrix-vector product. Embedding gradients are summed in row order,
+// exactly as the CPU does, with no atomics (a stable radix sort groups the rows by token first).
 #include <cub/device/device_radix_sort.cuh>
 
 #include "engine/backend/cuda/cuda_backend.h"

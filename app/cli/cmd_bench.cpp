@@ -1,7 +1,8 @@
 // `normlab-cli bench`: times training steps after a warm-up and prints medians as one JSON line, with
 // the peak resident memory; `--gemm` times the backend's own products at the model's linear-layer sizes
 // (the GEMM limit the model's GFLOP/s is measured against). FLOPs count every matrix product of forward
-// and backward (attention's q k^T and p v included).
+// and backward (attention's q k^T and p v included). On CUDA a step ends with host reads (loss,
+// telemetry), so step times include the GPU's work; --gemm reads one value back after each shape.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -86,6 +87,8 @@ double gemm_gflops(Backend& backend, const ModelConfig& m, int batch, int vocab,
             const auto start = std::chrono::steady_clock::now();
             backend.linear_forward(y, x, w, nullptr, n, shape.in, shape.out);
             backend.linear_backward(dx, dw, nullptr, y, x, w, n, shape.in, shape.out, false);
+            float last = 0.0f;
+            backend.download(&last, dw, 1);  // waits for a GPU's queued products (a plain read on the CPU)
             total +=
                 shape.count * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         }

@@ -3,18 +3,44 @@
 #include "engine/backend/backend.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/core/errors.h"
+#ifdef NORMLAB_HAVE_CUDA
+#include "engine/backend/cuda/cuda_factory.h"
+#endif
 
 namespace normlab {
 
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads, std::string* reason) {
+    if (device != "auto" && device != "cpu" && device != "cuda") {
+        throw InputError("unknown device '" + device + "'; use auto, cpu or cuda");
+    }
+#ifdef NORMLAB_HAVE_CUDA
+    if (device != "cpu") {
+        std::string why;
+        try {
+            auto backend = make_cuda_backend();
+            if (reason) *reason = device == "cuda" ? "cuda: asked for" : "cuda: a GPU answered";
+            return backend;
+        } catch (const ResourceError& error) {
+            why = error.what();
+        }
+        if (device == "cuda") {
+            throw ResourceError("device=cuda was asked for, but no CUDA GPU answered (" + why +
+                                "); use device=cpu or device=auto");
+        }
+        if (reason) *reason = "cpu: CUDA is compiled in but no GPU answered (" + why + ")";
+        return std::make_unique<CpuBackend>(threads);
+    }
+#else
     const std::string no_cuda = "this build of NormLab has no CUDA backend";
     if (device == "cuda") {
         throw ResourceError("device=cuda was asked for, but " + no_cuda + "; use device=cpu or device=auto");
     }
-    if (device != "auto" && device != "cpu") {
-        throw InputError("unknown device '" + device + "'; use auto, cpu or cuda");
+    if (device == "auto") {
+        if (reason) *reason = "cpu: " + no_cuda;
+        return std::make_unique<CpuBackend>(threads);
     }
-    if (reason) *reason = device == "cpu" ? "cpu: asked for" : "cpu: " + no_cuda;
+#endif
+    if (reason) *reason = "cpu: asked for";
     return std::make_unique<CpuBackend>(threads);
 }
 

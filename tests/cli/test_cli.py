@@ -306,6 +306,17 @@ class BadInput(CliTestCase):
                                                        "--set", "model.layers=2000"), "MiB", out=self.tmp / "run")
         self.assertIn("model.d_model", stderr)
 
+    def test_cuda_without_a_gpu_names_the_reason(self):
+        result = run(*self.train_args("--set", "device=cuda", "--steps", "2", *TINY))
+        if result.returncode == 0:
+            self.skipTest("a CUDA GPU answered")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn("device=cuda was asked for, but ", result.stderr)
+        self.assertTrue("no CUDA GPU answered (" in result.stderr or "has no CUDA backend" in result.stderr,
+                        result.stderr)
+        self.assertIn("; use device=cpu or device=auto", result.stderr)
+        self.assertFalse((self.tmp / "run" / "summary.json").exists(), "a run folder was left behind")
+
     def test_existing_folder_is_not_overwritten(self):
         out = self.tmp / "run"
         out.mkdir()

@@ -1,6 +1,8 @@
 // Helpers for finite-difference gradient checks: random tensors, a weighted-sum objective, central
-// differences, and a combined absolute/relative comparison that reports the worst element.
+// differences, and a combined absolute/relative comparison that reports the worst element; and the
+// relative comparison of two backends' results (fast vs reference CPU ops, CUDA vs CPU).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -57,6 +59,27 @@ inline void expect_gradient_matches(const std::string& what, std::vector<float>&
     }
     EXPECT_LT(worst, tolerance) << what << ": element " << worst_index << " analytic "
                                 << analytic[worst_index] << " vs finite difference " << worst_numeric;
+}
+
+// Largest |actual - reference| relative to the reference's largest magnitude, at most `tolerance`.
+inline void expect_close(const std::string& what, const std::vector<float>& actual,
+                         const std::vector<float>& reference, double tolerance = 2e-5) {
+    ASSERT_EQ(actual.size(), reference.size()) << what;
+    double scale = 1e-12;
+    for (float value : reference) scale = std::max(scale, std::abs(static_cast<double>(value)));
+    double worst = 0.0;
+    size_t worst_index = 0;
+    for (size_t i = 0; i < actual.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(actual[i])) << what << " at " << i;
+        const double error = std::abs(static_cast<double>(actual[i]) - reference[i]);
+        if (error > worst) {
+            worst = error;
+            worst_index = i;
+        }
+    }
+    EXPECT_LE(worst / scale, tolerance)
+        << what << ": element " << worst_index << " is " << (actual.empty() ? 0.0f : actual[worst_index])
+        << ", reference " << (reference.empty() ? 0.0f : reference[worst_index]);
 }
 
 }  // namespace normlab::testing

@@ -16,22 +16,9 @@
 namespace normlab {
 namespace {
 
+using testing::expect_close;
 using testing::random_tensor;
 using Floats = std::vector<float>;
-
-// Largest |fast - reference| relative to the reference's largest magnitude.
-void expect_close(const std::string& what, const Floats& fast, const Floats& reference,
-                  double tolerance = 2e-5) {
-    ASSERT_EQ(fast.size(), reference.size()) << what;
-    double scale = 1e-12;
-    for (float value : reference) scale = std::max(scale, std::abs(static_cast<double>(value)));
-    double worst = 0.0;
-    for (size_t i = 0; i < fast.size(); ++i) {
-        ASSERT_TRUE(std::isfinite(fast[i])) << what << " at " << i;
-        worst = std::max(worst, std::abs(static_cast<double>(fast[i]) - reference[i]));
-    }
-    EXPECT_LE(worst / scale, tolerance) << what;
-}
 
 // (threads, rows): 1 thread, 2 threads on a size below the parallel threshold, 2 threads split.
 struct Case {

@@ -2,6 +2,7 @@
 # Runs the CPU comparison of issue 6 side by side and prints one Markdown table: NormLab (telemetry every
 # step and off, the GEMM limit, peak RSS) against the newest PyTorch (eager and torch.compile, in a
 # virtual environment) and Debian's python3-torch with OpenBLAS, each at its best thread count.
+# With --device cuda: NormLab's CUDA backend against PyTorch (eager, compile) on the same GPU.
 import argparse
 import json
 import os
@@ -16,12 +17,14 @@ SHAPES = {
     "small": (128, 6, 4, 64, 32),
     "medium": (256, 8, 8, 128, 16),
     "deep": (64, 48, 4, 32, 16),
+    "large": (768, 12, 12, 512, 8),
 }
 
 
-def normlab_args(name, telemetry_every):
+def normlab_args(name, telemetry_every, device="cpu"):
     d, layers, heads, seq, batch = SHAPES[name]
     sets = {
+        "device": device,
         "data.task": "copy", "data.symbols": 63, "model.norm_placement": "pre", "model.norm_type": "layernorm",
         "train.optimizer": "adam", "telemetry.every": telemetry_every, "model.d_model": d, "model.layers": layers,
         "model.heads": heads, "model.d_ff": 4 * d, "model.seq_len": seq, "train.batch_size": batch,
@@ -32,28 +35,31 @@ def normlab_args(name, telemetry_every):
     return args
 
 
-def run_json_lines(command, env=None):
+def run_json_lines(command, env=None, required=True):
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
+        if not required:
+            print(f"skipped (failed): {' '.join(command)}\n{result.stderr[-2000:]}", file=sys.stderr)
+            return []
         sys.exit(f"failed: {' '.join(command)}\n{result.stderr}")
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
 
 
-def normlab(cli, name, steps, warmup):
+def normlab(cli, name, steps, warmup, device="cpu"):
     env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
     timing = ["--steps", str(steps), "--warmup", str(warmup)]
-    on = run_json_lines([cli, "bench", *normlab_args(name, 1), *timing], env)[0]
-    off = run_json_lines([cli, "bench", *normlab_args(name, 1000000), *timing], env)[0]
-    gemm = run_json_lines([cli, "bench", "--gemm", *normlab_args(name, 1), *timing], env)[0]
+    on = run_json_lines([cli, "bench", *normlab_args(name, 1, device), *timing], env)[0]
+    off = run_json_lines([cli, "bench", *normlab_args(name, 1000000, device), *timing], env)[0]
+    gemm = run_json_lines([cli, "bench", "--gemm", *normlab_args(name, 1, device), *timing], env)[0]
     return on, off, gemm
 
 
-def peer(python, name, modes, threads, steps, warmup, env_extra):
+def peer(python, name, modes, threads, steps, warmup, env_extra, device="cpu", required=True):
     env = dict(os.environ, **env_extra)
     command = [python, str(HERE / "torch_peer.py"), "--shapes", name, "--modes", modes, "--threads", threads,
-               "--steps", str(steps), "--warmup", str(warmup)]
+               "--steps", str(steps), "--warmup", str(warmup), "--device", device]
     best = {}
-    for line in run_json_lines(command, env):
+    for line in run_json_lines(command, env, required):
         if line["steps_per_s"] > best.get(line["mode"], {"steps_per_s": 0.0})["steps_per_s"]:
             best[line["mode"]] = line
     return best
@@ -64,11 +70,17 @@ def main():
     parser.add_argument("--cli", required=True, help="path to normlab-cli")
     parser.add_argument("--venv-python", help="python of the virtual environment with the newest torch")
     parser.add_argument("--system-python", default="/usr/bin/python3", help="python with Debian's python3-torch")
-    parser.add_argument("--shapes", default="tiny,small,medium,deep")
+    parser.add_argument("--shapes", help="comma-separated (default: tiny,small,medium,deep; with --device cuda: "
+                                             "tiny,small,medium,large)")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--json", help="also write every measurement to this file")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="cuda: NormLab's CUDA backend vs PyTorch on the same GPU (shapes tiny,small,medium,large)")
     args = parser.parse_args()
+    if args.device == "cuda":
+        return compare_on_cuda(args)
+    args.shapes = args.shapes or "tiny,small,medium,deep"
 
     rows, raw = [], []
     for name in args.shapes.split(","):
@@ -100,6 +112,37 @@ def main():
         cells.append(f"{on['gflops']:.0f} / {gemm['gemm_gflops']:.0f} GFLOP/s = {on['gflops'] / gemm['gemm_gflops']:.0%}")
         cells.append(f"{on['ms_per_step'] / off['ms_per_step'] - 1.0:+.1%}")
         cells.append(f"{on['peak_rss_mb']:.0f}")
+        print("| " + " | ".join(cells) + " |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(raw, indent=1))
+    return 0
+
+
+def compare_on_cuda(args):
+    rows, raw = [], []
+    for name in (args.shapes or "tiny,small,medium,large").split(","):
+        on, off, gemm = normlab(args.cli, name, args.steps, args.warmup, "cuda")
+        if on["device"] != "cuda":
+            sys.exit(f"normlab-cli bench ran on {on['device']}, not cuda")
+        # torch.compile needs Triton and may be missing: its column then reads "-"
+        torch_gpu = peer(args.system_python, name, "eager", "1", args.steps, args.warmup, {}, "cuda")
+        torch_gpu.update(peer(args.system_python, name, "compile", "1", args.steps, args.warmup, {}, "cuda", False))
+        raw.append({"shape": name, "normlab": on, "normlab_telemetry_off": off, "gemm": gemm, "torch": torch_gpu})
+        rows.append((name, on, off, gemm, torch_gpu.get("eager"), torch_gpu.get("compile")))
+        print(f"measured {name}", file=sys.stderr, flush=True)
+
+    version = next((r[4]["torch"] for r in rows if r[4]), "?")
+    header = ["shape", "NormLab CUDA steps/s", f"torch {version} eager", "ratio", f"torch {version} compile", "ratio",
+              "GEMM share", "telemetry cost"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for name, on, off, gemm, eager, compiled in rows:
+        ours = on["steps_per_s"]
+        cells = [name, f"{ours:.2f}"]
+        for theirs in (eager, compiled):
+            cells += [f"{theirs['steps_per_s']:.2f}", f"{ours / theirs['steps_per_s']:.2f}x"] if theirs else ["-", "-"]
+        cells.append(f"{on['gflops']:.0f} / {gemm['gemm_gflops']:.0f} GFLOP/s = {on['gflops'] / gemm['gemm_gflops']:.0%}")
+        cells.append(f"{on['ms_per_step'] / off['ms_per_step'] - 1.0:+.1%}")
         print("| " + " | ".join(cells) + " |")
     if args.json:
         Path(args.json).write_text(json.dumps(raw, indent=1))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # The PyTorch peer of `normlab-cli bench`: the same Pre-LN decoder (LayerNorm, ReLU, biases, untied head)
 # trained with Adam on random tokens of a 65-symbol vocabulary, timed per step after a warm-up, at
-# each asked thread count. Prints one JSON line per (shape, mode, threads): median steps/s.
+# each asked thread count, on the CPU or (--device cuda, fp32 without TF32, as NormLab) on the GPU.
+# Prints one JSON line per (shape, mode, threads): median steps/s.
 import argparse
 import json
 import math
@@ -19,6 +20,7 @@ SHAPES = {
     "small": (128, 6, 4, 64, 32),
     "medium": (256, 8, 8, 128, 16),
     "deep": (64, 48, 4, 32, 16),
+    "large": (768, 12, 12, 512, 8),
 }
 VOCAB = 65
 
@@ -68,21 +70,23 @@ class Decoder(torch.nn.Module):
         return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
 
 
-def time_shape(name, mode, threads, warmup, steps):
+def time_shape(name, mode, threads, warmup, steps, device="cpu"):
     torch.set_num_threads(threads)
     torch.manual_seed(1)
     d, layers, heads, seq, batch = SHAPES[name]
-    model = Decoder(d, layers, heads, seq)
+    model = Decoder(d, layers, heads, seq).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-8)
     forward = torch.compile(model) if mode == "compile" else model
-    tokens = torch.randint(0, VOCAB, (batch, seq))
-    targets = torch.randint(0, VOCAB, (batch, seq))
+    tokens = torch.randint(0, VOCAB, (batch, seq), device=device)
+    targets = torch.randint(0, VOCAB, (batch, seq), device=device)
 
     def train_step():
         optimizer.zero_grad(set_to_none=True)
         loss = forward(tokens, targets)
         loss.backward()
         optimizer.step()
+        if device == "cuda":
+            torch.cuda.synchronize()  # time the GPU's work, not its queueing
         return loss
 
     compile_started = time.perf_counter()
@@ -103,6 +107,7 @@ def time_shape(name, mode, threads, warmup, steps):
         "ms_per_step": median * 1e3,
         "warmup_s": warmup_seconds,
         "torch": torch.__version__,
+        "device": device,
     }
 
 
@@ -113,7 +118,12 @@ def main():
     parser.add_argument("--threads", default="1,2", help="torch thread counts to try, comma-separated")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     args = parser.parse_args()
+    if args.device == "cuda":
+        # fp32 products without TF32, as NormLab's cuBLAS calls
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     for name in args.shapes.split(","):
         for mode in args.modes.split(","):
             if mode == "compile" and not hasattr(torch, "compile"):
@@ -121,7 +131,7 @@ def main():
             for threads in (int(t) for t in args.threads.split(",")):
                 # torch.compile traces and generates code during its warm-up steps
                 warmup = args.warmup + (2 if mode == "compile" else 0)
-                print(json.dumps(time_shape(name, mode, threads, warmup, args.steps)), flush=True)
+                print(json.dumps(time_shape(name, mode, threads, warmup, args.steps, args.device)), flush=True)
     return 0
 
 

@@ -1,0 +1,104 @@
+// The CUDA backend: cuBLAS (fp32, no TF32) for matrix products, kernels for everything else, one
+// stream, and host synchronisation only where the interface returns host values. Follows the CPU
+// reference's semantics op for op (tests/cuda holds it to them); included only by the .cu files.
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/backend/backend.h"
+
+namespace normlab {
+
+class CudaBackend final : public Backend {
+  public:
+    // Device 0. Throws ResourceError when no usable GPU answers (no device, cuBLAS cannot start, or
+    // this build has no kernels for the GPU's architecture).
+    CudaBackend();
+    ~CudaBackend() override;
+    CudaBackend(const CudaBackend&) = delete;
+    CudaBackend& operator=(const CudaBackend&) = delete;
+
+    std::string name() const override { return m_name; }
+    std::string device() const override { return "cuda"; }
+    int threads() const override { return 1; }
+
+    float* allocate(size_t count) override;
+    int32_t* allocate_ints(size_t count) override;
+    void release(void* pointer) override;
+    void upload(float* dst, const float* host_src, size_t count) override;
+    void upload_ints(int32_t* dst, const int32_t* host_src, size_t count) override;
+    void download(float* host_dst, const float* src, size_t count) override;
+    void fill(float* dst, float value, size_t count) override;
+    void copy(float* dst, const float* src, size_t count) override;
+
+    void embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe, int batch,
+                           int seq, int d) override;
+    void embedding_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens, int batch,
+                            int seq, int d) override;
+
+    void linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
+                        int out) override;
+    void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w,
+                         int n, int in, int out, bool accumulate_dx) override;
+
+    void norm_forward(NormType type, float* y, float* stats, const float* x, const float* w, const float* b,
+                      ScaleRef alpha, int n, int d, float eps) override;
+    void norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
+                       const float* x, const float* stats, const float* w, ScaleRef alpha, int n, int d,
+                       bool accumulate_dx) override;
+
+    void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
+                           int head_dim, AttentionStatsRef stats) override;
+    void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, int batch,
+                            int seq, int heads, int head_dim) override;
+
+    void activation_forward(Activation kind, float* y, const float* x, size_t count) override;
+    void activation_backward(Activation kind, float* dx, const float* dy, const float* x,
+                             size_t count) override;
+
+    void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                          size_t count) override;
+    void residual_backward(float* dx, float* df, float* dc, float* da, const float* ds, const float* x,
+                           const float* f, ScaleRef c, ScaleRef a, size_t count) override;
+
+    CrossEntropyResult cross_entropy(float* dlogits, const float* logits, const int32_t* targets, int n,
+                                     int vocab, bool want_gradient) override;
+
+    void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) override;
+    void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) override;
+
+    void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
+                          float* update, size_t count) override;
+
+    void scale(float* x, float factor, size_t count) override;
+    void add(float* dst, const float* src, size_t count) override;
+
+  private:
+    // Device scratch that lives across calls and only grows: one request per op (a larger request
+    // invalidates the pointers of earlier ones, so an op asks once and carves its pieces from it).
+    void* workspace(size_t bytes);
+    // A device vector of at least `count` ones (column sums of dy as a matrix-vector product).
+    const float* ones(size_t count);
+    void* device_bytes(size_t bytes, const char* what);
+    void synchronize(const char* after);
+    template <bool Squares>
+    void reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out);
+
+    int m_device = 0;
+    std::string m_name;
+    cudaStream_t m_stream = nullptr;
+    cublasHandle_t m_cublas = nullptr;
+    std::unordered_map<void*, size_t> m_live;  // allocations handed out: pointer -> bytes
+    void* m_workspace = nullptr;
+    size_t m_workspace_bytes = 0;
+    float* m_ones = nullptr;
+    size_t m_ones_count = 0;
+    std::vector<unsigned long long> m_slice_chunks;  // reduce_slices' host tables, reused
+    std::vector<unsigned long long> m_slice_first;
+};
+
+}  // namespace normlab

@@ -1,0 +1,184 @@
+// Element-wise ops on the GPU: activations, residual sums with constant or learnable scales (read on
+// the device), scale and add. The residual backward's two dot products are summed per block and then
+// across blocks in order (deterministic); the maths per element is kernel_maths.h's, as on the CPU.
+#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda/cuda_check.h"
+#include "engine/backend/cuda/cuda_device.cuh"
+#include "engine/backend/kernel_maths.h"
+
+namespace normlab {
+
+namespace {
+using cuda::grid_for;
+using cuda::kThreads;
+using cuda::kWarp;
+using cuda::scale_value;
+
+constexpr unsigned kMaxPartials = 1024;  // residual backward: blocks (one partial each) at most
+
+// Grid-stride loop over [0, count).
+#define NORMLAB_FOR_EACH(i, count)                                                           \
+    for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < (count); \
+         i += static_cast<size_t>(gridDim.x) * blockDim.x)
+
+template <Activation Kind>
+__global__ void activation_forward_kernel(float* y, const float* x, size_t count) {
+    NORMLAB_FOR_EACH(i, count) y[i] = activation_value(Kind, x[i]);
+}
+
+// dx may alias dy.
+template <Activation Kind>
+__global__ void activation_backward_kernel(float* dx, const float* dy, const float* x, size_t count) {
+    NORMLAB_FOR_EACH(i, count) dx[i] = dy[i] * activation_slope(Kind, x[i]);
+}
+
+__global__ void residual_forward_kernel(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                        size_t count) {
+    const float shortcut = scale_value(c);
+    const float branch = scale_value(a);
+    NORMLAB_FOR_EACH(i, count) s[i] = shortcut * x[i] + branch * f[i];
+}
+
+// dx = c ds, df = a ds (ds may alias dx: each element is read before it is written); partials[block] =
+// (sum ds x, sum ds f) of the block's elements.
+__global__ void residual_backward_kernel(float* dx, float* df, double* partials, const float* ds,
+                                         const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                         size_t count) {
+    __shared__ double shared[kWarp];
+    const float shortcut = scale_value(c);
+    const float branch = scale_value(a);
+    double shortcut_sum = 0.0;
+    double branch_sum = 0.0;
+    NORMLAB_FOR_EACH(i, count) {
+        const float grad = ds[i];
+        shortcut_sum += static_cast<double>(grad) * x[i];
+        branch_sum += static_cast<double>(grad) * f[i];
+        df[i] = branch * grad;
+        dx[i] = shortcut * grad;
+    }
+    shortcut_sum = cuda::block_sum(shortcut_sum, shared);
+    branch_sum = cuda::block_sum(branch_sum, shared);
+    if (threadIdx.x == 0) {
+        partials[2 * blockIdx.x] = shortcut_sum;
+        partials[2 * blockIdx.x + 1] = branch_sum;
+    }
+}
+
+// *dc += sum of the shortcut partials, *da += sum of the branch partials (when not null); one block.
+__global__ void residual_scale_grads_kernel(float* dc, float* da, const double* partials, unsigned blocks) {
+    __shared__ double shared[kWarp];
+    double shortcut_sum = 0.0;
+    double branch_sum = 0.0;
+    for (unsigned block = threadIdx.x; block < blocks; block += blockDim.x) {
+        shortcut_sum += partials[2 * block];
+        branch_sum += partials[2 * block + 1];
+    }
+    shortcut_sum = cuda::block_sum(shortcut_sum, shared);
+    branch_sum = cuda::block_sum(branch_sum, shared);
+    if (threadIdx.x == 0) {
+        if (dc) *dc += static_cast<float>(shortcut_sum);
+        if (da) *da += static_cast<float>(branch_sum);
+    }
+}
+
+__global__ void scale_kernel(float* x, float factor, size_t count) {
+    NORMLAB_FOR_EACH(i, count) x[i] *= factor;
+}
+
+__global__ void add_kernel(float* dst, const float* src, size_t count) {
+    NORMLAB_FOR_EACH(i, count) dst[i] += src[i];
+}
+
+template <OptimizerKind Kind>
+__global__ void optimizer_kernel(OptimizerStep step, float* param, const float* grad, float* m, float* v,
+                                 float* update, size_t count) {
+    NORMLAB_FOR_EACH(i, count) {
+        update[i] = optimizer_delta<Kind>(step, param[i], grad[i], m[i], v[i]);
+        param[i] += update[i];
+    }
+}
+}  // namespace
+
+void CudaBackend::activation_forward(Activation kind, float* y, const float* x, size_t count) {
+    if (count == 0) return;
+    if (kind == Activation::Relu) {
+        activation_forward_kernel<Activation::Relu><<<grid_for(count), kThreads, 0, m_stream>>>(y, x, count);
+    } else {
+        activation_forward_kernel<Activation::Gelu><<<grid_for(count), kThreads, 0, m_stream>>>(y, x, count);
+    }
+    NORMLAB_CUDA_CHECK_LAUNCH("activation_forward_kernel");
+}
+
+void CudaBackend::activation_backward(Activation kind, float* dx, const float* dy, const float* x,
+                                      size_t count) {
+    if (count == 0) return;
+    if (kind == Activation::Relu) {
+        activation_backward_kernel<Activation::Relu>
+            <<<grid_for(count), kThreads, 0, m_stream>>>(dx, dy, x, count);
+    } else {
+        activation_backward_kernel<Activation::Gelu>
+            <<<grid_for(count), kThreads, 0, m_stream>>>(dx, dy, x, count);
+    }
+    NORMLAB_CUDA_CHECK_LAUNCH("activation_backward_kernel");
+}
+
+void CudaBackend::residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                   size_t count) {
+    if (count == 0) return;
+    residual_forward_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(s, x, f, c, a, count);
+    NORMLAB_CUDA_CHECK_LAUNCH("residual_forward_kernel");
+}
+
+void CudaBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,
+                                    const float* x, const float* f, ScaleRef c, ScaleRef a, size_t count) {
+    if (count == 0) return;
+    const unsigned blocks = grid_for(count, kMaxPartials);
+    double* partials = static_cast<double*>(workspace(2 * blocks * sizeof(double)));
+    residual_backward_kernel<<<blocks, kThreads, 0, m_stream>>>(dx, df, partials, ds, x, f, c, a, count);
+    NORMLAB_CUDA_CHECK_LAUNCH("residual_backward_kernel");
+    if (dc || da) {
+        residual_scale_grads_kernel<<<1, kThreads, 0, m_stream>>>(dc, da, partials, blocks);
+        NORMLAB_CUDA_CHECK_LAUNCH("residual_scale_grads_kernel");
+    }
+}
+
+void CudaBackend::scale(float* x, float factor, size_t count) {
+    if (count == 0) return;
+    scale_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(x, factor, count);
+    NORMLAB_CUDA_CHECK_LAUNCH("scale_kernel");
+}
+
+void CudaBackend::add(float* dst, const float* src, size_t count) {
+    if (count == 0) return;
+    add_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(dst, src, count);
+    NORMLAB_CUDA_CHECK_LAUNCH("add_kernel");
+}
+
+// update = the optimizer's step from (grad * grad_scale, moments), param += update; the formula is
+// kernel_maths.h's optimizer_delta, as on the CPU.
+void CudaBackend::optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m,
+                                   float* v, float* update, size_t count) {
+    if (count == 0) return;
+    const unsigned blocks = grid_for(count);
+    switch (step.kind) {
+        case OptimizerKind::Sgd:
+            optimizer_kernel<OptimizerKind::Sgd>
+                <<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v, update, count);
+            break;
+        case OptimizerKind::Adam:
+            optimizer_kernel<OptimizerKind::Adam>
+                <<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v, update, count);
+            break;
+        case OptimizerKind::AdamW:
+            optimizer_kernel<OptimizerKind::AdamW>
+                <<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v, update, count);
+            break;
+        case OptimizerKind::RAdam:
+            optimizer_kernel<OptimizerKind::RAdam>
+                <<<blocks, kThreads, 0, m_stream>>>(step, param, grad, m, v, update, count);
+            break;
+    }
+    NORMLAB_CUDA_CHECK_LAUNCH("optimizer_kernel");
+}
+
+}  // namespace normlab

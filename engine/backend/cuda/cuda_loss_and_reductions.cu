@@ -1,0 +1,237 @@
+// Softmax cross-entropy and sums over slices on the GPU, reduced on the device: per-row (or per-chunk)
+// results go to the workspace and are summed there in a fixed order, and only the final numbers come
+// back to the host (3 for cross-entropy, one double per slice for the sums).
+#include <cstdint>
+#include <vector>
+
+#include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda/cuda_check.h"
+#include "engine/backend/cuda/cuda_device.cuh"
+#include "engine/backend/kernel_maths.h"
+
+namespace normlab {
+
+namespace {
+using cuda::kFullMask;
+using cuda::kRowsPerBlock;
+using cuda::kThreads;
+using cuda::kWarp;
+using cuda::row_blocks;
+using cuda::warp_sum;
+
+constexpr size_t kSliceChunk = 16384;  // elements per partial of a slice sum (as on the CPU)
+
+// What cross_entropy hands back to the host.
+struct LossTotals {
+    double loss_sum;
+    long long scored;
+    long long correct;
+};
+
+// *scored = number of targets >= 0; one block.
+__global__ void count_scored_kernel(long long* scored, const int32_t* targets, int n) {
+    __shared__ long long shared[kWarp];
+    long long count = 0;
+    for (int row = threadIdx.x; row < n; row += blockDim.x) count += targets[row] >= 0 ? 1 : 0;
+    count = cuda::block_sum(count, shared);
+    if (threadIdx.x == 0) *scored = count;
+}
+
+// One warp per row of logits[n, vocab]: the row's loss and argmax hit, and (want_gradient) the row of
+// (softmax - onehot) / scored, 0 on unscored rows. grad may alias logits: every logit a lane needs is
+// read before the warp synchronises, and after it each lane writes only the columns it read.
+__global__ void cross_entropy_kernel(float* grad, double* row_loss, int* row_correct, const float* logits,
+                                     const int32_t* targets, const long long* scored, int n, int vocab,
+                                     bool want_gradient) {
+    const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp;
+    const int lane = threadIdx.x % kWarp;
+    if (row >= n) return;
+    const float* in = logits + static_cast<size_t>(row) * vocab;
+    float* out = want_gradient ? grad + static_cast<size_t>(row) * vocab : nullptr;
+    const int target = targets[row];
+    if (target < 0) {
+        if (out)
+            for (int j = lane; j < vocab; j += kWarp) out[j] = 0.0f;
+        if (lane == 0) {
+            row_loss[row] = 0.0;
+            row_correct[row] = 0;
+        }
+        return;
+    }
+    // argmax: the first index of the largest logit, as the CPU's scan finds it
+    int best = -1;
+    float best_value = 0.0f;
+    for (int j = lane; j < vocab; j += kWarp) {
+        if (best < 0 || in[j] > best_value) {
+            best = j;
+            best_value = in[j];
+        }
+    }
+    for (int offset = kWarp / 2; offset > 0; offset >>= 1) {
+        const int other = __shfl_xor_sync(kFullMask, best, offset);
+        const float other_value = __shfl_xor_sync(kFullMask, best_value, offset);
+        const bool take = other >= 0 && (best < 0 || other_value > best_value ||
+                                         (other_value == best_value && other < best));
+        if (take) {
+            best = other;
+            best_value = other_value;
+        }
+    }
+    best = __shfl_sync(kFullMask, best, 0);
+    const float row_max = __shfl_sync(kFullMask, best_value, 0);
+    const float target_logit = in[target];
+    double total = 0.0;
+    for (int j = lane; j < vocab; j += kWarp) total += std::exp(static_cast<double>(in[j] - row_max));
+    total = warp_sum(total);  // every lane has read all it needs past this point
+    __syncwarp();
+    const double log_total = std::log(total);
+    if (lane == 0) {
+        row_loss[row] = log_total - (target_logit - row_max);
+        row_correct[row] = best == target ? 1 : 0;
+    }
+    if (!out) return;
+    const float inverse_scored = *scored > 0 ? 1.0f / static_cast<float>(*scored) : 0.0f;
+    for (int j = lane; j < vocab; j += kWarp)
+        out[j] = cross_entropy_grad(in[j], row_max, log_total, j == target, inverse_scored);
+}
+
+// totals = (sum of row losses, scored, sum of hits); one block, fixed order.
+__global__ void cross_entropy_totals_kernel(LossTotals* totals, const double* row_loss,
+                                            const int* row_correct, const long long* scored, int n) {
+    __shared__ double shared_loss[kWarp];
+    __shared__ long long shared_count[kWarp];
+    double loss = 0.0;
+    long long correct = 0;
+    for (int row = threadIdx.x; row < n; row += blockDim.x) {
+        loss += row_loss[row];
+        correct += row_correct[row];
+    }
+    loss = cuda::block_sum(loss, shared_loss);
+    correct = cuda::block_sum(correct, shared_count);
+    if (threadIdx.x == 0) {
+        totals->loss_sum = loss;
+        totals->scored = *scored;
+        totals->correct = correct;
+    }
+}
+
+// partials[c] = sum of term(base[i]) over chunk c = [chunks[2c], chunks[2c + 1]) (term: square or
+// identity); one block per chunk.
+template <bool Squares>
+__global__ void slice_chunks_kernel(double* partials, const float* base, const unsigned long long* chunks) {
+    __shared__ double shared[kWarp];
+    const unsigned long long begin = chunks[2 * static_cast<size_t>(blockIdx.x)];
+    const unsigned long long end = chunks[2 * static_cast<size_t>(blockIdx.x) + 1];
+    double total = 0.0;
+    for (unsigned long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        const double value = base[i];
+        total += Squares ? value * value : value;
+    }
+    total = cuda::block_sum(total, shared);
+    if (threadIdx.x == 0) partials[blockIdx.x] = total;
+}
+
+// sums[s] = partials of slice s (chunks first[s] .. first[s + 1]) added in order; one thread per slice.
+__global__ void slice_totals_kernel(double* sums, const double* partials, const unsigned long long* first,
+                                    size_t slices) {
+    for (size_t s = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; s < slices;
+         s += static_cast<size_t>(gridDim.x) * blockDim.x) {
+        double total = 0.0;
+        for (unsigned long long chunk = first[s]; chunk < first[s + 1]; ++chunk) total += partials[chunk];
+        sums[s] = total;
+    }
+}
+}  // namespace
+
+Backend::CrossEntropyResult CudaBackend::cross_entropy(float* dlogits, const float* logits,
+                                                       const int32_t* targets, int n, int vocab,
+                                                       bool want_gradient) {
+    CrossEntropyResult result;
+    if (n == 0) return result;
+    cuda::WorkspaceLayout layout;
+    const size_t totals_at = layout.reserve<LossTotals>(1);
+    const size_t scored_at = layout.reserve<long long>(1);
+    const size_t loss_at = layout.reserve<double>(n);
+    const size_t correct_at = layout.reserve<int>(n);
+    void* base = workspace(layout.bytes());
+    LossTotals* totals = layout.at<LossTotals>(base, totals_at);
+    long long* scored = layout.at<long long>(base, scored_at);
+    double* row_loss = layout.at<double>(base, loss_at);
+    int* row_correct = layout.at<int>(base, correct_at);
+
+    count_scored_kernel<<<1, kThreads, 0, m_stream>>>(scored, targets, n);
+    NORMLAB_CUDA_CHECK_LAUNCH("count_scored_kernel");
+    cross_entropy_kernel<<<row_blocks(n), kRowsPerBlock * kWarp, 0, m_stream>>>(
+        dlogits, row_loss, row_correct, logits, targets, scored, n, vocab, want_gradient);
+    NORMLAB_CUDA_CHECK_LAUNCH("cross_entropy_kernel");
+    cross_entropy_totals_kernel<<<1, kThreads, 0, m_stream>>>(totals, row_loss, row_correct, scored, n);
+    NORMLAB_CUDA_CHECK_LAUNCH("cross_entropy_totals_kernel");
+    LossTotals host{};
+    NORMLAB_CUDA_CHECK(cudaMemcpyAsync(&host, totals, sizeof(host), cudaMemcpyDeviceToHost, m_stream));
+    synchronize("cross_entropy");
+    result.loss_sum = host.loss_sum;
+    result.scored = host.scored;
+    result.correct = host.correct;
+    return result;
+}
+
+// Cuts every slice into 16384-element chunks on the host (the tables are reused, so steady-state steps
+// allocate nothing), sums the chunks on the device, then each slice's chunks in order.
+template <bool Squares>
+void CudaBackend::reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out) {
+    if (slices.empty()) return;
+    std::vector<unsigned long long>& chunks = m_slice_chunks;  // [begin, end) pairs
+    std::vector<unsigned long long>& first = m_slice_first;    // slice s: chunks first[s] .. first[s + 1]
+    chunks.clear();
+    first.assign(slices.size() + 1, 0);
+    for (size_t s = 0; s < slices.size(); ++s) {
+        first[s] = chunks.size() / 2;
+        for (size_t begin = 0; begin < slices[s].count; begin += kSliceChunk) {
+            const size_t end = begin + kSliceChunk < slices[s].count ? begin + kSliceChunk : slices[s].count;
+            chunks.push_back(slices[s].offset + begin);
+            chunks.push_back(slices[s].offset + end);
+        }
+    }
+    const size_t chunk_count = chunks.size() / 2;
+    first[slices.size()] = chunk_count;
+
+    cuda::WorkspaceLayout layout;
+    const size_t chunks_at = layout.reserve<unsigned long long>(chunks.size());
+    const size_t first_at = layout.reserve<unsigned long long>(first.size());
+    const size_t partials_at = layout.reserve<double>(chunk_count);
+    const size_t sums_at = layout.reserve<double>(slices.size());
+    void* space = workspace(layout.bytes());
+    unsigned long long* device_chunks = layout.at<unsigned long long>(space, chunks_at);
+    unsigned long long* device_first = layout.at<unsigned long long>(space, first_at);
+    double* partials = layout.at<double>(space, partials_at);
+    double* sums = layout.at<double>(space, sums_at);
+
+    if (chunk_count > 0) {
+        NORMLAB_CUDA_CHECK(cudaMemcpyAsync(device_chunks, chunks.data(),
+                                           chunks.size() * sizeof(unsigned long long), cudaMemcpyHostToDevice,
+                                           m_stream));
+    }
+    NORMLAB_CUDA_CHECK(cudaMemcpyAsync(device_first, first.data(), first.size() * sizeof(unsigned long long),
+                                       cudaMemcpyHostToDevice, m_stream));
+    if (chunk_count > 0) {
+        slice_chunks_kernel<Squares>
+            <<<static_cast<unsigned>(chunk_count), kThreads, 0, m_stream>>>(partials, base, device_chunks);
+        NORMLAB_CUDA_CHECK_LAUNCH("slice_chunks_kernel");
+    }
+    slice_totals_kernel<<<cuda::grid_for(slices.size()), kThreads, 0, m_stream>>>(
+        sums, partials, device_first, slices.size());
+    NORMLAB_CUDA_CHECK_LAUNCH("slice_totals_kernel");
+    NORMLAB_CUDA_CHECK(
+        cudaMemcpyAsync(host_out, sums, slices.size() * sizeof(double), cudaMemcpyDeviceToHost, m_stream));
+    synchronize(Squares ? "sum_squares" : "sum_values");  // the host tables stay untouched until here
+}
+
+void CudaBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {
+    reduce_slices<true>(base, slices, host_out);
+}
+
+void CudaBackend::sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) {
+    reduce_slices<false>(base, slices, host_out);
+}
+
+}  // namespace normlab

@@ -1,0 +1,101 @@
+// Per-element maths shared by every backend: activations, optimizer updates, and the element terms of
+// the norms and of softmax cross-entropy. The CPU ops (cpu_kernels.h) and the CUDA kernels call these
+// very functions, so both evaluate the same formula and differ only in how they split the work.
+#pragma once
+#include <cmath>
+
+#include "engine/backend/backend.h"
+#include "engine/core/host_device.h"
+
+namespace normlab {
+
+inline constexpr float kInvSqrt2 = 0.70710678118654752f;
+inline constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+
+// ReLU or exact-erf GELU. `kind` may be a std::integral_constant, so a loop over one kind vectorises.
+template <class Kind>
+NORMLAB_HOST_DEVICE inline float activation_value(Kind kind, float x) {
+    return kind == Activation::Relu ? (x > 0.0f ? x : 0.0f) : 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
+}
+
+template <class Kind>
+NORMLAB_HOST_DEVICE inline float activation_slope(Kind kind, float x) {
+    if (kind == Activation::Relu) return x > 0.0f ? 1.0f : 0.0f;
+    return 0.5f * (1.0f + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+}
+
+// One parameter's optimizer update (SGD with momentum, Adam with L2 decay, AdamW, RAdam): advances the
+// moments m and v and returns the change to add to the parameter. Kind, when given, must equal
+// step.kind; as a compile-time constant it lets a loop over one optimizer vectorise.
+template <OptimizerKind Kind>
+NORMLAB_HOST_DEVICE inline float optimizer_delta(const OptimizerStep& step, float param, float grad, float& m,
+                                                 float& v) {
+    constexpr bool decoupled = Kind == OptimizerKind::AdamW;
+    const float g = grad * step.grad_scale + (decoupled ? 0.0f : step.weight_decay) * param;
+    if constexpr (Kind == OptimizerKind::Sgd) {
+        m = step.momentum * m + g;
+        return -step.lr * m;
+    }
+    m = step.beta1 * m + (1.0f - step.beta1) * g;
+    v = step.beta2 * v + (1.0f - step.beta2) * g * g;
+    const float m_hat = m / step.bias_correction1;
+    float delta;
+    if (Kind == OptimizerKind::RAdam && step.radam_rect <= 0.0f) {
+        delta = -step.lr * m_hat;
+    } else {
+        const float v_hat = v / step.bias_correction2;
+        const float rect = Kind == OptimizerKind::RAdam ? step.radam_rect : 1.0f;
+        delta = -step.lr * rect * m_hat / (std::sqrt(v_hat) + step.eps);
+    }
+    if (decoupled) delta -= step.lr * step.weight_decay * param;
+    return delta;
+}
+
+NORMLAB_HOST_DEVICE inline float optimizer_delta(const OptimizerStep& step, float param, float grad, float& m,
+                                                 float& v) {
+    switch (step.kind) {
+        case OptimizerKind::Sgd:
+            return optimizer_delta<OptimizerKind::Sgd>(step, param, grad, m, v);
+        case OptimizerKind::AdamW:
+            return optimizer_delta<OptimizerKind::AdamW>(step, param, grad, m, v);
+        case OptimizerKind::RAdam:
+            return optimizer_delta<OptimizerKind::RAdam>(step, param, grad, m, v);
+        case OptimizerKind::Adam:
+            break;
+    }
+    return optimizer_delta<OptimizerKind::Adam>(step, param, grad, m, v);
+}
+
+// DyT's output for one element: w tanh(alpha x) + b.
+NORMLAB_HOST_DEVICE inline float dyt_value(float x, float w, float b, float alpha) {
+    return w * std::tanh(alpha * x) + b;
+}
+
+// LayerNorm's or RMSNorm's output for one element from the row's mean (0 for RMSNorm) and rstd.
+NORMLAB_HOST_DEVICE inline float norm_value(NormType type, float x, double mean, double rstd, float w,
+                                            float b) {
+    const float normalized = static_cast<float>((x - mean) * rstd);
+    return type == NormType::LayerNorm ? w * normalized + b : w * normalized;
+}
+
+// LayerNorm's or RMSNorm's input gradient for one element, from the row means of dxhat (0 for
+// RMSNorm) and of dxhat * xhat.
+NORMLAB_HOST_DEVICE inline float norm_input_grad(double rstd, double dxhat, double xhat, double mean_dxhat,
+                                                 double mean_dxhat_xhat) {
+    return static_cast<float>(rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat));
+}
+
+// DyT's backward for one element: the gradient before the gain's tanh slope is applied
+// (dpre = dy w (1 - t^2), t = tanh(alpha x)); the input gradient is dpre alpha, alpha's term dpre x.
+NORMLAB_HOST_DEVICE inline float dyt_pre_grad(float grad_out, float w, float t) {
+    return grad_out * w * (1.0f - t * t);
+}
+
+// Softmax cross-entropy's gradient for one logit: (softmax - onehot) * inverse_scored.
+NORMLAB_HOST_DEVICE inline float cross_entropy_grad(float logit, float row_max, double log_total,
+                                                    bool is_target, float inverse_scored) {
+    const float probability = static_cast<float>(std::exp(logit - row_max - log_total));
+    return (probability - (is_target ? 1.0f : 0.0f)) * inverse_scored;
+}
+
+}  // namespace normlab

@@ -1,0 +1,504 @@
+// Every CUDA op against the CPU reference (CpuReferenceBackend) on random inputs, at relative 1e-4:
+// each case lists its tensors as host values, runs the same op code on both backends (tensors copied
+// into each backend's memory), and compares every tensor afterwards and any values returned to the host.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/backend/cpu/cpu_reference_backend.h"
+#include "tests/cuda/cuda_test_support.h"
+#include "tests/engine/gradient_check.h"
+
+namespace normlab {
+namespace {
+
+using Floats = std::vector<float>;
+using Ints = std::vector<int32_t>;
+
+// A float tensor's initial contents, made when a test runs (cases are listed at start-up, cheaply):
+// given values, a constant, or normal(0, scale) draws plus an offset (absolute values if asked).
+struct Tensor {
+    Floats values;
+    size_t count = 0;
+    float value = 0.0f;
+    uint64_t seed = 0;  // 0: constant
+    double scale = 1.0;
+    float offset = 0.0f;
+    bool absolute = false;
+
+    Tensor(Floats given) : values(std::move(given)), count(values.size()) {}
+    Tensor(size_t n, float constant) : count(n), value(constant) {}
+    Tensor(size_t n, uint64_t random_seed, double sigma, float shift, bool nonnegative)
+        : count(n), seed(random_seed), scale(sigma), offset(shift), absolute(nonnegative) {}
+
+    Floats make() const {
+        if (!values.empty() || count == 0) return values;
+        if (seed == 0) return Floats(count, value);
+        Floats drawn = testing::random_tensor(count, seed, scale);
+        for (float& x : drawn) x = (absolute ? std::abs(x) : x) + offset;
+        return drawn;
+    }
+};
+
+Tensor rnd(size_t count, uint64_t seed, double scale = 1.0, float offset = 0.0f, bool absolute = false) {
+    return Tensor(count, seed, scale, offset, absolute);
+}
+
+Tensor zeros(size_t count) {
+    return Tensor(count, 0.0f);
+}
+
+Tensor filled(size_t count, float value) {
+    return Tensor(count, value);
+}
+
+struct OpCase {
+    std::string name;
+    std::vector<Tensor> floats;  // initial contents of each float tensor
+    std::vector<Ints> ints;      // initial contents of each int tensor
+    // Runs the op; f[i] and t[i] point into the backend's memory. Returns the values the op handed back
+    // to the host (cross-entropy totals, slice sums), if any.
+    std::function<std::vector<double>(Backend& backend, float* const* f, int32_t* const* t)> run;
+};
+
+void PrintTo(const OpCase& op, std::ostream* out) {
+    *out << op.name;
+}
+
+struct Outcome {
+    std::vector<Floats> floats;
+    std::vector<double> host;
+};
+
+Outcome run_case(Backend& backend, const OpCase& op, const std::vector<Floats>& initial) {
+    std::vector<float*> floats;
+    std::vector<int32_t*> ints;
+    for (const Floats& values : initial) {
+        floats.push_back(backend.allocate(values.size()));
+        backend.upload(floats.back(), values.data(), values.size());
+    }
+    for (const Ints& values : op.ints) {
+        ints.push_back(backend.allocate_ints(values.size()));
+        backend.upload_ints(ints.back(), values.data(), values.size());
+    }
+    Outcome outcome;
+    outcome.host = op.run(backend, floats.data(), ints.data());
+    for (size_t i = 0; i < floats.size(); ++i) {
+        outcome.floats.emplace_back(initial[i].size());
+        backend.download(outcome.floats.back().data(), floats[i], initial[i].size());
+    }
+    for (float* pointer : floats) backend.release(pointer);
+    for (int32_t* pointer : ints) backend.release(pointer);
+    return outcome;
+}
+
+constexpr double kTolerance = 1e-4;
+
+class CudaOpParity : public testing::CudaTestWithParam<OpCase> {};
+
+TEST_P(CudaOpParity, MatchesCpuReference) {
+    const OpCase& op = GetParam();
+    std::vector<Floats> initial;
+    for (const Tensor& tensor : op.floats) initial.push_back(tensor.make());
+    CpuReferenceBackend reference(1);
+    const Outcome expected = run_case(reference, op, initial);
+    const Outcome actual = run_case(cuda(), op, initial);
+    for (size_t i = 0; i < expected.floats.size(); ++i) {
+        testing::expect_close(op.name + ", tensor " + std::to_string(i), actual.floats[i], expected.floats[i],
+                              kTolerance);
+    }
+    ASSERT_EQ(actual.host.size(), expected.host.size());
+    for (size_t i = 0; i < expected.host.size(); ++i) {
+        EXPECT_NEAR(actual.host[i], expected.host[i], kTolerance * std::max(1.0, std::abs(expected.host[i])))
+            << op.name << ", host value " << i;
+    }
+}
+
+// Tokens in [0, vocab) (with repeats), or targets with every fourth position unscored (-1).
+Ints token_ids(size_t count, int vocab, uint64_t seed, bool some_unscored) {
+    Rng rng(seed);
+    Ints ids(count);
+    for (size_t i = 0; i < count; ++i) ids[i] = some_unscored && i % 4 == 3 ? -1 : rng.below(vocab);
+    return ids;
+}
+
+std::string name_of(NormType type) {
+    return type == NormType::LayerNorm ? "LayerNorm" : type == NormType::RmsNorm ? "RmsNorm" : "DyT";
+}
+
+std::string name_of(OptimizerKind kind) {
+    switch (kind) {
+        case OptimizerKind::Sgd:
+            return "Sgd";
+        case OptimizerKind::Adam:
+            return "Adam";
+        case OptimizerKind::AdamW:
+            return "AdamW";
+        case OptimizerKind::RAdam:
+            return "RAdam";
+    }
+    return "Adam";
+}
+
+void add_memory_and_elementwise(std::vector<OpCase>& cases) {
+    const size_t n = 70001;  // not a multiple of a block
+    cases.push_back({"Fill", {rnd(1000, 1)}, {}, [](Backend& b, float* const* f, int32_t* const*) {
+                         b.fill(f[0] + 3, 0.5f, 900);
+                         b.fill(f[0] + 10, 0.0f, 5);
+                         return std::vector<double>{};
+                     }});
+    cases.push_back(
+        {"Copy", {rnd(777, 2), rnd(777, 3)}, {}, [](Backend& b, float* const* f, int32_t* const*) {
+             b.copy(f[0], f[1], 777);
+             return std::vector<double>{};
+         }});
+    cases.push_back({"CopyOverlapping", {rnd(1000, 4)}, {}, [](Backend& b, float* const* f, int32_t* const*) {
+                         b.copy(f[0] + 10, f[0], 900);  // forwards over itself
+                         b.copy(f[0], f[0] + 5, 100);   // backwards over itself
+                         return std::vector<double>{};
+                     }});
+    cases.push_back({"Scale", {rnd(n, 5)}, {}, [n](Backend& b, float* const* f, int32_t* const*) {
+                         b.scale(f[0], -1.7f, n);
+                         return std::vector<double>{};
+                     }});
+    // more elements than one grid of 65535 blocks x 256 threads covers: the grid-stride loops wrap
+    const size_t huge = 65535ull * 256 + 4099;
+    cases.push_back({"AddBeyondOneGrid",
+                     {rnd(huge, 6), rnd(huge, 7)},
+                     {},
+                     [huge](Backend& b, float* const* f, int32_t* const*) {
+                         b.add(f[0], f[1], huge);
+                         return std::vector<double>{};
+                     }});
+    for (const Activation kind : {Activation::Relu, Activation::Gelu}) {
+        const std::string label = kind == Activation::Relu ? "Relu" : "Gelu";
+        cases.push_back({"ActivationForward" + label,
+                         {rnd(n, 8, 2.0), zeros(n)},
+                         {},
+                         [kind, n](Backend& b, float* const* f, int32_t* const*) {
+                             b.activation_forward(kind, f[1], f[0], n);
+                             return std::vector<double>{};
+                         }});
+        cases.push_back({"ActivationBackward" + label,
+                         {rnd(n, 9, 2.0), rnd(n, 10), zeros(n)},
+                         {},
+                         [kind, n](Backend& b, float* const* f, int32_t* const*) {
+                             b.activation_backward(kind, f[2], f[1], f[0], n);
+                             return std::vector<double>{};
+                         }});
+        cases.push_back({"ActivationBackwardInPlace" + label,
+                         {rnd(n, 11, 2.0), rnd(n, 12)},
+                         {},
+                         [kind, n](Backend& b, float* const* f, int32_t* const*) {
+                             b.activation_backward(kind, f[1], f[1], f[0],
+                                                   n);  // dx aliases dy, as the model does
+                             return std::vector<double>{};
+                         }});
+    }
+}
+
+void add_residuals(std::vector<OpCase>& cases) {
+    const size_t n = 300001;  // more blocks than the 1024 partials: the reduction's grid-stride wraps
+    for (const bool learnable : {false, true}) {
+        const std::string label = learnable ? "Learnable" : "Constant";
+        // f: x, f, s, scalars (c, a)
+        cases.push_back(
+            {"ResidualForward" + label,
+             {rnd(n, 20), rnd(n, 21), zeros(n), Floats{0.8f, -1.3f}},
+             {},
+             [learnable, n](Backend& b, float* const* f, int32_t* const*) {
+                 const ScaleRef c = learnable ? ScaleRef{0.0f, f[3]} : ScaleRef{1.7f, nullptr};
+                 const ScaleRef a = learnable ? ScaleRef{0.0f, f[3] + 1} : ScaleRef{0.4f, nullptr};
+                 b.residual_forward(f[2], f[0], f[1], c, a, n);
+                 return std::vector<double>{};
+             }});
+        for (const bool scalar_grads : {false, true}) {
+            for (const bool in_place : {false, true}) {
+                // f: ds, x, f, dx, df, (dc, da), scalars (c, a)
+                cases.push_back(
+                    {"ResidualBackward" + label + (scalar_grads ? "WithScaleGrads" : "") +
+                         (in_place ? "InPlace" : ""),
+                     {rnd(n, 22), rnd(n, 23), rnd(n, 24), rnd(n, 25), zeros(n), Floats{0.25f, -0.5f},
+                      Floats{0.8f, -1.3f}},
+                     {},
+                     [learnable, scalar_grads, in_place, n](Backend& b, float* const* f, int32_t* const*) {
+                         const ScaleRef c = learnable ? ScaleRef{0.0f, f[6]} : ScaleRef{1.7f, nullptr};
+                         const ScaleRef a = learnable ? ScaleRef{0.0f, f[6] + 1} : ScaleRef{0.4f, nullptr};
+                         float* dx = in_place ? f[0] : f[3];  // ds may alias dx
+                         b.residual_backward(dx, f[4], scalar_grads ? f[5] : nullptr,
+                                             scalar_grads ? f[5] + 1 : nullptr, f[0], f[1], f[2], c, a, n);
+                         return std::vector<double>{};
+                     }});
+            }
+        }
+    }
+}
+
+void add_embeddings_and_linears(std::vector<OpCase>& cases) {
+    struct Shape {
+        int batch, seq, d, vocab;
+    };
+    for (const Shape s : {Shape{3, 7, 40, 11}, Shape{16, 64, 96, 65}}) {
+        const size_t n = static_cast<size_t>(s.batch) * s.seq;
+        const std::string label =
+            "_" + std::to_string(s.batch) + "x" + std::to_string(s.seq) + "x" + std::to_string(s.d);
+        cases.push_back({"EmbeddingForward" + label,
+                         {rnd(static_cast<size_t>(s.vocab) * s.d, 30),
+                          rnd(static_cast<size_t>(s.seq) * s.d, 31), zeros(n * s.d)},
+                         {token_ids(n, s.vocab, 32, false)},
+                         [s](Backend& b, float* const* f, int32_t* const* t) {
+                             b.embedding_forward(f[2], t[0], f[0], f[1], s.batch, s.seq, s.d);
+                             return std::vector<double>{};
+                         }});
+        // gradients accumulate into non-zero buffers; tokens repeat
+        cases.push_back({"EmbeddingBackward" + label,
+                         {rnd(static_cast<size_t>(s.vocab) * s.d, 33),
+                          rnd(static_cast<size_t>(s.seq) * s.d, 34), rnd(n * s.d, 35)},
+                         {token_ids(n, s.vocab, 36, false)},
+                         [s](Backend& b, float* const* f, int32_t* const* t) {
+                             b.embedding_backward(f[0], f[1], f[2], t[0], s.batch, s.seq, s.d);
+                             return std::vector<double>{};
+                         }});
+    }
+    struct Sizes {
+        int n, in, out;
+    };
+    for (const Sizes z : {Sizes{37, 24, 40}, Sizes{64, 96, 65}, Sizes{130, 200, 33}}) {
+        const std::string label =
+            "_" + std::to_string(z.n) + "x" + std::to_string(z.in) + "x" + std::to_string(z.out);
+        const size_t xs = static_cast<size_t>(z.n) * z.in, ws = static_cast<size_t>(z.out) * z.in,
+                     ys = static_cast<size_t>(z.n) * z.out;
+        for (const bool bias : {false, true}) {
+            cases.push_back({std::string("LinearForward") + (bias ? "WithBias" : "") + label,
+                             {rnd(xs, 40), rnd(ws, 41), rnd(z.out, 42), filled(ys, 9.0f)},
+                             {},
+                             [z, bias](Backend& b, float* const* f, int32_t* const*) {
+                                 b.linear_forward(f[3], f[0], f[1], bias ? f[2] : nullptr, z.n, z.in, z.out);
+                                 return std::vector<double>{};
+                             }});
+        }
+        // f: dy, x, w, dx, dW, db
+        for (const bool accumulate : {false, true}) {
+            for (const bool with_dx : {false, true}) {
+                for (const bool with_db : {false, true}) {
+                    cases.push_back(
+                        {std::string("LinearBackward") + (accumulate ? "Accumulate" : "") +
+                             (with_dx ? "" : "NoDx") + (with_db ? "" : "NoDb") + label,
+                         {rnd(ys, 43), rnd(xs, 44), rnd(ws, 45), rnd(xs, 46), rnd(ws, 47), rnd(z.out, 48)},
+                         {},
+                         [z, accumulate, with_dx, with_db](Backend& b, float* const* f, int32_t* const*) {
+                             b.linear_backward(with_dx ? f[3] : nullptr, f[4], with_db ? f[5] : nullptr, f[0],
+                                               f[1], f[2], z.n, z.in, z.out, accumulate);
+                             return std::vector<double>{};
+                         }});
+                }
+            }
+        }
+    }
+}
+
+void add_norms(std::vector<OpCase>& cases) {
+    const int n = 70;  // three 32-row chunks, the last one partial
+    for (const int d : {40, 96}) {
+        const size_t count = static_cast<size_t>(n) * d;
+        for (const NormType type : {NormType::LayerNorm, NormType::RmsNorm, NormType::DyT}) {
+            const bool has_bias = type != NormType::RmsNorm;
+            for (const bool learnable_alpha : {false, true}) {
+                if (type != NormType::DyT && learnable_alpha) continue;
+                const std::string label =
+                    name_of(type) + (learnable_alpha ? "LearnableAlpha" : "") + "_d" + std::to_string(d);
+                const Tensor gain = rnd(d, 50, 0.3, 1.0f);
+                // f: x, w, b, y, stats, alpha
+                cases.push_back(
+                    {"NormForward" + label,
+                     {rnd(count, 51, 2.0), gain, rnd(d, 52, 0.3), zeros(count),
+                      zeros(2 * static_cast<size_t>(n)), Floats{0.6f}},
+                     {},
+                     [type, has_bias, learnable_alpha, n, d](Backend& b, float* const* f, int32_t* const*) {
+                         const ScaleRef alpha =
+                             learnable_alpha ? ScaleRef{0.0f, f[5]} : ScaleRef{0.45f, nullptr};
+                         b.norm_forward(type, f[3], f[4], f[0], f[1], has_bias ? f[2] : nullptr, alpha, n, d,
+                                        1e-5f);
+                         return std::vector<double>{};
+                     }});
+                for (const bool accumulate : {false, true}) {
+                    for (const bool null_grads : {false, true}) {
+                        for (const bool in_place : {false, true}) {
+                            if (in_place && (accumulate || null_grads)) continue;
+                            // f: x, w, b, y, stats, alpha, dy, dx, dw, db, dalpha
+                            cases.push_back(
+                                {"NormBackward" + label + (accumulate ? "Accumulate" : "") +
+                                     (null_grads ? "NoBiasOrAlphaGrad" : "") + (in_place ? "InPlace" : ""),
+                                 {rnd(count, 53, 2.0), gain, rnd(d, 54, 0.3), zeros(count),
+                                  zeros(2 * static_cast<size_t>(n)), Floats{0.6f}, rnd(count, 55),
+                                  rnd(count, 56), rnd(d, 57), rnd(d, 58), Floats{0.1f}},
+                                 {},
+                                 [=](Backend& b, float* const* f, int32_t* const*) {
+                                     const ScaleRef alpha =
+                                         learnable_alpha ? ScaleRef{0.0f, f[5]} : ScaleRef{0.45f, nullptr};
+                                     b.norm_forward(type, f[3], f[4], f[0], f[1], has_bias ? f[2] : nullptr,
+                                                    alpha, n, d, 1e-5f);
+                                     float* dx = in_place ? f[6] : f[7];  // dx may alias dy
+                                     b.norm_backward(type, dx, f[8], null_grads ? nullptr : f[9],
+                                                     null_grads ? nullptr : f[10], f[6], f[0], f[4], f[1],
+                                                     alpha, n, d, accumulate);
+                                     return std::vector<double>{};
+                                 }});
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+void add_attention(std::vector<OpCase>& cases) {
+    struct Shape {
+        int batch, seq, heads, head_dim;
+    };
+    for (const Shape s : {Shape{2, 7, 3, 5}, Shape{2, 40, 2, 8}, Shape{1, 65, 4, 16}}) {
+        const size_t n = static_cast<size_t>(s.batch) * s.seq;
+        const size_t d = static_cast<size_t>(s.heads) * s.head_dim;
+        const size_t probs = static_cast<size_t>(s.batch) * s.heads * s.seq * s.seq;
+        const std::string label = "_b" + std::to_string(s.batch) + "_t" + std::to_string(s.seq) + "_h" +
+                                  std::to_string(s.heads) + "_hd" + std::to_string(s.head_dim);
+        for (const bool with_stats : {false, true}) {
+            // f: qkv, out, probs, stats (entropy sum, max logit)
+            cases.push_back(
+                {std::string("AttentionForward") + (with_stats ? "WithStats" : "") + label,
+                 {rnd(n * 3 * d, 60, 1.5), zeros(n * d), filled(probs, 7.0f), Floats{-1.0f, -1.0f}},
+                 {},
+                 [s, with_stats](Backend& b, float* const* f, int32_t* const*) {
+                     AttentionStatsRef stats;
+                     if (with_stats) stats = {f[3], f[3] + 1};
+                     b.attention_forward(f[1], f[2], f[0], s.batch, s.seq, s.heads, s.head_dim, stats);
+                     return std::vector<double>{};
+                 }});
+        }
+        // f: qkv, out, probs, dout, dqkv (random: it must be overwritten)
+        cases.push_back(
+            {"AttentionBackward" + label,
+             {rnd(n * 3 * d, 61, 1.5), zeros(n * d), zeros(probs), rnd(n * d, 62), rnd(n * 3 * d, 63)},
+             {},
+             [s](Backend& b, float* const* f, int32_t* const*) {
+                 b.attention_forward(f[1], f[2], f[0], s.batch, s.seq, s.heads, s.head_dim, {});
+                 b.attention_backward(f[4], f[3], f[0], f[2], s.batch, s.seq, s.heads, s.head_dim);
+                 return std::vector<double>{};
+             }});
+    }
+}
+
+void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
+    const int n = 50;
+    for (const int vocab : {7, 65, 300}) {
+        const size_t count = static_cast<size_t>(n) * vocab;
+        for (const int mode : {0, 1, 2}) {  // separate gradient, gradient in place of the logits, no gradient
+            const char* labels[] = {"", "InPlace", "NoGradient"};
+            // f: logits, dlogits
+            cases.push_back({std::string("CrossEntropy") + labels[mode] + "_vocab" + std::to_string(vocab),
+                             {rnd(count, 70, 3.0), filled(count, 5.0f)},
+                             {token_ids(n, vocab, 71, true)},
+                             [n, vocab, mode](Backend& b, float* const* f, int32_t* const* t) {
+                                 const auto result = b.cross_entropy(mode == 1 ? f[0] : f[1], f[0], t[0], n,
+                                                                     vocab, mode != 2);
+                                 return std::vector<double>{result.loss_sum,
+                                                            static_cast<double>(result.scored),
+                                                            static_cast<double>(result.correct)};
+                             }});
+        }
+    }
+    cases.push_back({"CrossEntropyNothingScored",
+                     {rnd(10 * 65, 72), zeros(10 * 65)},
+                     {Ints(10, -1)},
+                     [](Backend& b, float* const* f, int32_t* const* t) {
+                         const auto result = b.cross_entropy(f[1], f[0], t[0], 10, 65, true);
+                         return std::vector<double>{result.loss_sum, static_cast<double>(result.scored),
+                                                    static_cast<double>(result.correct)};
+                     }});
+    const std::vector<Slice> slices = {{0, 10}, {10, 0}, {17, 40000}, {5000, 60000}, {99999, 1}, {0, 100000}};
+    cases.push_back({"SumSquaresAndValuesOverSlices",
+                     {rnd(100000, 73, 2.0)},
+                     {},
+                     [slices](Backend& b, float* const* f, int32_t* const*) {
+                         std::vector<double> squares(slices.size()), sums(slices.size());
+                         b.sum_squares(f[0], slices, squares.data());
+                         b.sum_values(f[0], slices, sums.data());
+                         squares.insert(squares.end(), sums.begin(), sums.end());
+                         return squares;
+                     }});
+    const size_t count = 5000;
+    const Tensor second_moment = rnd(count, 74, 1e-3, 0.0f, true);
+    for (const OptimizerKind kind :
+         {OptimizerKind::Sgd, OptimizerKind::Adam, OptimizerKind::AdamW, OptimizerKind::RAdam}) {
+        for (const float rect : {0.0f, 0.8f}) {
+            if (kind != OptimizerKind::RAdam && rect > 0.0f) continue;
+            OptimizerStep step;
+            step.kind = kind;
+            step.lr = 1e-2f;
+            step.grad_scale = 0.7f;
+            step.weight_decay = 0.1f;
+            step.bias_correction1 = 1.0f - 0.729f;  // 1 - 0.9^3
+            step.bias_correction2 = 1.0f - 0.997003f;
+            step.radam_rect = rect;
+            // f: param, grad, m, v, update
+            cases.push_back(
+                {"Optimizer" + name_of(kind) + (rect > 0.0f ? "Rectified" : ""),
+                 {rnd(count, 75), rnd(count, 76), rnd(count, 77, 0.01), second_moment, zeros(count)},
+                 {},
+                 [step, count](Backend& b, float* const* f, int32_t* const*) {
+                     b.optimizer_update(step, f[0], f[1], f[2], f[3], f[4], count);
+                     return std::vector<double>{};
+                 }});
+        }
+    }
+}
+
+std::vector<OpCase> all_op_cases() {
+    std::vector<OpCase> cases;
+    add_memory_and_elementwise(cases);
+    add_residuals(cases);
+    add_embeddings_and_linears(cases);
+    add_norms(cases);
+    add_attention(cases);
+    add_losses_reductions_and_optimizers(cases);
+    return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, CudaOpParity, ::testing::ValuesIn(all_op_cases()),
+                         [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
+
+// Allocations are tracked: releasing is idempotent for pointers the backend did not hand out (the
+// model releases null buffers), and memory handed out is zeroed like the CPU's.
+class CudaMemory : public testing::CudaTest {};
+
+TEST_F(CudaMemory, AllocationsStartZeroedAndReleaseIgnoresForeignPointers) {
+    float* buffer = cuda().allocate(1000);
+    Floats host(1000, 1.0f);
+    cuda().download(host.data(), buffer, host.size());
+    for (float value : host) ASSERT_EQ(value, 0.0f);
+    cuda().release(buffer);
+    cuda().release(nullptr);
+    cuda().release(host.data());
+}
+
+TEST_F(CudaMemory, AnImpossibleAllocationIsAResourceErrorNamingTheSize) {
+    try {
+        cuda().allocate(size_t{1} << 45);  // 128 TiB of floats
+        FAIL() << "the allocation should fail";
+    } catch (const ResourceError& error) {
+        const std::string message = error.what();
+        EXPECT_NE(message.find("out of GPU memory"), std::string::npos) << message;
+        EXPECT_NE(message.find("MiB"), std::string::npos) << message;
+        EXPECT_NE(message.find("train.batch_size"), std::string::npos) << message;
+    }
+    float* still_works = cuda().allocate(10);  // the failed request left no sticky error
+    cuda().release(still_works);
+}
+
+}  // namespace
+}  // namespace normlab

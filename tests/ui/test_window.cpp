@@ -7,11 +7,13 @@
 #include <QFile>
 #include <QImage>
 #include <QLabel>
+#include <QMessageBox>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "app/gui/main_window.h"
+#include "engine/backend/devices.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/controls/config_panel.h"
 #include "ui/controls/lessons.h"
@@ -32,6 +34,7 @@ class WindowTest : public QObject {
     void screenshotAndPresentation();
     void closeEndsTheEngineThread();
     void restartTwiceQuicklyUsesFreshFolders();
+    void deviceBoxNamesDevicesAndSwitchesLive();
 
   private:
     QTemporaryDir m_dir;
@@ -180,4 +183,50 @@ void WindowTest::restartTwiceQuicklyUsesFreshFolders() {
 }
 
 QTEST_MAIN(WindowTest)
+// The device box names what this machine has (the GPU's name, or why there is none); changing the
+// device or the threads mid-run moves the run, and the "in use" line follows; a device that cannot be
+// had is a dialog, and the run goes on.
+void WindowTest::deviceBoxNamesDevicesAndSwitchesLive() {
+    MainWindow window;
+    window.loadConfig(normlab::test::tinyConfig(100000), QStringLiteral("device"));
+    window.show();
+    auto* device = window.configPanel().findChild<QComboBox*>(QStringLiteral("device"));
+    QVERIFY(device);
+    QCOMPARE(device->count(), 3);
+    QCOMPARE(device->itemData(0).toString(), QStringLiteral("auto"));
+    for (const normlab::DeviceInfo& info : normlab::list_devices()) {
+        const int index = device->findData(QString::fromStdString(info.id));
+        QVERIFY(index > 0);
+        const QString text = device->itemText(index);
+        const QString tip = device->itemData(index, Qt::ToolTipRole).toString();
+        if (info.available) {
+            QVERIFY2(text.contains(QString::fromStdString(info.label)), qPrintable(text));
+        } else {
+            QVERIFY2(text.contains(QStringLiteral("unavailable")), qPrintable(text));
+            QCOMPARE(tip, QString::fromStdString(info.reason));
+        }
+    }
+
+    window.startRuns();
+    auto* inUse = window.configPanel().findChild<QLabel*>(QStringLiteral("deviceInUse"));
+    QVERIFY(QTest::qWaitFor([&] { return inUse->text().contains(QStringLiteral("1 thread)")); }, 30000));
+    auto* threads = window.configPanel().findChild<QSpinBox*>(QStringLiteral("threads"));
+    threads->setValue(2);
+    QVERIFY(QTest::qWaitFor([&] { return inUse->text().contains(QStringLiteral("2 threads)")); }, 30000));
+
+    const bool cudaAvailable = normlab::list_devices().back().available;
+    if (!cudaAvailable) {
+        device->setCurrentIndex(device->findData(QStringLiteral("cuda")));
+        QMessageBox* dialog = nullptr;
+        QVERIFY(QTest::qWaitFor(
+            [&] { return (dialog = window.findChild<QMessageBox*>(QStringLiteral("errorDialog"))); }, 30000));
+        QVERIFY2(dialog->text().contains(QStringLiteral("device=cuda")), qPrintable(dialog->text()));
+        const int64_t step = window.store().run(0)->step;
+        QVERIFY(QTest::qWaitFor([&] { return window.store().run(0)->step >= step + 3; }, 30000));
+        QVERIFY(inUse->text().contains(QStringLiteral("cpu")));
+    }
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+}
+
 #include "test_window.moc"

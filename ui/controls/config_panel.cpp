@@ -16,6 +16,7 @@
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
+#include "engine/backend/devices.h"
 #include "engine/core/errors.h"
 #include "engine/model/constants.h"
 #include "engine/train/commands.h"
@@ -33,6 +34,25 @@ QString valueText(const nlohmann::json& json, const QString& key) {
     return QString::fromStdString(node->dump());
 }
 }  // namespace
+
+std::vector<ConfigPanel::Choice> ConfigPanel::deviceChoices() {
+    std::vector<Choice> choices;
+    QString best;
+    for (const normlab::DeviceInfo& device : normlab::list_devices()) {
+        const QString id = QString::fromStdString(device.id);
+        const QString label = QString::fromStdString(device.label);
+        if (device.available) {
+            best = label;  // the list is in order of preference: the last available one wins
+            choices.push_back({id, QStringLiteral("%1: %2").arg(id, label), label});
+        } else {
+            const QString why = QString::fromStdString(device.reason);
+            choices.push_back({id, tr("%1: unavailable").arg(id), why});
+        }
+    }
+    choices.insert(choices.begin(), {QStringLiteral("auto"), tr("auto: %1").arg(best),
+                                     tr("The best device that answers: %1").arg(best)});
+    return choices;
+}
 
 bool ConfigPanel::isLive(const QString& key) {
     for (const std::string& live : normlab::live_keys())
@@ -103,8 +123,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     addTextFileRow(task);
 
     QFormLayout* device = addGroup(tr("Device and telemetry"));
-    bindCombo(device, tr("Device"), "device", {"auto", "cpu", "cuda"},
-              tr("auto: CUDA when compiled in and a GPU answers"));
+    bindChoices(device, tr("Device"), "device", deviceChoices(),
+                tr("auto: CUDA when compiled in and a GPU answers, else the CPU. Changing it moves a "
+                   "running run to the new device, which goes on from where it is"));
     m_deviceInUse = new QLabel(tr("in use: (not started)"));
     m_deviceInUse->setObjectName(QStringLiteral("deviceInUse"));
     m_deviceInUse->setWordWrap(true);
@@ -142,8 +163,18 @@ void ConfigPanel::addRow(QFormLayout* form, const QString& label, const QString&
 
 void ConfigPanel::bindCombo(QFormLayout* form, const QString& label, const QString& key,
                             const QStringList& choices, const QString& tip) {
+    std::vector<Choice> items;
+    for (const QString& choice : choices) items.push_back({choice, choice, QString()});
+    bindChoices(form, label, key, items, tip);
+}
+
+void ConfigPanel::bindChoices(QFormLayout* form, const QString& label, const QString& key,
+                              const std::vector<Choice>& choices, const QString& tip) {
     auto* combo = new QComboBox;
-    for (const QString& choice : choices) combo->addItem(choice, choice);
+    for (const Choice& choice : choices) {
+        combo->addItem(choice.text, choice.value);
+        if (!choice.tip.isEmpty()) combo->setItemData(combo->count() - 1, choice.tip, Qt::ToolTipRole);
+    }
     addRow(form, label, key, combo, tip);
     m_bindings.push_back(
         {key, combo, [combo] { return combo->currentData().toString(); },

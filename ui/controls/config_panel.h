@@ -40,11 +40,21 @@ class ConfigPanel : public QWidget {
         std::function<QString()> read;              // the control's value as for --set
         std::function<void(const QString&)> write;  // from the config's value
     };
+    // One entry of a choice box: the config value, the text shown and its tooltip.
+    struct Choice {
+        QString value;
+        QString text;
+        QString tip;
+    };
+    // auto, cpu and cuda, labelled with what this machine has (the GPU's name, or why there is none).
+    static std::vector<Choice> deviceChoices();
     QFormLayout* addGroup(const QString& title);
     void addRow(QFormLayout* form, const QString& label, const QString& key, QWidget* widget,
                 const QString& tip);
     void bindCombo(QFormLayout* form, const QString& label, const QString& key, const QStringList& choices,
                    const QString& tip);
+    void bindChoices(QFormLayout* form, const QString& label, const QString& key,
+                     const std::vector<Choice>& choices, const QString& tip);
     void bindInt(QFormLayout* form, const QString& label, const QString& key, int min, int max,
                  const QString& tip);
     void bindNumber(QFormLayout* form, const QString& label, const QString& key, const QString& tip);

@@ -85,6 +85,10 @@ void setAxisRange(QAbstractAxis* axis, const AxisRange& range) {
         // At most ~7 labels: over many decades, label every 10^k (a base of 100, 1000, ...).
         const double decades = std::log10(range.max / range.min);
         log->setBase(std::pow(10.0, std::max(1.0, std::ceil(decades / 7.0))));
+        // QtCharts labels the powers of the base from ceil(log(min)); log10 of a computed 1e-3 can come
+        // out as -2.9999999999999996, which would drop the bottom label. Nudge the end just below.
+        axis->setRange(range.min * (1.0 - 1e-9), range.max);
+        return;
     }
     if (auto* value = qobject_cast<QValueAxis*>(axis)) {
         // Round ticks at multiples of the interval.

@@ -13,6 +13,7 @@ class DashboardTest : public QObject {
   private slots:
     void redrawsAreCoalesced();
     void maximiseShowsOnePanelAndRestores();
+    void stepAxisEndsAtTheLastStepOnceNoRunTrains();
 };
 
 void DashboardTest::redrawsAreCoalesced() {
@@ -72,4 +73,33 @@ void DashboardTest::maximiseShowsOnePanelAndRestores() {
 }
 
 QTEST_MAIN(DashboardTest)
+// While a run trains, the time charts' step axis keeps room to grow (no fixed end); once no run
+// trains, it ends at the last step, so a finished chart and its export have no empty margin.
+void DashboardTest::stepAxisEndsAtTheLastStepOnceNoRunTrains() {
+    TelemetryStore store;
+    store.addRun(0, QStringLiteral("run"), normlab::Config{}, QString());
+    LossPanel panel(store);
+    RunUpdate update;
+    update.runId = 0;
+    for (int step = 1; step <= 300; ++step) {
+        normlab::StepRecord record;
+        record.step = step;
+        record.loss = 3.0;
+        update.records.push_back(record);
+    }
+    update.step = 300;
+    store.absorb(TelemetryBatch{{update}});
+    QVERIFY(!panel.buildContent(200).x.max.has_value());
+
+    RunUpdate finished;
+    finished.runId = 0;
+    finished.step = 300;
+    finished.status = normlab::RunStatus::Completed;
+    store.absorb(TelemetryBatch{{finished}});
+    const PlotContent content = panel.buildContent(200);
+    QVERIFY(content.x.max.has_value());
+    QCOMPARE(*content.x.max, 300.0);
+    QCOMPARE(content.x.title, QStringLiteral("step"));
+}
+
 #include "test_dashboard.moc"

@@ -74,8 +74,9 @@ PlotContent BlockGradientPanel::buildContent(int) const {
     const auto tensor = static_cast<GradientTensor>(m_tensor->currentData().toInt());
     PlotContent content;
     content.x.title = tr("block");
-    content.y.title = tensor == GradientTensor::Total ? tr("||grad W||_F (block)")
+    content.y.title = tensor == GradientTensor::Total ? tr("||grad W||_F")
                                                       : tr("||grad %1||_F").arg(gradientTensorName(tensor));
+    if (tensor == GradientTensor::Total) content.y.note = tr("block");
     content.y.log = true;
     content.emptyText = tr("Appears after the first step");
     for (const auto& [id, run] : store().runs())

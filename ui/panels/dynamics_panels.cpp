@@ -20,8 +20,8 @@ UpdateRatioPanel::UpdateRatioPanel(const TelemetryStore& store, QWidget* parent)
 
 PlotContent UpdateRatioPanel::buildContent(int columns) const {
     PlotContent content;
-    content.x.title = tr("step");
-    content.y.title = tr("||update|| / ||W||");
+    content.x = stepAxis();
+    content.y.title = tr("||update||/||W||");
     content.y.log = true;
     content.emptyText = tr("Appears after the first step");
     const RunHistory* run = m_runs->selectedRun();
@@ -44,9 +44,9 @@ AttentionPanel::AttentionPanel(const TelemetryStore& store, QWidget* parent)
 
 PlotContent AttentionPanel::buildContent(int columns) const {
     PlotContent content;
-    content.x.title = tr("step");
+    content.x = stepAxis();
     content.y.title = tr("entropy (nats)");
-    content.y2 = AxisSpec{tr("max logit (dashed)"), false};
+    content.y2 = AxisSpec{tr("max logit"), false, std::nullopt, std::nullopt, tr("dashed")};
     content.emptyText = tr("Appears after the first step");
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;

@@ -36,4 +36,14 @@ QVector<QPointF> LinePanel::pointsOf(const DecimatedSeries& series, int columns)
     return series.envelope(0.0, count * width, std::max(count, 1));
 }
 
+AxisSpec LinePanel::stepAxis() const {
+    AxisSpec axis;
+    axis.title = tr("step");
+    bool training = false;
+    for (const auto& [id, run] : store().runs())
+        training |= run.visible && run.status == normlab::RunStatus::Running;
+    if (!training && store().lastStep() > 0) axis.max = static_cast<double>(store().lastStep());
+    return axis;
+}
+
 }  // namespace normlab::ui

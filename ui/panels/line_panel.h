@@ -23,6 +23,9 @@ class LinePanel : public ChartPanel {
   protected:
     // A series' points: the per-column envelope over [first, last] step, or every stored sample.
     QVector<QPointF> pointsOf(const DecimatedSeries& series, int columns) const;
+    // The step axis of the time charts: it keeps room to grow while a run trains; once none trains,
+    // it ends at the last step (so a finished chart, and its export, has no empty margin).
+    AxisSpec stepAxis() const;
 
   private:
     LinePlot* m_plot = nullptr;

@@ -11,9 +11,10 @@ LossPanel::LossPanel(const TelemetryStore& store, QWidget* parent)
 
 PlotContent LossPanel::buildContent(int columns) const {
     PlotContent content;
-    content.x.title = tr("step");
-    content.y.title = tr("loss (dashed: validation)");
-    content.y2 = AxisSpec{tr("lr (dotted)"), false, 0.0, std::nullopt};
+    content.x = stepAxis();
+    content.y.title = tr("loss");
+    content.y.note = tr("dashed: validation");
+    content.y2 = AxisSpec{tr("lr"), false, 0.0, std::nullopt, tr("dotted")};
     content.emptyText = tr("Start a run (F5) or a lesson");
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;

@@ -69,14 +69,12 @@ QAbstractAxis* makeAxis(const AxisSpec& spec) {
         axis->setBase(10.0);
         axis->setLabelFormat("%.3g");
         axis->setMinorTickCount(-1);
-        axis->setTitleText(spec.title);
         return axis;
     }
     auto* axis = new QValueAxis;
     axis->setTruncateLabels(false);
     axis->setLabelFormat("%.4g");
     axis->setTickType(QValueAxis::TicksDynamic);
-    axis->setTitleText(spec.title);
     return axis;
 }
 
@@ -161,7 +159,7 @@ struct LinePlot::Impl {
             labels.setPointSizeF(presentation ? 14 : 8.5);
             axis->setLabelsFont(labels);
             QFont title = axis->titleFont();
-            title.setPointSizeF(presentation ? 12.5 : 9);
+            title.setPointSizeF(presentation ? 12 : 9);
             axis->setTitleFont(title);
         }
         return true;
@@ -393,9 +391,15 @@ bool LinePlot::setContent(const PlotContent& content) {
     if (impl.xAxis && content == m_content) return false;
     m_content = content;
     const bool rebuilt = impl.ensureAxes(content);
-    impl.xAxis->setTitleText(content.x.title);
-    impl.yAxis->setTitleText(content.y.title);
-    if (impl.y2Axis) impl.y2Axis->setTitleText(content.y2->title);
+    // Presentation fonts leave no room for an axis title's note: the legend tells the line styles.
+    const auto titleOf = [&impl](const AxisSpec& spec) {
+        return spec.note.isEmpty() || impl.presentation
+                   ? spec.title
+                   : QStringLiteral("%1 (%2)").arg(spec.title, spec.note);
+    };
+    impl.xAxis->setTitleText(titleOf(content.x));
+    impl.yAxis->setTitleText(titleOf(content.y));
+    if (impl.y2Axis) impl.y2Axis->setTitleText(titleOf(*content.y2));
 
     // Ranges from what will be drawn.
     DataRange xData, yData, y2Data;

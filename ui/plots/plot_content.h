@@ -15,6 +15,7 @@ struct AxisSpec {
     QString title;
     bool log = false;
     std::optional<double> min, max;  // unset: from the data
+    QString note;                    // shown as "title (note)" where there is room (not in presentation)
 
     bool operator==(const AxisSpec&) const = default;
 };

@@ -357,6 +357,27 @@ void add_norms(std::vector<OpCase>& cases) {
     }
 }
 
+// More 32-row chunks (65537) than a grid's y dimension takes (65535): the gain, bias and alpha partials
+// of a norm's backward over about 2.1M rows (width 1 keeps it to ~50 MB a backend).
+void add_norm_with_many_rows(std::vector<OpCase>& cases) {
+    const int n = 65537 * 32 - 7;
+    const int d = 1;
+    const size_t count = static_cast<size_t>(n) * d;
+    // f: x, w, b, y, stats, alpha, dy, dx, dw, db, dalpha
+    cases.push_back({"NormBackwardDyTMoreChunksThanAGridDimension",
+                     {rnd(count, 80, 2.0), rnd(d, 81, 0.3, 1.0f), rnd(d, 82, 0.3), zeros(count),
+                      zeros(2 * static_cast<size_t>(n)), Floats{0.6f}, rnd(count, 83), zeros(count),
+                      rnd(d, 84), rnd(d, 85), Floats{0.1f}},
+                     {},
+                     [n, d](Backend& b, float* const* f, int32_t* const*) {
+                         const ScaleRef alpha{0.0f, f[5]};
+                         b.norm_forward(NormType::DyT, f[3], f[4], f[0], f[1], f[2], alpha, n, d, 1e-5f);
+                         b.norm_backward(NormType::DyT, f[7], f[8], f[9], f[10], f[6], f[0], f[4], f[1],
+                                         alpha, n, d, false);
+                         return std::vector<double>{};
+                     }});
+}
+
 void add_attention(std::vector<OpCase>& cases) {
     struct Shape {
         int batch, seq, heads, head_dim;
@@ -368,14 +389,15 @@ void add_attention(std::vector<OpCase>& cases) {
         const std::string label = "_b" + std::to_string(s.batch) + "_t" + std::to_string(s.seq) + "_h" +
                                   std::to_string(s.heads) + "_hd" + std::to_string(s.head_dim);
         for (const bool with_stats : {false, true}) {
-            // f: qkv, out, probs, stats (entropy sum, max logit)
+            // f: qkv, out, probs, entropy sum, max logit (tensors of their own: each is compared at its
+            // own scale, the max logit not against the larger entropy sum)
             cases.push_back(
                 {std::string("AttentionForward") + (with_stats ? "WithStats" : "") + label,
-                 {rnd(n * 3 * d, 60, 1.5), zeros(n * d), filled(probs, 7.0f), Floats{-1.0f, -1.0f}},
+                 {rnd(n * 3 * d, 60, 1.5), zeros(n * d), filled(probs, 7.0f), Floats{-1.0f}, Floats{-1.0f}},
                  {},
                  [s, with_stats](Backend& b, float* const* f, int32_t* const*) {
                      AttentionStatsRef stats;
-                     if (with_stats) stats = {f[3], f[3] + 1};
+                     if (with_stats) stats = {f[3], f[4]};
                      b.attention_forward(f[1], f[2], f[0], s.batch, s.seq, s.heads, s.head_dim, stats);
                      return std::vector<double>{};
                  }});
@@ -411,6 +433,30 @@ void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
                                                             static_cast<double>(result.correct)};
                              }});
         }
+    }
+    // Ties: row r's logits are ((j + r) % 5) / 4, so the maximum recurs every 5 columns, in other lanes
+    // of the warp (first at f, then f + 5, ..., f + 30 in lane f - 2). The argmax is the first index, f,
+    // as on the CPU: targets f, f + 30, f + 5 and unscored in turn, so exactly the rows aimed at f count.
+    for (const bool in_place : {false, true}) {
+        const int rows = 40, width = 100;
+        Floats tied(static_cast<size_t>(rows) * width);
+        Ints tie_targets(rows);
+        for (int r = 0; r < rows; ++r) {
+            for (int j = 0; j < width; ++j) tied[static_cast<size_t>(r) * width + j] = ((j + r) % 5) * 0.25f;
+            const int first = ((4 - r) % 5 + 5) % 5;
+            const int choice[] = {first, first + 30, first + 5, -1};
+            tie_targets[r] = choice[r % 4];
+        }
+        cases.push_back({std::string("CrossEntropyTiedArgmax") + (in_place ? "InPlace" : ""),
+                         {Tensor(tied), filled(tied.size(), 5.0f)},
+                         {tie_targets},
+                         [rows, width, in_place](Backend& b, float* const* f, int32_t* const* t) {
+                             const auto result =
+                                 b.cross_entropy(in_place ? f[0] : f[1], f[0], t[0], rows, width, true);
+                             EXPECT_EQ(result.correct, rows / 4) << "the first index of the maximum wins";
+                             return std::vector<double>{result.loss_sum, static_cast<double>(result.scored),
+                                                        static_cast<double>(result.correct)};
+                         }});
     }
     cases.push_back({"CrossEntropyNothingScored",
                      {rnd(10 * 65, 72), zeros(10 * 65)},
@@ -464,6 +510,7 @@ std::vector<OpCase> all_op_cases() {
     add_residuals(cases);
     add_embeddings_and_linears(cases);
     add_norms(cases);
+    add_norm_with_many_rows(cases);
     add_attention(cases);
     add_losses_reductions_and_optimizers(cases);
     return cases;

@@ -52,11 +52,13 @@ __global__ void norm_forward_kernel(NormType type, float* y, float* stats, const
 
 // Per 32-row chunk and column: partials[chunk, 0:d) = sum dy * xhat (DyT: dy * tanh(alpha x)) and, when
 // has_bias, partials[chunk, d:2d) = sum dy. Reads only dy, x and stats (runs before dx is written).
+// Grid: (chunk, column tile); chunks go in x, which takes 2^31 - 1 blocks (y stops at 65535, i.e. at
+// about 2.1M rows).
 __global__ void norm_backward_columns_kernel(NormType type, double* partials, const float* dy, const float* x,
                                              const float* stats, ScaleRef alpha, int n, int d,
                                              bool has_bias) {
-    const int column = blockIdx.x * blockDim.x + threadIdx.x;
-    const int chunk = blockIdx.y;
+    const int column = blockIdx.y * blockDim.x + threadIdx.x;
+    const int chunk = blockIdx.x;
     if (column >= d) return;
     const int width = has_bias ? 2 * d : d;
     const int row_end = min(n, (chunk + 1) * kRowsPerChunk);
@@ -175,7 +177,7 @@ void CudaBackend::norm_backward(NormType type, float* dx, float* dw, float* db, 
     double* alpha_rows = layout.at<double>(base, alpha_at);
 
     const unsigned column_tiles = (d + kColumnsPerBlock - 1) / kColumnsPerBlock;
-    norm_backward_columns_kernel<<<dim3(column_tiles, chunks), kColumnsPerBlock, 0, m_stream>>>(
+    norm_backward_columns_kernel<<<dim3(chunks, column_tiles), kColumnsPerBlock, 0, m_stream>>>(
         type, partials, dy, x, stats, alpha, n, d, has_bias);
     NORMLAB_CUDA_CHECK_LAUNCH("norm_backward_columns_kernel");
     norm_backward_rows_kernel<<<row_blocks(n), kRowsPerBlock * kWarp, 0, m_stream>>>(

@@ -15,19 +15,23 @@ std::unique_ptr<Backend> make_backend(const std::string& device, int threads, st
     }
 #ifdef NORMLAB_HAVE_CUDA
     if (device != "cpu") {
-        std::string why;
+        // Either no GPU answers (ResourceError), or one answers but cannot run this build (a CUDA or
+        // cuBLAS error while setting up, e.g. no kernels for its architecture): both leave the CPU.
+        std::string problem;
         try {
             auto backend = make_cuda_backend();
             if (reason) *reason = device == "cuda" ? "cuda: asked for" : "cuda: a GPU answered";
             return backend;
         } catch (const ResourceError& error) {
-            why = error.what();
+            problem = std::string("no CUDA GPU answered (") + error.what() + ")";
+        } catch (const std::exception& error) {
+            problem = std::string("the CUDA GPU could not be set up (") + error.what() + ")";
         }
         if (device == "cuda") {
-            throw ResourceError("device=cuda was asked for, but no CUDA GPU answered (" + why +
-                                "); use device=cpu or device=auto");
+            throw ResourceError("device=cuda was asked for, but " + problem +
+                                "; use device=cpu or device=auto");
         }
-        if (reason) *reason = "cpu: CUDA is compiled in but no GPU answered (" + why + ")";
+        if (reason) *reason = "cpu: CUDA is compiled in but " + problem;
         return std::make_unique<CpuBackend>(threads);
     }
 #else

@@ -110,16 +110,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Wiring>& info) { return info.param.name; });
 
 Config curve_config(const std::string& device, OptimizerKind optimizer) {
-    Config config;
-    config.model.d_model = 32;
-    config.model.heads = 2;
-    config.model.d_ff = 64;
-    config.model.layers = 2;
-    config.model.seq_len = 16;
-    config.train.batch_size = 8;
+    Config config = testing::small_model_config(32, 2, 16, 8, 50);
     config.train.lr = 3e-3;
     config.train.optimizer = optimizer;
-    config.train.steps = 50;
     config.telemetry.val_every = 25;
     config.device = device;
     config.threads = 1;

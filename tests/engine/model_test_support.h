@@ -1,14 +1,28 @@
-// Model helpers shared by the whole-model tests (finite differences here, CUDA vs CPU in tests/cuda):
-// a small batch with some unscored positions, and parameters nudged off their symmetric init.
+// Model helpers shared by the engine and CUDA tests: a small model's config, a small batch with some
+// unscored positions, and parameters nudged off their symmetric init.
 #pragma once
 #include <cstdint>
 
+#include "engine/config/config.h"
 #include "engine/core/rng.h"
 #include "engine/data/task.h"
 #include "engine/model/model.h"
 #include "tests/engine/gradient_check.h"
 
 namespace normlab::testing {
+
+// A small model that trains in milliseconds: 2 heads, d_ff = 2 d_model, the other keys at defaults.
+inline Config small_model_config(int d_model, int layers, int seq_len, int batch_size, int steps) {
+    Config config;
+    config.model.d_model = d_model;
+    config.model.heads = 2;
+    config.model.d_ff = 2 * d_model;
+    config.model.layers = layers;
+    config.model.seq_len = seq_len;
+    config.train.batch_size = batch_size;
+    config.train.steps = steps;
+    return config;
+}
 
 inline Batch small_batch(int vocab, int batch, int seq, uint64_t seed) {
     Rng rng(seed);

@@ -16,6 +16,7 @@
 #include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
 #include "engine/train/trainer.h"
+#include "tests/engine/model_test_support.h"
 
 namespace normlab {
 namespace {
@@ -26,16 +27,9 @@ constexpr int kAfter = 13;   // steps after it
 // Every kind of state a switch must carry: Adam moments, a warmup still ramping at the switch,
 // ReZero's a_l and DyT's alpha (learnable scalars), validation on the way, data drawn by step index.
 Config switch_config() {
-    Config config;
-    config.model.d_model = 16;
-    config.model.heads = 2;
-    config.model.d_ff = 32;
-    config.model.layers = 2;
-    config.model.seq_len = 16;
+    Config config = testing::small_model_config(16, 2, 16, 4, kBefore + kAfter);
     config.model.norm_type = NormType::DyT;
     config.model.residual = Residual::ReZero;
-    config.train.batch_size = 4;
-    config.train.steps = kBefore + kAfter;
     config.train.lr = 3e-3;
     config.train.warmup_steps = 20;
     config.telemetry.val_every = 5;

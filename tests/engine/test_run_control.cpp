@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine/train/run_control.h"
+#include "tests/engine/model_test_support.h"
 
 namespace normlab {
 namespace {
@@ -14,14 +15,7 @@ namespace {
 using namespace std::chrono_literals;
 
 Config small_run() {
-    Config config;
-    config.model.d_model = 16;
-    config.model.heads = 2;
-    config.model.d_ff = 32;
-    config.model.layers = 1;
-    config.model.seq_len = 8;
-    config.train.batch_size = 2;
-    config.train.steps = 1000000;
+    Config config = testing::small_model_config(16, 1, 8, 2, 1000000);
     config.telemetry.val_every = 0;
     config.threads = 1;
     return config;

@@ -15,19 +15,13 @@
 #include "engine/io/records_json.h"
 #include "engine/io/safetensors.h"
 #include "engine/train/trainer.h"
+#include "tests/engine/model_test_support.h"
 
 namespace normlab {
 namespace {
 
 Config tiny_config() {
-    Config config;
-    config.model.d_model = 16;
-    config.model.heads = 2;
-    config.model.d_ff = 32;
-    config.model.layers = 2;
-    config.model.seq_len = 16;
-    config.train.batch_size = 4;
-    config.train.steps = 100;
+    Config config = testing::small_model_config(16, 2, 16, 4, 100);
     config.train.lr = 3e-3;
     config.telemetry.val_every = 25;
     config.threads = 2;

@@ -58,7 +58,10 @@ CudaDeviceProbe probe_cuda_device() {
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {
-        probe.reason = runtime_reason("cudaGetDeviceCount", status);
+        // Without an NVIDIA driver the runtime reports an "insufficient" driver: say what that means.
+        const bool no_driver = status == cudaErrorInsufficientDriver || status == cudaErrorNoDevice;
+        probe.reason = (no_driver ? std::string("no NVIDIA GPU driver or device on this machine; ") : "") +
+                       runtime_reason("cudaGetDeviceCount", status);
         return probe;
     }
     if (count == 0) {

@@ -12,7 +12,8 @@ normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-venv pyt
     libopenblas0-pthread
 normlab_build -DNORMLAB_ENGINE_ONLY=ON
 
-VENV="$NORMLAB_ROOT/.venv-peer"
+# NORMLAB_PEER_VENV reuses a virtual environment that already has torch (e.g. another checkout's).
+VENV="${NORMLAB_PEER_VENV:-$NORMLAB_ROOT/.venv-peer}"
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
     echo "normlab: installing the newest PyTorch from PyPI into $VENV"
     python3 -m venv "$VENV"

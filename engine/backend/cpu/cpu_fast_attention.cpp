@@ -1,7 +1,7 @@
 // Fast causal attention: (batch, head) pairs split statically across threads; the products use only the
 // lower triangle (q k^T into the triangle, triangular p v, and the same in backward, about half the
 // flops); softmax rows with Eigen's vectorised exp; row entropies only on telemetry steps, as
-// log Z - sum p (s - max) (no log per element). Scratch comes from the workspace.
+// log Z - sum p (s - max) (no log per element, one exp). Scratch comes from the workspace.
 #include <cmath>
 #include <limits>
 
@@ -11,6 +11,10 @@
 
 namespace normlab {
 
+namespace {
+using ShiftedRow = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
+}  // namespace
+
 void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
                                    int head_dim, AttentionStatsRef stats) {
     const int pairs = batch * heads;
@@ -18,8 +22,11 @@ void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, i
     const bool want_stats = stats.entropy_sum || stats.max_logit;
     double* pair_stats = scratch_doubles(2 * static_cast<size_t>(pairs));  // entropy, largest logit
     const int64_t work = static_cast<int64_t>(pairs) * seq * seq * head_dim;
+    // per thread: one row of shifted logits, so that each probability takes one exp
+    float* thread_logits = want_stats ? scratch_floats(static_cast<size_t>(m_threads) * seq) : nullptr;
 
     parallel_ranges(m_pool, pairs, work, 1, [&](int, Range range) {
+        float* shifted = want_stats ? thread_logits + TaskPool::slot() * seq : nullptr;
         for (int pair = static_cast<int>(range.begin); pair < range.end; ++pair) {
             const HeadOffsets at(pair, seq, heads, head_dim);
             const auto q = at.packed<ConstStridedView>(qkv, at.q);
@@ -36,10 +43,13 @@ void CpuBackend::attention_forward(float* out, float* probs, const float* qkv, i
                 const float row_max = row.maxCoeff();
                 largest = std::max(largest, row_max);
                 row -= row_max;
-                const double weighted = want_stats ? static_cast<double>((row.exp() * row).sum()) : 0.0;
+                if (want_stats) ShiftedRow(shifted, t + 1) = row;
                 row = row.exp();
                 const float total = row.sum();
-                if (want_stats) entropy += std::log(static_cast<double>(total)) - weighted / total;
+                if (want_stats) {
+                    const double weighted = (row * ShiftedRow(shifted, t + 1)).sum();
+                    entropy += std::log(static_cast<double>(total)) - weighted / total;
+                }
                 row *= 1.0f / total;
             }
             pair_stats[2 * pair] = entropy;

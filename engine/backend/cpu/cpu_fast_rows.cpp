@@ -40,19 +40,10 @@ void with_optimizer(OptimizerKind kind, Body&& body) {
     }
 }
 
-// sum of term(values[i]) over [0, count) in eight interleaved double lanes (vectorisable; the lanes
-// are added in a fixed order, so the result depends only on the values).
+// sum of term(values[i]) over [0, count) in lane_sum's fixed order.
 template <class Term>
-double lane_sum(const float* values, int64_t count, Term term) {
-    double lanes[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-    int64_t i = 0;
-    for (; i + 8 <= count; i += 8) {
-        for (int lane = 0; lane < 8; ++lane) lanes[lane] += term(static_cast<double>(values[i + lane]));
-    }
-    double tail = 0.0;
-    for (; i < count; ++i) tail += term(static_cast<double>(values[i]));
-    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) +
-           tail;
+double lane_sum_of(const float* values, int64_t count, Term term) {
+    return lane_sum(count, [&](int64_t i) { return term(static_cast<double>(values[i])); });
 }
 }  // namespace
 
@@ -240,7 +231,8 @@ void CpuBackend::reduce_slices(const float* base, const std::vector<Slice>& slic
             const int64_t end = start + static_cast<int64_t>(slices[s].count);
             const int64_t from = std::max(start, r.begin);
             const int64_t to = std::min(end, r.end);
-            if (from < to) partial[s] += lane_sum(base + slices[s].offset + (from - start), to - from, term);
+            if (from < to)
+                partial[s] += lane_sum_of(base + slices[s].offset + (from - start), to - from, term);
             start = end;
         }
     });

@@ -11,6 +11,21 @@
 
 namespace normlab {
 
+// The sum of term(i) over [0, count) in eight interleaved double lanes, added in a fixed order: it
+// vectorises without reassociation, and the result depends only on the terms, not on who calls it.
+template <class Index, class Term>
+inline double lane_sum(Index count, Term term) {
+    double lanes[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    Index i = 0;
+    for (; i + 8 <= count; i += 8) {
+        for (int lane = 0; lane < 8; ++lane) lanes[lane] += term(i + lane);
+    }
+    double tail = 0.0;
+    for (; i < count; ++i) tail += term(i);
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) +
+           tail;
+}
+
 // One row of the embedding: out = token_row + position_row.
 inline void embedding_row(float* out, const float* token_row, const float* position_row, int d) {
     for (int i = 0; i < d; ++i) out[i] = token_row[i] + position_row[i];
@@ -23,13 +38,10 @@ inline void norm_forward_row(NormType type, float* out, float* stats, const floa
         for (int i = 0; i < d; ++i) out[i] = dyt_value(in[i], w[i], b[i], dyt_alpha);
         return;
     }
-    double mean = 0.0;
-    if (type == NormType::LayerNorm) {
-        for (int i = 0; i < d; ++i) mean += in[i];
-        mean /= d;
-    }
-    double second_moment = 0.0;
-    for (int i = 0; i < d; ++i) second_moment += (in[i] - mean) * (in[i] - mean);
+    const double mean = type == NormType::LayerNorm
+                            ? lane_sum(d, [&](int i) { return static_cast<double>(in[i]); }) / d
+                            : 0.0;
+    const double second_moment = lane_sum(d, [&](int i) { return (in[i] - mean) * (in[i] - mean); });
     const double rstd = 1.0 / std::sqrt(second_moment / d + eps);
     stats[0] = static_cast<float>(mean);
     stats[1] = static_cast<float>(rstd);
@@ -57,22 +69,16 @@ inline double norm_backward_row(NormType type, float* grad_in, double* partial, 
     }
     const double mean = stats[0];
     const double rstd = stats[1];
-    double mean_dxhat = 0.0;
-    double mean_dxhat_xhat = 0.0;
-    for (int i = 0; i < d; ++i) {
-        const double xhat = (in[i] - mean) * rstd;
-        const double dxhat = static_cast<double>(grad_out[i]) * w[i];
-        partial[i] += grad_out[i] * xhat;
-        if (has_bias) partial[d + i] += grad_out[i];
-        mean_dxhat += dxhat;
-        mean_dxhat_xhat += dxhat * xhat;
+    auto xhat = [&](int i) { return (in[i] - mean) * rstd; };
+    auto dxhat = [&](int i) { return static_cast<double>(grad_out[i]) * w[i]; };
+    for (int i = 0; i < d; ++i) partial[i] += grad_out[i] * xhat(i);
+    if (has_bias) {
+        for (int i = 0; i < d; ++i) partial[d + i] += grad_out[i];
     }
-    mean_dxhat = type == NormType::LayerNorm ? mean_dxhat / d : 0.0;
-    mean_dxhat_xhat /= d;
+    const double mean_dxhat = type == NormType::LayerNorm ? lane_sum(d, dxhat) / d : 0.0;
+    const double mean_dxhat_xhat = lane_sum(d, [&](int i) { return dxhat(i) * xhat(i); }) / d;
     for (int i = 0; i < d; ++i) {
-        const double xhat = (in[i] - mean) * rstd;
-        const double dxhat = static_cast<double>(grad_out[i]) * w[i];
-        const float value = norm_input_grad(rstd, dxhat, xhat, mean_dxhat, mean_dxhat_xhat);
+        const float value = norm_input_grad(rstd, dxhat(i), xhat(i), mean_dxhat, mean_dxhat_xhat);
         grad_in[i] = accumulate ? grad_in[i] + value : value;
     }
     return 0.0;

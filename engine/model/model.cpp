@@ -50,6 +50,7 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     m_stats.attn_max_logit.reserve(layers);
     m_stats.dependency.reserve(2 * layers);
     m_variance_slices.reserve(4 * layers);
+    m_branch_slices.reserve(2 * layers);
     m_slice_squares.resize(4 * layers);
     m_slice_sums.resize(4 * layers);
     m_attention_host.resize(2 * layers);
@@ -334,16 +335,19 @@ const float* Model::added_branch(int block, int kind) const {
 // Fills m_stats.dependency: per sub-layer, a^2 Var[branch] / Var[residual sum].
 void Model::measure_dependency(size_t count) {
     const size_t sublayers = m_sublayers.size();
-    m_variance_slices.assign(m_resid_slices.begin(), m_resid_slices.end());
+    m_branch_slices.clear();
     for (size_t i = 0; i < sublayers; ++i) {
-        m_variance_slices.push_back(
+        m_branch_slices.push_back(
             {static_cast<size_t>(added_branch(static_cast<int>(i / 2), static_cast<int>(i % 2)) -
                                  m_activations),
              count});
     }
+    m_variance_slices.assign(m_resid_slices.begin(), m_resid_slices.end());
+    m_variance_slices.insert(m_variance_slices.end(), m_branch_slices.begin(), m_branch_slices.end());
     const std::vector<double>& squares = m_slice_squares;
     const std::vector<double>& sums = m_slice_sums;
-    m_backend->sum_squares(m_activations, m_variance_slices, m_slice_squares.data());
+    // The residual sums' squares are already in squares[0, sublayers) (the forward's telemetry).
+    m_backend->sum_squares(m_activations, m_branch_slices, m_slice_squares.data() + sublayers);
     m_backend->sum_values(m_activations, m_variance_slices, m_slice_sums.data());
     auto variance = [&](size_t i) {
         const double mean = sums[i] / static_cast<double>(count);

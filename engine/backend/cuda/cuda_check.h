@@ -1,5 +1,5 @@
 // Turns CUDA runtime and cuBLAS status codes into exceptions naming the call and the reason, so a failed
-// call surfaces as an error message (CLI exit 1) instead of an exit() or a silent wrong result.
+// call surfaces as an error message (CLI exit code 1), never as a process shutdown or a silent wrong result.
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

@@ -158,13 +158,14 @@ void TrainingWorker::stepAll() {
         if (session->finalised || m_stopRequested.load()) continue;
         normlab::Trainer& trainer = *session->trainer;
         try {
-            normlab::StepOutcome outcome = trainer.step();
+            const normlab::StepOutcome& outcome = trainer.step();  // valid until the next step
             m_stepsTaken.fetch_add(1);
             session->folder->append_metrics(outcome.record);  // every step, as the CLI writes it
             for (const normlab::Event& event : outcome.events) session->folder->append_event(event);
             reportChanges(*session, outcome.events);
-            session->pending.records.push_back(std::move(outcome.record));
-            for (normlab::Event& event : outcome.events) session->pending.events.push_back(std::move(event));
+            session->pending.records.push_back(outcome.record);
+            session->pending.events.insert(session->pending.events.end(), outcome.events.begin(),
+                                           outcome.events.end());
             if (trainer.finished()) finalise(*session);
         } catch (const std::exception& error) {
             finalise(*session, QString::fromStdString(error.what()));

@@ -11,14 +11,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SHAPES = {
-    # name: (d_model, layers, heads, seq_len, batch); d_ff = 4 d, vocab 65 (copy task, 63 symbols)
-    "tiny": (64, 4, 4, 32, 16),
-    "small": (128, 6, 4, 64, 32),
-    "medium": (256, 8, 8, 128, 16),
-    "deep": (64, 48, 4, 32, 16),
-    "large": (768, 12, 12, 512, 8),
-}
+sys.path.insert(0, str(HERE))
+from shapes import SHAPES  # noqa: E402  (after the path is set)
 
 
 def normlab_args(name, telemetry_every, device="cpu"):

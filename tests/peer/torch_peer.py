@@ -14,14 +14,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-SHAPES = {
-    # name: (d_model, layers, heads, seq_len, batch)
-    "tiny": (64, 4, 4, 32, 16),
-    "small": (128, 6, 4, 64, 32),
-    "medium": (256, 8, 8, 128, 16),
-    "deep": (64, 48, 4, 32, 16),
-    "large": (768, 12, 12, 512, 8),
-}
+from shapes import SHAPES
+
 VOCAB = 65
 
 

@@ -49,7 +49,7 @@ struct AttentionStatsRef {
 class Backend {
   public:
     virtual ~Backend() = default;
-    virtual std::string name() const = 0;    // e.g. "cpu (task pool + Eigen kernels, 2 threads)"
+    virtual std::string name() const = 0;    // e.g. "cpu (task pool + blocked GEMM, 2 threads)"
     virtual std::string device() const = 0;  // "cpu" or "cuda"
     virtual int threads() const = 0;
 

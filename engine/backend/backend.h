@@ -120,6 +120,12 @@ class Backend {
     virtual void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) = 0;
     // Host-side plain sums (double) of each slice of base (with sum_squares: means and variances).
     virtual void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) = 0;
+    // Both in one call (a backend may read base once): sums[s] and squares[s] as the two above give.
+    virtual void sum_values_and_squares(const float* base, const std::vector<Slice>& slices, double* sums,
+                                        double* squares) {
+        sum_values(base, slices, sums);
+        sum_squares(base, slices, squares);
+    }
 
     // update = optimizer step from (grad * grad_scale, moments); param += update. update is kept for
     // telemetry (update/parameter ratio).

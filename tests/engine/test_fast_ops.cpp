@@ -226,6 +226,14 @@ TEST_P(FastOps, CrossEntropyAndReductions) {
         for (size_t s = 0; s < slices.size(); ++s)
             EXPECT_NEAR(sums_fast[s], sums_ref[s], 1e-9 * (1.0 + std::abs(sums_ref[s]))) << "slice " << s;
     }
+    // Both in one pass: bit for bit the two separate reductions.
+    std::vector<double> values(slices.size()), squares(slices.size());
+    std::vector<double> both_values(slices.size(), 5.0), both_squares(slices.size(), 5.0);
+    fast.sum_values(logits.data(), slices, values.data());
+    fast.sum_squares(logits.data(), slices, squares.data());
+    fast.sum_values_and_squares(logits.data(), slices, both_values.data(), both_squares.data());
+    EXPECT_EQ(both_values, values);
+    EXPECT_EQ(both_squares, squares);
 }
 
 // Every task of every run happens exactly once, whatever thread claims it, run after run.

@@ -216,39 +216,54 @@ void CpuBackend::add(float* dst, const float* src, size_t count) {
 
 // The slices, laid end to end, are cut by element into chunks; each chunk keeps one partial per
 // slice, and the partials are added in chunk order.
-template <class Term>
-void CpuBackend::reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out,
-                               Term term) {
+template <size_t K, class RangeSums>
+void CpuBackend::reduce_slices(const float* base, const std::vector<Slice>& slices,
+                               std::array<double*, K> host_out, RangeSums range_sums) {
     int64_t total = 0;
     for (const Slice& slice : slices) total += static_cast<int64_t>(slice.count);
     const size_t count = slices.size();
     const int chunks = chunk_count(m_threads, total, total, kElementAlign);
-    double* partials = scratch_doubles(count * chunks);
+    double* partials = scratch_doubles(K * count * chunks);  // [chunk][k][slice]
     parallel_chunks(m_pool, chunks, total, kElementAlign, [&](int chunk, Range r) {
-        double* partial = partials + chunk * count;
+        double* partial = partials + chunk * K * count;
         int64_t start = 0;
         for (size_t s = 0; s < count && start < r.end; ++s) {
             const int64_t end = start + static_cast<int64_t>(slices[s].count);
             const int64_t from = std::max(start, r.begin);
             const int64_t to = std::min(end, r.end);
-            if (from < to)
-                partial[s] += lane_sum_of(base + slices[s].offset + (from - start), to - from, term);
+            if (from < to) {
+                const std::array<double, K> sums =
+                    range_sums(base + slices[s].offset + (from - start), to - from);
+                for (size_t k = 0; k < K; ++k) partial[k * count + s] += sums[k];
+            }
             start = end;
         }
     });
-    for (size_t s = 0; s < count; ++s) {
-        double sum = 0.0;
-        for (int chunk = 0; chunk < chunks; ++chunk) sum += partials[chunk * count + s];
-        host_out[s] = sum;
+    for (size_t k = 0; k < K; ++k) {
+        for (size_t s = 0; s < count; ++s) {
+            double sum = 0.0;
+            for (int chunk = 0; chunk < chunks; ++chunk) sum += partials[(chunk * K + k) * count + s];
+            host_out[k][s] = sum;
+        }
     }
 }
 
 void CpuBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {
-    reduce_slices(base, slices, host_out, [](double value) { return value * value; });
+    reduce_slices<1>(base, slices, {host_out}, [](const float* x, int64_t n) {
+        return std::array<double, 1>{lane_sum_of(x, n, [](double value) { return value * value; })};
+    });
 }
 
 void CpuBackend::sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) {
-    reduce_slices(base, slices, host_out, [](double value) { return value; });
+    reduce_slices<1>(base, slices, {host_out}, [](const float* x, int64_t n) {
+        return std::array<double, 1>{lane_sum_of(x, n, [](double value) { return value; })};
+    });
+}
+
+void CpuBackend::sum_values_and_squares(const float* base, const std::vector<Slice>& slices, double* sums,
+                                        double* squares) {
+    reduce_slices<2>(base, slices, {sums, squares},
+                     [](const float* x, int64_t n) { return lane_sum_and_squares(x, n); });
 }
 
 }  // namespace normlab

@@ -109,11 +109,33 @@ TEST(GemmPacking, RowOffsetsAndColumnRangesGiveIdenticalBits) {
 
     Floats pieces(whole.size(), -1.0f);
     const int64_t first_rows = 13;  // not a multiple of the register tile
-    gemm_packed(pieces.data(), cols, a.operand, shared, first_rows, false, 0, align);
-    gemm_packed(pieces.data(), cols, a.operand, shared, first_rows, false, align, cols);
+    gemm_packed(pieces.data(), cols, a.operand, shared, first_rows, {}, 0, align);
+    gemm_packed(pieces.data(), cols, a.operand, shared, first_rows, {}, align, cols);
     const GemmOperand later_rows{a.operand.data + first_rows * a.operand.stride, a.operand.stride};
-    gemm_packed(pieces.data() + first_rows * cols, cols, later_rows, shared, rows - first_rows, false);
+    gemm_packed(pieces.data() + first_rows * cols, cols, later_rows, shared, rows - first_rows, {});
     for (size_t i = 0; i < whole.size(); ++i) ASSERT_EQ(pieces[i], whole[i]) << "element " << i;
+}
+
+// Starting from a bias row gives bit for bit what adding the product onto rows holding the bias gives
+// (the forward's old way), edges included.
+TEST(GemmPacking, RowBiasStartEqualsAccumulatingOntoBiasRows) {
+    for (const int64_t depth : {0, 5, 200}) {
+        const int64_t rows = 11, cols = 70;
+        const Stored a(rows, depth, false, 0, 31);
+        const Stored b(depth, cols, true, 0, 32);
+        const Floats bias = random_tensor(cols, 33);
+        Floats packed(std::max<size_t>(1, packed_size(depth, cols)));
+        pack_columns(packed.data(), b.operand, depth, cols, 0, cols);
+        Floats onto_bias(static_cast<size_t>(rows * cols));
+        for (int64_t row = 0; row < rows; ++row)
+            std::copy(bias.begin(), bias.end(), onto_bias.begin() + row * cols);
+        gemm_packed(onto_bias.data(), cols, a.operand, {packed.data(), depth, cols}, rows,
+                    {.accumulate = true});
+        Floats from_bias(onto_bias.size(), -7.0f);
+        gemm_packed(from_bias.data(), cols, a.operand, {packed.data(), depth, cols}, rows,
+                    {.row_bias = bias.data()});
+        EXPECT_EQ(from_bias, onto_bias) << "depth " << depth;
+    }
 }
 
 // Zero depth: C is zeroed, or left as it was when accumulating.

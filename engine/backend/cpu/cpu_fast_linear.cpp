@@ -47,11 +47,9 @@ void CpuBackend::linear_forward(float* y, const float* x, const float* w, const 
     const PackedOperand weights{packed_w, in, out};
     const int64_t work = static_cast<int64_t>(n) * in * out;
     parallel_ranges(m_pool, n, work, kRowAlign, [&](int, Range rows) {
-        float* output = y + rows.begin * out;
-        if (b) {  // the product adds onto the bias rows: no zeroing pass, no bias pass
-            for (int64_t row = 0; row < rows.size(); ++row) std::copy(b, b + out, output + row * out);
-        }
-        gemm_packed(output, out, {x + rows.begin * in, in}, weights, rows.size(), b != nullptr);
+        // the product starts from the bias row: no zeroing pass, no bias pass
+        gemm_packed(y + rows.begin * out, out, {x + rows.begin * in, in}, weights, rows.size(),
+                    {.row_bias = b});
     });
 }
 
@@ -84,20 +82,21 @@ void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* d
         if (task < dx_chunks) {
             const Range rows = share(n, task, dx_chunks, kRowAlign);
             gemm_packed(dx + rows.begin * in, in, {dy + rows.begin * out, out}, weights, rows.size(),
-                        accumulate_dx);
+                        {.accumulate = accumulate_dx});
             return;
         }
         task -= dx_chunks;
         if (task == dw_chunks) return add_bias_gradient({0, out});
         if (!by_outputs) {
             const Range inputs = share(in, task, dw_chunks, dw_align);
-            gemm_packed(dw, in, {dy, out, true}, inputs_packed, out, true, inputs.begin, inputs.end);
+            gemm_packed(dw, in, {dy, out, true}, inputs_packed, out, {.accumulate = true}, inputs.begin,
+                        inputs.end);
             return;
         }
         const Range outputs = share(out, task, dw_chunks, kRowAlign);
         if (outputs.size() == 0) return;
         gemm_packed(dw + outputs.begin * in, in, {dy + outputs.begin, out, true}, inputs_packed,
-                    outputs.size(), true);
+                    outputs.size(), {.accumulate = true});
         if (db) add_bias_gradient(outputs);
     };
     const int tasks = dx_chunks + dw_chunks + db_tasks;

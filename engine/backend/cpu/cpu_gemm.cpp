@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -68,7 +69,8 @@ int64_t panel_offset(int64_t cols, int64_t k0, int64_t steps, int64_t column) {
     return k0 * round_up(cols, kWidth) + column * steps;
 }
 
-using TileKernel = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, bool);
+using TileKernel = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, bool,
+                            const float*);
 
 // kernels[depth contiguous][rows - 1][vectors - 1]
 template <bool kDepthContiguous, size_t... kRows>
@@ -82,17 +84,19 @@ static_assert(kTileVectors == 3, "kernel_rows lists one kernel per vector count"
 constexpr auto kTransposedKernels = kernel_rows<false>(std::make_index_sequence<kTileRows>());
 constexpr auto kRowMajorKernels = kernel_rows<true>(std::make_index_sequence<kTileRows>());
 
-// One tile whose last vector runs past C's edge: computed into a scratch tile, then added (or written)
+// One tile whose last vector runs past C's edge: computed into a scratch tile, then added to its start
 // element by element, so edge elements get exactly the arithmetic of inner ones.
 void multiply_edge_tile(TileKernel kernel, int64_t steps, const float* a, int64_t a_stride,
-                        const float* panel, float* c, int64_t ldc, int64_t rows, int64_t columns, bool load) {
+                        const float* panel, float* c, int64_t ldc, int64_t rows, int64_t columns, bool load,
+                        const float* bias) {
     alignas(64) float tile[kTileRows * kTileColumns];
-    kernel(steps, a, a_stride, panel, tile, kTileColumns, false);
+    kernel(steps, a, a_stride, panel, tile, kTileColumns, false, nullptr);
     for (int64_t row = 0; row < rows; ++row) {
         float* out = c + row * ldc;
+        const float* start = load ? out : bias;
         const float* sums = tile + row * kTileColumns;
         for (int64_t column = 0; column < columns; ++column)
-            out[column] = load ? out[column] + sums[column] : sums[column];
+            out[column] = start ? start[column] + sums[column] : sums[column];
     }
 }
 }  // namespace
@@ -127,8 +131,19 @@ void pack_columns(float* to, GemmOperand b, int64_t depth, int64_t cols, int64_t
                 }
                 continue;
             }
-            for (int64_t j = 0; j < width;
-                 ++j) {  // each column of B is a contiguous row of the stored matrix
+            // Each column of B is a row of the stored matrix: gather a vector's worth per step, or (at
+            // the edge) copy element by element.
+            if (valid == width && b.stride <= std::numeric_limits<int32_t>::max() / kWidth) {
+                const auto stride = static_cast<int32_t>(b.stride);
+                for (int64_t step = 0; step < steps; ++step) {
+                    const float* from = b.data + column * b.stride + k0 + step;
+                    for (int64_t part = 0; part < width; part += kWidth)
+                        Vector::store(panel + step * width + part,
+                                      Vector::gather(from + part * b.stride, stride));
+                }
+                continue;
+            }
+            for (int64_t j = 0; j < width; ++j) {
                 if (j >= valid) {
                     for (int64_t step = 0; step < steps; ++step) panel[step * width + j] = 0.0f;
                     continue;
@@ -140,21 +155,24 @@ void pack_columns(float* to, GemmOperand b, int64_t depth, int64_t cols, int64_t
     }
 }
 
-void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t rows, bool accumulate,
+void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t rows, GemmStart start,
                  int64_t column_begin, int64_t column_end) {
     const int64_t cols = b.cols;
     if (column_end < 0) column_end = cols;
     if (rows <= 0 || column_end <= column_begin) return;
     if (b.depth <= 0) {
-        if (!accumulate)
-            for (int64_t row = 0; row < rows; ++row)
-                std::fill(c + row * ldc + column_begin, c + row * ldc + column_end, 0.0f);
+        for (int64_t row = 0; !start.accumulate && row < rows; ++row) {
+            float* out = c + row * ldc;
+            for (int64_t column = column_begin; column < column_end; ++column)
+                out[column] = start.row_bias ? start.row_bias[column] : 0.0f;
+        }
         return;
     }
     const auto& kernels = a.transposed ? kTransposedKernels : kRowMajorKernels;
     for (int64_t k0 = 0; k0 < b.depth; k0 += kDepthBlock) {
         const int64_t steps = std::min(kDepthBlock, b.depth - k0);
-        const bool load = accumulate || k0 > 0;
+        const bool load = start.accumulate || k0 > 0;
+        const float* bias = load ? nullptr : start.row_bias;
         for (int64_t row0 = 0; row0 < rows; row0 += kTileRows) {
             const int64_t tile_rows = std::min(kTileRows, rows - row0);
             const float* strip = a.transposed ? a.data + k0 * a.stride + row0 : a.data + row0 * a.stride + k0;
@@ -163,11 +181,12 @@ void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t 
                 const float* panel = b.data + panel_offset(cols, k0, steps, column);
                 const TileKernel kernel = kernels[tile_rows - 1][width / kWidth - 1];
                 float* out = c + row0 * ldc + column;
+                const float* column_bias = bias ? bias + column : nullptr;
                 if (column + width <= column_end)
-                    kernel(steps, strip, a.stride, panel, out, ldc, load);
+                    kernel(steps, strip, a.stride, panel, out, ldc, load, column_bias);
                 else
                     multiply_edge_tile(kernel, steps, strip, a.stride, panel, out, ldc, tile_rows,
-                                       column_end - column, load);
+                                       column_end - column, load, column_bias);
             }
         }
     }
@@ -179,7 +198,7 @@ void gemm(float* c, int64_t ldc, GemmOperand a, GemmOperand b, int64_t rows, int
     thread_local PackingBuffers buffers;
     float* packed = buffers.reserve(packed_size(depth, cols));
     pack_columns(packed, b, depth, cols, 0, cols);
-    gemm_packed(c, ldc, a, {packed, depth, cols}, rows, accumulate);
+    gemm_packed(c, ldc, a, {packed, depth, cols}, rows, {.accumulate = accumulate});
 }
 
 }  // namespace normlab

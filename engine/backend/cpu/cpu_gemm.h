@@ -31,10 +31,16 @@ int64_t pack_column_align();
 void pack_columns(float* to, GemmOperand b, int64_t depth, int64_t cols, int64_t column_begin,
                   int64_t column_end);
 
-// C[rows, b.cols] (row-major, row stride ldc) = A B, or += A B when accumulate; A is [rows, b.depth]
-// as seen after its transpose. Only C's columns [column_begin, column_end) are computed (column_begin a
-// multiple of pack_column_align()); c points at column 0 either way.
-void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t rows, bool accumulate,
+// What C starts from: itself (C += A B), or zero (C = A B), or a row added to every row (C = bias + A B).
+struct GemmStart {
+    bool accumulate = false;
+    const float* row_bias = nullptr;  // only read when not accumulating
+};
+
+// C[rows, b.cols] (row-major, row stride ldc) = start + A B; A is [rows, b.depth] as seen after its
+// transpose. Only C's columns [column_begin, column_end) are computed (column_begin a multiple of
+// pack_column_align()); c and row_bias point at column 0 either way.
+void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t rows, GemmStart start,
                  int64_t column_begin = 0, int64_t column_end = -1);
 
 // The same with B packed here (into this thread's buffer).

@@ -131,6 +131,24 @@ class Backend {
     // telemetry (update/parameter ratio).
     virtual void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m,
                                   float* v, float* update, size_t count) = 0;
+    // The same over every slice of the parameter-layout buffers (slice s with weight_decays[s]), in one
+    // call; with telemetry, also param_squares[s] and update_squares[s]: the sums of squares of the
+    // updated parameters and of the updates (a backend may take them in the same pass).
+    struct UpdateSquares {
+        double* params = nullptr;  // both null: no telemetry
+        double* updates = nullptr;
+    };
+    virtual void optimizer_update_slices(OptimizerStep step, const std::vector<Slice>& slices,
+                                         const float* weight_decays, float* params, const float* grads,
+                                         float* m, float* v, float* update, UpdateSquares squares) {
+        for (size_t s = 0; s < slices.size(); ++s) {
+            const size_t at = slices[s].offset;
+            step.weight_decay = weight_decays[s];
+            optimizer_update(step, params + at, grads + at, m + at, v + at, update + at, slices[s].count);
+        }
+        if (squares.params) sum_squares(params, slices, squares.params);
+        if (squares.updates) sum_squares(update, slices, squares.updates);
+    }
 
     virtual void scale(float* x, float factor, size_t count) = 0;
     // dst += src

@@ -56,6 +56,9 @@ class CpuBackend final : public CpuReferenceBackend {
 
     void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
                           float* update, size_t count) override;
+    void optimizer_update_slices(OptimizerStep step, const std::vector<Slice>& slices,
+                                 const float* weight_decays, float* params, const float* grads, float* m,
+                                 float* v, float* update, UpdateSquares squares) override;
 
     void scale(float* x, float factor, size_t count) override;
     void add(float* dst, const float* src, size_t count) override;

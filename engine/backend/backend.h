@@ -49,7 +49,7 @@ struct AttentionStatsRef {
 class Backend {
   public:
     virtual ~Backend() = default;
-    virtual std::string name() const = 0;    // e.g. "cpu (task pool + Eigen kernels, 2 threads)"
+    virtual std::string name() const = 0;    // e.g. "cpu (task pool + blocked GEMM, 2 threads)"
     virtual std::string device() const = 0;  // "cpu" or "cuda"
     virtual int threads() const = 0;
 
@@ -120,11 +120,35 @@ class Backend {
     virtual void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) = 0;
     // Host-side plain sums (double) of each slice of base (with sum_squares: means and variances).
     virtual void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) = 0;
+    // Both in one call (a backend may read base once): sums[s] and squares[s] as the two above give.
+    virtual void sum_values_and_squares(const float* base, const std::vector<Slice>& slices, double* sums,
+                                        double* squares) {
+        sum_values(base, slices, sums);
+        sum_squares(base, slices, squares);
+    }
 
     // update = optimizer step from (grad * grad_scale, moments); param += update. update is kept for
     // telemetry (update/parameter ratio).
     virtual void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m,
                                   float* v, float* update, size_t count) = 0;
+    // The same over every slice of the parameter-layout buffers (slice s with weight_decays[s]), in one
+    // call; with telemetry, also param_squares[s] and update_squares[s]: the sums of squares of the
+    // updated parameters and of the updates (a backend may take them in the same pass).
+    struct UpdateSquares {
+        double* params = nullptr;  // both null: no telemetry
+        double* updates = nullptr;
+    };
+    virtual void optimizer_update_slices(OptimizerStep step, const std::vector<Slice>& slices,
+                                         const float* weight_decays, float* params, const float* grads,
+                                         float* m, float* v, float* update, UpdateSquares squares) {
+        for (size_t s = 0; s < slices.size(); ++s) {
+            const size_t at = slices[s].offset;
+            step.weight_decay = weight_decays[s];
+            optimizer_update(step, params + at, grads + at, m + at, v + at, update + at, slices[s].count);
+        }
+        if (squares.params) sum_squares(params, slices, squares.params);
+        if (squares.updates) sum_squares(update, slices, squares.updates);
+    }
 
     virtual void scale(float* x, float factor, size_t count) = 0;
     // dst += src

@@ -49,7 +49,6 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     m_stats.attn_entropy.reserve(layers);
     m_stats.attn_max_logit.reserve(layers);
     m_stats.dependency.reserve(2 * layers);
-    m_variance_slices.reserve(4 * layers);
     m_branch_slices.reserve(2 * layers);
     m_slice_squares.resize(4 * layers);
     m_slice_sums.resize(4 * layers);
@@ -279,7 +278,9 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     stats.loss = loss.scored > 0 ? loss.loss_sum / static_cast<double>(loss.scored) : 0.0;
     stats.first_nonfinite_block = -1;
     const std::vector<double>& sums = m_slice_squares;  // one per residual sum, in sub-layer order
-    m_backend->sum_squares(m_activations, m_resid_slices, m_slice_squares.data());
+    // Sums too, in the same pass: the dependency ratio's variances need them on telemetry steps.
+    m_backend->sum_values_and_squares(m_activations, m_resid_slices, m_slice_sums.data(),
+                                      m_slice_squares.data());
     for (int block = 0; block < m_config.layers; ++block) {
         stats.resid_attn[block] = sums[2 * block] / static_cast<double>(nd);
         stats.resid[block] = sums[2 * block + 1] / static_cast<double>(nd);
@@ -342,13 +343,11 @@ void Model::measure_dependency(size_t count) {
                                  m_activations),
              count});
     }
-    m_variance_slices.assign(m_resid_slices.begin(), m_resid_slices.end());
-    m_variance_slices.insert(m_variance_slices.end(), m_branch_slices.begin(), m_branch_slices.end());
     const std::vector<double>& squares = m_slice_squares;
     const std::vector<double>& sums = m_slice_sums;
-    // The residual sums' squares are already in squares[0, sublayers) (the forward's telemetry).
-    m_backend->sum_squares(m_activations, m_branch_slices, m_slice_squares.data() + sublayers);
-    m_backend->sum_values(m_activations, m_variance_slices, m_slice_sums.data());
+    // The residual sums' sums and squares are already in [0, sublayers) (the forward's telemetry).
+    m_backend->sum_values_and_squares(m_activations, m_branch_slices, m_slice_sums.data() + sublayers,
+                                      m_slice_squares.data() + sublayers);
     auto variance = [&](size_t i) {
         const double mean = sums[i] / static_cast<double>(count);
         return squares[i] / static_cast<double>(count) - mean * mean;

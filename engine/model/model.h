@@ -139,7 +139,6 @@ class Model {
 
     // Telemetry results and host scratch, sized once from the layer count (see ForwardStats).
     ForwardStats m_stats;
-    std::vector<Slice> m_variance_slices;  // the residual sums, then the branches added to them
     std::vector<Slice> m_branch_slices;    // the branches alone
     std::vector<double> m_slice_squares;
     std::vector<double> m_slice_sums;

@@ -1,7 +1,8 @@
-// Optimizer: per-step host scalars (bias corrections, RAdam rectification) and one backend update per
-// active tensor, so inactive wiring (e.g. Peri-LN norms under Pre-LN) is neither moved nor decayed.
+// Optimizer: per-step host scalars (bias corrections, RAdam rectification) and one backend update over
+// the active tensors, so inactive wiring (e.g. Peri-LN norms under Pre-LN) is neither moved nor decayed.
 #include "engine/train/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/train/schedule.h"
@@ -10,6 +11,12 @@ namespace normlab {
 
 Optimizer::Optimizer(Model& model) : m_model(model) {
     const size_t total = model.layout().total;
+    const size_t entries = model.layout().entries.size();
+    m_active.reserve(entries);
+    m_slices.reserve(entries);
+    m_weight_decays.reserve(entries);
+    m_param_squares.resize(entries);
+    m_update_squares.resize(entries);
     m_first = model.backend().allocate(total);
     m_second = model.backend().allocate(total);
     m_update = model.backend().allocate(total);
@@ -21,7 +28,8 @@ Optimizer::~Optimizer() {
     m_model.backend().release(m_update);
 }
 
-void Optimizer::update(const TrainConfig& train, int64_t step, double lr, double grad_scale) {
+void Optimizer::update(const TrainConfig& train, int64_t step, double lr, double grad_scale,
+                       double* param_squares, double* update_squares) {
     OptimizerStep s;
     s.kind = train.optimizer;
     s.lr = static_cast<float>(lr);
@@ -36,14 +44,28 @@ void Optimizer::update(const TrainConfig& train, int64_t step, double lr, double
         s.radam_rect = static_cast<float>(radam_rectification(train.beta2, step));
 
     const ParamLayout& layout = m_model.layout();
-    Backend& backend = m_model.backend();
+    m_active.clear();
+    m_slices.clear();
+    m_weight_decays.clear();
     for (size_t i = 0; i < layout.entries.size(); ++i) {
         if (!m_model.active(static_cast<int>(i))) continue;
         const ParamEntry& entry = layout.entries[i];
-        s.weight_decay = entry.role == ParamRole::Matrix ? static_cast<float>(train.weight_decay) : 0.0f;
-        backend.optimizer_update(s, m_model.params() + entry.offset, m_model.grads() + entry.offset,
-                                 m_first + entry.offset, m_second + entry.offset, m_update + entry.offset,
-                                 entry.count);
+        m_active.push_back(static_cast<int>(i));
+        m_slices.push_back({entry.offset, entry.count});
+        m_weight_decays.push_back(entry.role == ParamRole::Matrix ? static_cast<float>(train.weight_decay)
+                                                                  : 0.0f);
+    }
+    const bool telemetry = param_squares && update_squares;
+    Backend::UpdateSquares squares;
+    if (telemetry) squares = {m_param_squares.data(), m_update_squares.data()};
+    m_model.backend().optimizer_update_slices(s, m_slices, m_weight_decays.data(), m_model.params(),
+                                              m_model.grads(), m_first, m_second, m_update, squares);
+    if (!telemetry) return;
+    std::fill(param_squares, param_squares + layout.entries.size(), 0.0);
+    std::fill(update_squares, update_squares + layout.entries.size(), 0.0);
+    for (size_t a = 0; a < m_active.size(); ++a) {
+        param_squares[m_active[a]] = m_param_squares[a];
+        update_squares[m_active[a]] = m_update_squares[a];
     }
 }
 

@@ -17,8 +17,11 @@ class Optimizer {
     Optimizer(const Optimizer&) = delete;
     Optimizer& operator=(const Optimizer&) = delete;
 
-    // Applies optimizer step `step` (1-based) with learning rate lr and gradient scale (clipping).
-    void update(const TrainConfig& train, int64_t step, double lr, double grad_scale);
+    // Applies optimizer step `step` (1-based) with learning rate lr and gradient scale (clipping). With
+    // telemetry (both pointers given, one double per layout entry) also writes each active entry's sum of
+    // squares of its updated parameters and of its update, taken in the same pass; inactive ones get 0.
+    void update(const TrainConfig& train, int64_t step, double lr, double grad_scale,
+                double* param_squares = nullptr, double* update_squares = nullptr);
     // Zeroes the moments of the given entries (parameters that were just (re)initialised).
     void reset_entries(const std::vector<int>& entries);
     // Stages both moments and the last update for a move to transfer.target() (see Model::stage_move);
@@ -31,6 +34,13 @@ class Optimizer {
 
   private:
     Model& m_model;
+    // The active entries of this step, as slices of the layout with their weight decays, and their
+    // telemetry sums (capacity for every entry, so a step allocates nothing).
+    std::vector<int> m_active;
+    std::vector<Slice> m_slices;
+    std::vector<float> m_weight_decays;
+    std::vector<double> m_param_squares;
+    std::vector<double> m_update_squares;
     float* m_first = nullptr;
     float* m_second = nullptr;
     float* m_update = nullptr;

@@ -128,8 +128,6 @@ void Trainer::entry_sum_squares(const float* base, std::vector<double>& out) {
 
 void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& record) {
     const ParamLayout& layout = m_model->layout();
-    entry_sum_squares(m_optimizer->last_update(), m_update_squares);
-    entry_sum_squares(m_model->params(), m_param_squares);
     const std::vector<double>& grad_squares = m_grad_squares;
     auto norm_of = [&](int entry) {
         return entry >= 0 && m_model->active(entry) ? std::sqrt(grad_squares[entry]) : 0.0;
@@ -236,7 +234,12 @@ const StepOutcome& Trainer::step() {
 
     const double clip = m_config.train.clip_grad_norm;
     const double grad_scale = clip > 0.0 && record.grad_norm > clip ? clip / record.grad_norm : 1.0;
-    m_optimizer->update(m_config.train, t, record.lr, grad_scale);
+    if (logged) {  // the parameters' and updates' squares come from the update's own pass
+        m_optimizer->update(m_config.train, t, record.lr, grad_scale, m_param_squares.data(),
+                            m_update_squares.data());
+    } else {
+        m_optimizer->update(m_config.train, t, record.lr, grad_scale);
+    }
     m_steps_done = t;
     m_last_loss = forward.loss;
 

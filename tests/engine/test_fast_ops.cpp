@@ -196,6 +196,45 @@ TEST_P(FastOps, OptimizerUpdates) {
     }
 }
 
+// The whole-model update: slices with their own weight decays (a gap between two of them stays
+// untouched), and the telemetry squares of the updated parameters and of the updates, against the
+// reference's per-slice updates and reductions.
+TEST_P(FastOps, OptimizerUpdateOverSlices) {
+    const size_t count = static_cast<size_t>(n) * 64 + 40;
+    const std::vector<Slice> slices = {{0, 3},
+                                       {3, static_cast<size_t>(n) * 40},
+                                       {static_cast<size_t>(n) * 40 + 40, static_cast<size_t>(n) * 24}};
+    const float decays[] = {0.0f, 0.1f, 0.3f};
+    const Floats param = random_tensor(count, 16), grad = random_tensor(count, 17);
+    for (const OptimizerKind kind : {OptimizerKind::Sgd, OptimizerKind::AdamW}) {
+        OptimizerStep step;
+        step.kind = kind;
+        step.lr = 1e-2f;
+        step.bias_correction1 = 0.1f;
+        step.bias_correction2 = 0.01f;
+        Floats p_ref = param, p_fast = param, m_ref(count, 0.1f), m_fast(count, 0.1f), v_ref(count, 0.2f);
+        Floats v_fast(count, 0.2f), u_ref(count, 9.0f), u_fast(count, 9.0f);
+        std::vector<double> params_ref(3), updates_ref(3), params_fast(3, -1.0), updates_fast(3, -1.0);
+        reference.optimizer_update_slices(step, slices, decays, p_ref.data(), grad.data(), m_ref.data(),
+                                          v_ref.data(), u_ref.data(),
+                                          {params_ref.data(), updates_ref.data()});
+        fast.optimizer_update_slices(step, slices, decays, p_fast.data(), grad.data(), m_fast.data(),
+                                     v_fast.data(), u_fast.data(), {params_fast.data(), updates_fast.data()});
+        expect_close("sliced param", p_fast, p_ref, 1e-6);
+        expect_close("sliced m", m_fast, m_ref, 1e-6);
+        expect_close("sliced v", v_fast, v_ref, 1e-6);
+        expect_close("sliced update", u_fast, u_ref, 1e-6);
+        EXPECT_EQ(p_fast[static_cast<size_t>(n) * 40 + 20], param[static_cast<size_t>(n) * 40 + 20])
+            << "the gap";
+        for (size_t s = 0; s < slices.size(); ++s) {
+            // the elements match to 1e-6 (float rounding of the update), so their squares' sums do too
+            EXPECT_NEAR(params_fast[s], params_ref[s], 1e-6 * params_ref[s]) << "slice " << s;
+            EXPECT_NEAR(updates_fast[s], updates_ref[s], 1e-6 * updates_ref[s]) << "slice " << s;
+            EXPECT_GT(updates_ref[s], 0.0) << "slice " << s;
+        }
+    }
+}
+
 TEST_P(FastOps, CrossEntropyAndReductions) {
     const int vocab = 65;
     const Floats logits = random_tensor(n * vocab, 16);
@@ -226,6 +265,14 @@ TEST_P(FastOps, CrossEntropyAndReductions) {
         for (size_t s = 0; s < slices.size(); ++s)
             EXPECT_NEAR(sums_fast[s], sums_ref[s], 1e-9 * (1.0 + std::abs(sums_ref[s]))) << "slice " << s;
     }
+    // Both in one pass: bit for bit the two separate reductions.
+    std::vector<double> values(slices.size()), squares(slices.size());
+    std::vector<double> both_values(slices.size(), 5.0), both_squares(slices.size(), 5.0);
+    fast.sum_values(logits.data(), slices, values.data());
+    fast.sum_squares(logits.data(), slices, squares.data());
+    fast.sum_values_and_squares(logits.data(), slices, both_values.data(), both_squares.data());
+    EXPECT_EQ(both_values, values);
+    EXPECT_EQ(both_squares, squares);
 }
 
 // Every task of every run happens exactly once, whatever thread claims it, run after run.

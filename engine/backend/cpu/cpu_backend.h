@@ -3,6 +3,7 @@
 // products inside, and takes its scratch from a workspace that only grows, so
 // steady-state training steps allocate nothing. tests/engine/test_fast_ops.cpp holds it to the reference.
 #pragma once
+#include <array>
 #include <vector>
 
 #include "engine/backend/cpu/cpu_reference_backend.h"
@@ -50,9 +51,14 @@ class CpuBackend final : public CpuReferenceBackend {
 
     void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) override;
     void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) override;
+    void sum_values_and_squares(const float* base, const std::vector<Slice>& slices, double* sums,
+                                double* squares) override;
 
     void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
                           float* update, size_t count) override;
+    void optimizer_update_slices(OptimizerStep step, const std::vector<Slice>& slices,
+                                 const float* weight_decays, float* params, const float* grads, float* m,
+                                 float* v, float* update, UpdateSquares squares) override;
 
     void scale(float* x, float factor, size_t count) override;
     void add(float* dst, const float* src, size_t count) override;
@@ -61,8 +67,11 @@ class CpuBackend final : public CpuReferenceBackend {
     // Scratch that lives across calls; one request per op (a larger one invalidates earlier pointers).
     double* scratch_doubles(size_t count);
     float* scratch_floats(size_t count);
-    template <class Term>
-    void reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out, Term term);
+    // host_out[k][s] = the k-th of range_sums(x, n) (an std::array<double, K>) over slice s, summed over
+    // the chunks the slices are cut into.
+    template <size_t K, class RangeSums>
+    void reduce_slices(const float* base, const std::vector<Slice>& slices, std::array<double*, K> host_out,
+                       RangeSums range_sums);
 
     TaskPool m_pool;
     std::vector<double> m_doubles;

@@ -1,6 +1,6 @@
 // Fast linear layers and token + position embeddings: allocation-free GEMMs (cpu_gemm.h) on row blocks
-// claimed by the OpenMP threads. Backward cuts dx by rows of dy and dW / db by output rows (dW[o0:o1] +=
-// dy[:, o0:o1]^T x), so no two chunks write the same memory and no reduction is needed.
+// claimed by the task pool's threads, with the operand all chunks share packed once. Backward cuts dx by
+// rows of dy and dW / db by its wider side, so no two chunks write the same memory and none reduce.
 #include <algorithm>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -12,10 +12,18 @@ namespace normlab {
 
 namespace {
 constexpr int64_t kRowAlign = 8;  // row blocks start on multiples of 8 rows
+
+// Packs B (`depth` x `cols`, as the product sees it) into `to` once for all of an op's chunks, its
+// column panels spread over the threads when it is large enough to be worth it.
+void pack_shared(TaskPool& pool, float* to, GemmOperand b, int64_t depth, int64_t cols) {
+    parallel_ranges(pool, cols, depth * cols, pack_column_align(), [&](int, Range columns) {
+        pack_columns(to, b, depth, cols, columns.begin, columns.end);
+    });
+}
 }  // namespace
 
 std::string CpuBackend::name() const {
-    return "cpu (task pool + Eigen kernels, " + thread_count_text() + ")";
+    return "cpu (task pool + blocked GEMM, " + thread_count_text() + ")";
 }
 
 void CpuBackend::fill(float* dst, float value, size_t count) {
@@ -34,24 +42,34 @@ void CpuBackend::embedding_forward(float* x, const int32_t* tokens, const float*
 
 void CpuBackend::linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
                                 int out) {
+    float* packed_w = scratch_floats(packed_size(in, out));
+    pack_shared(m_pool, packed_w, {w, in, true}, in, out);
+    const PackedOperand weights{packed_w, in, out};
     const int64_t work = static_cast<int64_t>(n) * in * out;
     parallel_ranges(m_pool, n, work, kRowAlign, [&](int, Range rows) {
-        float* output = y + rows.begin * out;
-        if (b) {  // the product adds onto the bias rows: no zeroing pass, no bias pass
-            for (int64_t row = 0; row < rows.size(); ++row) std::copy(b, b + out, output + row * out);
-        }
-        gemm(output, out, {x + rows.begin * in, in}, {w, in, true}, rows.size(), out, in, b != nullptr);
+        // the product starts from the bias row: no zeroing pass, no bias pass
+        gemm_packed(y + rows.begin * out, out, {x + rows.begin * in, in}, weights, rows.size(),
+                    {.row_bias = b});
     });
 }
 
 void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
                                  const float* w, int n, int in, int out, bool accumulate_dx) {
+    // W (for dx = dy W) and x (for dW = dy^T x) are packed once, shared by every chunk.
+    const size_t w_size = dx ? packed_size(out, in) : 0;
+    float* packed_w = scratch_floats(w_size + packed_size(n, in));
+    float* packed_x = packed_w + w_size;
+    if (dx) pack_shared(m_pool, packed_w, {w, in}, out, in);
+    pack_shared(m_pool, packed_x, {x, in}, n, in);
+    const PackedOperand weights{packed_w, out, in};
+    const PackedOperand inputs_packed{packed_x, n, in};
+
     const int64_t work = static_cast<int64_t>(n) * in * out * (dx ? 2 : 1);
-    // dW is cut along its wider side: each chunk repacks the other operand whole (x when cut by output
-    // rows, dy when cut by input columns), so the narrower one is the one repacked.
+    // dW is cut along its wider side (the other one is read whole by every chunk).
     const bool by_outputs = out >= in;
+    const int64_t dw_align = by_outputs ? kRowAlign : pack_column_align();
     const int dx_chunks = dx ? chunk_count(m_threads, n, work, kRowAlign) : 0;
-    const int dw_chunks = chunk_count(m_threads, by_outputs ? out : in, work, kRowAlign);
+    const int dw_chunks = chunk_count(m_threads, by_outputs ? out : in, work, dw_align);
     const int db_tasks = db && !by_outputs ? 1 : 0;  // cut by inputs: the bias gradient is a task of its own
     auto add_bias_gradient = [&](Range outputs) {
         float* grad_bias = db + outputs.begin;
@@ -63,23 +81,22 @@ void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* d
     auto run_task = [&](int task) {
         if (task < dx_chunks) {
             const Range rows = share(n, task, dx_chunks, kRowAlign);
-            gemm(dx + rows.begin * in, in, {dy + rows.begin * out, out}, {w, in}, rows.size(), in, out,
-                 accumulate_dx);
+            gemm_packed(dx + rows.begin * in, in, {dy + rows.begin * out, out}, weights, rows.size(),
+                        {.accumulate = accumulate_dx});
             return;
         }
         task -= dx_chunks;
         if (task == dw_chunks) return add_bias_gradient({0, out});
         if (!by_outputs) {
-            const Range inputs = share(in, task, dw_chunks, kRowAlign);
-            if (inputs.size() > 0)
-                gemm(dw + inputs.begin, in, {dy, out, true}, {x + inputs.begin, in}, out, inputs.size(), n,
-                     true);
+            const Range inputs = share(in, task, dw_chunks, dw_align);
+            gemm_packed(dw, in, {dy, out, true}, inputs_packed, out, {.accumulate = true}, inputs.begin,
+                        inputs.end);
             return;
         }
         const Range outputs = share(out, task, dw_chunks, kRowAlign);
         if (outputs.size() == 0) return;
-        gemm(dw + outputs.begin * in, in, {dy + outputs.begin, out, true}, {x, in}, outputs.size(), in, n,
-             true);
+        gemm_packed(dw + outputs.begin * in, in, {dy + outputs.begin, out, true}, inputs_packed,
+                    outputs.size(), {.accumulate = true});
         if (db) add_bias_gradient(outputs);
     };
     const int tasks = dx_chunks + dw_chunks + db_tasks;

@@ -200,6 +200,59 @@ void CpuBackend::optimizer_update(const OptimizerStep& step, float* param, const
     });
 }
 
+// One parallel region for the whole model (not one per tensor): the slices, laid end to end, are cut
+// into chunks; each chunk updates its part of every slice it meets in blocks small enough to stay in
+// L1, then (with telemetry) adds the block's squares to its partials, added in chunk order at the end.
+void CpuBackend::optimizer_update_slices(OptimizerStep step, const std::vector<Slice>& slices,
+                                         const float* weight_decays, float* params, const float* grads,
+                                         float* m, float* v, float* update, UpdateSquares squares) {
+    constexpr int64_t kBlock = 2048;
+    int64_t total = 0;
+    for (const Slice& slice : slices) total += static_cast<int64_t>(slice.count);
+    const size_t count = slices.size();
+    const bool telemetry = squares.params || squares.updates;
+    const int chunks = chunk_count(m_threads, total, total * 8, kElementAlign);
+    double* partials =
+        scratch_doubles(2 * count * static_cast<size_t>(chunks));  // [chunk][params|updates][s]
+    auto square = [](double value) { return value * value; };
+    with_optimizer(step.kind, [&](auto kind) {
+        parallel_chunks(m_pool, chunks, total, kElementAlign, [&](int chunk, Range r) {
+            double* partial = partials + 2 * count * chunk;
+            OptimizerStep slice_step = step;
+            int64_t start = 0;
+            for (size_t s = 0; s < count && start < r.end; ++s) {
+                const int64_t end = start + static_cast<int64_t>(slices[s].count);
+                const int64_t from = std::max(start, r.begin);
+                const int64_t to = std::min(end, r.end);
+                slice_step.weight_decay = weight_decays[s];
+                for (int64_t block = from; block < to; block += kBlock) {
+                    const int64_t at = static_cast<int64_t>(slices[s].offset) + (block - start);
+                    const int64_t size = std::min(kBlock, to - block);
+                    for (int64_t i = at; i < at + size; ++i) {
+                        update[i] = optimizer_delta<decltype(kind)::value>(slice_step, params[i], grads[i],
+                                                                           m[i], v[i]);
+                        params[i] += update[i];
+                    }
+                    if (!telemetry) continue;
+                    partial[s] += lane_sum_of(params + at, size, square);
+                    partial[count + s] += lane_sum_of(update + at, size, square);
+                }
+                start = end;
+            }
+        });
+    });
+    if (!telemetry) return;
+    for (size_t s = 0; s < count; ++s) {
+        double param_total = 0.0, update_total = 0.0;
+        for (int chunk = 0; chunk < chunks; ++chunk) {
+            param_total += partials[2 * count * chunk + s];
+            update_total += partials[2 * count * chunk + count + s];
+        }
+        if (squares.params) squares.params[s] = param_total;
+        if (squares.updates) squares.updates[s] = update_total;
+    }
+}
+
 void CpuBackend::scale(float* x, float factor, size_t count) {
     parallel_ranges(m_pool, static_cast<int64_t>(count), static_cast<int64_t>(count), kElementAlign,
                     [&](int, Range r) {
@@ -216,39 +269,54 @@ void CpuBackend::add(float* dst, const float* src, size_t count) {
 
 // The slices, laid end to end, are cut by element into chunks; each chunk keeps one partial per
 // slice, and the partials are added in chunk order.
-template <class Term>
-void CpuBackend::reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out,
-                               Term term) {
+template <size_t K, class RangeSums>
+void CpuBackend::reduce_slices(const float* base, const std::vector<Slice>& slices,
+                               std::array<double*, K> host_out, RangeSums range_sums) {
     int64_t total = 0;
     for (const Slice& slice : slices) total += static_cast<int64_t>(slice.count);
     const size_t count = slices.size();
     const int chunks = chunk_count(m_threads, total, total, kElementAlign);
-    double* partials = scratch_doubles(count * chunks);
+    double* partials = scratch_doubles(K * count * chunks);  // [chunk][k][slice]
     parallel_chunks(m_pool, chunks, total, kElementAlign, [&](int chunk, Range r) {
-        double* partial = partials + chunk * count;
+        double* partial = partials + chunk * K * count;
         int64_t start = 0;
         for (size_t s = 0; s < count && start < r.end; ++s) {
             const int64_t end = start + static_cast<int64_t>(slices[s].count);
             const int64_t from = std::max(start, r.begin);
             const int64_t to = std::min(end, r.end);
-            if (from < to)
-                partial[s] += lane_sum_of(base + slices[s].offset + (from - start), to - from, term);
+            if (from < to) {
+                const std::array<double, K> sums =
+                    range_sums(base + slices[s].offset + (from - start), to - from);
+                for (size_t k = 0; k < K; ++k) partial[k * count + s] += sums[k];
+            }
             start = end;
         }
     });
-    for (size_t s = 0; s < count; ++s) {
-        double sum = 0.0;
-        for (int chunk = 0; chunk < chunks; ++chunk) sum += partials[chunk * count + s];
-        host_out[s] = sum;
+    for (size_t k = 0; k < K; ++k) {
+        for (size_t s = 0; s < count; ++s) {
+            double sum = 0.0;
+            for (int chunk = 0; chunk < chunks; ++chunk) sum += partials[(chunk * K + k) * count + s];
+            host_out[k][s] = sum;
+        }
     }
 }
 
 void CpuBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {
-    reduce_slices(base, slices, host_out, [](double value) { return value * value; });
+    reduce_slices<1>(base, slices, {host_out}, [](const float* x, int64_t n) {
+        return std::array<double, 1>{lane_sum_of(x, n, [](double value) { return value * value; })};
+    });
 }
 
 void CpuBackend::sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) {
-    reduce_slices(base, slices, host_out, [](double value) { return value; });
+    reduce_slices<1>(base, slices, {host_out}, [](const float* x, int64_t n) {
+        return std::array<double, 1>{lane_sum_of(x, n, [](double value) { return value; })};
+    });
+}
+
+void CpuBackend::sum_values_and_squares(const float* base, const std::vector<Slice>& slices, double* sums,
+                                        double* squares) {
+    reduce_slices<2>(base, slices, {sums, squares},
+                     [](const float* x, int64_t n) { return lane_sum_and_squares(x, n); });
 }
 
 }  // namespace normlab

@@ -1,7 +1,8 @@
-// The fast backend's matrix product: Eigen's single-threaded GEMM kernel (packing + gebp) called with
-// packing buffers from a per-thread workspace that only grows, so products allocate nothing in the
-// steady state (Eigen itself takes blocks over 128 KiB from the heap on every call).
+// The fast backend's matrix product: NormLab's own single-threaded cache-blocked GEMM (B packed into
+// column panels, A read in place, register tiles; cpu_gemm.cpp). Callers split rows across threads and
+// can pack a shared B once for all of them; scratch comes from per-thread buffers that only grow.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace normlab {
@@ -13,8 +14,36 @@ struct GemmOperand {
     bool transposed = false;
 };
 
-// C[rows, cols] (row-major, row stride ldc) = A B, or += A B when accumulate; A is [rows, depth] and
-// B is [depth, cols] as seen after their transposes.
+// B [depth, cols] (as seen after its transpose) packed into the panels gemm_packed() reads.
+struct PackedOperand {
+    const float* data;
+    int64_t depth;
+    int64_t cols;
+};
+
+// Packed B's size in floats, and the column multiple that pack ranges must start on.
+size_t packed_size(int64_t depth, int64_t cols);
+int64_t pack_column_align();
+
+// Packs columns [column_begin, column_end) of B (column_begin a multiple of pack_column_align(), or
+// the whole B in one call) into `to`, which holds packed_size(depth, cols) floats; ranges that
+// cover [0, cols) may be packed by different threads.
+void pack_columns(float* to, GemmOperand b, int64_t depth, int64_t cols, int64_t column_begin,
+                  int64_t column_end);
+
+// What C starts from: itself (C += A B), or zero (C = A B), or a row added to every row (C = bias + A B).
+struct GemmStart {
+    bool accumulate = false;
+    const float* row_bias = nullptr;  // only read when not accumulating
+};
+
+// C[rows, b.cols] (row-major, row stride ldc) = start + A B; A is [rows, b.depth] as seen after its
+// transpose. Only C's columns [column_begin, column_end) are computed (column_begin a multiple of
+// pack_column_align()); c and row_bias point at column 0 either way.
+void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t rows, GemmStart start,
+                 int64_t column_begin = 0, int64_t column_end = -1);
+
+// The same with B packed here (into this thread's buffer).
 void gemm(float* c, int64_t ldc, GemmOperand a, GemmOperand b, int64_t rows, int64_t cols, int64_t depth,
           bool accumulate);
 

@@ -3,6 +3,7 @@
 // terms (activations, optimizer updates, norm and loss terms) live in kernel_maths.h, shared with CUDA.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -24,6 +25,33 @@ inline double lane_sum(Index count, Term term) {
     for (; i < count; ++i) tail += term(i);
     return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) +
            tail;
+}
+
+// lane_sum of x[i] and of x[i]^2 in one pass over x: {sum, sum of squares}, each bit for bit what
+// lane_sum gives for it alone.
+template <class Index>
+inline std::array<double, 2> lane_sum_and_squares(const float* x, Index count) {
+    double values[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double squares[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    Index i = 0;
+    for (; i + 8 <= count; i += 8) {
+        for (int lane = 0; lane < 8; ++lane) {
+            const double value = x[i + lane];
+            values[lane] += value;
+            squares[lane] += value * value;
+        }
+    }
+    double value_tail = 0.0, square_tail = 0.0;
+    for (; i < count; ++i) {
+        const double value = x[i];
+        value_tail += value;
+        square_tail += value * value;
+    }
+    auto total = [](const double* lanes, double tail) {
+        return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+               ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) + tail;
+    };
+    return {total(values, value_tail), total(squares, square_tail)};
 }
 
 // One row of the embedding: out = token_row + position_row.

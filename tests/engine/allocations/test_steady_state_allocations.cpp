@@ -133,15 +133,15 @@ class CountingBackend final : public Backend {
         CountingWindow window;
         m_cpu.norm_backward(type, dx, dw, db, dalpha, dy, x, stats, w, alpha, n, d, accumulate_dx);
     }
-    void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
-                           int head_dim, AttentionStatsRef stats) override {
+    void attention_forward(float* out, float* probs, const AttentionInputs& in, const AttentionShape& shape,
+                           AttentionStatsRef stats) override {
         CountingWindow window;
-        m_cpu.attention_forward(out, probs, qkv, batch, seq, heads, head_dim, stats);
+        m_cpu.attention_forward(out, probs, in, shape, stats);
     }
-    void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, int batch,
-                            int seq, int heads, int head_dim) override {
+    void attention_backward(const AttentionGrads& grads, const float* dout, const AttentionInputs& in,
+                            const float* probs, const AttentionShape& shape) override {
         CountingWindow window;
-        m_cpu.attention_backward(dqkv, dout, qkv, probs, batch, seq, heads, head_dim);
+        m_cpu.attention_backward(grads, dout, in, probs, shape);
     }
     void activation_forward(Activation kind, float* y, const float* x, size_t count) override {
         CountingWindow window;

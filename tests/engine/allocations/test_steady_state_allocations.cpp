@@ -295,7 +295,12 @@ INSTANTIATE_TEST_SUITE_P(
                  {"data.task=text", "model.norm_placement=post", "model.residual=admin",
                   "train.clip_grad_norm=0.5", "telemetry.val_every=3"}},
         StepCase{"PreLN_modadd_sgd",
-                 {"data.task=modadd", "data.modulus=31", "train.optimizer=sgd", "telemetry.val_every=4"}}),
+                 {"data.task=modadd", "data.modulus=31", "train.optimizer=sgd", "telemetry.val_every=4"}},
+        StepCase{"PostLN_encoder_decoder_validation_every_3",
+                 {"model.norm_placement=post", "model.encoder_layers=2", "telemetry.val_every=3"}},
+        StepCase{"PeriLN_encoder_decoder_admin_text",
+                 {"data.task=text", "model.norm_placement=peri", "model.encoder_layers=1", "model.residual=admin",
+                  "telemetry.every=2", "telemetry.val_every=0"}}),
     [](const ::testing::TestParamInfo<StepCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -155,16 +155,15 @@ OutputChange output_change_after_one_step(Trainer& trainer) {
 
 namespace {
 nlohmann::json block_json(size_t index, const BlockProbe& block) {
-    nlohmann::json entry = {
-        {"block", index},
-        {"resid", block.resid},
-        {"resid_attn", block.resid_attn},
-        {"dependency", {{"attn", block.dependency_attn}, {"ffn", block.dependency_ffn}}},
-        {"grad",
-         {{"w_qkv", gradient_json(block.w_qkv)},
-          {"w_o", gradient_json(block.w_o)},
-          {"w_1", gradient_json(block.w_1)},
-          {"w_2", gradient_json(block.w_2)}}}};
+    nlohmann::json entry = {{"block", index},
+                            {"resid", block.resid},
+                            {"resid_attn", block.resid_attn},
+                            {"dependency", {{"attn", block.dependency_attn}, {"ffn", block.dependency_ffn}}},
+                            {"grad",
+                             {{"w_qkv", gradient_json(block.w_qkv)},
+                              {"w_o", gradient_json(block.w_o)},
+                              {"w_1", gradient_json(block.w_1)},
+                              {"w_2", gradient_json(block.w_2)}}}};
     if (block.has_cross) {
         entry["resid_cross"] = block.resid_cross;
         entry["dependency"]["cross"] = block.dependency_cross;

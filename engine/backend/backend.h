@@ -125,8 +125,8 @@ class Backend {
     // an encoder's memory). q, k, v rows come from separate strided sources (self-attention: all three
     // inside packed qkv[n, 3d]; cross-attention: q[n, d] and kv[n, 2d]). probs[batch, heads, seq, seq]
     // is kept for backward (zero where masked). stats (optional) receives the entropy sum and largest logit.
-    virtual void attention_forward(float* out, float* probs, const AttentionInputs& in, const AttentionShape& shape,
-                                   AttentionStatsRef stats) = 0;
+    virtual void attention_forward(float* out, float* probs, const AttentionInputs& in,
+                                   const AttentionShape& shape, AttentionStatsRef stats) = 0;
     // Overwrites dq, dk and dv (through grads' strides) from dout and the forward's probs.
     virtual void attention_backward(const AttentionGrads& grads, const float* dout, const AttentionInputs& in,
                                     const float* probs, const AttentionShape& shape) = 0;
@@ -134,7 +134,8 @@ class Backend {
     // Causal self-attention on packed qkv[n, 3d] (q | k | v, heads contiguous inside each).
     void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
                            int head_dim, AttentionStatsRef stats) {
-        attention_forward(out, probs, packed_qkv(qkv, heads * head_dim), {batch, seq, heads, head_dim}, stats);
+        attention_forward(out, probs, packed_qkv(qkv, heads * head_dim), {batch, seq, heads, head_dim},
+                          stats);
     }
     void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, int batch,
                             int seq, int heads, int head_dim) {

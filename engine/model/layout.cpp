@@ -94,11 +94,13 @@ ParamLayout build_layout(const ModelConfig& model, int vocab) {
     const int d_ff = model.d_ff;
     layout.wte = builder.add("wte.weight", {vocab, d}, -1, ParamRole::Embedding);
     layout.wpe = builder.add("wpe.weight", {model.seq_len, d}, -1, ParamRole::Embedding);
-    for (int i = 0; i < model.layers; ++i) layout.blocks.push_back(builder.add_block(block_prefix(i), i, d, d_ff));
+    for (int i = 0; i < model.layers; ++i)
+        layout.blocks.push_back(builder.add_block(block_prefix(i), i, d, d_ff));
     layout.final_norm = builder.add_norm("final_norm", d, -1);
     layout.head = builder.add("head.weight", {vocab, d}, -1, ParamRole::Matrix);
     if (model.encoder_layers <= 0) return layout;
-    for (int i = 0; i < model.layers; ++i) builder.add_cross_attention(layout.blocks[i], block_prefix(i), i, d);
+    for (int i = 0; i < model.layers; ++i)
+        builder.add_cross_attention(layout.blocks[i], block_prefix(i), i, d);
     for (int i = 0; i < model.encoder_layers; ++i) {
         builder.set_encoder_block(i);
         layout.encoder_blocks.push_back(builder.add_block("encoder." + block_prefix(i), i, d, d_ff));

@@ -313,13 +313,13 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
         const bool cross = step.kind == kCrossAttention;
         if (cross) {
             // q [n, d] from the decoder stream, kv [n, 2d] from the encoder's memory
-            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.cross_q_weight), entry_ptr(index.cross_q_bias),
-                                      n, d, d);
+            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.cross_q_weight),
+                                      entry_ptr(index.cross_q_bias), n, d, d);
             m_backend->linear_forward(acts.qkv + nd, memory_buffer(), entry_ptr(index.cross_kv_weight),
                                       entry_ptr(index.cross_kv_bias), n, d, 2 * d);
         } else {
-            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n, d,
-                                      3 * d);
+            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n,
+                                      d, 3 * d);
         }
         m_backend->attention_forward(acts.heads, acts.probs, attention_inputs(acts, cross),
                                      attention_shape(step, batch, seq), stats);
@@ -328,8 +328,8 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
         } else {
             const int out_weight = cross ? index.cross_out_weight : index.out_weight;
             const int out_bias = cross ? index.cross_out_bias : index.out_bias;
-            m_backend->linear_forward(acts.branch, acts.heads, entry_ptr(out_weight), entry_ptr(out_bias), n, d,
-                                      d);
+            m_backend->linear_forward(acts.branch, acts.heads, entry_ptr(out_weight), entry_ptr(out_bias), n,
+                                      d, d);
         }
     }
     if (m_config.norm_placement == NormPlacement::Peri) {
@@ -364,9 +364,10 @@ const float* Model::forward_encoder(int batch, int seq, bool attention_stats) {
 void Model::finish_memory(int batch, int seq) {
     if (!has_input_norm(m_config.norm_placement)) return;
     const NormIndex& norm = m_layout.encoder_final_norm;
-    m_backend->norm_forward(m_config.norm_type, m_memory, m_memory_stats, sublayer_output(m_plan[m_encoder_steps - 1]),
-                            entry_ptr(norm.weight), entry_ptr(norm.bias), {0.0f, entry_ptr(norm.alpha)},
-                            batch * seq, m_config.d_model, static_cast<float>(m_config.norm_eps));
+    m_backend->norm_forward(m_config.norm_type, m_memory, m_memory_stats,
+                            sublayer_output(m_plan[m_encoder_steps - 1]), entry_ptr(norm.weight),
+                            entry_ptr(norm.bias), {0.0f, entry_ptr(norm.alpha)}, batch * seq,
+                            m_config.d_model, static_cast<float>(m_config.norm_eps));
 }
 
 void Model::upload_targets(const Batch& batch) {
@@ -379,7 +380,8 @@ void Model::upload_targets(const Batch& batch) {
     // read off the memory, so it is not scored.
     m_host_targets.assign(batch.targets.begin(), batch.targets.end());
     for (int row = 0; row < batch.batch; ++row) {
-        for (int t = 0; t + 1 < m_source_len; ++t) m_host_targets[static_cast<size_t>(row) * batch.seq + t] = -1;
+        for (int t = 0; t + 1 < m_source_len; ++t)
+            m_host_targets[static_cast<size_t>(row) * batch.seq + t] = -1;
     }
     m_backend->upload_ints(m_targets, m_host_targets.data(), n);
 }
@@ -481,16 +483,16 @@ void Model::backward_encoder(int batch, int seq) {
     const float* grad_memory = m_scratch[kGradMemory];
     if (has_input_norm(m_config.norm_placement)) {
         const NormIndex& norm = m_layout.encoder_final_norm;
-        m_backend->norm_backward(m_config.norm_type, grad_residual, grad_ptr(norm.weight), grad_ptr(norm.bias),
-                                 grad_ptr(norm.alpha), grad_memory, sublayer_output(m_plan[m_encoder_steps - 1]),
-                                 m_memory_stats, entry_ptr(norm.weight), {0.0f, entry_ptr(norm.alpha)}, n, d,
-                                 false);
+        m_backend->norm_backward(m_config.norm_type, grad_residual, grad_ptr(norm.weight),
+                                 grad_ptr(norm.bias), grad_ptr(norm.alpha), grad_memory,
+                                 sublayer_output(m_plan[m_encoder_steps - 1]), m_memory_stats,
+                                 entry_ptr(norm.weight), {0.0f, entry_ptr(norm.alpha)}, n, d, false);
     } else {
         m_backend->copy(grad_residual, grad_memory, static_cast<size_t>(n) * d);
     }
     for (int i = m_encoder_steps; i-- > 0;) backward_sublayer(m_plan[i], batch, seq);
-    m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens, batch,
-                                  seq, d);
+    m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
+                                  batch, seq, d);
 }
 
 void Model::collect_residual_stats(size_t nd) {
@@ -611,7 +613,8 @@ std::vector<float> Model::read_buffer(const float* buffer) {
 }
 
 std::vector<float> Model::read_block_output(int block) {
-    if (block < 0 || block >= m_config.layers) throw std::out_of_range("no decoder block " + std::to_string(block));
+    if (block < 0 || block >= m_config.layers)
+        throw std::out_of_range("no decoder block " + std::to_string(block));
     return read_buffer(sublayer_output({block, false, kFeedForward, 2 * block + 1, -1}));
 }
 
@@ -658,7 +661,8 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
     const float* combined = added_branch(step);
     float* grad_shortcut = nullptr;
     if (m_config.residual == Residual::Admin)
-        grad_shortcut = kind == kCrossAttention ? grad_ptr(index.cross_admin_omega) : grad_ptr(index.admin_omega) + kind;
+        grad_shortcut =
+            kind == kCrossAttention ? grad_ptr(index.cross_admin_omega) : grad_ptr(index.admin_omega) + kind;
     float* grad_rezero = m_config.residual == Residual::ReZero ? grad_ptr(index.rezero_alpha) : nullptr;
     m_backend->residual_backward(grad_residual, m_scratch[kGradBranch], grad_shortcut, grad_rezero, grad_sum,
                                  acts.input, combined, shortcut_scale(step), branch_scale(step), nd);
@@ -698,16 +702,16 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
         const AttentionShape shape = attention_shape(step, batch, seq);
         const AttentionInputs inputs = attention_inputs(acts, cross);
         if (!cross) {
-            m_backend->attention_backward({grad_q, grad_q + d, grad_q + 2 * d, 3 * d, 3 * d}, grad_heads, inputs,
-                                          acts.probs, shape);
-            m_backend->linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias), grad_q, u,
-                                       entry_ptr(index.qkv_weight), n, d, 3 * d, accumulate_u);
+            m_backend->attention_backward({grad_q, grad_q + d, grad_q + 2 * d, 3 * d, 3 * d}, grad_heads,
+                                          inputs, acts.probs, shape);
+            m_backend->linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias), grad_q,
+                                       u, entry_ptr(index.qkv_weight), n, d, 3 * d, accumulate_u);
         } else {
             float* grad_kv = grad_q + nd;  // dq [n, d], then dkv [n, 2d]
-            m_backend->attention_backward({grad_q, grad_kv, grad_kv + d, d, 2 * d}, grad_heads, inputs, acts.probs,
-                                          shape);
-            m_backend->linear_backward(grad_u, grad_ptr(index.cross_q_weight), grad_ptr(index.cross_q_bias), grad_q,
-                                       u, entry_ptr(index.cross_q_weight), n, d, d, accumulate_u);
+            m_backend->attention_backward({grad_q, grad_kv, grad_kv + d, d, 2 * d}, grad_heads, inputs,
+                                          acts.probs, shape);
+            m_backend->linear_backward(grad_u, grad_ptr(index.cross_q_weight), grad_ptr(index.cross_q_bias),
+                                       grad_q, u, entry_ptr(index.cross_q_weight), n, d, d, accumulate_u);
             m_backend->linear_backward(m_scratch[kGradMemory], grad_ptr(index.cross_kv_weight),
                                        grad_ptr(index.cross_kv_bias), grad_kv, memory_buffer(),
                                        entry_ptr(index.cross_kv_weight), n, d, 2 * d, true);

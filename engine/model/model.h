@@ -137,7 +137,7 @@ class Model {
     const float* sublayer_output(const SublayerStep& step) const;
     const float* memory_buffer() const;  // the encoder's output after its final norm, if any
     AttentionInputs attention_inputs(const SublayerActivations& acts, bool cross) const;
-    int source_length(const Batch& batch) const;  // memory keys: 0 without an encoder, else [1, seq]
+    int source_length(const Batch& batch) const;          // memory keys: 0 without an encoder, else [1, seq]
     std::vector<float> read_buffer(const float* buffer);  // host copy of an [n, d] activation
     void initialize_entry(int entry, uint64_t seed);
     void refresh_active();
@@ -174,15 +174,15 @@ class Model {
     // By slot: [block * 2 + kind] for the decoder's attention and FFN (kind 0, 1), then with an
     // encoder [2 layers + block] for cross-attention and [3 layers + 2 block + kind] for the encoder.
     std::vector<SublayerActivations> m_sublayers;
-    float* m_memory = nullptr;         // the encoder's final norm output [n, d] (pre, peri)
+    float* m_memory = nullptr;  // the encoder's final norm output [n, d] (pre, peri)
     float* m_memory_stats = nullptr;
     float* m_embedded = nullptr;
     float* m_final_normed = nullptr;
     float* m_final_stats = nullptr;
     float* m_logits = nullptr;
-    float* m_attention_stats = nullptr;  // [attention sub-layers * 2]: entropy sum, max logit
+    float* m_attention_stats = nullptr;   // [attention sub-layers * 2]: entropy sum, max logit
     std::vector<int32_t> m_host_targets;  // encoder-decoder: the targets with the source part unscored
-    std::vector<float*> m_scratch;       // backward scratch buffers (see ensure_activations)
+    std::vector<float*> m_scratch;        // backward scratch buffers (see ensure_activations)
     std::vector<Slice> m_resid_slices;
 
     // Telemetry results and host scratch, sized once from the layer count (see ForwardStats).

@@ -137,7 +137,8 @@ std::vector<int> Model::reinitialize_deepnorm_beta(uint64_t seed) {
             std::vector<float> kept = read_entry(static_cast<int>(i));
             initialize_entry(static_cast<int>(i), seed);
             std::vector<float> fresh = read_entry(static_cast<int>(i));
-            const size_t value_begin = fresh.size() - static_cast<size_t>(m_config.d_model) * m_config.d_model;
+            const size_t value_begin =
+                fresh.size() - static_cast<size_t>(m_config.d_model) * m_config.d_model;
             std::copy(fresh.begin() + static_cast<long>(value_begin), fresh.end(),
                       kept.begin() + static_cast<long>(value_begin));
             write_entry(static_cast<int>(i), kept);

@@ -117,8 +117,10 @@ int first_bad_gradient_position(const Model& model, const std::vector<double>& g
         const int entry = static_cast<int>(i);
         if (!model.active(entry) || std::isfinite(grad_squares[i])) continue;
         const int block = layout.entries[i].block;
-        const bool embedding = entry == layout.wte || entry == layout.wpe;
-        position = std::max(position, block >= 0 ? block : (embedding ? -1 : above_last_block));
+        // the embeddings and the encoder come after every decoder block in backward order
+        const bool below_decoder =
+            entry == layout.wte || entry == layout.wpe || layout.entries[i].encoder_block >= 0;
+        position = std::max(position, block >= 0 ? block : (below_decoder ? -1 : above_last_block));
     }
     return position;
 }
@@ -141,7 +143,8 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
         double param_total = 0.0;
         for (size_t i = 0; i < layout.entries.size(); ++i) {
             const ParamEntry& entry = layout.entries[i];
-            if ((encoder ? entry.encoder_block : entry.block) != block || !m_model->active(static_cast<int>(i)))
+            if ((encoder ? entry.encoder_block : entry.block) != block ||
+                !m_model->active(static_cast<int>(i)))
                 continue;
             update_total += m_update_squares[i];
             param_total += m_param_squares[i];

@@ -106,8 +106,10 @@ TEST(EncoderDecoderLayout, TheoryModeHasNoCrossAttentionOutputAndZeroQueriesAndK
     const size_t half = kv.size() / 2;
     double value_squares = 0.0;
     for (size_t i = 0; i < kv.size(); ++i) {
-        if (i < half) ASSERT_EQ(kv[i], 0.0f) << "W_K = 0";
-        else value_squares += static_cast<double>(kv[i]) * kv[i];
+        if (i < half)
+            ASSERT_EQ(kv[i], 0.0f) << "W_K = 0";
+        else
+            value_squares += static_cast<double>(kv[i]) * kv[i];
     }
     EXPECT_GT(value_squares, 0.0) << "W_V is drawn";
 }
@@ -132,7 +134,8 @@ TEST(EncoderDecoderModel, DecoderWeightsAreDrawnAsWithoutTheEncoder) {
     for (size_t i = 0; i < layout.entries.size(); ++i) {
         // Admin's closed-form omega depends on the number of sub-layers, which the encoder changes
         if (layout.entries[i].role == ParamRole::AdminOmega) continue;
-        ASSERT_EQ(with.model().read_entry(static_cast<int>(i)), without.model().read_entry(static_cast<int>(i)))
+        ASSERT_EQ(with.model().read_entry(static_cast<int>(i)),
+                  without.model().read_entry(static_cast<int>(i)))
             << layout.entries[i].name;
     }
 }
@@ -161,7 +164,8 @@ TEST(EncoderDecoderModel, TheMemoryDoesNotSeeBeyondTheSource) {
     trainer.model().forward_backward(batch, false, false);
     const std::vector<float> memory = trainer.model().read_memory();
     for (int row = 0; row < batch.batch; ++row) {
-        for (int t = batch.source_len; t < batch.seq; ++t) batch.inputs[static_cast<size_t>(row) * batch.seq + t] = 0;
+        for (int t = batch.source_len; t < batch.seq; ++t)
+            batch.inputs[static_cast<size_t>(row) * batch.seq + t] = 0;
     }
     trainer.model().forward_backward(batch, false, false);
     const std::vector<float> changed = trainer.model().read_memory();
@@ -169,7 +173,8 @@ TEST(EncoderDecoderModel, TheMemoryDoesNotSeeBeyondTheSource) {
     for (int row = 0; row < batch.batch; ++row) {
         for (int t = 0; t < batch.source_len; ++t) {
             const size_t at = (static_cast<size_t>(row) * batch.seq + t) * d;
-            for (size_t c = 0; c < d; ++c) ASSERT_EQ(memory[at + c], changed[at + c]) << "row " << row << " t " << t;
+            for (size_t c = 0; c < d; ++c)
+                ASSERT_EQ(memory[at + c], changed[at + c]) << "row " << row << " t " << t;
         }
     }
 }

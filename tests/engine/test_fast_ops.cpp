@@ -143,7 +143,8 @@ TEST_P(FastOps, CrossAndMaskedAttention) {
     const size_t probs_size = static_cast<size_t>(batch) * heads * seq * seq;
     for (const auto& [causal, keys] : {std::pair{false, 0}, std::pair{false, 5}, std::pair{true, 5}}) {
         const AttentionShape shape{batch, seq, heads, head_dim, causal, keys};
-        const std::string name = std::string(causal ? "causal" : "bidirectional") + ", keys " + std::to_string(keys);
+        const std::string name =
+            std::string(causal ? "causal" : "bidirectional") + ", keys " + std::to_string(keys);
         Floats out_ref(rows * d), out_fast(rows * d), probs_ref(probs_size), probs_fast(probs_size, 7.0f);
         float entropy_ref = 0, entropy_fast = 0, max_ref = 0, max_fast = 0;
         reference.attention_forward(out_ref.data(), probs_ref.data(), in, shape, {&entropy_ref, &max_ref});
@@ -153,10 +154,10 @@ TEST_P(FastOps, CrossAndMaskedAttention) {
         EXPECT_NEAR(entropy_fast, entropy_ref, 1e-4 * std::abs(entropy_ref)) << name;
         EXPECT_NEAR(max_fast, max_ref, 1e-5 * std::abs(max_ref)) << name;
         Floats dq_ref(rows * d), dq_fast(rows * d, 3.0f), dkv_ref(rows * 2 * d), dkv_fast(rows * 2 * d, 3.0f);
-        reference.attention_backward({dq_ref.data(), dkv_ref.data(), dkv_ref.data() + d, d, 2 * d}, dout.data(),
-                                     in, probs_ref.data(), shape);
-        fast.attention_backward({dq_fast.data(), dkv_fast.data(), dkv_fast.data() + d, d, 2 * d}, dout.data(), in,
-                                probs_ref.data(), shape);
+        reference.attention_backward({dq_ref.data(), dkv_ref.data(), dkv_ref.data() + d, d, 2 * d},
+                                     dout.data(), in, probs_ref.data(), shape);
+        fast.attention_backward({dq_fast.data(), dkv_fast.data(), dkv_fast.data() + d, d, 2 * d}, dout.data(),
+                                in, probs_ref.data(), shape);
         expect_close(name + " dq", dq_fast, dq_ref);
         expect_close(name + " dkv", dkv_fast, dkv_ref);
     }

@@ -43,7 +43,8 @@ std::string describe(const std::vector<double>& profile) {
 }
 
 double spread(const std::vector<double>& profile) {
-    return *std::max_element(profile.begin(), profile.end()) / *std::min_element(profile.begin(), profile.end());
+    return *std::max_element(profile.begin(), profile.end()) /
+           *std::min_element(profile.begin(), profile.end());
 }
 
 // Measured (seeds 1-8): Post-LN 0.200 0.298 0.421 0.554 0.881 1.283 (last/first 6.4; every single seed

@@ -63,21 +63,29 @@ void check_model_gradients(const ModelConfig& config, const std::string& label, 
 }
 
 using Wiring = std::tuple<NormPlacement, NormType, Residual>;
-class ModelGradients : public ::testing::TestWithParam<Wiring> {};
 
-TEST_P(ModelGradients, MatchFiniteDifferences) {
-    const auto [placement, type, residual] = GetParam();
+// A 2-block model (with an encoder of `encoder_layers` blocks) wired as asked.
+ModelConfig wired_config(NormPlacement placement, NormType type, Residual residual, int encoder_layers = 0) {
     ModelConfig config;
     config.d_model = 8;
     config.heads = 2;
     config.d_ff = 12;
     config.layers = 2;
+    config.encoder_layers = encoder_layers;
     config.seq_len = 5;
     config.activation = Activation::Gelu;  // smooth, so differences do not straddle a kink
     config.norm_placement = placement;
     config.norm_type = type;
     config.residual = residual;
-    check_model_gradients(config, to_string(placement) + "/" + to_string(type) + "/" + to_string(residual));
+    return config;
+}
+
+class ModelGradients : public ::testing::TestWithParam<Wiring> {};
+
+TEST_P(ModelGradients, MatchFiniteDifferences) {
+    const auto [placement, type, residual] = GetParam();
+    check_model_gradients(wired_config(placement, type, residual),
+                          to_string(placement) + "/" + to_string(type) + "/" + to_string(residual));
 }
 
 INSTANTIATE_TEST_SUITE_P(AllWirings, ModelGradients,
@@ -108,18 +116,7 @@ TEST(ModelGradientsTheory, TheoryModeModel) {
 // Encoder-decoder: the encoder's bidirectional self-attention over the source, cross-attention whose
 // keys and values come from the memory (gradients flow back into the encoder), shared embeddings.
 ModelConfig encoder_decoder_config(NormPlacement placement, NormType type, Residual residual) {
-    ModelConfig config;
-    config.d_model = 8;
-    config.heads = 2;
-    config.d_ff = 12;
-    config.layers = 2;
-    config.encoder_layers = 2;
-    config.seq_len = 5;
-    config.activation = Activation::Gelu;
-    config.norm_placement = placement;
-    config.norm_type = type;
-    config.residual = residual;
-    return config;
+    return wired_config(placement, type, residual, 2);
 }
 
 class EncoderDecoderGradients : public ::testing::TestWithParam<Wiring> {};
@@ -131,30 +128,32 @@ TEST_P(EncoderDecoderGradients, MatchFiniteDifferences) {
     check_model_gradients(encoder_decoder_config(placement, type, residual), label);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Wirings, EncoderDecoderGradients,
-    ::testing::Values(Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::Plain},
-                      Wiring{NormPlacement::Pre, NormType::LayerNorm, Residual::Plain},
-                      Wiring{NormPlacement::Peri, NormType::LayerNorm, Residual::Plain},
-                      Wiring{NormPlacement::None, NormType::LayerNorm, Residual::Plain},
-                      Wiring{NormPlacement::Post, NormType::RmsNorm, Residual::Plain},
-                      Wiring{NormPlacement::Pre, NormType::DyT, Residual::Plain},
-                      Wiring{NormPlacement::Peri, NormType::DyT, Residual::Plain},
-                      Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::DeepNorm},
-                      Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::Admin},
-                      Wiring{NormPlacement::Pre, NormType::LayerNorm, Residual::Admin},
-                      Wiring{NormPlacement::None, NormType::LayerNorm, Residual::ReZero},
-                      Wiring{NormPlacement::Pre, NormType::RmsNorm, Residual::ReZero}),
-    [](const auto& info) {
-        return to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param)) + "_" +
-               to_string(std::get<2>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Wirings, EncoderDecoderGradients,
+                         ::testing::Values(Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::Plain},
+                                           Wiring{NormPlacement::Pre, NormType::LayerNorm, Residual::Plain},
+                                           Wiring{NormPlacement::Peri, NormType::LayerNorm, Residual::Plain},
+                                           Wiring{NormPlacement::None, NormType::LayerNorm, Residual::Plain},
+                                           Wiring{NormPlacement::Post, NormType::RmsNorm, Residual::Plain},
+                                           Wiring{NormPlacement::Pre, NormType::DyT, Residual::Plain},
+                                           Wiring{NormPlacement::Peri, NormType::DyT, Residual::Plain},
+                                           Wiring{NormPlacement::Post, NormType::LayerNorm,
+                                                  Residual::DeepNorm},
+                                           Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::Admin},
+                                           Wiring{NormPlacement::Pre, NormType::LayerNorm, Residual::Admin},
+                                           Wiring{NormPlacement::None, NormType::LayerNorm, Residual::ReZero},
+                                           Wiring{NormPlacement::Pre, NormType::RmsNorm, Residual::ReZero}),
+                         [](const auto& info) {
+                             return to_string(std::get<0>(info.param)) + "_" +
+                                    to_string(std::get<1>(info.param)) + "_" +
+                                    to_string(std::get<2>(info.param));
+                         });
 
 TEST(EncoderDecoderGradientsMemory, EverySourceLengthAndTheoryMode) {
     // one key of memory, all of them, and the default half
     for (int source_len : {1, 5, 0}) {
-        check_model_gradients(encoder_decoder_config(NormPlacement::Post, NormType::LayerNorm, Residual::Plain),
-                              "encoder-decoder, source " + std::to_string(source_len), source_len);
+        check_model_gradients(
+            encoder_decoder_config(NormPlacement::Post, NormType::LayerNorm, Residual::Plain),
+            "encoder-decoder, source " + std::to_string(source_len), source_len);
     }
     // Theory mode forces ReLU, whose kinks a finite difference straddles more often the deeper the
     // model: one block each and a smaller step keep the check sharp.

@@ -229,8 +229,8 @@ TEST_F(OpGradients, CrossAttentionWithMaskedMemory) {
         const auto weights = random_tensor(rows * d, 25);
         std::vector<float> out(rows * d), probs(batch * heads * seq * seq);
         auto objective = [&] {
-            backend.attention_forward(out.data(), probs.data(), {q.data(), kv.data(), kv.data() + d, d, 2 * d},
-                                      shape, {});
+            backend.attention_forward(out.data(), probs.data(),
+                                      {q.data(), kv.data(), kv.data() + d, d, 2 * d}, shape, {});
             return weighted_sum(out, weights);
         };
         objective();
@@ -253,7 +253,8 @@ TEST_F(OpGradients, CrossAttentionWithMaskedMemory) {
         // keys beyond the memory get no gradient
         for (int row = 0; row < rows; ++row) {
             if (row % seq < keys) continue;
-            for (int c = 0; c < 2 * d; ++c) EXPECT_EQ(dkv[static_cast<size_t>(row) * 2 * d + c], 0.0f) << label;
+            for (int c = 0; c < 2 * d; ++c)
+                EXPECT_EQ(dkv[static_cast<size_t>(row) * 2 * d + c], 0.0f) << label;
         }
     }
 }
@@ -268,8 +269,8 @@ TEST_F(OpGradients, AttentionStatisticsOfUniformAttention) {
     EXPECT_NEAR(entropy, std::log(1.0) + std::log(2.0) + std::log(3.0) + std::log(4.0), 1e-5);
     EXPECT_FLOAT_EQ(largest, 0.0f);
     // bidirectional over the first 3 keys: every row is uniform over 3 keys
-    backend.attention_forward(out.data(), probs.data(), packed_qkv(qkv.data(), d), {batch, seq, heads, head_dim, false, 3},
-                              {&entropy, &largest});
+    backend.attention_forward(out.data(), probs.data(), packed_qkv(qkv.data(), d),
+                              {batch, seq, heads, head_dim, false, 3}, {&entropy, &largest});
     EXPECT_NEAR(entropy, 4 * std::log(3.0), 1e-5);
 }
 

@@ -76,7 +76,8 @@ TEST(PresetShapes, EncoderDecoderTheoryPresetsShowFigure3) {
         config.threads = 2;
         Trainer trainer(config);
         std::vector<double> profile;
-        for (const BlockProbe& block : probe_at_init(trainer, 8).blocks) profile.push_back(block.w_2.norm_of_mean);
+        for (const BlockProbe& block : probe_at_init(trainer, 8).blocks)
+            profile.push_back(block.w_2.norm_of_mean);
         return profile;
     };
     const std::vector<double> post = decoder_w2("theory-encdec-postln");

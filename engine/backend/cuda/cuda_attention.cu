@@ -97,8 +97,8 @@ __global__ void attention_stats_kernel(AttentionStatsRef stats, const double* en
 
 // In place on grad[pairs, seq, seq] holding dP: dS = P (dP - sum_j dP P) scale over the allowed keys,
 // 0 beyond.
-__global__ void masked_softmax_backward_kernel(float* grad, const float* probs, size_t rows, AttentionShape mask,
-                                               float scale) {
+__global__ void masked_softmax_backward_kernel(float* grad, const float* probs, size_t rows,
+                                               AttentionShape mask, float scale) {
     const int seq = mask.seq;
     const size_t r = blockIdx.x * static_cast<size_t>(kRowsPerBlock) + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
@@ -120,8 +120,8 @@ void CudaBackend::gather_attention_inputs(float* q, const AttentionInputs& in, c
     const float* sources[3] = {in.q, in.k, in.v};
     const int strides[3] = {in.q_stride, in.kv_stride, in.kv_stride};
     for (int part = 0; part < 3; ++part) {
-        gather_heads_kernel<<<grid_for(nd), kThreads, 0, m_stream>>>(q + part * nd, sources[part], strides[part],
-                                                                      shape);
+        gather_heads_kernel<<<grid_for(nd), kThreads, 0, m_stream>>>(q + part * nd, sources[part],
+                                                                     strides[part], shape);
         NORMLAB_CUDA_CHECK_LAUNCH("gather_heads_kernel (q, k, v)");
     }
 }
@@ -164,8 +164,9 @@ void CudaBackend::attention_forward(float* out, float* probs, const AttentionInp
     NORMLAB_CUDA_CHECK_LAUNCH("scatter_heads_kernel (out)");
 }
 
-void CudaBackend::attention_backward(const AttentionGrads& grads, const float* dout, const AttentionInputs& in,
-                                     const float* probs, const AttentionShape& mask) {
+void CudaBackend::attention_backward(const AttentionGrads& grads, const float* dout,
+                                     const AttentionInputs& in, const float* probs,
+                                     const AttentionShape& mask) {
     const int seq = mask.seq;
     const HeadShape shape{mask.batch, seq, mask.heads, mask.head_dim};
     const size_t nd = shape.head_elements();
@@ -210,7 +211,7 @@ void CudaBackend::attention_backward(const AttentionGrads& grads, const float* d
     const int strides[3] = {grads.q_stride, grads.kv_stride, grads.kv_stride};
     for (int part = 0; part < 3; ++part) {
         scatter_heads_kernel<<<grid_for(nd), kThreads, 0, m_stream>>>(destinations[part], strides[part],
-                                                                       grad_q + part * nd, shape);
+                                                                      grad_q + part * nd, shape);
         NORMLAB_CUDA_CHECK_LAUNCH("scatter_heads_kernel (dq, dk, dv)");
     }
 }

@@ -299,8 +299,8 @@ INSTANTIATE_TEST_SUITE_P(
         StepCase{"PostLN_encoder_decoder_validation_every_3",
                  {"model.norm_placement=post", "model.encoder_layers=2", "telemetry.val_every=3"}},
         StepCase{"PeriLN_encoder_decoder_admin_text",
-                 {"data.task=text", "model.norm_placement=peri", "model.encoder_layers=1", "model.residual=admin",
-                  "telemetry.every=2", "telemetry.val_every=0"}}),
+                 {"data.task=text", "model.norm_placement=peri", "model.encoder_layers=1",
+                  "model.residual=admin", "telemetry.every=2", "telemetry.val_every=0"}}),
     [](const ::testing::TestParamInfo<StepCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -28,7 +28,7 @@ std::vector<double> decoder_w2_profile(NormPlacement placement, int layers, int 
         config.model.seq_len = 8;
         config.model.norm_placement = placement;
         config.train.seed = static_cast<uint64_t>(seed);
-        config.threads = 2;
+        config.threads = 1;  // small products: one thread is as fast and does not contend under ctest -j2
         Trainer trainer(config);
         const ProbeResult probe = probe_at_init(trainer, 8);
         for (size_t b = 0; b < profile.size(); ++b) profile[b] += probe.blocks[b].w_2.norm_of_mean / seeds;

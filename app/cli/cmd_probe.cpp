@@ -25,7 +25,9 @@ const char* kProbeHelp =
     "(Var[F(x)] / Var[x + F(x)] per sub-layer) and, for w_qkv, w_o, w_1, w_2, `mean_norm` (mean over\n"
     "batches of ||grad W||_F) and `norm_of_mean` (||mean over batches of grad W||_F, Xiong et al.'s\n"
     "Figure 3); then takes one optimizer step on batch 0 and records each block's relative output change\n"
-    "`output_change` and the model's (Liu et al.'s amplification).\n"
+    "`output_change` and the model's (Liu et al.'s amplification). With model.encoder_layers > 0 each\n"
+    "block also has `resid_cross`, `dependency.cross` and w_cross_q, w_cross_kv, w_cross_o, and an\n"
+    "`encoder` array holds the encoder's blocks (e.g. --preset theory-encdec-postln: Figure 3's setting).\n"
     "\n";
 }  // namespace
 

@@ -1,5 +1,6 @@
 // Implements the probes: gradients are averaged on the host per weight matrix (w_qkv, w_o, w_1, w_2 of
-// every block); output changes compare host copies of block outputs before and after one step.
+// every block, plus cross-attention's and the encoder's); output changes compare host copies of block
+// outputs before and after one step.
 #include "engine/analysis/probe.h"
 
 #include <cmath>
@@ -39,24 +40,50 @@ nlohmann::json gradient_json(const GradientProbe& probe) {
 }
 }  // namespace
 
+namespace {
+// The weight matrices probed per block, with where their result goes.
+struct ProbedWeight {
+    int entry;
+    GradientProbe* result;
+};
+
+void add_block_weights(const BlockIndex& index, BlockProbe& block, std::vector<ProbedWeight>& out) {
+    out.push_back({index.qkv_weight, &block.w_qkv});
+    out.push_back({index.out_weight, &block.w_o});
+    out.push_back({index.fc1_weight, &block.w_1});
+    out.push_back({index.fc2_weight, &block.w_2});
+    if (!block.has_cross) return;
+    out.push_back({index.cross_q_weight, &block.w_cross_q});
+    out.push_back({index.cross_kv_weight, &block.w_cross_kv});
+    out.push_back({index.cross_out_weight, &block.w_cross_o});
+}
+}  // namespace
+
 ProbeResult probe_at_init(Trainer& trainer, int batches) {
     Model& model = trainer.model();
     const Config& config = trainer.config();
     const ParamLayout& layout = model.layout();
     const size_t blocks = layout.blocks.size();
-    std::vector<WeightAccumulator> weights(blocks * 4);
-    for (size_t b = 0; b < blocks; ++b) {
-        const BlockIndex& index = layout.blocks[b];
-        const int entries[4] = {index.qkv_weight, index.out_weight, index.fc1_weight, index.fc2_weight};
-        for (int w = 0; w < 4; ++w) {
-            weights[b * 4 + w].entry = entries[w];
-            weights[b * 4 + w].sum.assign(layout.entries[entries[w]].count, 0.0);
-        }
-    }
+    const size_t encoder_blocks = layout.encoder_blocks.size();
+    const bool has_encoder = encoder_blocks > 0;
 
     ProbeResult result;
     result.batches = batches;
     result.blocks.assign(blocks, BlockProbe{});
+    result.encoder_blocks.assign(encoder_blocks, BlockProbe{});
+    std::vector<ProbedWeight> probed;
+    for (size_t b = 0; b < blocks; ++b) {
+        result.blocks[b].has_cross = has_encoder;
+        add_block_weights(layout.blocks[b], result.blocks[b], probed);
+    }
+    for (size_t e = 0; e < encoder_blocks; ++e)
+        add_block_weights(layout.encoder_blocks[e], result.encoder_blocks[e], probed);
+    std::vector<WeightAccumulator> weights(probed.size());
+    for (size_t w = 0; w < probed.size(); ++w) {
+        weights[w].entry = probed[w].entry;
+        weights[w].sum.assign(layout.entries[probed[w].entry].count, 0.0);
+    }
+
     Batch batch;
     for (int k = 0; k < batches; ++k) {
         trainer.task().make_batch(Split::Train, static_cast<uint64_t>(k), config.train.batch_size,
@@ -64,10 +91,21 @@ ProbeResult probe_at_init(Trainer& trainer, int batches) {
         const ForwardStats stats = model.forward_backward(batch, true, true);
         result.loss += stats.loss / batches;
         for (size_t b = 0; b < blocks; ++b) {
-            result.blocks[b].resid += stats.resid[b] / batches;
-            result.blocks[b].resid_attn += stats.resid_attn[b] / batches;
-            result.blocks[b].dependency_attn += stats.dependency[2 * b] / batches;
-            result.blocks[b].dependency_ffn += stats.dependency[2 * b + 1] / batches;
+            BlockProbe& block = result.blocks[b];
+            block.resid += stats.resid[b] / batches;
+            block.resid_attn += stats.resid_attn[b] / batches;
+            block.dependency_attn += stats.dependency[2 * b] / batches;
+            block.dependency_ffn += stats.dependency[2 * b + 1] / batches;
+            if (!has_encoder) continue;
+            block.resid_cross += stats.resid_cross[b] / batches;
+            block.dependency_cross += stats.dependency[2 * blocks + b] / batches;
+        }
+        for (size_t e = 0; e < encoder_blocks; ++e) {
+            BlockProbe& block = result.encoder_blocks[e];
+            block.resid += stats.encoder_resid[e] / batches;
+            block.resid_attn += stats.encoder_resid_attn[e] / batches;
+            block.dependency_attn += stats.dependency[3 * blocks + 2 * e] / batches;
+            block.dependency_ffn += stats.dependency[3 * blocks + 2 * e + 1] / batches;
         }
         for (WeightAccumulator& weight : weights) {
             if (!model.active(weight.entry)) continue;
@@ -76,16 +114,12 @@ ProbeResult probe_at_init(Trainer& trainer, int batches) {
             for (size_t i = 0; i < grad.size(); ++i) weight.sum[i] += grad[i];
         }
     }
-    for (size_t b = 0; b < blocks; ++b) {
-        GradientProbe* probes[4] = {&result.blocks[b].w_qkv, &result.blocks[b].w_o, &result.blocks[b].w_1,
-                                    &result.blocks[b].w_2};
-        for (int w = 0; w < 4; ++w) {
-            const WeightAccumulator& weight = weights[b * 4 + w];
-            double mean_squares = 0.0;
-            for (double value : weight.sum) mean_squares += (value / batches) * (value / batches);
-            probes[w]->mean_norm = weight.norm_sum / batches;
-            probes[w]->norm_of_mean = std::sqrt(mean_squares);
-        }
+    for (size_t w = 0; w < probed.size(); ++w) {
+        const WeightAccumulator& weight = weights[w];
+        double mean_squares = 0.0;
+        for (double value : weight.sum) mean_squares += (value / batches) * (value / batches);
+        probed[w].result->mean_norm = weight.norm_sum / batches;
+        probed[w].result->norm_of_mean = std::sqrt(mean_squares);
     }
     return result;
 }
@@ -96,11 +130,15 @@ OutputChange output_change_after_one_step(Trainer& trainer) {
     Batch batch;
     trainer.task().make_batch(Split::Train, 0, config.train.batch_size, config.model.seq_len, batch);
     const size_t blocks = model.layout().blocks.size();
+    const size_t encoder_blocks = model.layout().encoder_blocks.size();
+    // decoder blocks, the head's input, then encoder blocks
     auto outputs = [&] {
         model.forward_backward(batch, false, false);
         std::vector<std::vector<float>> all;
         for (size_t b = 0; b < blocks; ++b) all.push_back(model.read_block_output(static_cast<int>(b)));
         all.push_back(model.read_head_input());
+        for (size_t e = 0; e < encoder_blocks; ++e)
+            all.push_back(model.read_encoder_block_output(static_cast<int>(e)));
         return all;
     };
     const auto before = outputs();
@@ -108,29 +146,54 @@ OutputChange output_change_after_one_step(Trainer& trainer) {
     const auto after = outputs();
     OutputChange change;
     for (size_t b = 0; b < blocks; ++b) change.per_block.push_back(relative_change(before[b], after[b]));
-    change.model_output = relative_change(before.back(), after.back());
+    change.model_output = relative_change(before[blocks], after[blocks]);
+    for (size_t e = 0; e < encoder_blocks; ++e) {
+        change.per_encoder_block.push_back(relative_change(before[blocks + 1 + e], after[blocks + 1 + e]));
+    }
     return change;
 }
+
+namespace {
+nlohmann::json block_json(size_t index, const BlockProbe& block) {
+    nlohmann::json entry = {{"block", index},
+                            {"resid", block.resid},
+                            {"resid_attn", block.resid_attn},
+                            {"dependency", {{"attn", block.dependency_attn}, {"ffn", block.dependency_ffn}}},
+                            {"grad",
+                             {{"w_qkv", gradient_json(block.w_qkv)},
+                              {"w_o", gradient_json(block.w_o)},
+                              {"w_1", gradient_json(block.w_1)},
+                              {"w_2", gradient_json(block.w_2)}}}};
+    if (block.has_cross) {
+        entry["resid_cross"] = block.resid_cross;
+        entry["dependency"]["cross"] = block.dependency_cross;
+        entry["grad"]["w_cross_q"] = gradient_json(block.w_cross_q);
+        entry["grad"]["w_cross_kv"] = gradient_json(block.w_cross_kv);
+        entry["grad"]["w_cross_o"] = gradient_json(block.w_cross_o);
+    }
+    return entry;
+}
+}  // namespace
 
 nlohmann::json to_json(const ProbeResult& probe, const OutputChange* change) {
     nlohmann::json blocks = nlohmann::json::array();
     for (size_t b = 0; b < probe.blocks.size(); ++b) {
-        const BlockProbe& block = probe.blocks[b];
-        nlohmann::json entry = {
-            {"block", b},
-            {"resid", block.resid},
-            {"resid_attn", block.resid_attn},
-            {"dependency", {{"attn", block.dependency_attn}, {"ffn", block.dependency_ffn}}},
-            {"grad",
-             {{"w_qkv", gradient_json(block.w_qkv)},
-              {"w_o", gradient_json(block.w_o)},
-              {"w_1", gradient_json(block.w_1)},
-              {"w_2", gradient_json(block.w_2)}}}};
+        nlohmann::json entry = block_json(b, probe.blocks[b]);
         if (change) entry["output_change"] = change->per_block[b];
         blocks.push_back(std::move(entry));
     }
     nlohmann::json out = {{"batches", probe.batches}, {"loss", probe.loss}, {"blocks", std::move(blocks)}};
     if (change) out["output_change"] = change->model_output;
+    if (!probe.encoder_blocks.empty()) {
+        nlohmann::json encoder = nlohmann::json::array();
+        for (size_t e = 0; e < probe.encoder_blocks.size(); ++e) {
+            nlohmann::json entry = block_json(e, probe.encoder_blocks[e]);
+            if (change && e < change->per_encoder_block.size())
+                entry["output_change"] = change->per_encoder_block[e];
+            encoder.push_back(std::move(entry));
+        }
+        out["encoder"] = std::move(encoder);
+    }
     return out;
 }
 

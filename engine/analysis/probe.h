@@ -1,6 +1,7 @@
 // Measurements at initialisation (Xiong et al. 2020, Figure 3 and Lemma 2): per-block residual-stream
 // norms and gradient norms averaged over K batches, both as the mean of norms and as the norm of the
-// mean gradient; and Liu et al.'s output change under one optimizer step.
+// mean gradient; and Liu et al.'s output change under one optimizer step. With an encoder, its blocks and
+// each decoder block's cross-attention are measured too (additive fields, see to_json).
 #pragma once
 #include <vector>
 
@@ -21,12 +22,19 @@ struct BlockProbe {
     GradientProbe w_qkv, w_o, w_1, w_2;
     double dependency_attn = 0.0;  // Var[F(x)] / Var[x + F(x)] per sub-layer
     double dependency_ffn = 0.0;
+    // A decoder block with cross-attention (an encoder-decoder model): its residual sum, dependency
+    // and the gradients of its query, key-value and output projections.
+    bool has_cross = false;
+    double resid_cross = 0.0;
+    double dependency_cross = 0.0;
+    GradientProbe w_cross_q, w_cross_kv, w_cross_o;
 };
 
 struct ProbeResult {
     int batches = 0;
     double loss = 0.0;  // mean over the batches
     std::vector<BlockProbe> blocks;
+    std::vector<BlockProbe> encoder_blocks;  // empty for a decoder-only model
 };
 
 // Runs K forward/backward passes on training batches 0..K-1 without updating the parameters.
@@ -37,6 +45,7 @@ ProbeResult probe_at_init(Trainer& trainer, int batches);
 // output (the head's input). The trainer takes that step.
 struct OutputChange {
     std::vector<double> per_block;
+    std::vector<double> per_encoder_block;  // with an encoder
     double model_output = 0.0;
 };
 OutputChange output_change_after_one_step(Trainer& trainer);

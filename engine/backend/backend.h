@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/core/host_device.h"
 
 namespace normlab {
 
@@ -45,6 +46,40 @@ struct AttentionStatsRef {
     float* entropy_sum = nullptr;  // 1 float
     float* max_logit = nullptr;    // 1 float
 };
+
+// The shape of one attention call and its mask: query t attends key j when j < key_limit(t).
+struct AttentionShape {
+    int batch = 0, seq = 0, heads = 0, head_dim = 0;
+    bool causal = true;  // j <= t
+    int keys = 0;        // only keys j < keys (0: all seq positions)
+    NORMLAB_HOST_DEVICE int key_limit(int t) const {
+        const int valid = keys > 0 && keys < seq ? keys : seq;
+        return causal && t + 1 < valid ? t + 1 : valid;
+    }
+};
+
+// Where attention reads q, k and v: rows of d floats, heads contiguous, each source with a row stride.
+struct AttentionInputs {
+    const float* q = nullptr;
+    const float* k = nullptr;
+    const float* v = nullptr;
+    int q_stride = 0;   // floats between two rows of q
+    int kv_stride = 0;  // the same for k and v
+};
+
+// Where attention backward writes dq, dk, dv (same conventions as AttentionInputs).
+struct AttentionGrads {
+    float* q = nullptr;
+    float* k = nullptr;
+    float* v = nullptr;
+    int q_stride = 0;
+    int kv_stride = 0;
+};
+
+// Self-attention's sources inside packed qkv[n, 3d].
+inline AttentionInputs packed_qkv(const float* qkv, int d) {
+    return {qkv, qkv + d, qkv + 2 * d, 3 * d, 3 * d};
+}
 
 class Backend {
   public:
@@ -85,13 +120,29 @@ class Backend {
                                const float* x, const float* stats, const float* w, ScaleRef alpha, int n,
                                int d, bool accumulate_dx) = 0;
 
-    // Causal multi-head attention on qkv[n, 3d] (q | k | v, heads contiguous inside each):
-    // out[n, d] = softmax(q k^T / sqrt(hd)) v per head; probs[batch, heads, seq, seq] is kept for
-    // backward. stats (optional) receives the entropy sum and largest logit.
-    virtual void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
-                                   int head_dim, AttentionStatsRef stats) = 0;
-    virtual void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                                    int batch, int seq, int heads, int head_dim) = 0;
+    // Multi-head attention: out[n, d] = softmax(q k^T / sqrt(hd)) v per head, each query t attending keys
+    // j < shape.key_limit(t) (causal: j <= t; and only the first shape.keys positions, the valid part of
+    // an encoder's memory). q, k, v rows come from separate strided sources (self-attention: all three
+    // inside packed qkv[n, 3d]; cross-attention: q[n, d] and kv[n, 2d]). probs[batch, heads, seq, seq]
+    // is kept for backward (zero where masked). stats (optional) receives the entropy sum and largest logit.
+    virtual void attention_forward(float* out, float* probs, const AttentionInputs& in,
+                                   const AttentionShape& shape, AttentionStatsRef stats) = 0;
+    // Overwrites dq, dk and dv (through grads' strides) from dout and the forward's probs.
+    virtual void attention_backward(const AttentionGrads& grads, const float* dout, const AttentionInputs& in,
+                                    const float* probs, const AttentionShape& shape) = 0;
+
+    // Causal self-attention on packed qkv[n, 3d] (q | k | v, heads contiguous inside each).
+    void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
+                           int head_dim, AttentionStatsRef stats) {
+        attention_forward(out, probs, packed_qkv(qkv, heads * head_dim), {batch, seq, heads, head_dim},
+                          stats);
+    }
+    void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, int batch,
+                            int seq, int heads, int head_dim) {
+        const int d = heads * head_dim;
+        attention_backward({dqkv, dqkv + d, dqkv + 2 * d, 3 * d, 3 * d}, dout, packed_qkv(qkv, d), probs,
+                           {batch, seq, heads, head_dim});
+    }
 
     virtual void activation_forward(Activation kind, float* y, const float* x, size_t count) = 0;
     virtual void activation_backward(Activation kind, float* dx, const float* dy, const float* x,

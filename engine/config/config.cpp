@@ -153,6 +153,9 @@ void validate_model(const ModelConfig& m) {
     constexpr int kMaxWidth = 65536;
     check_size("model.d_model", m.d_model, kMaxWidth);
     check_size("model.layers", m.layers, 10000);
+    require(m.encoder_layers >= 0 && m.encoder_layers <= 10000,
+            "model.encoder_layers must be an integer in [0, 10000], got " + std::to_string(m.encoder_layers) +
+                ": set it to 0 for the decoder-only model, or to the number of encoder blocks (e.g. 6)");
     check_size("model.heads", m.heads, kMaxWidth);
     check_size("model.d_ff", m.d_ff, kMaxWidth);
     check_size("model.seq_len", m.seq_len, kMaxWidth);

@@ -22,6 +22,7 @@ enum class ScheduleKind { Constant, Linear, InverseSqrt, Cosine, Noam };
 struct ModelConfig {
     int d_model = 64;
     int layers = 6;
+    int encoder_layers = 0;  // 0: decoder-only; else an encoder of that many blocks and cross-attention
     int heads = 4;
     int d_ff = 256;
     int seq_len = 32;

@@ -223,6 +223,7 @@ std::vector<KeyDescriptor> build_descriptors() {
     return {
         NORMLAB_KEY(model, d_model),
         NORMLAB_KEY(model, layers),
+        NORMLAB_KEY(model, encoder_layers),
         NORMLAB_KEY(model, heads),
         NORMLAB_KEY(model, d_ff),
         NORMLAB_KEY(model, seq_len),

@@ -68,6 +68,14 @@ const std::vector<Preset>& presets() {
          theory("post")},
         {"theory-preln", "Xiong et al.'s simplified Pre-LN model: E||x_l||^2/d grows linearly with l",
          theory("pre")},
+        {"theory-encdec-postln",
+         "the simplified Post-LN model as a 6 + 6 encoder-decoder (Figure 3's setting): at initialisation "
+         "the "
+         "decoder's W2 gradient grows with the block index",
+         with(theory("post"), {"model.encoder_layers=6"})},
+        {"theory-encdec-preln",
+         "the same encoder-decoder with Pre-LN: the decoder's W2 gradient is nearly the same in every block",
+         with(theory("pre"), {"model.encoder_layers=6"})},
     };
     return table;
 }

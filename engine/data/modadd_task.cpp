@@ -28,6 +28,7 @@ class ModAddTask final : public Task {
     void make_batch(Split split, uint64_t index, int batch_size, int seq_len, Batch& out) const override {
         check_batch_shape("modadd", batch_size, seq_len, kMinSeqLen);
         resize_batch(out, batch_size, seq_len);
+        out.source_len = kProblemTokens - 1;  // the first problem's [a, +, b, =]
         Rng rng(batch_seed(m_seed, split, index));
         const bool want_validation = split == Split::Validation;
         const int32_t plus = m_modulus;

@@ -53,6 +53,7 @@ class SequenceTask final : public Task {
         const int n = content_length(seq_len);
         if (seq_len != m_seq_len) check_splits(n, seq_len);
         resize_batch(out, batch_size, seq_len);
+        out.source_len = n + 1;  // x and SEP
         Rng rng(batch_seed(m_seed, split, index));
         const bool want_validation = split == Split::Validation;
         const int32_t sep = m_symbols;

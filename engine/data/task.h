@@ -13,11 +13,15 @@ namespace normlab {
 enum class Split { Train, Validation };
 
 // Row-major [batch, seq] token ids; a target of -1 is not scored (prompt part of synthetic tasks).
+// source_len: positions [0, source_len) of every row are its source, what an encoder may read without
+// seeing a token the decoder must predict (synthetic tasks: the prompt; text: the first half of the
+// window); 0: not given (an encoder-decoder model then takes the first half).
 struct Batch {
     int batch = 0;
     int seq = 0;
     std::vector<int32_t> inputs;
     std::vector<int32_t> targets;
+    int source_len = 0;
 };
 
 class Task {

@@ -66,6 +66,7 @@ class TextTask final : public Task {
                              "; use a longer text or a smaller model.seq_len");
         }
         resize_batch(out, batch_size, seq_len);
+        out.source_len = std::max(1, seq_len / 2);  // the first half of the window
         Rng rng(batch_seed(m_seed, split, index));
         const uint64_t starts = end - begin - window + 1;
         for (int row = 0; row < batch_size; ++row) {

@@ -12,6 +12,43 @@ namespace {
 nlohmann::json number(double value) {
     return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
 }
+nlohmann::json layers_json(const std::vector<LayerTelemetry>& layers) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const LayerTelemetry& layer : layers) {
+        const GradientNorms& g = layer.grad;
+        nlohmann::json entry = {
+            {"resid", number(layer.resid)},
+            {"resid_attn", number(layer.resid_attn)},
+            {"grad",
+             {{"w_qkv", number(g.w_qkv)},
+              {"w_o", number(g.w_o)},
+              {"w_1", number(g.w_1)},
+              {"w_2", number(g.w_2)},
+              {"norm1", number(g.norm1)},
+              {"norm2", number(g.norm2)},
+              {"norm1_out", number(g.norm1_out)},
+              {"norm2_out", number(g.norm2_out)}}},
+            {"update_ratio", number(layer.update_ratio)},
+            {"attn_entropy", number(layer.attn_entropy)},
+            {"attn_max_logit", number(layer.attn_max_logit)},
+            {"dependency", {{"attn", number(layer.dependency_attn)}, {"ffn", number(layer.dependency_ffn)}}}};
+        if (layer.has_cross) {
+            // additive: the cross-attention sub-layer of an encoder-decoder model's decoder block
+            entry["resid_cross"] = number(layer.resid_cross);
+            entry["cross_attn_entropy"] = number(layer.cross_attn_entropy);
+            entry["cross_attn_max_logit"] = number(layer.cross_attn_max_logit);
+            entry["dependency"]["cross"] = number(layer.dependency_cross);
+            nlohmann::json& grad = entry["grad"];
+            grad["w_cross_q"] = number(g.w_cross_q);
+            grad["w_cross_kv"] = number(g.w_cross_kv);
+            grad["w_cross_o"] = number(g.w_cross_o);
+            grad["norm_cross"] = number(g.norm_cross);
+            grad["norm_cross_out"] = number(g.norm_cross_out);
+        }
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
 }  // namespace
 
 nlohmann::json to_json(const StepRecord& record) {
@@ -24,30 +61,8 @@ nlohmann::json to_json(const StepRecord& record) {
     if (record.val_loss) out["val_loss"] = number(*record.val_loss);
     if (record.val_accuracy) out["val_accuracy"] = number(*record.val_accuracy);
     out["steps_per_s"] = number(record.steps_per_s);
-    if (!record.layers.empty()) {
-        nlohmann::json layers = nlohmann::json::array();
-        for (const LayerTelemetry& layer : record.layers) {
-            const GradientNorms& g = layer.grad;
-            layers.push_back(
-                {{"resid", number(layer.resid)},
-                 {"resid_attn", number(layer.resid_attn)},
-                 {"grad",
-                  {{"w_qkv", number(g.w_qkv)},
-                   {"w_o", number(g.w_o)},
-                   {"w_1", number(g.w_1)},
-                   {"w_2", number(g.w_2)},
-                   {"norm1", number(g.norm1)},
-                   {"norm2", number(g.norm2)},
-                   {"norm1_out", number(g.norm1_out)},
-                   {"norm2_out", number(g.norm2_out)}}},
-                 {"update_ratio", number(layer.update_ratio)},
-                 {"attn_entropy", number(layer.attn_entropy)},
-                 {"attn_max_logit", number(layer.attn_max_logit)},
-                 {"dependency",
-                  {{"attn", number(layer.dependency_attn)}, {"ffn", number(layer.dependency_ffn)}}}});
-        }
-        out["layers"] = std::move(layers);
-    }
+    if (!record.layers.empty()) out["layers"] = layers_json(record.layers);
+    if (!record.encoder_layers.empty()) out["encoder_layers"] = layers_json(record.encoder_layers);
     return out;
 }
 

@@ -19,12 +19,39 @@ double admin_closed_omega(int sublayers) {
     return std::sqrt((s + 1.0) / std::log(s + 1.0) - 1.0);
 }
 
-double effective_deepnorm_alpha(const ModelConfig& model) {
-    return model.deepnorm_alpha > 0.0 ? model.deepnorm_alpha : deepnorm_alpha(model.layers);
+double deepnorm_encoder_alpha(int encoder_blocks, int decoder_blocks) {
+    return 0.81 * std::pow(std::pow(static_cast<double>(encoder_blocks), 4.0) * decoder_blocks, 1.0 / 16.0);
 }
 
-double effective_deepnorm_beta(const ModelConfig& model) {
-    return model.deepnorm_beta > 0.0 ? model.deepnorm_beta : deepnorm_beta(model.layers);
+double deepnorm_encoder_beta(int encoder_blocks, int decoder_blocks) {
+    return 0.87 * std::pow(std::pow(static_cast<double>(encoder_blocks), 4.0) * decoder_blocks, -1.0 / 16.0);
+}
+
+double deepnorm_decoder_alpha(int decoder_blocks) {
+    return std::pow(3.0 * decoder_blocks, 0.25);
+}
+
+double deepnorm_decoder_beta(int decoder_blocks) {
+    return std::pow(12.0 * decoder_blocks, -0.25);
+}
+
+double effective_deepnorm_alpha(const ModelConfig& model, bool encoder) {
+    if (model.deepnorm_alpha > 0.0) return model.deepnorm_alpha;
+    if (model.encoder_layers <= 0) return deepnorm_alpha(model.layers);
+    return encoder ? deepnorm_encoder_alpha(model.encoder_layers, model.layers)
+                   : deepnorm_decoder_alpha(model.layers);
+}
+
+double effective_deepnorm_beta(const ModelConfig& model, bool encoder) {
+    if (model.deepnorm_beta > 0.0) return model.deepnorm_beta;
+    if (model.encoder_layers <= 0) return deepnorm_beta(model.layers);
+    return encoder ? deepnorm_encoder_beta(model.encoder_layers, model.layers)
+                   : deepnorm_decoder_beta(model.layers);
+}
+
+int residual_sublayers(const ModelConfig& model) {
+    if (model.encoder_layers <= 0) return 2 * model.layers;
+    return 2 * model.encoder_layers + 3 * model.layers;
 }
 
 }  // namespace normlab

@@ -1,5 +1,6 @@
 // Builds the parameter layout table in checkpoint-contract names and decides which entries are active
-// for a given wiring (e.g. Peri-LN's output norms only under peri, RMSNorm has no bias).
+// for a given wiring (e.g. Peri-LN's output norms only under peri, RMSNorm has no bias). An encoder and
+// the decoder's cross-attention come after the decoder-only model's entries, which keep their order.
 #include "engine/model/layout.h"
 
 namespace normlab {
@@ -16,10 +17,14 @@ class LayoutBuilder {
   public:
     explicit LayoutBuilder(ParamLayout& layout) : m_layout(layout) {}
 
+    // Entries of the encoder go in with block -1 and their encoder block set.
+    void set_encoder_block(int encoder_block) { m_encoder_block = encoder_block; }
+
     int add(const std::string& name, std::vector<int64_t> shape, int block, ParamRole role) {
         size_t count = 1;
         for (int64_t dim : shape) count *= static_cast<size_t>(dim);
-        m_layout.entries.push_back({name, std::move(shape), m_layout.total, count, block, role});
+        m_layout.entries.push_back({name, std::move(shape), m_layout.total, count,
+                                    m_encoder_block >= 0 ? -1 : block, role, m_encoder_block});
         m_layout.total += (count + 15) / 16 * 16;  // 64-byte aligned views
         return static_cast<int>(m_layout.entries.size()) - 1;
     }
@@ -30,13 +35,51 @@ class LayoutBuilder {
                 add(prefix + ".alpha", {1}, block, ParamRole::NormAlpha)};
     }
 
+    // A block's self-attention, FFN and residual-scheme entries under `prefix` ("blocks.3.").
+    BlockIndex add_block(const std::string& p, int i, int d, int d_ff) {
+        BlockIndex block;
+        block.norm1 = add_norm(p + "norm1", d, i);
+        block.qkv_weight = add(p + "attn.qkv.weight", {3 * d, d}, i, ParamRole::Matrix);
+        block.qkv_bias = add(p + "attn.qkv.bias", {3 * d}, i, ParamRole::Bias);
+        block.out_weight = add(p + "attn.out.weight", {d, d}, i, ParamRole::Matrix);
+        block.out_bias = add(p + "attn.out.bias", {d}, i, ParamRole::Bias);
+        block.norm1_out = add_norm(p + "norm1_out", d, i);
+        block.norm2 = add_norm(p + "norm2", d, i);
+        block.fc1_weight = add(p + "ffn.fc1.weight", {d_ff, d}, i, ParamRole::Matrix);
+        block.fc1_bias = add(p + "ffn.fc1.bias", {d_ff}, i, ParamRole::Bias);
+        block.fc2_weight = add(p + "ffn.fc2.weight", {d, d_ff}, i, ParamRole::Matrix);
+        block.fc2_bias = add(p + "ffn.fc2.bias", {d}, i, ParamRole::Bias);
+        block.norm2_out = add_norm(p + "norm2_out", d, i);
+        block.rezero_alpha = add(p + "rezero_alpha", {1}, i, ParamRole::ReZeroAlpha);
+        block.admin_omega = add(p + "admin_omega", {2}, i, ParamRole::AdminOmega);
+        return block;
+    }
+
+    // A decoder block's cross-attention entries under `prefix`.
+    void add_cross_attention(BlockIndex& block, const std::string& p, int i, int d) {
+        block.norm_cross = add_norm(p + "norm_cross", d, i);
+        block.cross_q_weight = add(p + "cross_attn.q.weight", {d, d}, i, ParamRole::Matrix);
+        block.cross_q_bias = add(p + "cross_attn.q.bias", {d}, i, ParamRole::Bias);
+        block.cross_kv_weight = add(p + "cross_attn.kv.weight", {2 * d, d}, i, ParamRole::Matrix);
+        block.cross_kv_bias = add(p + "cross_attn.kv.bias", {2 * d}, i, ParamRole::Bias);
+        block.cross_out_weight = add(p + "cross_attn.out.weight", {d, d}, i, ParamRole::Matrix);
+        block.cross_out_bias = add(p + "cross_attn.out.bias", {d}, i, ParamRole::Bias);
+        block.norm_cross_out = add_norm(p + "norm_cross_out", d, i);
+        block.cross_admin_omega = add(p + "cross_attn.admin_omega", {1}, i, ParamRole::AdminOmega);
+    }
+
   private:
     ParamLayout& m_layout;
+    int m_encoder_block = -1;
 };
+
+std::string block_prefix(int i) {
+    return "blocks." + std::to_string(i) + ".";
+}
 
 bool norm_active(const std::string& name, NormPlacement placement) {
     const bool is_output_norm = name.find("_out.") != std::string::npos;
-    const bool is_final = name.rfind("final_norm.", 0) == 0;
+    const bool is_final = name.rfind("final_norm.", 0) == 0 || name.rfind("encoder.final_norm.", 0) == 0;
     if (placement == NormPlacement::None) return false;
     if (is_output_norm) return placement == NormPlacement::Peri;
     if (is_final) return placement == NormPlacement::Pre || placement == NormPlacement::Peri;
@@ -51,27 +94,19 @@ ParamLayout build_layout(const ModelConfig& model, int vocab) {
     const int d_ff = model.d_ff;
     layout.wte = builder.add("wte.weight", {vocab, d}, -1, ParamRole::Embedding);
     layout.wpe = builder.add("wpe.weight", {model.seq_len, d}, -1, ParamRole::Embedding);
-    for (int i = 0; i < model.layers; ++i) {
-        const std::string p = "blocks." + std::to_string(i) + ".";
-        BlockIndex block;
-        block.norm1 = builder.add_norm(p + "norm1", d, i);
-        block.qkv_weight = builder.add(p + "attn.qkv.weight", {3 * d, d}, i, ParamRole::Matrix);
-        block.qkv_bias = builder.add(p + "attn.qkv.bias", {3 * d}, i, ParamRole::Bias);
-        block.out_weight = builder.add(p + "attn.out.weight", {d, d}, i, ParamRole::Matrix);
-        block.out_bias = builder.add(p + "attn.out.bias", {d}, i, ParamRole::Bias);
-        block.norm1_out = builder.add_norm(p + "norm1_out", d, i);
-        block.norm2 = builder.add_norm(p + "norm2", d, i);
-        block.fc1_weight = builder.add(p + "ffn.fc1.weight", {d_ff, d}, i, ParamRole::Matrix);
-        block.fc1_bias = builder.add(p + "ffn.fc1.bias", {d_ff}, i, ParamRole::Bias);
-        block.fc2_weight = builder.add(p + "ffn.fc2.weight", {d, d_ff}, i, ParamRole::Matrix);
-        block.fc2_bias = builder.add(p + "ffn.fc2.bias", {d}, i, ParamRole::Bias);
-        block.norm2_out = builder.add_norm(p + "norm2_out", d, i);
-        block.rezero_alpha = builder.add(p + "rezero_alpha", {1}, i, ParamRole::ReZeroAlpha);
-        block.admin_omega = builder.add(p + "admin_omega", {2}, i, ParamRole::AdminOmega);
-        layout.blocks.push_back(block);
-    }
+    for (int i = 0; i < model.layers; ++i)
+        layout.blocks.push_back(builder.add_block(block_prefix(i), i, d, d_ff));
     layout.final_norm = builder.add_norm("final_norm", d, -1);
     layout.head = builder.add("head.weight", {vocab, d}, -1, ParamRole::Matrix);
+    if (model.encoder_layers <= 0) return layout;
+    for (int i = 0; i < model.layers; ++i)
+        builder.add_cross_attention(layout.blocks[i], block_prefix(i), i, d);
+    for (int i = 0; i < model.encoder_layers; ++i) {
+        builder.set_encoder_block(i);
+        layout.encoder_blocks.push_back(builder.add_block("encoder." + block_prefix(i), i, d, d_ff));
+    }
+    builder.set_encoder_block(model.encoder_layers);
+    layout.encoder_final_norm = builder.add_norm("encoder.final_norm", d, -1);
     return layout;
 }
 
@@ -89,7 +124,9 @@ bool is_active(const ParamEntry& entry, const ModelConfig& model) {
             return model.residual == Residual::Admin;
         case ParamRole::Matrix:
         case ParamRole::Bias:
-            return !(model.theory_mode && entry.name.find(".attn.out.") != std::string::npos);
+            // theory mode has no output projection, in self- and cross-attention alike
+            return !(model.theory_mode && (entry.name.find(".attn.out.") != std::string::npos ||
+                                           entry.name.find(".cross_attn.out.") != std::string::npos));
         case ParamRole::Embedding:
             return true;
     }

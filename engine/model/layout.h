@@ -18,8 +18,9 @@ struct ParamEntry {
     std::vector<int64_t> shape;
     size_t offset = 0;
     size_t count = 0;
-    int block = -1;  // -1: not inside a block (embeddings, final norm, head)
+    int block = -1;  // decoder block; -1: not inside one (embeddings, final norm, head, the encoder)
     ParamRole role = ParamRole::Matrix;
+    int encoder_block = -1;  // encoder block (model.encoder_layers = its final norm); -1: not the encoder
 };
 
 // Entry indices of one norm: weight, bias, DyT alpha.
@@ -33,8 +34,15 @@ struct BlockIndex {
     NormIndex norm1, norm2, norm1_out, norm2_out;
     int qkv_weight = -1, qkv_bias = -1, out_weight = -1, out_bias = -1;
     int fc1_weight = -1, fc1_bias = -1, fc2_weight = -1, fc2_bias = -1;
-    int rezero_alpha = -1;  // [1], shared by the block's two sub-layers
-    int admin_omega = -1;   // [2], one shortcut scale per sub-layer
+    int rezero_alpha = -1;  // [1], shared by the block's sub-layers
+    int admin_omega = -1;   // [2], one shortcut scale per sub-layer (attention, FFN)
+    // Decoder blocks of an encoder-decoder model: cross-attention (queries from the decoder stream, keys
+    // and values from the encoder's memory) between self-attention and the FFN.
+    NormIndex norm_cross, norm_cross_out;
+    int cross_q_weight = -1, cross_q_bias = -1;    // [d, d]
+    int cross_kv_weight = -1, cross_kv_bias = -1;  // [2d, d]: k then v
+    int cross_out_weight = -1, cross_out_bias = -1;
+    int cross_admin_omega = -1;  // [1]
 };
 
 struct ParamLayout {
@@ -45,6 +53,8 @@ struct ParamLayout {
     std::vector<BlockIndex> blocks;
     NormIndex final_norm;
     int head = -1;
+    std::vector<BlockIndex> encoder_blocks;  // empty for a decoder-only model
+    NormIndex encoder_final_norm;            // Pre-/Peri-LN: the norm whose output is the memory
 
     int find(const std::string& name) const;  // -1 when absent
 };

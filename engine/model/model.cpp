@@ -1,9 +1,13 @@
 // Model construction, activation memory, and the forward and backward passes, laid out per sub-layer:
 //   u = Norm_in(x) (pre, peri);  f = F(u);  f = Norm_out(f) (peri);  s = c x + a f;  y = Norm(s) (post)
-// with c = DeepNorm alpha or Admin omega and a = the ReZero scalar (1 otherwise).
+// with c = DeepNorm alpha or Admin omega and a = the ReZero scalar (1 otherwise). F is causal
+// self-attention, an FFN, or (with an encoder) the encoder's bidirectional self-attention and the
+// decoder's cross-attention, whose keys and values come from the encoder's memory.
 #include "engine/model/model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "engine/core/errors.h"
@@ -13,8 +17,9 @@
 namespace normlab {
 
 namespace {
-constexpr int kAttention = 0;
-constexpr int kFeedForward = 1;
+constexpr int kAttention = kAttentionSublayer;
+constexpr int kFeedForward = kFeedForwardSublayer;
+constexpr int kCrossAttention = kCrossAttentionSublayer;
 // Backward scratch buffers, by role.
 enum Scratch {
     kGradResidual,
@@ -25,11 +30,29 @@ enum Scratch {
     kGradHeads,
     kGradQkv,
     kGradHidden,
+    kGradMemory,  // encoder-decoder only: dL/d(memory), summed over the decoder's cross-attentions
     kScratchCount
 };
 
 bool has_input_norm(NormPlacement p) {
     return p == NormPlacement::Pre || p == NormPlacement::Peri;
+}
+
+// Sub-layer slots (see Model::m_sublayers) and attention-statistics slots of a config.
+size_t sublayer_slots(const ModelConfig& c) {
+    const size_t layers = static_cast<size_t>(c.layers);
+    return 2 * layers + (c.encoder_layers > 0 ? layers + 2 * static_cast<size_t>(c.encoder_layers) : 0);
+}
+size_t attention_slots(const ModelConfig& c) {
+    const size_t layers = static_cast<size_t>(c.layers);
+    return layers + (c.encoder_layers > 0 ? layers + static_cast<size_t>(c.encoder_layers) : 0);
+}
+// What the sub-layer in `slot` computes.
+int slot_kind(const ModelConfig& c, size_t slot) {
+    const size_t layers = static_cast<size_t>(c.layers);
+    if (slot < 2 * layers) return static_cast<int>(slot % 2);
+    if (slot < 3 * layers) return kCrossAttention;
+    return static_cast<int>((slot - 3 * layers) % 2);
 }
 }  // namespace
 
@@ -40,19 +63,51 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     check_memory(m_layout.total * sizeof(float) * 5, "the model's parameters and optimizer state");
     m_params = m_backend->allocate(m_layout.total);
     m_grads = m_backend->allocate(m_layout.total);
-    m_attention_stats = m_backend->allocate(static_cast<size_t>(m_config.layers) * 2);
+    m_attention_stats = m_backend->allocate(attention_slots(m_config) * 2);
     refresh_active();
+    build_plan();
 
     const size_t layers = static_cast<size_t>(m_config.layers);
+    const size_t slots = sublayer_slots(m_config);
     m_stats.resid.resize(layers);
     m_stats.resid_attn.resize(layers);
     m_stats.attn_entropy.reserve(layers);
     m_stats.attn_max_logit.reserve(layers);
-    m_stats.dependency.reserve(2 * layers);
-    m_branch_slices.reserve(2 * layers);
-    m_slice_squares.resize(4 * layers);
-    m_slice_sums.resize(4 * layers);
-    m_attention_host.resize(2 * layers);
+    m_stats.dependency.reserve(slots);
+    if (m_config.encoder_layers > 0) {
+        const size_t encoder = static_cast<size_t>(m_config.encoder_layers);
+        m_stats.resid_cross.resize(layers);
+        m_stats.cross_attn_entropy.reserve(layers);
+        m_stats.cross_attn_max_logit.reserve(layers);
+        m_stats.encoder_resid.resize(encoder);
+        m_stats.encoder_resid_attn.resize(encoder);
+        m_stats.encoder_attn_entropy.reserve(encoder);
+        m_stats.encoder_attn_max_logit.reserve(encoder);
+    }
+    m_branch_slices.reserve(slots);
+    m_slice_squares.resize(2 * slots);
+    m_slice_sums.resize(2 * slots);
+    m_attention_host.resize(2 * attention_slots(m_config));
+}
+
+void Model::build_plan() {
+    const int layers = m_config.layers;
+    m_plan.clear();
+    for (int block = 0; block < m_config.encoder_layers; ++block) {
+        m_plan.push_back({block, true, kAttention, 3 * layers + 2 * block, 2 * layers + block});
+        m_plan.push_back({block, true, kFeedForward, 3 * layers + 2 * block + 1, -1});
+    }
+    m_encoder_steps = static_cast<int>(m_plan.size());
+    for (int block = 0; block < layers; ++block) {
+        m_plan.push_back({block, false, kAttention, 2 * block, block});
+        if (m_config.encoder_layers > 0)
+            m_plan.push_back({block, false, kCrossAttention, 2 * layers + block, layers + block});
+        m_plan.push_back({block, false, kFeedForward, 2 * block + 1, -1});
+    }
+}
+
+const BlockIndex& Model::block_index(const SublayerStep& step) const {
+    return step.encoder ? m_layout.encoder_blocks[step.block] : m_layout.blocks[step.block];
 }
 
 Model::~Model() {
@@ -83,8 +138,13 @@ size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
     const size_t feed_forward = 2 * n * d_ff;
     const size_t globals = 2 * n * d + 2 * n + n * static_cast<size_t>(vocab);
     const size_t scratch = 6 * n * d + 3 * n * d + n * d_ff;
-    return static_cast<size_t>(c.layers) * (2 * per_sublayer_common + attention + feed_forward) + globals +
-           scratch;
+    const size_t block = 2 * per_sublayer_common + attention + feed_forward;
+    const size_t decoder_only = static_cast<size_t>(c.layers) * block + globals + scratch;
+    if (c.encoder_layers <= 0) return decoder_only;
+    // encoder blocks, one cross-attention per decoder block (q and kv take as much as qkv), the memory's
+    // norm, and the memory's gradient
+    const size_t cross = static_cast<size_t>(c.layers) * (per_sublayer_common + attention);
+    return decoder_only + static_cast<size_t>(c.encoder_layers) * block + cross + (n * d + 2 * n) + n * d;
 }
 }  // namespace
 
@@ -127,29 +187,29 @@ void Model::carve_activations() {
         cursor += count;
         return block;
     };
-    m_sublayers.assign(static_cast<size_t>(m_config.layers) * 2, SublayerActivations{});
+    const size_t slots = sublayer_slots(m_config);
+    m_sublayers.assign(slots, SublayerActivations{});
     m_resid_slices.clear();
-    for (int block = 0; block < m_config.layers; ++block) {
-        for (int kind = 0; kind < 2; ++kind) {
-            SublayerActivations& acts = m_sublayers[block * 2 + kind];
-            acts.normed = take(n * d);
-            acts.normed_stats = take(2 * n);
-            if (kind == kAttention) {
-                acts.qkv = take(3 * n * d);
-                acts.probs = take(probs);
-                acts.heads = take(n * d);
-            } else {
-                acts.hidden_pre = take(n * d_ff);
-                acts.hidden = take(n * d_ff);
-            }
-            acts.branch = take(n * d);
-            acts.branch_normed = take(n * d);
-            acts.branch_stats = take(2 * n);
-            acts.sum = take(n * d);
-            acts.output = take(n * d);
-            acts.output_stats = take(2 * n);
-            m_resid_slices.push_back({static_cast<size_t>(acts.sum - m_activations), n * d});
+    for (size_t slot = 0; slot < slots; ++slot) {
+        const int kind = slot_kind(m_config, slot);
+        SublayerActivations& acts = m_sublayers[slot];
+        acts.normed = take(n * d);
+        acts.normed_stats = take(2 * n);
+        if (kind == kFeedForward) {
+            acts.hidden_pre = take(n * d_ff);
+            acts.hidden = take(n * d_ff);
+        } else {
+            acts.qkv = take(3 * n * d);  // cross-attention: q [n, d], then kv [n, 2d]
+            acts.probs = take(probs);
+            acts.heads = take(n * d);
         }
+        acts.branch = take(n * d);
+        acts.branch_normed = take(n * d);
+        acts.branch_stats = take(2 * n);
+        acts.sum = take(n * d);
+        acts.output = take(n * d);
+        acts.output_stats = take(2 * n);
+        m_resid_slices.push_back({static_cast<size_t>(acts.sum - m_activations), n * d});
     }
     m_embedded = take(n * d);
     m_final_normed = take(n * d);
@@ -159,31 +219,72 @@ void Model::carve_activations() {
     for (int role = kGradResidual; role <= kGradHeads; ++role) m_scratch[role] = take(n * d);
     m_scratch[kGradQkv] = take(3 * n * d);
     m_scratch[kGradHidden] = take(n * d_ff);
-}
-
-ScaleRef Model::shortcut_scale(int block, int kind) const {
-    if (m_config.residual == Residual::DeepNorm) {
-        return {static_cast<float>(effective_deepnorm_alpha(m_config)), nullptr};
+    if (m_config.encoder_layers > 0) {
+        m_memory = take(n * d);
+        m_memory_stats = take(2 * n);
+        m_scratch[kGradMemory] = take(n * d);
     }
-    if (m_config.residual == Residual::Admin)
-        return {1.0f, entry_ptr(m_layout.blocks[block].admin_omega) + kind};
+}
+
+ScaleRef Model::shortcut_scale(const SublayerStep& step) const {
+    if (m_config.residual == Residual::DeepNorm) {
+        return {static_cast<float>(effective_deepnorm_alpha(m_config, step.encoder)), nullptr};
+    }
+    if (m_config.residual == Residual::Admin) {
+        const BlockIndex& index = block_index(step);
+        if (step.kind == kCrossAttention) return {1.0f, entry_ptr(index.cross_admin_omega)};
+        return {1.0f, entry_ptr(index.admin_omega) + step.kind};
+    }
     return {1.0f, nullptr};
 }
 
-ScaleRef Model::branch_scale(int block) const {
-    if (m_config.residual == Residual::ReZero) return {1.0f, entry_ptr(m_layout.blocks[block].rezero_alpha)};
+ScaleRef Model::branch_scale(const SublayerStep& step) const {
+    if (m_config.residual == Residual::ReZero) return {1.0f, entry_ptr(block_index(step).rezero_alpha)};
     return {1.0f, nullptr};
 }
 
-void Model::forward_sublayer(int block, int kind, const float* x, SublayerActivations& acts, int batch,
-                             int seq, bool attention_stats) {
-    const BlockIndex& index = m_layout.blocks[block];
+AttentionShape Model::attention_shape(const SublayerStep& step, int batch, int seq) const {
+    AttentionShape shape{batch, seq, m_config.heads, m_config.d_model / m_config.heads};
+    if (step.encoder || step.kind == kCrossAttention) {
+        shape.causal = false;  // the encoder reads its whole source; the decoder all of the memory
+        shape.keys = m_source_len;
+    }
+    return shape;
+}
+
+namespace {
+// The norms of a sub-layer: Norm_in (also Post-LN's norm after the sum) and Peri-LN's Norm_out.
+const NormIndex& input_norm_of(const BlockIndex& index, int kind) {
+    if (kind == kCrossAttention) return index.norm_cross;
+    return kind == kAttention ? index.norm1 : index.norm2;
+}
+const NormIndex& output_norm_of(const BlockIndex& index, int kind) {
+    if (kind == kCrossAttention) return index.norm_cross_out;
+    return kind == kAttention ? index.norm1_out : index.norm2_out;
+}
+}  // namespace
+
+const float* Model::sublayer_output(const SublayerStep& step) const {
+    const SublayerActivations& acts = m_sublayers[step.slot];
+    return m_config.norm_placement == NormPlacement::Post ? acts.output : acts.sum;
+}
+
+const float* Model::memory_buffer() const {
+    if (has_input_norm(m_config.norm_placement)) return m_memory;
+    return sublayer_output(m_plan[m_encoder_steps - 1]);
+}
+
+void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch, int seq,
+                             bool attention_stats) {
+    const BlockIndex& index = block_index(step);
+    SublayerActivations& acts = m_sublayers[step.slot];
     const int n = batch * seq;
     const int d = m_config.d_model;
+    const size_t nd = static_cast<size_t>(n) * d;
     const NormType type = m_config.norm_type;
     const float eps = static_cast<float>(m_config.norm_eps);
-    const NormIndex& norm_in = kind == kAttention ? index.norm1 : index.norm2;
-    const NormIndex& norm_out = kind == kAttention ? index.norm1_out : index.norm2_out;
+    const NormIndex& norm_in = input_norm_of(index, step.kind);
+    const NormIndex& norm_out = output_norm_of(index, step.kind);
 
     acts.input = x;
     const float* u = x;
@@ -194,20 +295,7 @@ void Model::forward_sublayer(int block, int kind, const float* x, SublayerActiva
     }
 
     const float* f = acts.branch;
-    if (kind == kAttention) {
-        m_backend->linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n, d,
-                                  3 * d);
-        AttentionStatsRef stats;
-        if (attention_stats) stats = {m_attention_stats + 2 * block, m_attention_stats + 2 * block + 1};
-        m_backend->attention_forward(acts.heads, acts.probs, acts.qkv, batch, seq, m_config.heads,
-                                     d / m_config.heads, stats);
-        if (m_config.theory_mode) {
-            f = acts.heads;
-        } else {
-            m_backend->linear_forward(acts.branch, acts.heads, entry_ptr(index.out_weight),
-                                      entry_ptr(index.out_bias), n, d, d);
-        }
-    } else {
+    if (step.kind == kFeedForward) {
         const int d_ff = m_config.d_ff;
         m_backend->linear_forward(acts.hidden_pre, u, entry_ptr(index.fc1_weight), entry_ptr(index.fc1_bias),
                                   n, d, d_ff);
@@ -215,18 +303,86 @@ void Model::forward_sublayer(int block, int kind, const float* x, SublayerActiva
                                       static_cast<size_t>(n) * d_ff);
         m_backend->linear_forward(acts.branch, acts.hidden, entry_ptr(index.fc2_weight),
                                   entry_ptr(index.fc2_bias), n, d_ff, d);
+    } else {
+        AttentionStatsRef stats;
+        if (attention_stats) {
+            float* slot = m_attention_stats + 2 * step.attention_slot;
+            stats = {slot, slot + 1};
+        }
+        const bool cross = step.kind == kCrossAttention;
+        if (cross) {
+            // q [n, d] from the decoder stream, kv [n, 2d] from the encoder's memory
+            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.cross_q_weight),
+                                      entry_ptr(index.cross_q_bias), n, d, d);
+            m_backend->linear_forward(acts.qkv + nd, memory_buffer(), entry_ptr(index.cross_kv_weight),
+                                      entry_ptr(index.cross_kv_bias), n, d, 2 * d);
+        } else {
+            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n,
+                                      d, 3 * d);
+        }
+        m_backend->attention_forward(acts.heads, acts.probs, attention_inputs(acts, cross),
+                                     attention_shape(step, batch, seq), stats);
+        if (m_config.theory_mode) {
+            f = acts.heads;
+        } else {
+            const int out_weight = cross ? index.cross_out_weight : index.out_weight;
+            const int out_bias = cross ? index.cross_out_bias : index.out_bias;
+            m_backend->linear_forward(acts.branch, acts.heads, entry_ptr(out_weight), entry_ptr(out_bias), n,
+                                      d, d);
+        }
     }
     if (m_config.norm_placement == NormPlacement::Peri) {
         m_backend->norm_forward(type, acts.branch_normed, acts.branch_stats, f, entry_ptr(norm_out.weight),
                                 entry_ptr(norm_out.bias), {0.0f, entry_ptr(norm_out.alpha)}, n, d, eps);
         f = acts.branch_normed;
     }
-    m_backend->residual_forward(acts.sum, x, f, shortcut_scale(block, kind), branch_scale(block),
-                                static_cast<size_t>(n) * d);
+    m_backend->residual_forward(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd);
     if (m_config.norm_placement == NormPlacement::Post) {
         m_backend->norm_forward(type, acts.output, acts.output_stats, acts.sum, entry_ptr(norm_in.weight),
                                 entry_ptr(norm_in.bias), {0.0f, entry_ptr(norm_in.alpha)}, n, d, eps);
     }
+}
+
+AttentionInputs Model::attention_inputs(const SublayerActivations& acts, bool cross) const {
+    const int d = m_config.d_model;
+    if (!cross) return packed_qkv(acts.qkv, d);
+    const float* kv = acts.qkv + static_cast<size_t>(m_batch) * m_seq * d;
+    return {acts.qkv, kv, kv + d, d, 2 * d};
+}
+
+const float* Model::forward_encoder(int batch, int seq, bool attention_stats) {
+    const float* x = m_embedded;
+    for (int i = 0; i < m_encoder_steps; ++i) {
+        forward_sublayer(m_plan[i], x, batch, seq, attention_stats);
+        x = sublayer_output(m_plan[i]);
+    }
+    finish_memory(batch, seq);
+    return memory_buffer();
+}
+
+void Model::finish_memory(int batch, int seq) {
+    if (!has_input_norm(m_config.norm_placement)) return;
+    const NormIndex& norm = m_layout.encoder_final_norm;
+    m_backend->norm_forward(m_config.norm_type, m_memory, m_memory_stats,
+                            sublayer_output(m_plan[m_encoder_steps - 1]), entry_ptr(norm.weight),
+                            entry_ptr(norm.bias), {0.0f, entry_ptr(norm.alpha)}, batch * seq,
+                            m_config.d_model, static_cast<float>(m_config.norm_eps));
+}
+
+void Model::upload_targets(const Batch& batch) {
+    const int n = batch.batch * batch.seq;
+    if (m_config.encoder_layers <= 0) {
+        m_backend->upload_ints(m_targets, batch.targets.data(), n);
+        return;
+    }
+    // The memory holds positions [0, s): a target among them (position t < s - 1 predicts t + 1) would be
+    // read off the memory, so it is not scored.
+    m_host_targets.assign(batch.targets.begin(), batch.targets.end());
+    for (int row = 0; row < batch.batch; ++row) {
+        for (int t = 0; t + 1 < m_source_len; ++t)
+            m_host_targets[static_cast<size_t>(row) * batch.seq + t] = -1;
+    }
+    m_backend->upload_ints(m_targets, m_host_targets.data(), n);
 }
 
 const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, bool attention_stats) {
@@ -251,18 +407,18 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     const float eps = static_cast<float>(m_config.norm_eps);
     const NormIndex& final_norm = m_layout.final_norm;
     const bool has_final_norm = has_input_norm(m_config.norm_placement);
+    const bool has_encoder = m_config.encoder_layers > 0;
+    m_source_len = source_length(batch);
 
     m_backend->upload_ints(m_tokens, batch.inputs.data(), n);
-    m_backend->upload_ints(m_targets, batch.targets.data(), n);
+    upload_targets(batch);
     m_backend->embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe),
                                  batch.batch, batch.seq, d);
+    if (has_encoder) forward_encoder(batch.batch, batch.seq, attention_stats);
     const float* x = m_embedded;
-    for (int block = 0; block < m_config.layers; ++block) {
-        for (int kind = 0; kind < 2; ++kind) {
-            SublayerActivations& acts = m_sublayers[block * 2 + kind];
-            forward_sublayer(block, kind, x, acts, batch.batch, batch.seq, attention_stats);
-            x = m_config.norm_placement == NormPlacement::Post ? acts.output : acts.sum;
-        }
+    for (size_t i = static_cast<size_t>(m_encoder_steps); i < m_plan.size(); ++i) {
+        forward_sublayer(m_plan[i], x, batch.batch, batch.seq, attention_stats);
+        x = sublayer_output(m_plan[i]);
     }
     if (has_final_norm) {
         m_backend->norm_forward(type, m_final_normed, m_final_stats, x, entry_ptr(final_norm.weight),
@@ -276,31 +432,16 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     stats.scored = loss.scored;
     stats.correct = loss.correct;
     stats.loss = loss.scored > 0 ? loss.loss_sum / static_cast<double>(loss.scored) : 0.0;
-    stats.first_nonfinite_block = -1;
-    const std::vector<double>& sums = m_slice_squares;  // one per residual sum, in sub-layer order
-    // Sums too, in the same pass: the dependency ratio's variances need them on telemetry steps.
-    m_backend->sum_values_and_squares(m_activations, m_resid_slices, m_slice_sums.data(),
-                                      m_slice_squares.data());
-    for (int block = 0; block < m_config.layers; ++block) {
-        stats.resid_attn[block] = sums[2 * block] / static_cast<double>(nd);
-        stats.resid[block] = sums[2 * block + 1] / static_cast<double>(nd);
-        if (stats.first_nonfinite_block < 0 &&
-            !(std::isfinite(sums[2 * block]) && std::isfinite(sums[2 * block + 1]))) {
-            stats.first_nonfinite_block = block;
-        }
-    }
-    if (stats.first_nonfinite_block < 0 && !std::isfinite(stats.loss))
-        stats.first_nonfinite_block = m_config.layers;
+    collect_residual_stats(nd);
     stats.attn_entropy.clear();
     stats.attn_max_logit.clear();
+    stats.cross_attn_entropy.clear();
+    stats.cross_attn_max_logit.clear();
+    stats.encoder_attn_entropy.clear();
+    stats.encoder_attn_max_logit.clear();
     stats.dependency.clear();
     if (attention_stats) {
-        m_backend->download(m_attention_host.data(), m_attention_stats, m_attention_host.size());
-        const double rows = static_cast<double>(batch.batch) * m_config.heads * batch.seq;
-        for (int block = 0; block < m_config.layers; ++block) {
-            stats.attn_entropy.push_back(m_attention_host[2 * block] / rows);
-            stats.attn_max_logit.push_back(m_attention_host[2 * block + 1]);
-        }
+        collect_attention_stats(batch.batch, batch.seq);
         measure_dependency(nd);
     }
     if (!backward) return stats;
@@ -317,31 +458,106 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
                                  false);
         m_backend->copy(grad_residual, grad_temp, nd);
     }
-    for (int block = m_config.layers - 1; block >= 0; --block) {
-        for (int kind = 1; kind >= 0; --kind) {
-            backward_sublayer(block, kind, m_sublayers[block * 2 + kind], batch.batch, batch.seq);
-        }
+    if (has_encoder) m_backend->fill(m_scratch[kGradMemory], 0.0f, nd);
+    for (size_t i = m_plan.size(); i-- > static_cast<size_t>(m_encoder_steps);) {
+        backward_sublayer(m_plan[i], batch.batch, batch.seq);
     }
+    // the embeddings are shared: the decoder's gradient, then the encoder's, are added to them
     m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
                                   batch.batch, batch.seq, d);
+    if (has_encoder) backward_encoder(batch.batch, batch.seq);
     return stats;
 }
 
-const float* Model::added_branch(int block, int kind) const {
-    const SublayerActivations& acts = m_sublayers[block * 2 + kind];
-    if (m_config.norm_placement == NormPlacement::Peri) return acts.branch_normed;
-    return kind == kAttention && m_config.theory_mode ? acts.heads : acts.branch;
+int Model::source_length(const Batch& batch) const {
+    if (m_config.encoder_layers <= 0) return 0;
+    const int given = batch.source_len > 0 ? batch.source_len : batch.seq / 2;
+    return std::clamp(given, 1, batch.seq);
 }
 
-// Fills m_stats.dependency: per sub-layer, a^2 Var[branch] / Var[residual sum].
+void Model::backward_encoder(int batch, int seq) {
+    const int n = batch * seq;
+    const int d = m_config.d_model;
+    float* grad_residual = m_scratch[kGradResidual];
+    const float* grad_memory = m_scratch[kGradMemory];
+    if (has_input_norm(m_config.norm_placement)) {
+        const NormIndex& norm = m_layout.encoder_final_norm;
+        m_backend->norm_backward(m_config.norm_type, grad_residual, grad_ptr(norm.weight),
+                                 grad_ptr(norm.bias), grad_ptr(norm.alpha), grad_memory,
+                                 sublayer_output(m_plan[m_encoder_steps - 1]), m_memory_stats,
+                                 entry_ptr(norm.weight), {0.0f, entry_ptr(norm.alpha)}, n, d, false);
+    } else {
+        m_backend->copy(grad_residual, grad_memory, static_cast<size_t>(n) * d);
+    }
+    for (int i = m_encoder_steps; i-- > 0;) backward_sublayer(m_plan[i], batch, seq);
+    m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
+                                  batch, seq, d);
+}
+
+void Model::collect_residual_stats(size_t nd) {
+    ForwardStats& stats = m_stats;
+    const std::vector<double>& sums = m_slice_squares;  // one per residual sum, by slot
+    // Sums too, in the same pass: the dependency ratio's variances need them on telemetry steps.
+    m_backend->sum_values_and_squares(m_activations, m_resid_slices, m_slice_sums.data(),
+                                      m_slice_squares.data());
+    const int layers = m_config.layers;
+    const double count = static_cast<double>(nd);
+    stats.first_nonfinite_block = -1;
+    bool encoder_finite = true;
+    for (int block = 0; block < m_config.encoder_layers; ++block) {
+        const size_t slot = 3 * static_cast<size_t>(layers) + 2 * block;
+        stats.encoder_resid_attn[block] = sums[slot] / count;
+        stats.encoder_resid[block] = sums[slot + 1] / count;
+        encoder_finite = encoder_finite && std::isfinite(sums[slot]) && std::isfinite(sums[slot + 1]);
+    }
+    if (!encoder_finite) stats.first_nonfinite_block = 0;
+    for (int block = 0; block < layers; ++block) {
+        stats.resid_attn[block] = sums[2 * block] / count;
+        stats.resid[block] = sums[2 * block + 1] / count;
+        bool finite = std::isfinite(sums[2 * block]) && std::isfinite(sums[2 * block + 1]);
+        if (m_config.encoder_layers > 0) {
+            const size_t slot = 2 * static_cast<size_t>(layers) + block;
+            stats.resid_cross[block] = sums[slot] / count;
+            finite = finite && std::isfinite(sums[slot]);
+        }
+        if (stats.first_nonfinite_block < 0 && !finite) stats.first_nonfinite_block = block;
+    }
+    if (stats.first_nonfinite_block < 0 && !std::isfinite(stats.loss)) stats.first_nonfinite_block = layers;
+}
+
+void Model::collect_attention_stats(int batch, int seq) {
+    ForwardStats& stats = m_stats;
+    m_backend->download(m_attention_host.data(), m_attention_stats, m_attention_host.size());
+    const double rows = static_cast<double>(batch) * m_config.heads * seq;
+    for (const SublayerStep& step : m_plan) {
+        if (step.attention_slot < 0) continue;
+        const double entropy = m_attention_host[2 * step.attention_slot] / rows;
+        const double max_logit = m_attention_host[2 * step.attention_slot + 1];
+        if (step.encoder) {
+            stats.encoder_attn_entropy.push_back(entropy);
+            stats.encoder_attn_max_logit.push_back(max_logit);
+        } else if (step.kind == kCrossAttention) {
+            stats.cross_attn_entropy.push_back(entropy);
+            stats.cross_attn_max_logit.push_back(max_logit);
+        } else {
+            stats.attn_entropy.push_back(entropy);
+            stats.attn_max_logit.push_back(max_logit);
+        }
+    }
+}
+
+const float* Model::added_branch(const SublayerStep& step) const {
+    const SublayerActivations& acts = m_sublayers[step.slot];
+    if (m_config.norm_placement == NormPlacement::Peri) return acts.branch_normed;
+    return step.kind != kFeedForward && m_config.theory_mode ? acts.heads : acts.branch;
+}
+
+// Fills m_stats.dependency: per sub-layer (by slot), a^2 Var[branch] / Var[residual sum].
 void Model::measure_dependency(size_t count) {
     const size_t sublayers = m_sublayers.size();
-    m_branch_slices.clear();
-    for (size_t i = 0; i < sublayers; ++i) {
-        m_branch_slices.push_back(
-            {static_cast<size_t>(added_branch(static_cast<int>(i / 2), static_cast<int>(i % 2)) -
-                                 m_activations),
-             count});
+    m_branch_slices.assign(sublayers, Slice{});
+    for (const SublayerStep& step : m_plan) {
+        m_branch_slices[step.slot] = {static_cast<size_t>(added_branch(step) - m_activations), count};
     }
     const std::vector<double>& squares = m_slice_squares;
     const std::vector<double>& sums = m_slice_sums;
@@ -352,30 +568,31 @@ void Model::measure_dependency(size_t count) {
         const double mean = sums[i] / static_cast<double>(count);
         return squares[i] / static_cast<double>(count) - mean * mean;
     };
-    for (size_t i = 0; i < sublayers; ++i) {
+    m_stats.dependency.assign(sublayers, 0.0);
+    for (const SublayerStep& step : m_plan) {
+        const size_t i = static_cast<size_t>(step.slot);
         double scale = 1.0;
-        const ScaleRef a = branch_scale(static_cast<int>(i / 2));
+        const ScaleRef a = branch_scale(step);
         if (a.param) {
             float value = 0.0f;
             m_backend->download(&value, a.param, 1);
             scale = static_cast<double>(value) * value;
         }
         const double total = variance(i);
-        m_stats.dependency.push_back(total > 0.0 ? scale * variance(sublayers + i) / total : 0.0);
+        m_stats.dependency[i] = total > 0.0 ? scale * variance(sublayers + i) / total : 0.0;
     }
 }
 
 const float* Model::head_input_buffer() const {
     if (has_input_norm(m_config.norm_placement)) return m_final_normed;
     if (m_sublayers.empty()) return m_embedded;
-    const SublayerActivations& last = m_sublayers.back();
-    return m_config.norm_placement == NormPlacement::Post ? last.output : last.sum;
+    return sublayer_output(m_plan.back());
 }
 
 void Model::stage_move(BackendTransfer& transfer) {
     transfer.copy(m_params, m_layout.total);
     transfer.copy(m_grads, m_layout.total);
-    transfer.copy(m_attention_stats, static_cast<size_t>(m_config.layers) * 2);
+    transfer.copy(m_attention_stats, attention_slots(m_config) * 2);
     if (!m_activations) return;
     const size_t n = static_cast<size_t>(m_batch) * m_seq;
     transfer.copy(m_activations, activation_floats(m_config, m_vocab, m_batch, m_seq));
@@ -388,29 +605,45 @@ void Model::moved_to(Backend& target) {
     if (m_activations) carve_activations();
 }
 
-std::vector<float> Model::read_block_output(int block) {
-    const SublayerActivations& acts = m_sublayers.at(static_cast<size_t>(block) * 2 + kFeedForward);
-    const float* output = m_config.norm_placement == NormPlacement::Post ? acts.output : acts.sum;
+std::vector<float> Model::read_buffer(const float* buffer) {
     std::vector<float> host(static_cast<size_t>(m_batch) * m_seq * m_config.d_model);
-    m_backend->download(host.data(), output, host.size());
+    m_backend->download(host.data(), buffer, host.size());
     return host;
+}
+
+std::vector<float> Model::read_block_output(int block) {
+    if (block < 0 || block >= m_config.layers)
+        throw std::out_of_range("no decoder block " + std::to_string(block));
+    return read_buffer(sublayer_output({block, false, kFeedForward, 2 * block + 1, -1}));
+}
+
+std::vector<float> Model::read_encoder_block_output(int block) {
+    if (block < 0 || block >= m_config.encoder_layers)
+        throw std::out_of_range("no encoder block " + std::to_string(block));
+    return read_buffer(sublayer_output({block, true, kFeedForward, 3 * m_config.layers + 2 * block + 1, -1}));
+}
+
+std::vector<float> Model::read_memory() {
+    if (m_config.encoder_layers <= 0) throw std::out_of_range("a decoder-only model has no memory");
+    return read_buffer(memory_buffer());
 }
 
 std::vector<float> Model::read_head_input() {
-    std::vector<float> host(static_cast<size_t>(m_batch) * m_seq * m_config.d_model);
-    m_backend->download(host.data(), head_input_buffer(), host.size());
-    return host;
+    return read_buffer(head_input_buffer());
 }
 
 // On entry the residual-gradient scratch holds dL/dy for the sub-layer's output y; on exit dL/dx.
-void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, int batch, int seq) {
-    const BlockIndex& index = m_layout.blocks[block];
+// Cross-attention also adds its keys' and values' gradient to the memory's (kGradMemory).
+void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
+    const BlockIndex& index = block_index(step);
+    SublayerActivations& acts = m_sublayers[step.slot];
+    const int kind = step.kind;
     const int n = batch * seq;
     const int d = m_config.d_model;
     const size_t nd = static_cast<size_t>(n) * d;
     const NormType type = m_config.norm_type;
-    const NormIndex& norm_in = kind == kAttention ? index.norm1 : index.norm2;
-    const NormIndex& norm_out = kind == kAttention ? index.norm1_out : index.norm2_out;
+    const NormIndex& norm_in = input_norm_of(index, kind);
+    const NormIndex& norm_out = output_norm_of(index, kind);
     const bool input_norm = has_input_norm(m_config.norm_placement);
     const bool peri = m_config.norm_placement == NormPlacement::Peri;
     float* grad_residual = m_scratch[kGradResidual];
@@ -423,13 +656,15 @@ void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, in
         grad_sum = m_scratch[kGradTemp];
     }
 
-    const float* branch = kind == kAttention && m_config.theory_mode ? acts.heads : acts.branch;
-    const float* combined = added_branch(block, kind);
-    float* grad_shortcut =
-        m_config.residual == Residual::Admin ? grad_ptr(index.admin_omega) + kind : nullptr;
+    const float* branch = kind != kFeedForward && m_config.theory_mode ? acts.heads : acts.branch;
+    const float* combined = added_branch(step);
+    float* grad_shortcut = nullptr;
+    if (m_config.residual == Residual::Admin)
+        grad_shortcut =
+            kind == kCrossAttention ? grad_ptr(index.cross_admin_omega) : grad_ptr(index.admin_omega) + kind;
     float* grad_rezero = m_config.residual == Residual::ReZero ? grad_ptr(index.rezero_alpha) : nullptr;
     m_backend->residual_backward(grad_residual, m_scratch[kGradBranch], grad_shortcut, grad_rezero, grad_sum,
-                                 acts.input, combined, shortcut_scale(block, kind), branch_scale(block), nd);
+                                 acts.input, combined, shortcut_scale(step), branch_scale(step), nd);
 
     const float* grad_branch = m_scratch[kGradBranch];
     if (peri) {
@@ -443,20 +678,7 @@ void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, in
     const float* u = input_norm ? acts.normed : acts.input;
     float* grad_u = input_norm ? m_scratch[kGradNormIn] : grad_residual;
     const bool accumulate_u = !input_norm;
-    if (kind == kAttention) {
-        const float* grad_heads = grad_branch;
-        if (!m_config.theory_mode) {
-            m_backend->linear_backward(m_scratch[kGradHeads], grad_ptr(index.out_weight),
-                                       grad_ptr(index.out_bias), grad_branch, acts.heads,
-                                       entry_ptr(index.out_weight), n, d, d, false);
-            grad_heads = m_scratch[kGradHeads];
-        }
-        m_backend->attention_backward(m_scratch[kGradQkv], grad_heads, acts.qkv, acts.probs, batch, seq,
-                                      m_config.heads, d / m_config.heads);
-        m_backend->linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias),
-                                   m_scratch[kGradQkv], u, entry_ptr(index.qkv_weight), n, d, 3 * d,
-                                   accumulate_u);
-    } else {
+    if (kind == kFeedForward) {
         const int d_ff = m_config.d_ff;
         float* grad_hidden = m_scratch[kGradHidden];
         m_backend->linear_backward(grad_hidden, grad_ptr(index.fc2_weight), grad_ptr(index.fc2_bias),
@@ -465,6 +687,34 @@ void Model::backward_sublayer(int block, int kind, SublayerActivations& acts, in
                                        static_cast<size_t>(n) * d_ff);
         m_backend->linear_backward(grad_u, grad_ptr(index.fc1_weight), grad_ptr(index.fc1_bias), grad_hidden,
                                    u, entry_ptr(index.fc1_weight), n, d, d_ff, accumulate_u);
+    } else {
+        const bool cross = kind == kCrossAttention;
+        const float* grad_heads = grad_branch;
+        if (!m_config.theory_mode) {
+            const int out_weight = cross ? index.cross_out_weight : index.out_weight;
+            const int out_bias = cross ? index.cross_out_bias : index.out_bias;
+            m_backend->linear_backward(m_scratch[kGradHeads], grad_ptr(out_weight), grad_ptr(out_bias),
+                                       grad_branch, acts.heads, entry_ptr(out_weight), n, d, d, false);
+            grad_heads = m_scratch[kGradHeads];
+        }
+        float* grad_q = m_scratch[kGradQkv];
+        const AttentionShape shape = attention_shape(step, batch, seq);
+        const AttentionInputs inputs = attention_inputs(acts, cross);
+        if (!cross) {
+            m_backend->attention_backward({grad_q, grad_q + d, grad_q + 2 * d, 3 * d, 3 * d}, grad_heads,
+                                          inputs, acts.probs, shape);
+            m_backend->linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias), grad_q,
+                                       u, entry_ptr(index.qkv_weight), n, d, 3 * d, accumulate_u);
+        } else {
+            float* grad_kv = grad_q + nd;  // dq [n, d], then dkv [n, 2d]
+            m_backend->attention_backward({grad_q, grad_kv, grad_kv + d, d, 2 * d}, grad_heads, inputs,
+                                          acts.probs, shape);
+            m_backend->linear_backward(grad_u, grad_ptr(index.cross_q_weight), grad_ptr(index.cross_q_bias),
+                                       grad_q, u, entry_ptr(index.cross_q_weight), n, d, d, accumulate_u);
+            m_backend->linear_backward(m_scratch[kGradMemory], grad_ptr(index.cross_kv_weight),
+                                       grad_ptr(index.cross_kv_bias), grad_kv, memory_buffer(),
+                                       entry_ptr(index.cross_kv_weight), n, d, 2 * d, true);
+        }
     }
     if (input_norm) {
         m_backend->norm_backward(type, grad_residual, grad_ptr(norm_in.weight), grad_ptr(norm_in.bias),

@@ -1,6 +1,7 @@
-// The decoder-only Transformer: parameters and gradients in single backend buffers (named views from
-// the layout table), activations in one buffer per batch shape, forward + backward laid out per
-// sub-layer for every norm placement x norm type x residual scheme of theory.md.
+// The Transformer: decoder-only, or with model.encoder_layers an encoder and cross-attention in every
+// decoder block. Parameters and gradients in single backend buffers (named views from the layout
+// table), activations in one buffer per batch shape, forward + backward laid out per sub-layer for
+// every norm placement x norm type x residual scheme of theory.md.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -24,9 +25,21 @@ struct ForwardStats {
                                          // entropy of attention rows (nats)
     std::vector<double> attn_max_logit;  // per block, with attention statistics: largest scaled logit
     std::vector<double> dependency;      // per sub-layer (2 per block), with attention statistics:
-                                         // Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added
+                                         // Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added;
+                                         // with an encoder, then one per block's cross-attention, then
+                                         // 2 per encoder block
     int first_nonfinite_block = -1;      // first block whose residual sum is not finite; layers = the head
+                                         // (a non-finite encoder shows as block 0)
+
+    // With an encoder (else empty): per decoder block, the cross-attention residual sum's E||s||^2/d and,
+    // with attention statistics, its attention's entropy and largest logit; per encoder block the same
+    // as for decoder blocks.
+    std::vector<double> resid_cross, cross_attn_entropy, cross_attn_max_logit;
+    std::vector<double> encoder_resid, encoder_resid_attn, encoder_attn_entropy, encoder_attn_max_logit;
 };
+
+// What a residual sub-layer computes; attention and FFN are also their index into admin_omega.
+enum SublayerKind : int { kAttentionSublayer = 0, kFeedForwardSublayer = 1, kCrossAttentionSublayer = 2 };
 
 // Bytes a trainer needs for this model: parameters, gradients, optimizer moments and updates, the
 // activations of one batch x seq forward and backward pass, and the token batch. The Trainer checks
@@ -67,6 +80,9 @@ class Model {
     // Host copies, from the last forward pass, of a block's output (the residual stream after it,
     // [batch * seq, d]) and of the head's input (after the final norm, if any).
     std::vector<float> read_block_output(int block);
+    // The same for an encoder block, and the encoder's memory (after its final norm, if any).
+    std::vector<float> read_encoder_block_output(int block);
+    std::vector<float> read_memory();
     std::vector<float> read_head_input();
 
     // Moving to another backend, in two calls around the transfer's commit(): stage_move() copies the
@@ -80,12 +96,21 @@ class Model {
     void write_entry(int entry, const std::vector<float>& values);
 
   private:
+    // One residual sub-layer of the forward pass: whose weights, what it computes, and where its
+    // activations (slot) and attention statistics (attention_slot) live.
+    struct SublayerStep {
+        int block = 0;
+        bool encoder = false;
+        int kind = 0;  // attention, FFN or cross-attention (model.cpp)
+        int slot = 0;  // m_sublayers, the residual sums' slices and ForwardStats::dependency
+        int attention_slot = -1;
+    };
     // Pointers into the activation buffer for one sub-layer (n = batch * seq rows).
     struct SublayerActivations {
         const float* input = nullptr;  // x entering the sub-layer [n, d]
         float* normed = nullptr;       // Norm_in(x) [n, d] (pre, peri)
         float* normed_stats = nullptr;
-        float* qkv = nullptr;            // [n, 3d]
+        float* qkv = nullptr;            // [n, 3d]; cross-attention: q [n, d] then kv [n, 2d]
         float* probs = nullptr;          // [batch, heads, seq, seq]
         float* heads = nullptr;          // attention output before the projection [n, d]
         float* hidden_pre = nullptr;     // fc1 output [n, d_ff]
@@ -100,15 +125,30 @@ class Model {
     void ensure_activations(int batch, int seq);
     void carve_activations();  // points every activation view into m_activations for m_batch x m_seq
     const float* head_input_buffer() const;  // the head's input: final norm output or last sub-layer
-    void forward_sublayer(int block, int kind, const float* x, SublayerActivations& acts, int batch, int seq,
-                          bool attention_stats);
-    void backward_sublayer(int block, int kind, SublayerActivations& acts, int batch, int seq);
+    void build_plan();
+    const BlockIndex& block_index(const SublayerStep& step) const;
+    AttentionShape attention_shape(const SublayerStep& step, int batch, int seq) const;
+    // Runs the encoder on m_embedded and returns the memory (its output after the final norm, if any).
+    const float* forward_encoder(int batch, int seq, bool attention_stats);
+    void finish_memory(int batch, int seq);  // the encoder's final norm (pre, peri) on its last output
+    void backward_encoder(int batch, int seq);
+    void forward_sublayer(const SublayerStep& step, const float* x, int batch, int seq, bool attention_stats);
+    void backward_sublayer(const SublayerStep& step, int batch, int seq);
+    const float* sublayer_output(const SublayerStep& step) const;
+    const float* memory_buffer() const;  // the encoder's output after its final norm, if any
+    AttentionInputs attention_inputs(const SublayerActivations& acts, bool cross) const;
+    int source_length(const Batch& batch) const;          // memory keys: 0 without an encoder, else [1, seq]
+    std::vector<float> read_buffer(const float* buffer);  // host copy of an [n, d] activation
     void initialize_entry(int entry, uint64_t seed);
     void refresh_active();
-    ScaleRef shortcut_scale(int block, int kind) const;
-    ScaleRef branch_scale(int block) const;
-    const float* added_branch(int block, int kind) const;
+    ScaleRef shortcut_scale(const SublayerStep& step) const;
+    ScaleRef branch_scale(const SublayerStep& step) const;
+    const float* added_branch(const SublayerStep& step) const;
     void measure_dependency(size_t count);
+    void collect_residual_stats(size_t nd);
+    void collect_attention_stats(int batch, int seq);
+    // Uploads the batch's targets, unscoring those an encoder's memory would give away.
+    void upload_targets(const Batch& batch);
     const float* entry_ptr(int entry) const {
         return entry < 0 ? nullptr : m_params + m_layout.entries[entry].offset;
     }
@@ -128,13 +168,21 @@ class Model {
     float* m_activations = nullptr;
     int32_t* m_tokens = nullptr;
     int32_t* m_targets = nullptr;
-    std::vector<SublayerActivations> m_sublayers;  // [block * 2 + kind], kind 0 = attention, 1 = FFN
+    std::vector<SublayerStep> m_plan;  // the encoder's sub-layers, then the decoder's, in forward order
+    int m_encoder_steps = 0;           // how many of m_plan belong to the encoder
+    int m_source_len = 0;              // keys of the memory that the last pass allowed (encoder only)
+    // By slot: [block * 2 + kind] for the decoder's attention and FFN (kind 0, 1), then with an
+    // encoder [2 layers + block] for cross-attention and [3 layers + 2 block + kind] for the encoder.
+    std::vector<SublayerActivations> m_sublayers;
+    float* m_memory = nullptr;  // the encoder's final norm output [n, d] (pre, peri)
+    float* m_memory_stats = nullptr;
     float* m_embedded = nullptr;
     float* m_final_normed = nullptr;
     float* m_final_stats = nullptr;
     float* m_logits = nullptr;
-    float* m_attention_stats = nullptr;  // [layers * 2]: entropy sum, max logit
-    std::vector<float*> m_scratch;       // backward scratch buffers (see ensure_activations)
+    float* m_attention_stats = nullptr;   // [attention sub-layers * 2]: entropy sum, max logit
+    std::vector<int32_t> m_host_targets;  // encoder-decoder: the targets with the source part unscored
+    std::vector<float*> m_scratch;        // backward scratch buffers (see ensure_activations)
     std::vector<Slice> m_resid_slices;
 
     // Telemetry results and host scratch, sized once from the layer count (see ForwardStats).

@@ -16,7 +16,13 @@ bool ends_with(const std::string& text, const std::string& suffix) {
            text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Which parameters DeepNorm's beta scales: attention V (rows 2d..3d of qkv), output projection, FFN.
+// Packed attention weights whose last d rows are V: self-attention's qkv and cross-attention's kv.
+bool ends_with_value_rows(const std::string& name) {
+    return ends_with(name, "attn.qkv.weight") || ends_with(name, "cross_attn.kv.weight");
+}
+
+// Which parameters DeepNorm's beta scales: attention V (the last d rows of qkv / kv), output
+// projections (self- and cross-attention), FFN.
 bool deepnorm_scaled(const std::string& name) {
     return ends_with(name, "attn.out.weight") || ends_with(name, "ffn.fc1.weight") ||
            ends_with(name, "ffn.fc2.weight");
@@ -57,8 +63,9 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
         }
     };
 
-    const double beta = c.residual == Residual::DeepNorm ? effective_deepnorm_beta(c) : 1.0;
-    const double gpt2_residual_std = 0.02 / std::sqrt(2.0 * c.layers);
+    const bool encoder = entry.encoder_block >= 0;
+    const double beta = c.residual == Residual::DeepNorm ? effective_deepnorm_beta(c, encoder) : 1.0;
+    const double gpt2_residual_std = 0.02 / std::sqrt(static_cast<double>(residual_sublayers(c)));
     switch (entry.role) {
         case ParamRole::Embedding: {
             const size_t rows = static_cast<size_t>(entry.shape[0]);
@@ -76,13 +83,16 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
         case ParamRole::Matrix: {
             const size_t rows = static_cast<size_t>(entry.shape[0]);
             const size_t columns = static_cast<size_t>(entry.shape[1]);
-            if (ends_with(entry.name, "attn.qkv.weight")) {
-                // q, k and v are initialised as three separate d x d matrices.
-                for (int part = 0; part < 3; ++part) {
-                    const bool zero = c.theory_mode && part < 2;  // Xiong et al.: W_Q = W_K = 0
-                    if (zero) continue;
-                    draw(part * d, (part + 1) * d, columns, d, d, 0.02, part == 2 ? beta : 1.0);
+            if (ends_with_value_rows(entry.name)) {
+                // q, k and v (cross-attention: k and v) are initialised as separate d x d matrices.
+                const int parts = static_cast<int>(rows) / d;
+                for (int part = 0; part < parts; ++part) {
+                    const bool value = part == parts - 1;
+                    if (c.theory_mode && !value) continue;  // Xiong et al.: W_Q = W_K = 0
+                    draw(part * d, (part + 1) * d, columns, d, d, 0.02, value ? beta : 1.0);
                 }
+            } else if (c.theory_mode && ends_with(entry.name, "cross_attn.q.weight")) {
+                break;  // W_Q = 0 in cross-attention too: uniform attention over the memory
             } else {
                 const bool residual_output =
                     ends_with(entry.name, "attn.out.weight") || ends_with(entry.name, "fc2.weight");
@@ -98,7 +108,7 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
             values[0] = 0.5f;
             break;
         case ParamRole::AdminOmega:
-            for (float& v : values) v = static_cast<float>(admin_closed_omega(2 * c.layers));
+            for (float& v : values) v = static_cast<float>(admin_closed_omega(residual_sublayers(c)));
             break;
         case ParamRole::Bias:
         case ParamRole::NormBias:
@@ -122,12 +132,15 @@ std::vector<int> Model::reinitialize_deepnorm_beta(uint64_t seed) {
         if (deepnorm_scaled(name)) {
             initialize_entry(static_cast<int>(i), seed);
             touched.push_back(static_cast<int>(i));
-        } else if (ends_with(name, "attn.qkv.weight")) {
-            // Only V (the last third) is re-drawn; Q and K keep their trained values.
+        } else if (ends_with_value_rows(name)) {
+            // Only V (the last d rows) is re-drawn; Q and K keep their trained values.
             std::vector<float> kept = read_entry(static_cast<int>(i));
             initialize_entry(static_cast<int>(i), seed);
             std::vector<float> fresh = read_entry(static_cast<int>(i));
-            std::copy(fresh.begin() + 2 * fresh.size() / 3, fresh.end(), kept.begin() + 2 * kept.size() / 3);
+            const size_t value_begin =
+                fresh.size() - static_cast<size_t>(m_config.d_model) * m_config.d_model;
+            std::copy(fresh.begin() + static_cast<long>(value_begin), fresh.end(),
+                      kept.begin() + static_cast<long>(value_begin));
             write_entry(static_cast<int>(i), kept);
             touched.push_back(static_cast<int>(i));
         }
@@ -159,8 +172,10 @@ std::vector<int> Model::set_wiring(const ModelConfig& wiring) {
 
 void Model::profile_admin(const Batch& batch) {
     if (m_config.residual != Residual::Admin) return;
-    // Walk the sub-layers in order: omega_k = r, then r <- sqrt(Var[x omega_k] + Var[F_k(x)]), r_0 = 1.
+    // Walk the sub-layers in forward order (the encoder's, then the decoder's): omega_k = r, then
+    // r <- sqrt(Var[x omega_k] + Var[F_k(x)]), r_0 = 1. The decoder starts again from the embeddings.
     ensure_activations(batch.batch, batch.seq);
+    m_source_len = source_length(batch);
     const int n = batch.batch * batch.seq;
     const int d = m_config.d_model;
     const size_t nd = static_cast<size_t>(n) * d;
@@ -171,20 +186,24 @@ void Model::profile_admin(const Batch& batch) {
     double r = 1.0;
     std::vector<float> host_x(nd);
     std::vector<float> host_f(nd);
-    for (int block = 0; block < m_config.layers; ++block) {
-        const int omega_entry = m_layout.blocks[block].admin_omega;
-        std::vector<float> omega = read_entry(omega_entry);
-        for (int kind = 0; kind < 2; ++kind) {
-            omega[kind] = static_cast<float>(r);
-            write_entry(omega_entry, omega);
-            SublayerActivations& acts = m_sublayers[block * 2 + kind];
-            forward_sublayer(block, kind, x, acts, batch.batch, batch.seq, false);
-            const float* branch = added_branch(block, kind);
-            m_backend->download(host_x.data(), x, nd);
-            m_backend->download(host_f.data(), branch, nd);
-            r = std::sqrt(variance(host_x) * r * r + variance(host_f));
-            x = m_config.norm_placement == NormPlacement::Post ? acts.output : acts.sum;
+    for (size_t i = 0; i < m_plan.size(); ++i) {
+        const SublayerStep& step = m_plan[i];
+        if (static_cast<int>(i) == m_encoder_steps && m_encoder_steps > 0) {
+            finish_memory(batch.batch, batch.seq);
+            x = m_embedded;
+            r = 1.0;
         }
+        const BlockIndex& index = block_index(step);
+        const bool cross = step.kind == kCrossAttentionSublayer;
+        const int omega_entry = cross ? index.cross_admin_omega : index.admin_omega;
+        std::vector<float> omega = read_entry(omega_entry);
+        omega[cross ? 0 : step.kind] = static_cast<float>(r);
+        write_entry(omega_entry, omega);
+        forward_sublayer(step, x, batch.batch, batch.seq, false);
+        m_backend->download(host_x.data(), x, nd);
+        m_backend->download(host_f.data(), added_branch(step), nd);
+        r = std::sqrt(variance(host_x) * r * r + variance(host_f));
+        x = sublayer_output(step);
     }
 }
 

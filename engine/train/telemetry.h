@@ -11,6 +11,8 @@ namespace normlab {
 struct GradientNorms {
     double w_qkv = 0.0, w_o = 0.0, w_1 = 0.0, w_2 = 0.0;
     double norm1 = 0.0, norm2 = 0.0, norm1_out = 0.0, norm2_out = 0.0;  // norm gains (weights)
+    // cross-attention of a decoder block with an encoder (0 otherwise)
+    double w_cross_q = 0.0, w_cross_kv = 0.0, w_cross_o = 0.0, norm_cross = 0.0, norm_cross_out = 0.0;
 };
 
 struct LayerTelemetry {
@@ -23,6 +25,12 @@ struct LayerTelemetry {
     // Admin's dependency of each sub-layer on its branch: Var[F(x)] / Var[x + F(x)].
     double dependency_attn = 0.0;
     double dependency_ffn = 0.0;
+    // A decoder block of an encoder-decoder model also reports its cross-attention sub-layer.
+    bool has_cross = false;
+    double resid_cross = 0.0;
+    double cross_attn_entropy = 0.0;
+    double cross_attn_max_logit = 0.0;
+    double dependency_cross = 0.0;
 };
 
 struct StepRecord {
@@ -33,7 +41,8 @@ struct StepRecord {
     std::optional<double> accuracy;  // synthetic tasks: on the answer part
     std::optional<double> val_loss;
     std::optional<double> val_accuracy;
-    std::vector<LayerTelemetry> layers;  // empty on steps without full telemetry
+    std::vector<LayerTelemetry> layers;          // empty on steps without full telemetry
+    std::vector<LayerTelemetry> encoder_layers;  // the same for the encoder's blocks (if any)
     double steps_per_s = 0.0;
 };
 

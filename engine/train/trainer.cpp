@@ -48,6 +48,7 @@ Trainer::Trainer(const Config& config)
     m_update_squares.resize(entries.size());
     m_param_squares.resize(entries.size());
     m_outcome.record.layers.reserve(static_cast<size_t>(m_config.model.layers));
+    m_outcome.record.encoder_layers.reserve(static_cast<size_t>(m_config.model.encoder_layers));
     const size_t tokens = static_cast<size_t>(batch) * static_cast<size_t>(seq);
     m_eval_batch.inputs.reserve(tokens);  // so that the first validation step allocates nothing either
     m_eval_batch.targets.reserve(tokens);
@@ -116,8 +117,10 @@ int first_bad_gradient_position(const Model& model, const std::vector<double>& g
         const int entry = static_cast<int>(i);
         if (!model.active(entry) || std::isfinite(grad_squares[i])) continue;
         const int block = layout.entries[i].block;
-        const bool embedding = entry == layout.wte || entry == layout.wpe;
-        position = std::max(position, block >= 0 ? block : (embedding ? -1 : above_last_block));
+        // the embeddings and the encoder come after every decoder block in backward order
+        const bool below_decoder =
+            entry == layout.wte || entry == layout.wpe || layout.entries[i].encoder_block >= 0;
+        position = std::max(position, block >= 0 ? block : (below_decoder ? -1 : above_last_block));
     }
     return position;
 }
@@ -132,16 +135,35 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
     auto norm_of = [&](int entry) {
         return entry >= 0 && m_model->active(entry) ? std::sqrt(grad_squares[entry]) : 0.0;
     };
-    record.layers.resize(layout.blocks.size());
-    for (size_t b = 0; b < layout.blocks.size(); ++b) {
-        const BlockIndex& index = layout.blocks[b];
-        LayerTelemetry& layer = record.layers[b];
-        layer.resid = forward.resid[b];
-        layer.resid_attn = forward.resid_attn[b];
+    // ||update|| / ||parameters|| over the active entries of one block of a stack
+    auto update_ratio = [&](int block, bool encoder) {
+        double update_total = 0.0;
+        double param_total = 0.0;
+        for (size_t i = 0; i < layout.entries.size(); ++i) {
+            const ParamEntry& entry = layout.entries[i];
+            if ((encoder ? entry.encoder_block : entry.block) != block ||
+                !m_model->active(static_cast<int>(i)))
+                continue;
+            update_total += m_update_squares[i];
+            param_total += m_param_squares[i];
+        }
+        return param_total > 0.0 ? std::sqrt(update_total / param_total) : 0.0;
+    };
+    auto fill_block = [&](LayerTelemetry& layer, const BlockIndex& index) {
         layer.grad = {norm_of(index.qkv_weight),       norm_of(index.out_weight),
                       norm_of(index.fc1_weight),       norm_of(index.fc2_weight),
                       norm_of(index.norm1.weight),     norm_of(index.norm2.weight),
                       norm_of(index.norm1_out.weight), norm_of(index.norm2_out.weight)};
+    };
+    const bool has_encoder = !layout.encoder_blocks.empty();
+    const size_t layers = layout.blocks.size();
+    record.layers.resize(layers);
+    for (size_t b = 0; b < layers; ++b) {
+        const BlockIndex& index = layout.blocks[b];
+        LayerTelemetry& layer = record.layers[b];
+        layer.resid = forward.resid[b];
+        layer.resid_attn = forward.resid_attn[b];
+        fill_block(layer, index);
         if (!forward.attn_entropy.empty()) {
             layer.attn_entropy = forward.attn_entropy[b];
             layer.attn_max_logit = forward.attn_max_logit[b];
@@ -150,15 +172,36 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
             layer.dependency_attn = forward.dependency[2 * b];
             layer.dependency_ffn = forward.dependency[2 * b + 1];
         }
-        double update_total = 0.0;
-        double param_total = 0.0;
-        for (size_t i = 0; i < layout.entries.size(); ++i) {
-            if (layout.entries[i].block != static_cast<int>(b) || !m_model->active(static_cast<int>(i)))
-                continue;
-            update_total += m_update_squares[i];
-            param_total += m_param_squares[i];
+        layer.update_ratio = update_ratio(static_cast<int>(b), false);
+        if (!has_encoder) continue;
+        layer.has_cross = true;
+        layer.resid_cross = forward.resid_cross[b];
+        layer.grad.w_cross_q = norm_of(index.cross_q_weight);
+        layer.grad.w_cross_kv = norm_of(index.cross_kv_weight);
+        layer.grad.w_cross_o = norm_of(index.cross_out_weight);
+        layer.grad.norm_cross = norm_of(index.norm_cross.weight);
+        layer.grad.norm_cross_out = norm_of(index.norm_cross_out.weight);
+        if (!forward.cross_attn_entropy.empty()) {
+            layer.cross_attn_entropy = forward.cross_attn_entropy[b];
+            layer.cross_attn_max_logit = forward.cross_attn_max_logit[b];
         }
-        layer.update_ratio = param_total > 0.0 ? std::sqrt(update_total / param_total) : 0.0;
+        if (!forward.dependency.empty()) layer.dependency_cross = forward.dependency[2 * layers + b];
+    }
+    record.encoder_layers.resize(layout.encoder_blocks.size());
+    for (size_t e = 0; e < layout.encoder_blocks.size(); ++e) {
+        LayerTelemetry& layer = record.encoder_layers[e];
+        layer.resid = forward.encoder_resid[e];
+        layer.resid_attn = forward.encoder_resid_attn[e];
+        fill_block(layer, layout.encoder_blocks[e]);
+        if (!forward.encoder_attn_entropy.empty()) {
+            layer.attn_entropy = forward.encoder_attn_entropy[e];
+            layer.attn_max_logit = forward.encoder_attn_max_logit[e];
+        }
+        if (!forward.dependency.empty()) {
+            layer.dependency_attn = forward.dependency[3 * layers + 2 * e];
+            layer.dependency_ffn = forward.dependency[3 * layers + 2 * e + 1];
+        }
+        layer.update_ratio = update_ratio(static_cast<int>(e), true);
     }
 }
 
@@ -166,11 +209,14 @@ namespace {
 // Empties an outcome for the next step but keeps the capacity of its vectors.
 void clear_keeping_capacity(StepOutcome& outcome) {
     std::vector<LayerTelemetry> layers = std::move(outcome.record.layers);
+    std::vector<LayerTelemetry> encoder_layers = std::move(outcome.record.encoder_layers);
     std::vector<Event> events = std::move(outcome.events);
     layers.clear();
+    encoder_layers.clear();
     events.clear();
     outcome = StepOutcome{};
     outcome.record.layers = std::move(layers);
+    outcome.record.encoder_layers = std::move(encoder_layers);
     outcome.events = std::move(events);
 }
 }  // namespace

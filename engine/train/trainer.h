@@ -31,8 +31,8 @@ struct StepOutcome {
 
 // Where a divergence seen only in the gradients (finite loss) showed first, in backward order: the
 // final norm and the head are position model.layers (the index after the last block), then the
-// blocks from the top down; -1 when only the embeddings' gradients are bad or none is. `grad_squares`
-// holds each layout entry's sum of squared gradients; inactive entries are skipped.
+// blocks from the top down; -1 when only the embeddings' (or an encoder's) gradients are bad or none is.
+// `grad_squares` holds each layout entry's sum of squared gradients; inactive entries are skipped.
 int first_bad_gradient_position(const Model& model, const std::vector<double>& grad_squares);
 
 class Trainer {

@@ -35,6 +35,7 @@ struct Wiring {
     NormType type;
     Residual residual;
     bool theory_mode = false;
+    int encoder_layers = 0;  // > 0: encoder-decoder (bidirectional encoder, cross-attention)
 };
 
 void PrintTo(const Wiring& wiring, std::ostream* out) {
@@ -57,6 +58,7 @@ TEST_P(CudaModelParity, LossTelemetryAndGradientsMatchTheCpuReference) {
     config.norm_type = wiring.type;
     config.residual = wiring.residual;
     config.theory_mode = wiring.theory_mode;
+    config.encoder_layers = wiring.encoder_layers;
     const int vocab = 13;
     const Batch batch = testing::small_batch(vocab, 3, config.seq_len, 5);
 
@@ -79,6 +81,12 @@ TEST_P(CudaModelParity, LossTelemetryAndGradientsMatchTheCpuReference) {
     expect_values_close("attn_max_logit", actual.attn_max_logit, expected.attn_max_logit, kTolerance);
     expect_values_close("dependency", actual.dependency, expected.dependency, 1e-3);  // a ratio of variances
     EXPECT_EQ(actual.first_nonfinite_block, expected.first_nonfinite_block);
+    expect_values_close("resid_cross", actual.resid_cross, expected.resid_cross, kTolerance);
+    expect_values_close("cross_attn_entropy", actual.cross_attn_entropy, expected.cross_attn_entropy,
+                        kTolerance);
+    expect_values_close("encoder_resid", actual.encoder_resid, expected.encoder_resid, kTolerance);
+    expect_values_close("encoder_attn_max_logit", actual.encoder_attn_max_logit,
+                        expected.encoder_attn_max_logit, kTolerance);
 
     const auto& entries = expected_model.layout().entries;
     for (size_t i = 0; i < entries.size(); ++i) {
@@ -93,20 +101,25 @@ TEST_P(CudaModelParity, LossTelemetryAndGradientsMatchTheCpuReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Wirings, CudaModelParity,
-    ::testing::Values(Wiring{"PostLN", NormPlacement::Post, NormType::LayerNorm, Residual::Plain},
-                      Wiring{"PreLN", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain},
-                      Wiring{"PeriLN", NormPlacement::Peri, NormType::LayerNorm, Residual::Plain},
-                      Wiring{"NoNorm", NormPlacement::None, NormType::LayerNorm, Residual::Plain},
-                      Wiring{"PreRMSNorm", NormPlacement::Pre, NormType::RmsNorm, Residual::Plain},
-                      Wiring{"PostRMSNorm", NormPlacement::Post, NormType::RmsNorm, Residual::Plain},
-                      Wiring{"PreDyT", NormPlacement::Pre, NormType::DyT, Residual::Plain},
-                      Wiring{"PeriDyT", NormPlacement::Peri, NormType::DyT, Residual::Plain},
-                      Wiring{"PostDeepNorm", NormPlacement::Post, NormType::LayerNorm, Residual::DeepNorm},
-                      Wiring{"PostAdmin", NormPlacement::Post, NormType::LayerNorm, Residual::Admin},
-                      Wiring{"PreReZero", NormPlacement::Pre, NormType::LayerNorm, Residual::ReZero},
-                      Wiring{"NoNormReZero", NormPlacement::None, NormType::LayerNorm, Residual::ReZero},
-                      Wiring{"TheoryPostLN", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, true},
-                      Wiring{"TheoryPreLN", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain, true}),
+    ::testing::Values(
+        Wiring{"PostLN", NormPlacement::Post, NormType::LayerNorm, Residual::Plain},
+        Wiring{"PreLN", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain},
+        Wiring{"PeriLN", NormPlacement::Peri, NormType::LayerNorm, Residual::Plain},
+        Wiring{"NoNorm", NormPlacement::None, NormType::LayerNorm, Residual::Plain},
+        Wiring{"PreRMSNorm", NormPlacement::Pre, NormType::RmsNorm, Residual::Plain},
+        Wiring{"PostRMSNorm", NormPlacement::Post, NormType::RmsNorm, Residual::Plain},
+        Wiring{"PreDyT", NormPlacement::Pre, NormType::DyT, Residual::Plain},
+        Wiring{"PeriDyT", NormPlacement::Peri, NormType::DyT, Residual::Plain},
+        Wiring{"PostDeepNorm", NormPlacement::Post, NormType::LayerNorm, Residual::DeepNorm},
+        Wiring{"PostAdmin", NormPlacement::Post, NormType::LayerNorm, Residual::Admin},
+        Wiring{"PreReZero", NormPlacement::Pre, NormType::LayerNorm, Residual::ReZero},
+        Wiring{"NoNormReZero", NormPlacement::None, NormType::LayerNorm, Residual::ReZero},
+        Wiring{"TheoryPostLN", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, true},
+        Wiring{"TheoryPreLN", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain, true},
+        Wiring{"EncoderDecoderPostLN", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, false, 2},
+        Wiring{"EncoderDecoderPeriDyTAdmin", NormPlacement::Peri, NormType::DyT, Residual::Admin, false, 2},
+        Wiring{"EncoderDecoderTheoryPreLN", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain, true,
+               2}),
     [](const ::testing::TestParamInfo<Wiring>& info) { return info.param.name; });
 
 Config curve_config(const std::string& device, OptimizerKind optimizer) {

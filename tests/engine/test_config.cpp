@@ -105,6 +105,7 @@ Config non_default_config() {
     Config c;
     c.model = {96,
                12,
+               3,
                8,
                384,
                48,
@@ -160,6 +161,7 @@ TEST(ConfigDefaults, EmptyDocumentIsAllDefaults) {
 TEST(ConfigKeys, AllKeysInDeclarationOrder) {
     const std::vector<std::string> expected = {"model.d_model",
                                                "model.layers",
+                                               "model.encoder_layers",
                                                "model.heads",
                                                "model.d_ff",
                                                "model.seq_len",

@@ -84,16 +84,19 @@ TEST(CudaPlans, HeadMajorLayoutReadsWhereTheCpuReads) {
         for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = static_cast<float>(i);
         const Floats heads = to_heads(qkv, 3, shape);
         const size_t nd = shape.head_elements();
+        const AttentionInputs in = packed_qkv(qkv.data(), d);
+        const AttentionShape mask{shape.batch, shape.seq, shape.heads, shape.head_dim};
         for (int pair = 0; pair < shape.pairs(); ++pair) {
-            const HeadOffsets at(pair, shape.seq, shape.heads, shape.head_dim);
+            const AttentionHead at(pair, mask);
+            const auto q = at.rows<ConstStridedView>(in.q, in.q_stride);
+            const auto k = at.rows<ConstStridedView>(in.k, in.kv_stride);
+            const auto v = at.rows<ConstStridedView>(in.v, in.kv_stride);
             for (int t = 0; t < shape.seq; ++t) {
                 for (int e = 0; e < shape.head_dim; ++e) {
                     const size_t inner = (static_cast<size_t>(pair) * shape.seq + t) * shape.head_dim + e;
-                    const size_t row = static_cast<size_t>(t) * 3 * d + e;
-                    ASSERT_EQ(heads[inner], qkv[at.q + row])
-                        << "q, pair " << pair << " t " << t << " e " << e;
-                    ASSERT_EQ(heads[nd + inner], qkv[at.k + row]) << "k";
-                    ASSERT_EQ(heads[2 * nd + inner], qkv[at.v + row]) << "v";
+                    ASSERT_EQ(heads[inner], q(t, e)) << "q, pair " << pair << " t " << t << " e " << e;
+                    ASSERT_EQ(heads[nd + inner], k(t, e)) << "k";
+                    ASSERT_EQ(heads[2 * nd + inner], v(t, e)) << "v";
                 }
             }
         }

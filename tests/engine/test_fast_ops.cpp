@@ -132,6 +132,37 @@ TEST_P(FastOps, Attention) {
     expect_close("attention dqkv", dqkv_fast, dqkv_ref);
 }
 
+TEST_P(FastOps, CrossAndMaskedAttention) {
+    // separate q [rows, d] and kv [rows, 2d] sources; bidirectional, bidirectional over a 5-key memory,
+    // and causal within 5 keys
+    const int heads = 2, head_dim = 8, seq = 16, batch = std::max(1, n / seq);
+    const int d = heads * head_dim, rows = batch * seq;
+    const Floats q = random_tensor(rows * d, 14), kv = random_tensor(rows * 2 * d, 15);
+    const Floats dout = random_tensor(rows * d, 16);
+    const AttentionInputs in{q.data(), kv.data(), kv.data() + d, d, 2 * d};
+    const size_t probs_size = static_cast<size_t>(batch) * heads * seq * seq;
+    for (const auto& [causal, keys] : {std::pair{false, 0}, std::pair{false, 5}, std::pair{true, 5}}) {
+        const AttentionShape shape{batch, seq, heads, head_dim, causal, keys};
+        const std::string name =
+            std::string(causal ? "causal" : "bidirectional") + ", keys " + std::to_string(keys);
+        Floats out_ref(rows * d), out_fast(rows * d), probs_ref(probs_size), probs_fast(probs_size, 7.0f);
+        float entropy_ref = 0, entropy_fast = 0, max_ref = 0, max_fast = 0;
+        reference.attention_forward(out_ref.data(), probs_ref.data(), in, shape, {&entropy_ref, &max_ref});
+        fast.attention_forward(out_fast.data(), probs_fast.data(), in, shape, {&entropy_fast, &max_fast});
+        expect_close(name + " out", out_fast, out_ref);
+        expect_close(name + " probs (zero where masked)", probs_fast, probs_ref);
+        EXPECT_NEAR(entropy_fast, entropy_ref, 1e-4 * std::abs(entropy_ref)) << name;
+        EXPECT_NEAR(max_fast, max_ref, 1e-5 * std::abs(max_ref)) << name;
+        Floats dq_ref(rows * d), dq_fast(rows * d, 3.0f), dkv_ref(rows * 2 * d), dkv_fast(rows * 2 * d, 3.0f);
+        reference.attention_backward({dq_ref.data(), dkv_ref.data(), dkv_ref.data() + d, d, 2 * d},
+                                     dout.data(), in, probs_ref.data(), shape);
+        fast.attention_backward({dq_fast.data(), dkv_fast.data(), dkv_fast.data() + d, d, 2 * d}, dout.data(),
+                                in, probs_ref.data(), shape);
+        expect_close(name + " dq", dq_fast, dq_ref);
+        expect_close(name + " dkv", dkv_fast, dkv_ref);
+    }
+}
+
 TEST_P(FastOps, ElementWise) {
     const size_t count = static_cast<size_t>(n) * 64;
     const Floats x = random_tensor(count, 11), f = random_tensor(count, 12), dy = random_tensor(count, 13);

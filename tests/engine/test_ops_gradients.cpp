@@ -218,6 +218,47 @@ TEST_F(OpGradients, CausalAttention) {
     for (int j = 1; j < seq; ++j) EXPECT_EQ(probs[j], 0.0f);
 }
 
+TEST_F(OpGradients, CrossAttentionWithMaskedMemory) {
+    // q [n, d] from one source, k and v inside kv [n, 2d] from another; each query attends every key
+    // j < keys (an encoder's memory of `keys` valid positions), and the gradients reach q, k and v.
+    const int batch = 2, seq = 5, heads = 2, head_dim = 3, d = heads * head_dim, rows = batch * seq;
+    for (const int keys : {2, 5}) {
+        const AttentionShape shape{batch, seq, heads, head_dim, false, keys};
+        auto q = random_tensor(rows * d, 23);
+        auto kv = random_tensor(rows * 2 * d, 24);
+        const auto weights = random_tensor(rows * d, 25);
+        std::vector<float> out(rows * d), probs(batch * heads * seq * seq);
+        auto objective = [&] {
+            backend.attention_forward(out.data(), probs.data(),
+                                      {q.data(), kv.data(), kv.data() + d, d, 2 * d}, shape, {});
+            return weighted_sum(out, weights);
+        };
+        objective();
+        std::vector<float> dq(q.size(), 5.0f), dkv(kv.size(), 5.0f);  // overwritten, not accumulated
+        backend.attention_backward({dq.data(), dkv.data(), dkv.data() + d, d, 2 * d}, weights.data(),
+                                   {q.data(), kv.data(), kv.data() + d, d, 2 * d}, probs.data(), shape);
+        const std::string label = "cross-attention, " + std::to_string(keys) + " keys";
+        expect_gradient_matches(label + " dq", q, dq, objective);
+        expect_gradient_matches(label + " dkv", kv, dkv, objective);
+        // every query (the last one too) attends exactly the first `keys` positions
+        for (int t = 0; t < seq; ++t) {
+            double total = 0.0;
+            for (int j = 0; j < seq; ++j) {
+                const float p = probs[static_cast<size_t>(t) * seq + j];
+                if (j >= keys) EXPECT_EQ(p, 0.0f) << label << ": query " << t << " key " << j;
+                total += p;
+            }
+            EXPECT_NEAR(total, 1.0, 1e-6) << label;
+        }
+        // keys beyond the memory get no gradient
+        for (int row = 0; row < rows; ++row) {
+            if (row % seq < keys) continue;
+            for (int c = 0; c < 2 * d; ++c)
+                EXPECT_EQ(dkv[static_cast<size_t>(row) * 2 * d + c], 0.0f) << label;
+        }
+    }
+}
+
 TEST_F(OpGradients, AttentionStatisticsOfUniformAttention) {
     // q = k = 0 makes every row uniform over its causal prefix: entropy sum = sum_t ln(t + 1).
     const int batch = 1, seq = 4, heads = 1, head_dim = 2, d = 2;
@@ -227,6 +268,10 @@ TEST_F(OpGradients, AttentionStatisticsOfUniformAttention) {
                               {&entropy, &largest});
     EXPECT_NEAR(entropy, std::log(1.0) + std::log(2.0) + std::log(3.0) + std::log(4.0), 1e-5);
     EXPECT_FLOAT_EQ(largest, 0.0f);
+    // bidirectional over the first 3 keys: every row is uniform over 3 keys
+    backend.attention_forward(out.data(), probs.data(), packed_qkv(qkv.data(), d),
+                              {batch, seq, heads, head_dim, false, 3}, {&entropy, &largest});
+    EXPECT_NEAR(entropy, 4 * std::log(3.0), 1e-5);
 }
 
 class ActivationGradients : public OpGradients, public ::testing::WithParamInterface<Activation> {};

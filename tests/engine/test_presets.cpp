@@ -2,9 +2,12 @@
 // rate, fewer steps, fixed seeds (three for the main warmup pair, so a lucky seed cannot carry it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <vector>
 
+#include "engine/analysis/probe.h"
 #include "engine/config/presets.h"
 #include "engine/train/trainer.h"
 
@@ -63,6 +66,27 @@ TEST(PresetContrasts, DepthBreaksPostLnWhileDeepNormAndReZeroTrain) {
 
 TEST(PresetContrasts, PeriLnTrainsWithoutWarmup) {
     EXPECT_LT(tail_loss("periln", 200, 1), tail_loss("postln-no-warmup", 200, 1) - 0.4);
+}
+
+// The encoder-decoder theory presets as `normlab-cli probe --preset NAME --batches 8` runs them (seed 1):
+// measured decoder W2 norm_of_mean 0.196 .. 1.367 (Post-LN, 7.0x) and 0.518 .. 0.386 (Pre-LN, max/min 1.34).
+TEST(PresetShapes, EncoderDecoderTheoryPresetsShowFigure3) {
+    auto decoder_w2 = [](const std::string& preset) {
+        Config config = preset_config(preset);
+        config.threads = 2;
+        Trainer trainer(config);
+        std::vector<double> profile;
+        for (const BlockProbe& block : probe_at_init(trainer, 8).blocks)
+            profile.push_back(block.w_2.norm_of_mean);
+        return profile;
+    };
+    const std::vector<double> post = decoder_w2("theory-encdec-postln");
+    const std::vector<double> pre = decoder_w2("theory-encdec-preln");
+    ASSERT_EQ(post.size(), 6u);
+    EXPECT_GE(post.back() / post.front(), 1.5);
+    const auto [low, high] = std::minmax_element(pre.begin(), pre.end());
+    EXPECT_LE(*high / *low, 1.65);
+    EXPECT_EQ(preset_config("theory-encdec-preln").model.encoder_layers, 6);
 }
 
 }  // namespace

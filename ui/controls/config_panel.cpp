@@ -76,6 +76,10 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
 
     QFormLayout* model = addGroup(tr("Model"));
     bindInt(model, tr("Blocks"), "model.layers", 1, 512, tr("Number of Transformer blocks (depth)"));
+    bindInt(model, tr("Encoder blocks"), "model.encoder_layers", 0, 512,
+            tr("0: decoder-only. Otherwise an encoder of this many blocks reads each row's source part and "
+               "every decoder block gets cross-attention to it (Xiong et al.'s 6 + 6 setting of Figure 3); "
+               "fixed for a run"));
     bindInt(model, tr("d_model"), "model.d_model", 4, 4096, tr("Width of the residual stream"));
     bindInt(model, tr("Heads"), "model.heads", 1, 128, tr("Attention heads; must divide d_model"));
     bindInt(model, tr("d_ff"), "model.d_ff", 4, 16384, tr("Hidden width of the feed-forward layer"));
@@ -341,7 +345,14 @@ void ConfigPanel::updateResidualConstants() {
     }
     const auto& model = current.model;
     QString text;
-    if (model.residual == normlab::Residual::DeepNorm) {
+    if (model.residual == normlab::Residual::DeepNorm && model.encoder_layers > 0) {
+        text = tr("DeepNorm (DeepNet, encoder-decoder): decoder alpha = %1, beta = %2; encoder alpha = %3, "
+                  "beta = %4")
+                   .arg(normlab::effective_deepnorm_alpha(model, false), 0, 'f', 3)
+                   .arg(normlab::effective_deepnorm_beta(model, false), 0, 'f', 3)
+                   .arg(normlab::effective_deepnorm_alpha(model, true), 0, 'f', 3)
+                   .arg(normlab::effective_deepnorm_beta(model, true), 0, 'f', 3);
+    } else if (model.residual == normlab::Residual::DeepNorm) {
         text = tr("DeepNorm for %1 blocks: alpha = (2N)^1/4 = %2 on the shortcut, beta = (8N)^-1/4 = %3 on "
                   "V, W_o, FFN init")
                    .arg(model.layers)
@@ -350,8 +361,8 @@ void ConfigPanel::updateResidualConstants() {
     } else if (model.residual == normlab::Residual::Admin) {
         text = model.admin_init == normlab::AdminInit::Closed
                    ? tr("Admin: omega = sqrt((S+1)/ln(S+1) - 1) = %1 for S = %2 sub-layers")
-                         .arg(normlab::admin_closed_omega(2 * model.layers), 0, 'f', 3)
-                         .arg(2 * model.layers)
+                         .arg(normlab::admin_closed_omega(normlab::residual_sublayers(model)), 0, 'f', 3)
+                         .arg(normlab::residual_sublayers(model))
                    : tr("Admin: omega profiled per sub-layer on a batch at init");
     } else if (model.residual == normlab::Residual::ReZero) {
         text = tr("ReZero: x + alpha F(x), alpha = 0 at init (trained)");

@@ -1,33 +1,33 @@
-// Where one (batch, head) pair of causal attention reads q, k, v inside the packed qkv rows and writes
-// its output columns: shared by the reference and the fast attention ops.
+// Where one (batch, head) pair of multi-head attention reads q, k, v (each from its own strided rows,
+// see AttentionInputs) and writes its output columns: shared by the reference and the fast attention ops.
 #pragma once
 #include <cstddef>
 
+#include "engine/backend/backend.h"
 #include "engine/backend/cpu/eigen_maps.h"
 
 namespace normlab {
 
-// Where one (batch, head) pair's q, k, v columns start inside packed qkv rows (row stride 3d), and
-// its output columns inside out rows (row stride d).
-struct HeadOffsets {
-    size_t q, k, v, out;
+// Strided [seq, head_dim] views of one (batch, head) pair: its rows start at batch row row0 and its
+// columns at head * head_dim inside every source (q, k, v, out or their gradients).
+struct AttentionHead {
+    size_t row0, column;
     int seq, head_dim, d;
 
-    HeadOffsets(int pair, int seq_len, int heads, int dim) : seq(seq_len), head_dim(dim), d(heads * dim) {
-        const size_t row0 = static_cast<size_t>(pair / heads) * seq_len;
-        const size_t column = static_cast<size_t>(pair % heads) * dim;
-        q = row0 * 3 * d + column;
-        k = q + d;
-        v = q + 2 * static_cast<size_t>(d);
-        out = row0 * d + column;
-    }
+    AttentionHead(int pair, const AttentionShape& shape)
+        : row0(static_cast<size_t>(pair / shape.heads) * shape.seq),
+          column(static_cast<size_t>(pair % shape.heads) * shape.head_dim),
+          seq(shape.seq),
+          head_dim(shape.head_dim),
+          d(shape.heads * shape.head_dim) {}
+
     template <class View, class Pointer>
-    View packed(Pointer base, size_t offset) const {
-        return View(base + offset, seq, head_dim, Eigen::OuterStride<>(3 * d));
+    View rows(Pointer base, int stride) const {
+        return View(base + row0 * stride + column, seq, head_dim, Eigen::OuterStride<>(stride));
     }
     template <class View, class Pointer>
     View output(Pointer base) const {
-        return View(base + out, seq, head_dim, Eigen::OuterStride<>(d));
+        return rows<View>(base, d);
     }
 };
 

@@ -41,10 +41,12 @@ class CpuReferenceBackend : public Backend {
                        const float* x, const float* stats, const float* w, ScaleRef alpha, int n, int d,
                        bool accumulate_dx) override;
 
-    void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
-                           int head_dim, AttentionStatsRef stats) override;
-    void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, int batch,
-                            int seq, int heads, int head_dim) override;
+    using Backend::attention_backward;
+    using Backend::attention_forward;
+    void attention_forward(float* out, float* probs, const AttentionInputs& in, const AttentionShape& shape,
+                           AttentionStatsRef stats) override;
+    void attention_backward(const AttentionGrads& grads, const float* dout, const AttentionInputs& in,
+                            const float* probs, const AttentionShape& shape) override;
 
     void activation_forward(Activation kind, float* y, const float* x, size_t count) override;
     void activation_backward(Activation kind, float* dx, const float* dy, const float* x,

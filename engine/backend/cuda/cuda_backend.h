@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/backend/backend.h"
+#include "engine/backend/cuda/attention_layout.h"
 
 namespace normlab {
 
@@ -51,10 +52,12 @@ class CudaBackend final : public Backend {
                        const float* x, const float* stats, const float* w, ScaleRef alpha, int n, int d,
                        bool accumulate_dx) override;
 
-    void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
-                           int head_dim, AttentionStatsRef stats) override;
-    void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, int batch,
-                            int seq, int heads, int head_dim) override;
+    using Backend::attention_backward;
+    using Backend::attention_forward;
+    void attention_forward(float* out, float* probs, const AttentionInputs& in, const AttentionShape& shape,
+                           AttentionStatsRef stats) override;
+    void attention_backward(const AttentionGrads& grads, const float* dout, const AttentionInputs& in,
+                            const float* probs, const AttentionShape& shape) override;
 
     void activation_forward(Activation kind, float* y, const float* x, size_t count) override;
     void activation_backward(Activation kind, float* dx, const float* dy, const float* x,
@@ -84,6 +87,8 @@ class CudaBackend final : public Backend {
     // A device vector of at least `count` ones (column sums of dy as a matrix-vector product).
     const float* ones(size_t count);
     void* device_bytes(size_t bytes, const char* what);
+    // Gathers q, k and v from their strided rows into head-major q[3][pairs][seq][hd] (workspace).
+    void gather_attention_inputs(float* q, const AttentionInputs& in, const HeadShape& shape);
     void synchronize(const char* after);
     template <bool Squares>
     void reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out);

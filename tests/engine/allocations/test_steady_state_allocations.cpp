@@ -133,15 +133,15 @@ class CountingBackend final : public Backend {
         CountingWindow window;
         m_cpu.norm_backward(type, dx, dw, db, dalpha, dy, x, stats, w, alpha, n, d, accumulate_dx);
     }
-    void attention_forward(float* out, float* probs, const float* qkv, int batch, int seq, int heads,
-                           int head_dim, AttentionStatsRef stats) override {
+    void attention_forward(float* out, float* probs, const AttentionInputs& in, const AttentionShape& shape,
+                           AttentionStatsRef stats) override {
         CountingWindow window;
-        m_cpu.attention_forward(out, probs, qkv, batch, seq, heads, head_dim, stats);
+        m_cpu.attention_forward(out, probs, in, shape, stats);
     }
-    void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, int batch,
-                            int seq, int heads, int head_dim) override {
+    void attention_backward(const AttentionGrads& grads, const float* dout, const AttentionInputs& in,
+                            const float* probs, const AttentionShape& shape) override {
         CountingWindow window;
-        m_cpu.attention_backward(dqkv, dout, qkv, probs, batch, seq, heads, head_dim);
+        m_cpu.attention_backward(grads, dout, in, probs, shape);
     }
     void activation_forward(Activation kind, float* y, const float* x, size_t count) override {
         CountingWindow window;
@@ -295,7 +295,12 @@ INSTANTIATE_TEST_SUITE_P(
                  {"data.task=text", "model.norm_placement=post", "model.residual=admin",
                   "train.clip_grad_norm=0.5", "telemetry.val_every=3"}},
         StepCase{"PreLN_modadd_sgd",
-                 {"data.task=modadd", "data.modulus=31", "train.optimizer=sgd", "telemetry.val_every=4"}}),
+                 {"data.task=modadd", "data.modulus=31", "train.optimizer=sgd", "telemetry.val_every=4"}},
+        StepCase{"PostLN_encoder_decoder_validation_every_3",
+                 {"model.norm_placement=post", "model.encoder_layers=2", "telemetry.val_every=3"}},
+        StepCase{"PeriLN_encoder_decoder_admin_text",
+                 {"data.task=text", "model.norm_placement=peri", "model.encoder_layers=1",
+                  "model.residual=admin", "telemetry.every=2", "telemetry.val_every=0"}}),
     [](const ::testing::TestParamInfo<StepCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

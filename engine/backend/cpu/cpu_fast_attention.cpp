@@ -58,7 +58,8 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
                     entropy += std::log(static_cast<double>(total)) - weighted / total;
                 }
                 row *= 1.0f / total;
-                p.row(t).tail(seq - limit).setZero();
+                // masked keys to zero (a causal row's upper part already is, from setZero)
+                if (!shape.causal || limit < t + 1) p.row(t).tail(seq - limit).setZero();
             }
             pair_stats[2 * pair] = entropy;
             pair_stats[2 * pair + 1] = largest;

@@ -1,19 +1,35 @@
-// Fast multi-head attention: (batch, head) pairs split statically across threads. Causal calls use only
-// the lower triangle (q k^T into the triangle, triangular p v, and the same in backward, about half the
-// flops); bidirectional ones (an encoder, cross-attention) full products with the masked keys zeroed.
-// Softmax rows with Eigen's vectorised exp; row entropies only on telemetry steps, as
-// log Z - sum p (s - max) (no log per element, one exp). Scratch comes from the workspace.
+// Fast multi-head attention: (batch, head) pairs split statically across threads; every product goes
+// through the backend's GEMM (cpu_gemm.h) on the pair's strided rows, over the keys any query may see
+// (a causal call computes the whole square and the softmax keeps the triangle: at the models' head sizes
+// the register kernel's full square is cheaper than a general triangular product). Softmax rows with
+// Eigen's vectorised exp; row entropies only on telemetry steps, as log Z - sum p (s - max) (no log per
+// element, one exp). Scratch comes from the workspace.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "engine/backend/cpu/attention_heads.h"
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/cpu_gemm.h"
 #include "engine/backend/cpu/cpu_parallel.h"
 
 namespace normlab {
 
 namespace {
 using ShiftedRow = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
+
+// Where one (batch, head) pair's rows start in a strided source, as a GEMM operand.
+GemmOperand head_rows(const float* base, int stride, const AttentionHead& at, bool transposed = false) {
+    return {base + at.row0 * stride + at.column, stride, transposed};
+}
+
+// Zeroes rows [from, seq) of a pair's head columns (keys past a memory's valid length get no gradient).
+void zero_head_rows(float* base, int stride, const AttentionHead& at, int from) {
+    for (int j = from; j < at.seq; ++j) {
+        float* row = base + (at.row0 + j) * stride + at.column;
+        std::fill(row, row + at.head_dim, 0.0f);
+    }
+}
 }  // namespace
 
 void CpuBackend::attention_forward(float* out, float* probs, const AttentionInputs& in,
@@ -31,22 +47,18 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
         float* shifted = want_stats ? thread_logits + TaskPool::slot() * seq : nullptr;
         for (int pair = static_cast<int>(range.begin); pair < range.end; ++pair) {
             const AttentionHead at(pair, shape);
-            const auto q = at.rows<ConstStridedView>(in.q, in.q_stride);
-            const auto k = at.rows<ConstStridedView>(in.k, in.kv_stride);
-            const auto v = at.rows<ConstStridedView>(in.v, in.kv_stride);
-            MatrixView p(probs + static_cast<size_t>(pair) * seq * seq, seq, seq);
-            if (shape.causal) {
-                p.setZero();
-                p.triangularView<Eigen::Lower>() += scale * q * k.transpose();
-            } else {
-                p.noalias() = scale * q * k.transpose();
-            }
+            const int keys = shape.key_limit(seq - 1);  // the most keys any query sees
+            float* scores = probs + static_cast<size_t>(pair) * seq * seq;
+            gemm(scores, seq, head_rows(in.q, in.q_stride, at), head_rows(in.k, in.kv_stride, at, true), seq,
+                 keys, shape.head_dim, false);
+            MatrixView p(scores, seq, seq);
 
             double entropy = 0.0;
             float largest = -std::numeric_limits<float>::infinity();
             for (int t = 0; t < seq; ++t) {
                 const int limit = shape.key_limit(t);
                 auto row = p.row(t).head(limit).array();
+                row *= scale;
                 const float row_max = row.maxCoeff();
                 largest = std::max(largest, row_max);
                 row -= row_max;
@@ -58,18 +70,13 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
                     entropy += std::log(static_cast<double>(total)) - weighted / total;
                 }
                 row *= 1.0f / total;
-                // masked keys to zero (a causal row's upper part already is, from setZero)
-                if (!shape.causal || limit < t + 1) p.row(t).tail(seq - limit).setZero();
+                p.row(t).tail(seq - limit).setZero();  // masked keys: probability 0
             }
             pair_stats[2 * pair] = entropy;
             pair_stats[2 * pair + 1] = largest;
 
-            auto o = at.output<StridedView>(out);
-            if (shape.causal) {
-                o.noalias() = p.triangularView<Eigen::Lower>() * v;
-            } else {
-                o.noalias() = p * v;
-            }
+            gemm(out + at.row0 * at.d + at.column, at.d, {scores, seq}, head_rows(in.v, in.kv_stride, at),
+                 seq, shape.head_dim, keys, false);
         }
     });
 
@@ -99,23 +106,17 @@ void CpuBackend::attention_backward(const AttentionGrads& grads, const float* do
         MatrixView grad_scores(thread_scores + TaskPool::slot() * square, seq, seq);
         for (int pair = static_cast<int>(range.begin); pair < range.end; ++pair) {
             const AttentionHead at(pair, shape);
-            const auto q = at.rows<ConstStridedView>(in.q, in.q_stride);
-            const auto k = at.rows<ConstStridedView>(in.k, in.kv_stride);
-            const auto v = at.rows<ConstStridedView>(in.v, in.kv_stride);
-            const auto grad_o = at.output<ConstStridedView>(dout);
-            ConstMatrixView p(probs + static_cast<size_t>(pair) * square, seq, seq);
-            auto grad_q = at.rows<StridedView>(grads.q, grads.q_stride);
-            auto grad_k = at.rows<StridedView>(grads.k, grads.kv_stride);
-            auto grad_v = at.rows<StridedView>(grads.v, grads.kv_stride);
-
-            if (shape.causal) {
-                grad_v.noalias() = p.transpose().triangularView<Eigen::Upper>() * grad_o;
-                grad_scores.setZero();
-                grad_scores.triangularView<Eigen::Lower>() += grad_o * v.transpose();  // dP
-            } else {
-                grad_v.noalias() = p.transpose() * grad_o;
-                grad_scores.noalias() = grad_o * v.transpose();  // dP
-            }
+            const int keys = shape.key_limit(seq - 1);
+            const int head_dim = shape.head_dim;
+            const float* prob_rows = probs + static_cast<size_t>(pair) * square;
+            ConstMatrixView p(prob_rows, seq, seq);
+            const GemmOperand grad_o = head_rows(dout, at.d, at);
+            // dV = P^T dO over the keys; dP = dO V^T
+            gemm(grads.v + at.row0 * grads.kv_stride + at.column, grads.kv_stride, {prob_rows, seq, true},
+                 grad_o, keys, head_dim, seq, false);
+            zero_head_rows(grads.v, grads.kv_stride, at, keys);
+            gemm(grad_scores.data(), seq, grad_o, head_rows(in.v, in.kv_stride, at, true), seq, keys,
+                 head_dim, false);
             for (int t = 0; t < seq; ++t) {
                 const int limit = shape.key_limit(t);
                 auto row = grad_scores.row(t).head(limit).array();
@@ -124,13 +125,13 @@ void CpuBackend::attention_backward(const AttentionGrads& grads, const float* do
                 row = prob_row * (row - weighted) * scale;
                 grad_scores.row(t).tail(seq - limit).setZero();
             }
-            if (shape.causal) {
-                grad_q.noalias() = grad_scores.triangularView<Eigen::Lower>() * k;
-                grad_k.noalias() = grad_scores.transpose().triangularView<Eigen::Upper>() * q;
-            } else {
-                grad_q.noalias() = grad_scores * k;
-                grad_k.noalias() = grad_scores.transpose() * q;
-            }
+            // dQ = dS K; dK = dS^T Q over the keys
+            gemm(grads.q + at.row0 * grads.q_stride + at.column, grads.q_stride, {grad_scores.data(), seq},
+                 head_rows(in.k, in.kv_stride, at), seq, head_dim, keys, false);
+            gemm(grads.k + at.row0 * grads.kv_stride + at.column, grads.kv_stride,
+                 {grad_scores.data(), seq, true}, head_rows(in.q, in.q_stride, at), keys, head_dim, seq,
+                 false);
+            zero_head_rows(grads.k, grads.kv_stride, at, keys);
         }
     });
 }

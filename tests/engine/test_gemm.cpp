@@ -78,7 +78,8 @@ TEST_P(Gemm, MatchesDoublePrecisionForEveryLayout) {
                 const int64_t ldc = cols + 7;
                 const Floats initial = random_tensor(static_cast<size_t>(rows * ldc), 13);
                 Floats c = initial;
-                gemm(c.data(), ldc, a.operand, b.operand, rows, cols, depth, accumulate);
+                Floats scratch(packed_size(depth, cols));
+                gemm(c.data(), ldc, a.operand, b.operand, rows, cols, depth, accumulate, scratch.data());
                 const Floats start = accumulate ? initial : Floats(initial.size(), 0.0f);
                 const std::vector<double> expected = reference(a, b, start, ldc);
                 const std::string what = std::string("A") + (a_transposed ? "^T" : "") + " B" +
@@ -99,7 +100,8 @@ TEST(GemmPacking, RowOffsetsAndColumnRangesGiveIdenticalBits) {
     const Stored a(rows, depth, false, 0, 21);
     const Stored b(depth, cols, true, 0, 22);
     Floats whole(static_cast<size_t>(rows * cols), 0.0f);
-    gemm(whole.data(), cols, a.operand, b.operand, rows, cols, depth, false);
+    Floats scratch(packed_size(depth, cols));
+    gemm(whole.data(), cols, a.operand, b.operand, rows, cols, depth, false, scratch.data());
 
     Floats packed(packed_size(depth, cols));
     const int64_t align = pack_column_align();
@@ -142,9 +144,9 @@ TEST(GemmPacking, RowBiasStartEqualsAccumulatingOntoBiasRows) {
 TEST(GemmPacking, ZeroDepth) {
     Floats c = {1.0f, 2.0f, 3.0f, 4.0f};
     const float none = 0.0f;
-    gemm(c.data(), 2, {&none, 1}, {&none, 2}, 2, 2, 0, true);
+    gemm(c.data(), 2, {&none, 1}, {&none, 2}, 2, 2, 0, true, nullptr);
     EXPECT_EQ(c, (Floats{1.0f, 2.0f, 3.0f, 4.0f}));
-    gemm(c.data(), 2, {&none, 1}, {&none, 2}, 2, 2, 0, false);
+    gemm(c.data(), 2, {&none, 1}, {&none, 2}, 2, 2, 0, false, nullptr);
     EXPECT_EQ(c, (Floats{0.0f, 0.0f, 0.0f, 0.0f}));
 }
 

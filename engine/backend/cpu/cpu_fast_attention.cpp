@@ -40,17 +40,21 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
     const bool want_stats = stats.entropy_sum || stats.max_logit;
     double* pair_stats = scratch_doubles(2 * static_cast<size_t>(pairs));  // entropy, largest logit
     const int64_t work = static_cast<int64_t>(pairs) * seq * seq * shape.head_dim;
-    // per thread: one row of shifted logits, so that each probability takes one exp
-    float* thread_logits = want_stats ? scratch_floats(static_cast<size_t>(m_threads) * seq) : nullptr;
+    // per thread: room to pack k^T (see cpu_gemm.h) and one row of shifted logits (so that each
+    // probability takes one exp)
+    const size_t packing = packed_size(std::max(seq, shape.head_dim), std::max(seq, shape.head_dim));
+    const size_t per_thread = packing + static_cast<size_t>(seq);
+    float* thread_scratch = scratch_floats(static_cast<size_t>(m_threads) * per_thread);
 
     parallel_ranges(m_pool, pairs, work, 1, [&](int, Range range) {
-        float* shifted = want_stats ? thread_logits + TaskPool::slot() * seq : nullptr;
+        float* pack = thread_scratch + TaskPool::slot() * per_thread;
+        float* shifted = want_stats ? pack + packing : nullptr;
         for (int pair = static_cast<int>(range.begin); pair < range.end; ++pair) {
             const AttentionHead at(pair, shape);
             const int keys = shape.key_limit(seq - 1);  // the most keys any query sees
             float* scores = probs + static_cast<size_t>(pair) * seq * seq;
             gemm(scores, seq, head_rows(in.q, in.q_stride, at), head_rows(in.k, in.kv_stride, at, true), seq,
-                 keys, shape.head_dim, false);
+                 keys, shape.head_dim, false, pack);
             MatrixView p(scores, seq, seq);
 
             double entropy = 0.0;
@@ -76,7 +80,7 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
             pair_stats[2 * pair + 1] = largest;
 
             gemm(out + at.row0 * at.d + at.column, at.d, {scores, seq}, head_rows(in.v, in.kv_stride, at),
-                 seq, shape.head_dim, keys, false);
+                 seq, shape.head_dim, keys, false, pack);
         }
     });
 
@@ -99,11 +103,16 @@ void CpuBackend::attention_backward(const AttentionGrads& grads, const float* do
     const int pairs = shape.batch * shape.heads;
     const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
     const size_t square = static_cast<size_t>(seq) * seq;
-    float* thread_scores = scratch_floats(static_cast<size_t>(m_threads) * square);
+    // per thread: dP / dS, and room to pack v^T (see cpu_gemm.h)
+    const size_t packing = packed_size(std::max(seq, shape.head_dim), std::max(seq, shape.head_dim));
+    const size_t per_thread = square + packing;
+    float* thread_scratch = scratch_floats(static_cast<size_t>(m_threads) * per_thread);
     const int64_t work = static_cast<int64_t>(pairs) * seq * seq * shape.head_dim * 2;
 
     parallel_ranges(m_pool, pairs, work, 1, [&](int, Range range) {
-        MatrixView grad_scores(thread_scores + TaskPool::slot() * square, seq, seq);
+        float* mine = thread_scratch + TaskPool::slot() * per_thread;
+        MatrixView grad_scores(mine, seq, seq);
+        float* pack = mine + square;
         for (int pair = static_cast<int>(range.begin); pair < range.end; ++pair) {
             const AttentionHead at(pair, shape);
             const int keys = shape.key_limit(seq - 1);
@@ -113,10 +122,10 @@ void CpuBackend::attention_backward(const AttentionGrads& grads, const float* do
             const GemmOperand grad_o = head_rows(dout, at.d, at);
             // dV = P^T dO over the keys; dP = dO V^T
             gemm(grads.v + at.row0 * grads.kv_stride + at.column, grads.kv_stride, {prob_rows, seq, true},
-                 grad_o, keys, head_dim, seq, false);
+                 grad_o, keys, head_dim, seq, false, pack);
             zero_head_rows(grads.v, grads.kv_stride, at, keys);
             gemm(grad_scores.data(), seq, grad_o, head_rows(in.v, in.kv_stride, at, true), seq, keys,
-                 head_dim, false);
+                 head_dim, false, pack);
             for (int t = 0; t < seq; ++t) {
                 const int limit = shape.key_limit(t);
                 auto row = grad_scores.row(t).head(limit).array();
@@ -127,10 +136,10 @@ void CpuBackend::attention_backward(const AttentionGrads& grads, const float* do
             }
             // dQ = dS K; dK = dS^T Q over the keys
             gemm(grads.q + at.row0 * grads.q_stride + at.column, grads.q_stride, {grad_scores.data(), seq},
-                 head_rows(in.k, in.kv_stride, at), seq, head_dim, keys, false);
+                 head_rows(in.k, in.kv_stride, at), seq, head_dim, keys, false, pack);
             gemm(grads.k + at.row0 * grads.kv_stride + at.column, grads.kv_stride,
                  {grad_scores.data(), seq, true}, head_rows(in.q, in.q_stride, at), keys, head_dim, seq,
-                 false);
+                 false, pack);
             zero_head_rows(grads.k, grads.kv_stride, at, keys);
         }
     });

@@ -1,14 +1,11 @@
-// gemm(): B packed into panels of kTileColumns columns per depth block; for each depth block and each
-// strip of kTileRows rows of A (read in place, so it stays in L1), a register tile per panel
-// (gemm_microkernel.h). Packing scratch lives in a per-thread buffer that only grows.
+// gemm(): B packed into panels of kTileColumns columns per depth block (or read in place when its rows
+// hold whole vectors); for each depth block and each strip of kTileRows rows of A (read in place, so it
+// stays in L1), a register tile per panel (gemm_microkernel.h). Packing scratch comes from the caller.
 #include "engine/backend/cpu/cpu_gemm.h"
 
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <cstdlib>
 #include <limits>
-#include <memory>
 #include <utility>
 
 #include "engine/backend/cpu/gemm_microkernel.h"
@@ -26,35 +23,6 @@ constexpr int64_t kWidth = Vector::kWidth;
 // 64: 229, 128: 247, 256: 238, 512: 228 GFLOP/s.
 constexpr int64_t kDepthBlock = 128;
 
-// The largest packing size any thread has needed so far.
-std::atomic<size_t> g_largest_packing{0};
-
-// Packing buffers of one thread, reused by every product it runs. A thread grows straight to the
-// largest size any thread has needed, so which chunk a thread happens to claim first cannot make it
-// allocate again once training has warmed up.
-class PackingBuffers {
-  public:
-    float* reserve(size_t count) {
-        size_t largest = g_largest_packing.load(std::memory_order_relaxed);
-        while (count > largest && !g_largest_packing.compare_exchange_weak(largest, count)) {
-        }
-        count = std::max(count, largest);
-        if (count > m_capacity) {
-            m_capacity = std::max(count, m_capacity * 2);
-            m_data.reset(
-                static_cast<float*>(std::aligned_alloc(64, ((m_capacity * sizeof(float) + 63) / 64) * 64)));
-        }
-        return m_data.get();
-    }
-
-  private:
-    struct Free {
-        void operator()(float* pointer) const { std::free(pointer); }
-    };
-    std::unique_ptr<float, Free> m_data;
-    size_t m_capacity = 0;
-};
-
 int64_t round_up(int64_t value, int64_t multiple) {
     return (value + multiple - 1) / multiple * multiple;
 }
@@ -69,8 +37,8 @@ int64_t panel_offset(int64_t cols, int64_t k0, int64_t steps, int64_t column) {
     return k0 * round_up(cols, kWidth) + column * steps;
 }
 
-using TileKernel = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, bool,
-                            const float*);
+using gemm_detail::Panel;
+using TileKernel = void (*)(int64_t, const float*, int64_t, Panel, float*, int64_t, bool, const float*);
 
 // kernels[depth contiguous][rows - 1][vectors - 1]
 template <bool kDepthContiguous, size_t... kRows>
@@ -86,9 +54,8 @@ constexpr auto kRowMajorKernels = kernel_rows<true>(std::make_index_sequence<kTi
 
 // One tile whose last vector runs past C's edge: computed into a scratch tile, then added to its start
 // element by element, so edge elements get exactly the arithmetic of inner ones.
-void multiply_edge_tile(TileKernel kernel, int64_t steps, const float* a, int64_t a_stride,
-                        const float* panel, float* c, int64_t ldc, int64_t rows, int64_t columns, bool load,
-                        const float* bias) {
+void multiply_edge_tile(TileKernel kernel, int64_t steps, const float* a, int64_t a_stride, Panel panel,
+                        float* c, int64_t ldc, int64_t rows, int64_t columns, bool load, const float* bias) {
     alignas(64) float tile[kTileRows * kTileColumns];
     kernel(steps, a, a_stride, panel, tile, kTileColumns, false, nullptr);
     for (int64_t row = 0; row < rows; ++row) {
@@ -178,7 +145,9 @@ void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t 
             const float* strip = a.transposed ? a.data + k0 * a.stride + row0 : a.data + row0 * a.stride + k0;
             for (int64_t column = column_begin; column < column_end; column += kTileColumns) {
                 const int64_t width = panel_width(cols, column);
-                const float* panel = b.data + panel_offset(cols, k0, steps, column);
+                const Panel panel = b.in_place_stride > 0
+                                        ? Panel{b.data + k0 * b.in_place_stride + column, b.in_place_stride}
+                                        : Panel{b.data + panel_offset(cols, k0, steps, column), width};
                 const TileKernel kernel = kernels[tile_rows - 1][width / kWidth - 1];
                 float* out = c + row0 * ldc + column;
                 const float* column_bias = bias ? bias + column : nullptr;
@@ -193,12 +162,14 @@ void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t 
 }
 
 void gemm(float* c, int64_t ldc, GemmOperand a, GemmOperand b, int64_t rows, int64_t cols, int64_t depth,
-          bool accumulate) {
+          bool accumulate, float* scratch) {
     if (rows <= 0 || cols <= 0) return;
-    thread_local PackingBuffers buffers;
-    float* packed = buffers.reserve(packed_size(depth, cols));
-    pack_columns(packed, b, depth, cols, 0, cols);
-    gemm_packed(c, ldc, a, {packed, depth, cols}, rows, {.accumulate = accumulate});
+    if (!b.transposed && cols % kWidth == 0) {  // whole vectors in every row of B: read it where it is
+        gemm_packed(c, ldc, a, {b.data, depth, cols, b.stride}, rows, {.accumulate = accumulate});
+        return;
+    }
+    pack_columns(scratch, b, depth, cols, 0, cols);
+    gemm_packed(c, ldc, a, {scratch, depth, cols}, rows, {.accumulate = accumulate});
 }
 
 }  // namespace normlab

@@ -1,6 +1,6 @@
 // The fast backend's matrix product: NormLab's own single-threaded cache-blocked GEMM (B packed into
 // column panels, A read in place, register tiles; cpu_gemm.cpp). Callers split rows across threads and
-// can pack a shared B once for all of them; scratch comes from per-thread buffers that only grow.
+// can pack a shared B once for all of them; every buffer comes from the caller, so nothing allocates.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,11 +14,13 @@ struct GemmOperand {
     bool transposed = false;
 };
 
-// B [depth, cols] (as seen after its transpose) packed into the panels gemm_packed() reads.
+// B [depth, cols] (as seen after its transpose) packed into the panels gemm_packed() reads, or (with
+// in_place_stride > 0) a row-major B whose cols are a multiple of the vector width, read where it is.
 struct PackedOperand {
     const float* data;
     int64_t depth;
     int64_t cols;
+    int64_t in_place_stride = 0;
 };
 
 // Packed B's size in floats, and the column multiple that pack ranges must start on.
@@ -43,8 +45,9 @@ struct GemmStart {
 void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t rows, GemmStart start,
                  int64_t column_begin = 0, int64_t column_end = -1);
 
-// The same with B packed here (into this thread's buffer).
+// The same for a B that is packed here (into `scratch`, which holds packed_size(depth, cols) floats)
+// when it must be: transposed, or with rows that end in part of a vector; otherwise B is read in place.
 void gemm(float* c, int64_t ldc, GemmOperand a, GemmOperand b, int64_t rows, int64_t cols, int64_t depth,
-          bool accumulate);
+          bool accumulate, float* scratch);
 
 }  // namespace normlab

@@ -77,16 +77,23 @@ inline constexpr int kTileRows = 4;
 inline constexpr int kTileVectors = 3;
 inline constexpr int kTileColumns = kTileVectors * Vector::kWidth;
 
+// A panel of B: Vectors * kWidth floats per depth step, `step` floats apart (packed: the panel's width;
+// read in place from a row-major B: its row stride).
+struct Panel {
+    const float* data;
+    int64_t step;
+};
+
 // C[0:Rows, 0:Vectors * kWidth] (row stride ldc) = (load ? C : bias ? bias : 0) + sum over `steps` depth
 // steps of A(row, step) * panel[step][column], where A(row, step) is a[row * a_stride + step] when
-// kDepthContiguous (a row-major A) and a[step * a_stride + row] otherwise (a transposed one), and the
-// packed panel holds Vectors * kWidth floats per step. Each element's sum runs over depth in order, one
-// fused multiply-add per step, so its value does not depend on the tile that computed it.
+// kDepthContiguous (a row-major A) and a[step * a_stride + row] otherwise (a transposed one). Each
+// element's sum runs over depth in order, one fused multiply-add per step, so its value does not depend
+// on the tile that computed it.
 template <int Rows, int Vectors, bool kDepthContiguous>
-void multiply_tile(int64_t steps, const float* a, int64_t a_stride, const float* panel, float* c, int64_t ldc,
+void multiply_tile(int64_t steps, const float* a, int64_t a_stride, Panel b_panel, float* c, int64_t ldc,
                    bool load, const float* bias) {
     using Register = Vector::Register;
-    constexpr int64_t kPanelWidth = Vectors * Vector::kWidth;
+    const float* panel = b_panel.data;
     const int64_t row_step = kDepthContiguous ? a_stride : 1;
     const int64_t depth_step = kDepthContiguous ? 1 : a_stride;
     Register sums[Rows][Vectors];
@@ -107,7 +114,7 @@ void multiply_tile(int64_t steps, const float* a, int64_t a_stride, const float*
                 sums[row][part] = Vector::multiply_add(value, b[part], sums[row][part]);
         }
         a += depth_step;
-        panel += kPanelWidth;
+        panel += b_panel.step;
     }
 #pragma GCC unroll 16
     for (int row = 0; row < Rows; ++row) {

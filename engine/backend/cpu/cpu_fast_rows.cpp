@@ -45,6 +45,41 @@ template <class Term>
 double lane_sum_of(const float* values, int64_t count, Term term) {
     return lane_sum(count, [&](int64_t i) { return term(static_cast<double>(values[i])); });
 }
+
+// The slices' elements laid end to end.
+int64_t total_count(const std::vector<Slice>& slices) {
+    int64_t total = 0;
+    for (const Slice& slice : slices) total += static_cast<int64_t>(slice.count);
+    return total;
+}
+
+// Calls part(s, offset, size) for the piece of each slice s that falls inside `chunk` of the slices laid
+// end to end (offset into the buffer the slices describe).
+template <class Part>
+void for_slice_parts(const std::vector<Slice>& slices, Range chunk, Part&& part) {
+    int64_t start = 0;
+    for (size_t s = 0; s < slices.size() && start < chunk.end; ++s) {
+        const int64_t end = start + static_cast<int64_t>(slices[s].count);
+        const int64_t from = std::max(start, chunk.begin);
+        const int64_t to = std::min(end, chunk.end);
+        if (from < to) part(s, static_cast<int64_t>(slices[s].offset) + (from - start), to - from);
+        start = end;
+    }
+}
+
+// out[k][s] = the sum over chunks, in chunk order, of partials[chunk][k][s] (outputs that are null are
+// skipped).
+template <size_t K>
+void add_partials(const double* partials, int chunks, size_t count, std::array<double*, K> out) {
+    for (size_t k = 0; k < K; ++k) {
+        if (!out[k]) continue;
+        for (size_t s = 0; s < count; ++s) {
+            double sum = 0.0;
+            for (int chunk = 0; chunk < chunks; ++chunk) sum += partials[(chunk * K + k) * count + s];
+            out[k][s] = sum;
+        }
+    }
+}
 }  // namespace
 
 double* CpuBackend::scratch_doubles(size_t count) {
@@ -207,8 +242,7 @@ void CpuBackend::optimizer_update_slices(OptimizerStep step, const std::vector<S
                                          const float* weight_decays, float* params, const float* grads,
                                          float* m, float* v, float* update, UpdateSquares squares) {
     constexpr int64_t kBlock = 2048;
-    int64_t total = 0;
-    for (const Slice& slice : slices) total += static_cast<int64_t>(slice.count);
+    const int64_t total = total_count(slices);
     const size_t count = slices.size();
     const bool telemetry = squares.params || squares.updates;
     const int chunks = chunk_count(m_threads, total, total * 8, kElementAlign);
@@ -219,38 +253,23 @@ void CpuBackend::optimizer_update_slices(OptimizerStep step, const std::vector<S
         parallel_chunks(m_pool, chunks, total, kElementAlign, [&](int chunk, Range r) {
             double* partial = partials + 2 * count * chunk;
             OptimizerStep slice_step = step;
-            int64_t start = 0;
-            for (size_t s = 0; s < count && start < r.end; ++s) {
-                const int64_t end = start + static_cast<int64_t>(slices[s].count);
-                const int64_t from = std::max(start, r.begin);
-                const int64_t to = std::min(end, r.end);
+            for_slice_parts(slices, r, [&](size_t s, int64_t offset, int64_t size) {
                 slice_step.weight_decay = weight_decays[s];
-                for (int64_t block = from; block < to; block += kBlock) {
-                    const int64_t at = static_cast<int64_t>(slices[s].offset) + (block - start);
-                    const int64_t size = std::min(kBlock, to - block);
-                    for (int64_t i = at; i < at + size; ++i) {
+                for (int64_t at = offset; at < offset + size; at += kBlock) {
+                    const int64_t block = std::min(kBlock, offset + size - at);
+                    for (int64_t i = at; i < at + block; ++i) {
                         update[i] = optimizer_delta<decltype(kind)::value>(slice_step, params[i], grads[i],
                                                                            m[i], v[i]);
                         params[i] += update[i];
                     }
                     if (!telemetry) continue;
-                    partial[s] += lane_sum_of(params + at, size, square);
-                    partial[count + s] += lane_sum_of(update + at, size, square);
+                    partial[s] += lane_sum_of(params + at, block, square);
+                    partial[count + s] += lane_sum_of(update + at, block, square);
                 }
-                start = end;
-            }
+            });
         });
     });
-    if (!telemetry) return;
-    for (size_t s = 0; s < count; ++s) {
-        double param_total = 0.0, update_total = 0.0;
-        for (int chunk = 0; chunk < chunks; ++chunk) {
-            param_total += partials[2 * count * chunk + s];
-            update_total += partials[2 * count * chunk + count + s];
-        }
-        if (squares.params) squares.params[s] = param_total;
-        if (squares.updates) squares.updates[s] = update_total;
-    }
+    if (telemetry) add_partials<2>(partials, chunks, count, {squares.params, squares.updates});
 }
 
 void CpuBackend::scale(float* x, float factor, size_t count) {
@@ -272,33 +291,18 @@ void CpuBackend::add(float* dst, const float* src, size_t count) {
 template <size_t K, class RangeSums>
 void CpuBackend::reduce_slices(const float* base, const std::vector<Slice>& slices,
                                std::array<double*, K> host_out, RangeSums range_sums) {
-    int64_t total = 0;
-    for (const Slice& slice : slices) total += static_cast<int64_t>(slice.count);
+    const int64_t total = total_count(slices);
     const size_t count = slices.size();
     const int chunks = chunk_count(m_threads, total, total, kElementAlign);
     double* partials = scratch_doubles(K * count * chunks);  // [chunk][k][slice]
     parallel_chunks(m_pool, chunks, total, kElementAlign, [&](int chunk, Range r) {
         double* partial = partials + chunk * K * count;
-        int64_t start = 0;
-        for (size_t s = 0; s < count && start < r.end; ++s) {
-            const int64_t end = start + static_cast<int64_t>(slices[s].count);
-            const int64_t from = std::max(start, r.begin);
-            const int64_t to = std::min(end, r.end);
-            if (from < to) {
-                const std::array<double, K> sums =
-                    range_sums(base + slices[s].offset + (from - start), to - from);
-                for (size_t k = 0; k < K; ++k) partial[k * count + s] += sums[k];
-            }
-            start = end;
-        }
+        for_slice_parts(slices, r, [&](size_t s, int64_t offset, int64_t size) {
+            const std::array<double, K> sums = range_sums(base + offset, size);
+            for (size_t k = 0; k < K; ++k) partial[k * count + s] += sums[k];
+        });
     });
-    for (size_t k = 0; k < K; ++k) {
-        for (size_t s = 0; s < count; ++s) {
-            double sum = 0.0;
-            for (int chunk = 0; chunk < chunks; ++chunk) sum += partials[(chunk * K + k) * count + s];
-            host_out[k][s] = sum;
-        }
-    }
+    add_partials<K>(partials, chunks, count, host_out);
 }
 
 void CpuBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {

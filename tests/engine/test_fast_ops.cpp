@@ -33,7 +33,8 @@ class FastOps : public ::testing::TestWithParam<Case> {
     int n = GetParam().rows;
 };
 
-// Both ways of cutting dW: by output rows (out >= in) and by input columns (in > out).
+// Both ways of cutting dW: by output rows (out >= in) and by input columns (in > out); and both ways the
+// backward reads W and x: in place (in 48, whole vectors per row) and packed (in 24).
 TEST_P(FastOps, Linear) {
     for (const auto [in, out] : {std::pair{48, 40}, std::pair{24, 72}}) {
         const Floats x = random_tensor(n * in, 1), w = random_tensor(out * in, 2), b = random_tensor(out, 3);

@@ -20,6 +20,13 @@ void pack_shared(TaskPool& pool, float* to, GemmOperand b, int64_t depth, int64_
         pack_columns(to, b, depth, cols, columns.begin, columns.end);
     });
 }
+
+// B as every chunk of an op reads it: where it is when the GEMM can, else packed once into `to`.
+PackedOperand shared_operand(TaskPool& pool, float* to, GemmOperand b, int64_t depth, int64_t cols) {
+    if (readable_in_place(b, cols)) return {b.data, depth, cols, b.stride};
+    pack_shared(pool, to, b, depth, cols);
+    return {to, depth, cols};
+}
 }  // namespace
 
 std::string CpuBackend::name() const {
@@ -55,14 +62,11 @@ void CpuBackend::linear_forward(float* y, const float* x, const float* w, const 
 
 void CpuBackend::linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
                                  const float* w, int n, int in, int out, bool accumulate_dx) {
-    // W (for dx = dy W) and x (for dW = dy^T x) are packed once, shared by every chunk.
+    // W (for dx = dy W) and x (for dW = dy^T x) are read in place or packed once, shared by every chunk.
     const size_t w_size = dx ? packed_size(out, in) : 0;
     float* packed_w = scratch_floats(w_size + packed_size(n, in));
-    float* packed_x = packed_w + w_size;
-    if (dx) pack_shared(m_pool, packed_w, {w, in}, out, in);
-    pack_shared(m_pool, packed_x, {x, in}, n, in);
-    const PackedOperand weights{packed_w, out, in};
-    const PackedOperand inputs_packed{packed_x, n, in};
+    const PackedOperand weights = dx ? shared_operand(m_pool, packed_w, {w, in}, out, in) : PackedOperand{};
+    const PackedOperand inputs_packed = shared_operand(m_pool, packed_w + w_size, {x, in}, n, in);
 
     const int64_t work = static_cast<int64_t>(n) * in * out * (dx ? 2 : 1);
     // dW is cut along its wider side (the other one is read whole by every chunk).

@@ -68,6 +68,10 @@ void multiply_edge_tile(TileKernel kernel, int64_t steps, const float* a, int64_
 }
 }  // namespace
 
+bool readable_in_place(GemmOperand b, int64_t cols) {
+    return !b.transposed && cols % kWidth == 0;
+}
+
 size_t packed_size(int64_t depth, int64_t cols) {
     return static_cast<size_t>(depth * round_up(cols, kWidth));
 }
@@ -164,7 +168,7 @@ void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t 
 void gemm(float* c, int64_t ldc, GemmOperand a, GemmOperand b, int64_t rows, int64_t cols, int64_t depth,
           bool accumulate, float* scratch) {
     if (rows <= 0 || cols <= 0) return;
-    if (!b.transposed && cols % kWidth == 0) {  // whole vectors in every row of B: read it where it is
+    if (readable_in_place(b, cols)) {
         gemm_packed(c, ldc, a, {b.data, depth, cols, b.stride}, rows, {.accumulate = accumulate});
         return;
     }

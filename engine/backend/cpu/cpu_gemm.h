@@ -23,6 +23,10 @@ struct PackedOperand {
     int64_t in_place_stride = 0;
 };
 
+// Whether gemm_packed() can read B (`cols` wide, as the product sees it) where it is: row-major with
+// whole vectors in every row. Such a B is passed as a PackedOperand with in_place_stride set.
+bool readable_in_place(GemmOperand b, int64_t cols);
+
 // Packed B's size in floats, and the column multiple that pack ranges must start on.
 size_t packed_size(int64_t depth, int64_t cols);
 int64_t pack_column_align();

@@ -3,6 +3,7 @@
 // threads. Products may round differently (blocking, triangular kernels), so the match is relative.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <string>
@@ -321,6 +322,28 @@ TEST(TaskPool, RunsEveryTaskOnceAcrossManyRuns) {
             }
         }
     }
+}
+
+// The caller claims from the front and the worker from the back, so with two threads the caller's
+// tasks are always a prefix of the run and the worker's the rest: each thread keeps the same rows of
+// an op from one op to the next (with one-ended claiming the two would interleave).
+TEST(TaskPool, TwoThreadsSplitEveryRunIntoTheCallersPrefixAndTheWorkersSuffix) {
+    TaskPool pool(2);
+    std::vector<int> slots(64);
+    int runs_shared = 0;
+    for (int run = 0; run < 3000; ++run) {
+        const int tasks = 2 + run % 63;
+        pool.run(tasks, [&](int task) {
+            slots[task] = TaskPool::slot();
+            for (volatile int spin = 0; spin < 200; spin = spin + 1) {
+            }
+        });
+        const auto first_worker = std::find(slots.begin(), slots.begin() + tasks, 1);
+        ASSERT_TRUE(std::all_of(first_worker, slots.begin() + tasks, [](int slot) { return slot == 1; }))
+            << "run " << run << ": a caller's task after the worker's first";
+        runs_shared += first_worker != slots.begin() && first_worker != slots.begin() + tasks ? 1 : 0;
+    }
+    EXPECT_GT(runs_shared, 0) << "the worker never took part";
 }
 
 // A training op gives bit-identical results when run again with the same thread count.

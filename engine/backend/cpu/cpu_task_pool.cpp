@@ -1,7 +1,8 @@
-// TaskPool: one 64-bit claim word holds (generation, task count, next task). Publishing a run stores a
-// new word (release) after the function; a worker claims with a compare-exchange on that word, so it
-// only runs tasks of the run it read, and the caller cannot start the next run (and overwrite the
-// function) before every claimed task has completed.
+// TaskPool: one 64-bit claim word holds (generation, first unclaimed task, end of the unclaimed ones).
+// The caller claims from the front and the workers from the back, each with a compare-exchange on that
+// word, so a worker only runs tasks of the run it read, and with two threads each keeps claiming the same
+// half of an op's rows from one op to the next (those rows stay in its core's cache). The caller cannot
+// start the next run (and overwrite the function) before every claimed task has completed.
 #include "engine/backend/cpu/cpu_task_pool.h"
 
 #include <immintrin.h>
@@ -15,10 +16,10 @@ thread_local int t_slot = 0;
 uint32_t generation_of(uint64_t claim) {
     return static_cast<uint32_t>(claim >> 32);
 }
-int tasks_of(uint64_t claim) {
+int first_of(uint64_t claim) {
     return static_cast<int>((claim >> 16) & 0xffffu);
 }
-int next_of(uint64_t claim) {
+int end_of(uint64_t claim) {
     return static_cast<int>(claim & 0xffffu);
 }
 }  // namespace
@@ -38,13 +39,14 @@ int TaskPool::slot() {
     return t_slot;
 }
 
-void TaskPool::work(uint32_t generation) {
+void TaskPool::work(uint32_t generation, bool from_back) {
+    const uint64_t first = uint64_t{1} << 16;  // one step of the first-unclaimed field
     uint64_t claim = m_claim.load(std::memory_order_acquire);
-    while (generation_of(claim) == generation && next_of(claim) < tasks_of(claim)) {
-        if (!m_claim.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
-        m_function(m_context, next_of(claim));
-        if (m_completed.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks_of(claim))
-            m_completed.notify_one();
+    while (generation_of(claim) == generation && first_of(claim) < end_of(claim)) {
+        const uint64_t claimed = from_back ? claim - 1 : claim + first;
+        if (!m_claim.compare_exchange_weak(claim, claimed, std::memory_order_acq_rel)) continue;
+        m_function(m_context, from_back ? end_of(claimed) : first_of(claim));
+        if (m_completed.fetch_add(1, std::memory_order_acq_rel) + 1 == m_tasks) m_completed.notify_one();
         claim = m_claim.load(std::memory_order_acquire);
     }
 }
@@ -52,12 +54,13 @@ void TaskPool::work(uint32_t generation) {
 void TaskPool::run_erased(int tasks, Function function, void* context) {
     m_function = function;
     m_context = context;
+    m_tasks = tasks;
     m_completed.store(0, std::memory_order_relaxed);
     const uint32_t generation = generation_of(m_claim.load(std::memory_order_relaxed)) + 1;
-    m_claim.store((static_cast<uint64_t>(generation) << 32) | (static_cast<uint64_t>(tasks) << 16),
+    m_claim.store((static_cast<uint64_t>(generation) << 32) | static_cast<uint64_t>(tasks),
                   std::memory_order_release);
     m_claim.notify_all();
-    work(generation);
+    work(generation, false);
     int spins = 0;
     for (int done = m_completed.load(std::memory_order_acquire); done < tasks;
          done = m_completed.load(std::memory_order_acquire)) {
@@ -83,7 +86,7 @@ void TaskPool::worker_loop(int slot) {
         }
         if (m_stop.load(std::memory_order_acquire)) return;
         seen = generation_of(claim);
-        work(seen);
+        work(seen, true);
     }
 }
 

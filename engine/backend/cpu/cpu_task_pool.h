@@ -1,7 +1,7 @@
-// The fast CPU backend's own worker threads. The caller and the workers claim an op's tasks one at a
-// time, and the caller waits only for tasks already claimed, never for a worker to wake up: a worker
-// the OS has descheduled (busy GUI thread, another process on the same cores) costs nothing. Idle
-// workers spin briefly, then sleep on a futex (std::atomic::wait), so they never hog a shared core.
+// The fast CPU backend's own worker threads. The caller claims an op's tasks one at a time from the
+// front and the workers from the back (so each keeps the same rows from op to op, in its own cache);
+// the caller waits only for tasks already claimed, never for a worker to wake up: a descheduled worker
+// (busy GUI thread, another process) costs nothing. Idle workers spin briefly, then sleep on a futex.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -42,12 +42,16 @@ class TaskPool {
   private:
     using Function = void (*)(void*, int);
     void run_erased(int tasks, Function function, void* context);
-    void work(uint32_t generation);  // claims and runs tasks of `generation` while there are any
+    // Claims (from the front for the caller, the back for workers) and runs tasks of `generation`
+    // while there are any.
+    void work(uint32_t generation, bool from_back);
     void worker_loop(int slot);
 
-    // (generation << 32) | (tasks << 16) | next unclaimed task; generation changes with every run.
+    // (generation << 32) | (first unclaimed task << 16) | end of the unclaimed tasks; generation changes
+    // with every run.
     std::atomic<uint64_t> m_claim{0};
     std::atomic<int> m_completed{0};
+    int m_tasks = 0;  // of the current run, set before it is published
     std::atomic<bool> m_stop{false};
     Function m_function = nullptr;
     void* m_context = nullptr;

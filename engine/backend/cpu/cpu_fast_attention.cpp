@@ -17,6 +17,7 @@ namespace normlab {
 
 namespace {
 using ShiftedRow = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
+using RowSums = Eigen::Map<Eigen::Array<float, Eigen::Dynamic, 1>>;  // one value per query row
 
 // Where one (batch, head) pair's rows start in a strided source, as a GEMM operand.
 GemmOperand head_rows(const float* base, int stride, const AttentionHead& at, bool transposed = false) {
@@ -40,15 +41,16 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
     const bool want_stats = stats.entropy_sum || stats.max_logit;
     double* pair_stats = scratch_doubles(2 * static_cast<size_t>(pairs));  // entropy, largest logit
     const int64_t work = static_cast<int64_t>(pairs) * seq * seq * shape.head_dim;
-    // per thread: room to pack k^T (see cpu_gemm.h) and one row of shifted logits (so that each
-    // probability takes one exp)
+    // per thread: room to pack k^T (see cpu_gemm.h), one row of shifted logits (so that each
+    // probability takes one exp), and each row's exp total and weighted sum (their logs in one pass)
     const size_t packing = packed_size(std::max(seq, shape.head_dim), std::max(seq, shape.head_dim));
-    const size_t per_thread = packing + static_cast<size_t>(seq);
+    const size_t per_thread = packing + 3 * static_cast<size_t>(seq);
     float* thread_scratch = scratch_floats(static_cast<size_t>(m_threads) * per_thread);
 
     parallel_ranges(m_pool, pairs, work, 1, [&](int, Range range) {
         float* pack = thread_scratch + TaskPool::slot() * per_thread;
         float* shifted = want_stats ? pack + packing : nullptr;
+        RowSums totals(pack + packing + seq, seq), weighted(pack + packing + 2 * seq, seq);
         for (int pair = static_cast<int>(range.begin); pair < range.end; ++pair) {
             const AttentionHead at(pair, shape);
             const int keys = shape.key_limit(seq - 1);  // the most keys any query sees
@@ -57,7 +59,6 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
                  keys, shape.head_dim, false, pack);
             MatrixView p(scores, seq, seq);
 
-            double entropy = 0.0;
             float largest = -std::numeric_limits<float>::infinity();
             for (int t = 0; t < seq; ++t) {
                 const int limit = shape.key_limit(t);
@@ -70,13 +71,14 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
                 row = row.exp();
                 const float total = row.sum();
                 if (want_stats) {
-                    const double weighted = (row * ShiftedRow(shifted, limit)).sum();
-                    entropy += std::log(static_cast<double>(total)) - weighted / total;
+                    totals[t] = total;
+                    weighted[t] = (row * ShiftedRow(shifted, limit)).sum();
                 }
                 row *= 1.0f / total;
                 p.row(t).tail(seq - limit).setZero();  // masked keys: probability 0
             }
-            pair_stats[2 * pair] = entropy;
+            // each row's entropy is log Z - sum p (s - max)
+            pair_stats[2 * pair] = want_stats ? (totals.log() - weighted / totals).cast<double>().sum() : 0.0;
             pair_stats[2 * pair + 1] = largest;
 
             gemm(out + at.row0 * at.d + at.column, at.d, {scores, seq}, head_rows(in.v, in.kv_stride, at),

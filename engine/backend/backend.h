@@ -151,6 +151,24 @@ class Backend {
     // s = c x + a f (the residual sum of one sub-layer).
     virtual void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
                                   size_t count) = 0;
+    // The same, and the sums of values and of squares of s and of f (host doubles, as
+    // sum_values_and_squares gives them). A backend that takes them in the same pass says so with
+    // fuses_residual_sums(), and the model then asks each sub-layer for them instead of reducing all
+    // residual sums and branches afterwards; the default is the two steps, one after the other.
+    struct ResidualSums {
+        double* values;
+        double* squares;
+        double* branch_values;
+        double* branch_squares;
+    };
+    virtual bool fuses_residual_sums() const { return false; }
+    virtual void residual_forward_with_sums(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                            size_t count, ResidualSums sums) {
+        residual_forward(s, x, f, c, a, count);
+        const std::vector<Slice> whole{{0, count}};
+        sum_values_and_squares(s, whole, sums.values, sums.squares);
+        sum_values_and_squares(f, whole, sums.branch_values, sums.branch_squares);
+    }
     // dx = c ds (overwritten), df = a ds (overwritten), dc += <ds, x>, da += <ds, f> (when not null).
     // ds may alias dx.
     virtual void residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,

@@ -336,7 +336,15 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
                                 entry_ptr(norm_out.bias), {0.0f, entry_ptr(norm_out.alpha)}, n, d, eps);
         f = acts.branch_normed;
     }
-    m_backend->residual_forward(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd);
+    if (m_backend->fuses_residual_sums()) {  // the telemetry's sums of s and f, taken in the same pass
+        const size_t slot = static_cast<size_t>(step.slot);
+        const size_t branch_slot = m_sublayers.size() + slot;
+        m_backend->residual_forward_with_sums(
+            acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd,
+            {&m_slice_sums[slot], &m_slice_squares[slot], &m_slice_sums[branch_slot], &m_slice_squares[branch_slot]});
+    } else {
+        m_backend->residual_forward(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd);
+    }
     if (m_config.norm_placement == NormPlacement::Post) {
         m_backend->norm_forward(type, acts.output, acts.output_stats, acts.sum, entry_ptr(norm_in.weight),
                                 entry_ptr(norm_in.bias), {0.0f, entry_ptr(norm_in.alpha)}, n, d, eps);
@@ -497,9 +505,12 @@ void Model::backward_encoder(int batch, int seq) {
 void Model::collect_residual_stats(size_t nd) {
     ForwardStats& stats = m_stats;
     const std::vector<double>& sums = m_slice_squares;  // one per residual sum, by slot
-    // Sums too, in the same pass: the dependency ratio's variances need them on telemetry steps.
-    m_backend->sum_values_and_squares(m_activations, m_resid_slices, m_slice_sums.data(),
-                                      m_slice_squares.data());
+    // Sums too, in the same pass: the dependency ratio's variances need them on telemetry steps. A
+    // backend that fuses them into residual_forward has taken them already (forward_sublayer).
+    if (!m_backend->fuses_residual_sums()) {
+        m_backend->sum_values_and_squares(m_activations, m_resid_slices, m_slice_sums.data(),
+                                          m_slice_squares.data());
+    }
     const int layers = m_config.layers;
     const double count = static_cast<double>(nd);
     stats.first_nonfinite_block = -1;
@@ -561,9 +572,12 @@ void Model::measure_dependency(size_t count) {
     }
     const std::vector<double>& squares = m_slice_squares;
     const std::vector<double>& sums = m_slice_sums;
-    // The residual sums' sums and squares are already in [0, sublayers) (the forward's telemetry).
-    m_backend->sum_values_and_squares(m_activations, m_branch_slices, m_slice_sums.data() + sublayers,
-                                      m_slice_squares.data() + sublayers);
+    // The residual sums' sums and squares are already in [0, sublayers) (the forward's telemetry), and
+    // the branches' too in [sublayers, 2 sublayers) when the backend fuses them.
+    if (!m_backend->fuses_residual_sums()) {
+        m_backend->sum_values_and_squares(m_activations, m_branch_slices, m_slice_sums.data() + sublayers,
+                                          m_slice_squares.data() + sublayers);
+    }
     auto variance = [&](size_t i) {
         const double mean = sums[i] / static_cast<double>(count);
         return squares[i] / static_cast<double>(count) - mean * mean;

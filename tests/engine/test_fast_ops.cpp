@@ -182,6 +182,28 @@ TEST_P(FastOps, ElementWise) {
     reference.residual_forward(s_ref.data(), x.data(), f.data(), {0.0f, &c}, {0.0f, &a}, count);
     fast.residual_forward(s_fast.data(), x.data(), f.data(), {0.0f, &c}, {0.0f, &a}, count);
     expect_close("residual s", s_fast, s_ref, 0.0);
+    // Fused with its telemetry sums: the same s, and the sums the two reductions give afterwards.
+    ASSERT_TRUE(fast.fuses_residual_sums());
+    ASSERT_FALSE(reference.fuses_residual_sums());
+    std::vector<double> fused(4, -1.0), separate(4, -1.0);
+    Floats s_fused(count);
+    fast.residual_forward_with_sums(s_fused.data(), x.data(), f.data(), {0.0f, &c}, {0.0f, &a}, count,
+                                    {&fused[0], &fused[1], &fused[2], &fused[3]});
+    reference.residual_forward_with_sums(s_ref.data(), x.data(), f.data(), {0.0f, &c}, {0.0f, &a}, count,
+                                         {&separate[0], &separate[1], &separate[2], &separate[3]});
+    expect_close("residual s with sums", s_fused, s_ref, 0.0);
+    double s_sum = 0.0, s_squares = 0.0, f_sum = 0.0, f_squares = 0.0;
+    for (size_t i = 0; i < count; ++i) {
+        s_sum += s_ref[i];
+        s_squares += static_cast<double>(s_ref[i]) * s_ref[i];
+        f_sum += f[i];
+        f_squares += static_cast<double>(f[i]) * f[i];
+    }
+    const double expected[4] = {s_sum, s_squares, f_sum, f_squares};
+    for (int k = 0; k < 4; ++k) {
+        EXPECT_NEAR(fused[k], expected[k], 1e-9 * (1.0 + std::abs(expected[k]))) << "fused sum " << k;
+        EXPECT_NEAR(separate[k], expected[k], 1e-9 * (1.0 + std::abs(expected[k]))) << "separate sum " << k;
+    }
     Floats dx_ref(count), dx_fast(count), df_ref(count), df_fast(count), sums_ref{0.5f, 0.25f},
         sums_fast{0.5f, 0.25f};
     reference.residual_backward(dx_ref.data(), df_ref.data(), &sums_ref[0], &sums_ref[1], dy.data(), x.data(),

@@ -45,6 +45,9 @@ class CpuBackend final : public CpuReferenceBackend {
 
     void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
                           size_t count) override;
+    bool fuses_residual_sums() const override { return true; }
+    void residual_forward_with_sums(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                    size_t count, ResidualSums sums) override;
     void residual_backward(float* dx, float* df, float* dc, float* da, const float* ds, const float* x,
                            const float* f, ScaleRef c, ScaleRef a, size_t count) override;
 

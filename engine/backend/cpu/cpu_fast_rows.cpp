@@ -187,6 +187,25 @@ void CpuBackend::residual_forward(float* s, const float* x, const float* f, Scal
                     });
 }
 
+// Each chunk adds its part of s and takes that part's sums while it is still in cache; the chunks'
+// sums are added in chunk order.
+void CpuBackend::residual_forward_with_sums(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
+                                            size_t count, ResidualSums sums) {
+    const float shortcut = resolve(c);
+    const float branch = resolve(a);
+    const int64_t total = static_cast<int64_t>(count);
+    const int chunks = chunk_count(m_threads, total, total * 3, kElementAlign);
+    double* partials = scratch_doubles(4 * static_cast<size_t>(chunks));  // per chunk: s, s^2, f, f^2
+    parallel_chunks(m_pool, chunks, total, kElementAlign, [&](int chunk, Range r) {
+        for (int64_t i = r.begin; i < r.end; ++i) s[i] = shortcut * x[i] + branch * f[i];
+        const std::array<double, 2> of_sum = lane_sum_and_squares(s + r.begin, r.size());
+        const std::array<double, 2> of_branch = lane_sum_and_squares(f + r.begin, r.size());
+        std::copy(of_sum.begin(), of_sum.end(), partials + 4 * chunk);
+        std::copy(of_branch.begin(), of_branch.end(), partials + 4 * chunk + 2);
+    });
+    add_partials<4>(partials, chunks, 1, {sums.values, sums.squares, sums.branch_values, sums.branch_squares});
+}
+
 void CpuBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,
                                    const float* x, const float* f, ScaleRef c, ScaleRef a, size_t count) {
     const float shortcut = resolve(c);

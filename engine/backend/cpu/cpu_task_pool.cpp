@@ -42,13 +42,16 @@ int TaskPool::slot() {
 void TaskPool::work(uint32_t generation, bool from_back) {
     const uint64_t first = uint64_t{1} << 16;  // one step of the first-unclaimed field
     uint64_t claim = m_claim.load(std::memory_order_acquire);
+    int done = 0;  // reported once, when nothing is left to claim: one shared update per thread and run
     while (generation_of(claim) == generation && first_of(claim) < end_of(claim)) {
         const uint64_t claimed = from_back ? claim - 1 : claim + first;
         if (!m_claim.compare_exchange_weak(claim, claimed, std::memory_order_acq_rel)) continue;
         m_function(m_context, from_back ? end_of(claimed) : first_of(claim));
-        if (m_completed.fetch_add(1, std::memory_order_acq_rel) + 1 == m_tasks) m_completed.notify_one();
+        ++done;
         claim = m_claim.load(std::memory_order_acquire);
     }
+    if (done > 0 && m_completed.fetch_add(done, std::memory_order_acq_rel) + done == m_tasks)
+        m_completed.notify_one();
 }
 
 void TaskPool::run_erased(int tasks, Function function, void* context) {

@@ -18,6 +18,7 @@ namespace normlab {
 namespace {
 using ShiftedRow = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
 using RowSums = Eigen::Map<Eigen::Array<float, Eigen::Dynamic, 1>>;  // one value per query row
+constexpr float kMaskedShiftedLogit = -80.0f;  // exp(-80) is a normal float: no slow denormal path
 
 // Where one (batch, head) pair's rows start in a strided source, as a GEMM operand.
 GemmOperand head_rows(const float* base, int stride, const AttentionHead& at, bool transposed = false) {
@@ -62,20 +63,24 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
             float largest = -std::numeric_limits<float>::infinity();
             for (int t = 0; t < seq; ++t) {
                 const int limit = shape.key_limit(t);
-                auto row = p.row(t).head(limit).array();
+                auto whole = p.row(t).array();  // the visible keys, then the masked ones
+                auto row = whole.head(limit);
                 row *= scale;
                 const float row_max = row.maxCoeff();
                 largest = std::max(largest, row_max);
                 row -= row_max;
                 if (want_stats) ShiftedRow(shifted, limit) = row;
-                row = row.exp();
-                const float total = row.sum();
+                // exp over the whole row in vector steps (a row cut at `limit` would leave a scalar
+                // tail); the masked keys' stand-in logit keeps their exp a normal float, then they get 0
+                whole.tail(seq - limit).setConstant(kMaskedShiftedLogit);
+                whole = whole.exp();
+                whole.tail(seq - limit).setZero();
+                const float total = whole.sum();
                 if (want_stats) {
                     totals[t] = total;
                     weighted[t] = (row * ShiftedRow(shifted, limit)).sum();
                 }
-                row *= 1.0f / total;
-                p.row(t).tail(seq - limit).setZero();  // masked keys: probability 0
+                whole *= 1.0f / total;
             }
             // each row's entropy is log Z - sum p (s - max)
             pair_stats[2 * pair] = want_stats ? (totals.log() - weighted / totals).cast<double>().sum() : 0.0;

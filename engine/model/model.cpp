@@ -226,6 +226,12 @@ void Model::carve_activations() {
     }
 }
 
+namespace {
+bool is_one(ScaleRef scale) {
+    return !scale.param && scale.constant == 1.0f;
+}
+}  // namespace
+
 ScaleRef Model::shortcut_scale(const SublayerStep& step) const {
     if (m_config.residual == Residual::DeepNorm) {
         return {static_cast<float>(effective_deepnorm_alpha(m_config, step.encoder)), nullptr};
@@ -677,10 +683,17 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
         grad_shortcut =
             kind == kCrossAttention ? grad_ptr(index.cross_admin_omega) : grad_ptr(index.admin_omega) + kind;
     float* grad_rezero = m_config.residual == Residual::ReZero ? grad_ptr(index.rezero_alpha) : nullptr;
-    m_backend->residual_backward(grad_residual, m_scratch[kGradBranch], grad_shortcut, grad_rezero, grad_sum,
-                                 acts.input, combined, shortcut_scale(step), branch_scale(step), nd);
-
-    const float* grad_branch = m_scratch[kGradBranch];
+    const ScaleRef shortcut = shortcut_scale(step), scale = branch_scale(step);
+    const float* grad_branch = grad_sum;
+    // s = x + f with nothing to learn in it passes ds on to both unchanged: the branch reads ds where it
+    // is (every reader is done with it before grad_residual is written again), no copies.
+    const bool plain_sum = is_one(shortcut) && is_one(scale) && !grad_shortcut && !grad_rezero &&
+                           grad_sum == grad_residual;
+    if (!plain_sum) {
+        m_backend->residual_backward(grad_residual, m_scratch[kGradBranch], grad_shortcut, grad_rezero,
+                                     grad_sum, acts.input, combined, shortcut, scale, nd);
+        grad_branch = m_scratch[kGradBranch];
+    }
     if (peri) {
         m_backend->norm_backward(type, m_scratch[kGradBranchNormed], grad_ptr(norm_out.weight),
                                  grad_ptr(norm_out.bias), grad_ptr(norm_out.alpha), grad_branch, branch,

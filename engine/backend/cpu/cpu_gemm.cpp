@@ -18,7 +18,7 @@ constexpr int64_t kTileRows = gemm_detail::kTileRows;
 constexpr int64_t kTileColumns = gemm_detail::kTileColumns;
 constexpr int64_t kTileVectors = gemm_detail::kTileVectors;
 constexpr int64_t kWidth = Vector::kWidth;
-// Depth steps per block: A's strip (kTileRows x kDepthBlock, 4 KiB) stays in L1 while B's block
+// Depth steps per block: A's strip (kTileRows x kDepthBlock, 3 KiB) stays in L1 while B's block
 // (kDepthBlock x cols) streams from L2. `normlab-cli bench --gemm` at the medium shape, 2 threads:
 // 64: 229, 128: 247, 256: 238, 512: 228 GFLOP/s.
 constexpr int64_t kDepthBlock = 128;
@@ -41,14 +41,16 @@ using gemm_detail::Panel;
 using TileKernel = void (*)(int64_t, const float*, int64_t, Panel, float*, int64_t, bool, const float*);
 
 // kernels[depth contiguous][rows - 1][vectors - 1]
+template <bool kDepthContiguous, int kRows, size_t... kVectors>
+constexpr std::array<TileKernel, kTileVectors> kernels_of_rows(std::index_sequence<kVectors...>) {
+    return {gemm_detail::multiply_tile<kRows, static_cast<int>(kVectors) + 1, kDepthContiguous>...};
+}
 template <bool kDepthContiguous, size_t... kRows>
 constexpr auto kernel_rows(std::index_sequence<kRows...>) {
     return std::array<std::array<TileKernel, kTileVectors>, sizeof...(kRows)>{
-        {{gemm_detail::multiply_tile<static_cast<int>(kRows) + 1, 1, kDepthContiguous>,
-          gemm_detail::multiply_tile<static_cast<int>(kRows) + 1, 2, kDepthContiguous>,
-          gemm_detail::multiply_tile<static_cast<int>(kRows) + 1, 3, kDepthContiguous>}...}};
+        {kernels_of_rows<kDepthContiguous, static_cast<int>(kRows) + 1>(
+            std::make_index_sequence<kTileVectors>())...}};
 }
-static_assert(kTileVectors == 3, "kernel_rows lists one kernel per vector count");
 constexpr auto kTransposedKernels = kernel_rows<false>(std::make_index_sequence<kTileRows>());
 constexpr auto kRowMajorKernels = kernel_rows<true>(std::make_index_sequence<kTileRows>());
 

@@ -1,6 +1,6 @@
 // The register-blocked inner kernel of the fast backend's GEMM: a tile of up to kTileRows x
 // kTileColumns of C held in vector registers while it accumulates A's values (read in place) times a
-// packed panel of B. 8 x 48 with AVX-512, 4 x 24 with AVX2 + FMA, 4 x 12 with SSE2; see cpu_gemm.cpp.
+// packed panel of B. 6 x 64 with AVX-512, 4 x 24 with AVX2 + FMA, 4 x 12 with SSE2; see cpu_gemm.cpp.
 #pragma once
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -25,7 +25,8 @@ struct Vector {
     static Register add(Register a, Register b) { return _mm512_add_ps(a, b); }
     static void store(float* to, Register value) { _mm512_storeu_ps(to, value); }
 };
-inline constexpr int kTileRows = 8;  // 8 x 3 accumulators + 3 B vectors + 1 broadcast of 32 registers
+inline constexpr int kTileRows = 6;     // 6 x 4 accumulators + 4 B vectors + 1 broadcast of 32 registers
+inline constexpr int kTileVectors = 4;  // 64 columns: the models' widths (64, 128, 192, 256, ...) in whole tiles
 #elif defined(__AVX2__) && defined(__FMA__)
 struct Vector {
     using Register = __m256;
@@ -42,6 +43,7 @@ struct Vector {
     static void store(float* to, Register value) { _mm256_storeu_ps(to, value); }
 };
 inline constexpr int kTileRows = 4;  // 4 x 3 accumulators + 3 B vectors + 1 broadcast of 16 registers
+inline constexpr int kTileVectors = 3;
 #elif defined(__SSE2__)
 struct Vector {  // x86-64's baseline: no fused multiply-add
     using Register = __m128;
@@ -59,6 +61,7 @@ struct Vector {  // x86-64's baseline: no fused multiply-add
     static void store(float* to, Register value) { _mm_storeu_ps(to, value); }
 };
 inline constexpr int kTileRows = 4;
+inline constexpr int kTileVectors = 3;
 #else
 struct Vector {  // other architectures: scalar registers, left to the compiler
     using Register = float;
@@ -72,9 +75,9 @@ struct Vector {  // other architectures: scalar registers, left to the compiler
     static void store(float* to, Register value) { *to = value; }
 };
 inline constexpr int kTileRows = 4;
+inline constexpr int kTileVectors = 3;
 #endif
 
-inline constexpr int kTileVectors = 3;
 inline constexpr int kTileColumns = kTileVectors * Vector::kWidth;
 
 // A panel of B: Vectors * kWidth floats per depth step, `step` floats apart (packed: the panel's width;

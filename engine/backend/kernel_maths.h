@@ -84,6 +84,12 @@ NORMLAB_HOST_DEVICE inline float norm_input_grad(double rstd, double dxhat, doub
                                                  double mean_dxhat_xhat) {
     return static_cast<float>(rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat));
 }
+// The same in float arithmetic (the CPU ops: twice the elements per vector step; the row means still
+// come from double sums).
+NORMLAB_HOST_DEVICE inline float norm_input_grad(float rstd, float dxhat, float xhat, float mean_dxhat,
+                                                 float mean_dxhat_xhat) {
+    return rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+}
 
 // DyT's backward for one element: the gradient before the gain's tanh slope is applied
 // (dpre = dy w (1 - t^2), t = tanh(alpha x)); the input gradient is dpre alpha, alpha's term dpre x.

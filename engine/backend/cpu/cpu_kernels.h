@@ -105,8 +105,13 @@ inline double norm_backward_row(NormType type, float* grad_in, double* partial, 
     }
     const double mean_dxhat = type == NormType::LayerNorm ? lane_sum(d, dxhat) / d : 0.0;
     const double mean_dxhat_xhat = lane_sum(d, [&](int i) { return dxhat(i) * xhat(i); }) / d;
+    // the input gradient per element in float arithmetic (the row sums above are double)
+    const float mean_f = static_cast<float>(mean), rstd_f = static_cast<float>(rstd);
+    const float mean_dxhat_f = static_cast<float>(mean_dxhat);
+    const float mean_dxhat_xhat_f = static_cast<float>(mean_dxhat_xhat);
     for (int i = 0; i < d; ++i) {
-        const float value = norm_input_grad(rstd, dxhat(i), xhat(i), mean_dxhat, mean_dxhat_xhat);
+        const float value = norm_input_grad(rstd_f, grad_out[i] * w[i], (in[i] - mean_f) * rstd_f, mean_dxhat_f,
+                                            mean_dxhat_xhat_f);
         grad_in[i] = accumulate ? grad_in[i] + value : value;
     }
     return 0.0;

@@ -345,9 +345,9 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     if (m_backend->fuses_residual_sums()) {  // the telemetry's sums of s and f, taken in the same pass
         const size_t slot = static_cast<size_t>(step.slot);
         const size_t branch_slot = m_sublayers.size() + slot;
-        m_backend->residual_forward_with_sums(
-            acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd,
-            {&m_slice_sums[slot], &m_slice_squares[slot], &m_slice_sums[branch_slot], &m_slice_squares[branch_slot]});
+        m_backend->residual_forward_with_sums(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd,
+                                              {&m_slice_sums[slot], &m_slice_squares[slot],
+                                               &m_slice_sums[branch_slot], &m_slice_squares[branch_slot]});
     } else {
         m_backend->residual_forward(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd);
     }
@@ -687,8 +687,8 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
     const float* grad_branch = grad_sum;
     // s = x + f with nothing to learn in it passes ds on to both unchanged: the branch reads ds where it
     // is (every reader is done with it before grad_residual is written again), no copies.
-    const bool plain_sum = is_one(shortcut) && is_one(scale) && !grad_shortcut && !grad_rezero &&
-                           grad_sum == grad_residual;
+    const bool plain_sum =
+        is_one(shortcut) && is_one(scale) && !grad_shortcut && !grad_rezero && grad_sum == grad_residual;
     if (!plain_sum) {
         m_backend->residual_backward(grad_residual, m_scratch[kGradBranch], grad_shortcut, grad_rezero,
                                      grad_sum, acts.input, combined, shortcut, scale, nd);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-# Runs the CPU comparison of issue 6 side by side and prints one Markdown table: NormLab (telemetry every
-# step and off, the GEMM limit, peak RSS) against the newest PyTorch (eager and torch.compile, in a
-# virtual environment) and Debian's python3-torch with OpenBLAS, each at its best thread count.
+# Runs the CPU comparison of issue 6 side by side and prints one Markdown table: NormLab (median of 3
+# interleaved runs with telemetry every step and off, the GEMM limit, peak RSS) against the newest
+# PyTorch (eager and torch.compile, in a virtual environment) and Debian's python3-torch with OpenBLAS,
+# each at its best thread count.
 # With --device cuda: NormLab's CUDA backend against PyTorch (eager, compile) on the same GPU.
 import argparse
 import json
@@ -39,12 +40,25 @@ def run_json_lines(command, env=None, required=True):
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
 
 
-def normlab(cli, name, steps, warmup, device="cpu"):
+def normlab(cli, name, steps, warmup, device="cpu", pairs=3):
+    """NormLab with telemetry every step and off, in `pairs` interleaved pairs: the median run of each, and
+    in on["telemetry_cost"] the median over pairs of on / off step time - 1 (a shared machine's drift
+    moves both runs of a pair alike)."""
     env = dict(os.environ, OMP_WAIT_POLICY=os.environ.get("OMP_WAIT_POLICY", "PASSIVE"))
     timing = ["--steps", str(steps), "--warmup", str(warmup)]
-    on = run_json_lines([cli, "bench", *normlab_args(name, 1, device), *timing], env)[0]
-    off = run_json_lines([cli, "bench", *normlab_args(name, 1000000, device), *timing], env)[0]
+    ons, offs = [], []
+    for _ in range(pairs):
+        ons.append(run_json_lines([cli, "bench", *normlab_args(name, 1, device), *timing], env)[0])
+        offs.append(run_json_lines([cli, "bench", *normlab_args(name, 1000000, device), *timing], env)[0])
     gemm = run_json_lines([cli, "bench", "--gemm", *normlab_args(name, 1, device), *timing], env)[0]
+
+    def median_run(runs):
+        return sorted(runs, key=lambda run: run["steps_per_s"])[len(runs) // 2]
+
+    on, off = dict(median_run(ons)), median_run(offs)
+    costs = sorted(a["ms_per_step"] / b["ms_per_step"] - 1.0 for a, b in zip(ons, offs))
+    on["telemetry_cost"] = costs[len(costs) // 2]
+    on["runs_steps_per_s"] = [run["steps_per_s"] for run in ons]
     return on, off, gemm
 
 
@@ -104,7 +118,7 @@ def main():
         cells = [name, f"{ours:.2f}"]
         cells += peer_cells(ours, eager) + peer_cells(ours, compiled) + peer_cells(ours, debian)
         cells.append(f"{on['gflops']:.0f} / {gemm['gemm_gflops']:.0f} GFLOP/s = {on['gflops'] / gemm['gemm_gflops']:.0%}")
-        cells.append(f"{on['ms_per_step'] / off['ms_per_step'] - 1.0:+.1%}")
+        cells.append(f"{on['telemetry_cost']:+.1%}")
         cells.append(f"{on['peak_rss_mb']:.0f}")
         print("| " + " | ".join(cells) + " |")
     if args.json:
@@ -136,7 +150,7 @@ def compare_on_cuda(args):
         for theirs in (eager, compiled):
             cells += [f"{theirs['steps_per_s']:.2f}", f"{ours / theirs['steps_per_s']:.2f}x"] if theirs else ["-", "-"]
         cells.append(f"{on['gflops']:.0f} / {gemm['gemm_gflops']:.0f} GFLOP/s = {on['gflops'] / gemm['gemm_gflops']:.0%}")
-        cells.append(f"{on['ms_per_step'] / off['ms_per_step'] - 1.0:+.1%}")
+        cells.append(f"{on['telemetry_cost']:+.1%}")
         print("| " + " | ".join(cells) + " |")
     if args.json:
         Path(args.json).write_text(json.dumps(raw, indent=1))

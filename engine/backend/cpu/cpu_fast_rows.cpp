@@ -203,7 +203,8 @@ void CpuBackend::residual_forward_with_sums(float* s, const float* x, const floa
         std::copy(of_sum.begin(), of_sum.end(), partials + 4 * chunk);
         std::copy(of_branch.begin(), of_branch.end(), partials + 4 * chunk + 2);
     });
-    add_partials<4>(partials, chunks, 1, {sums.values, sums.squares, sums.branch_values, sums.branch_squares});
+    add_partials<4>(partials, chunks, 1,
+                    {sums.values, sums.squares, sums.branch_values, sums.branch_squares});
 }
 
 void CpuBackend::residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,

@@ -110,8 +110,8 @@ inline double norm_backward_row(NormType type, float* grad_in, double* partial, 
     const float mean_dxhat_f = static_cast<float>(mean_dxhat);
     const float mean_dxhat_xhat_f = static_cast<float>(mean_dxhat_xhat);
     for (int i = 0; i < d; ++i) {
-        const float value = norm_input_grad(rstd_f, grad_out[i] * w[i], (in[i] - mean_f) * rstd_f, mean_dxhat_f,
-                                            mean_dxhat_xhat_f);
+        const float value = norm_input_grad(rstd_f, grad_out[i] * w[i], (in[i] - mean_f) * rstd_f,
+                                            mean_dxhat_f, mean_dxhat_xhat_f);
         grad_in[i] = accumulate ? grad_in[i] + value : value;
     }
     return 0.0;

@@ -25,8 +25,9 @@ struct Vector {
     static Register add(Register a, Register b) { return _mm512_add_ps(a, b); }
     static void store(float* to, Register value) { _mm512_storeu_ps(to, value); }
 };
-inline constexpr int kTileRows = 6;     // 6 x 4 accumulators + 4 B vectors + 1 broadcast of 32 registers
-inline constexpr int kTileVectors = 4;  // 64 columns: the models' widths (64, 128, 192, 256, ...) in whole tiles
+inline constexpr int kTileRows = 6;  // 6 x 4 accumulators + 4 B vectors + 1 broadcast of 32 registers
+inline constexpr int kTileVectors =
+    4;  // 64 columns: the models' widths (64, 128, 192, 256, ...) in whole tiles
 #elif defined(__AVX2__) && defined(__FMA__)
 struct Vector {
     using Register = __m256;

@@ -572,15 +572,15 @@ const float* Model::added_branch(const SublayerStep& step) const {
 // Fills m_stats.dependency: per sub-layer (by slot), a^2 Var[branch] / Var[residual sum].
 void Model::measure_dependency(size_t count) {
     const size_t sublayers = m_sublayers.size();
-    m_branch_slices.assign(sublayers, Slice{});
-    for (const SublayerStep& step : m_plan) {
-        m_branch_slices[step.slot] = {static_cast<size_t>(added_branch(step) - m_activations), count};
-    }
     const std::vector<double>& squares = m_slice_squares;
     const std::vector<double>& sums = m_slice_sums;
     // The residual sums' sums and squares are already in [0, sublayers) (the forward's telemetry), and
     // the branches' too in [sublayers, 2 sublayers) when the backend fuses them.
     if (!m_backend->fuses_residual_sums()) {
+        m_branch_slices.assign(sublayers, Slice{});
+        for (const SublayerStep& step : m_plan) {
+            m_branch_slices[step.slot] = {static_cast<size_t>(added_branch(step) - m_activations), count};
+        }
         m_backend->sum_values_and_squares(m_activations, m_branch_slices, m_slice_sums.data() + sublayers,
                                           m_slice_squares.data() + sublayers);
     }

@@ -40,6 +40,17 @@ void with_optimizer(OptimizerKind kind, Body&& body) {
     }
 }
 
+// One optimizer's update of `count` elements; the five arrays are distinct, and saying so lets the
+// loop vectorise without alias checks.
+template <OptimizerKind Kind>
+void update_elements(const OptimizerStep& step, float* __restrict param, const float* __restrict grad,
+                     float* __restrict m, float* __restrict v, float* __restrict update, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+        update[i] = optimizer_delta<Kind>(step, param[i], grad[i], m[i], v[i]);
+        param[i] += update[i];
+    }
+}
+
 // sum of term(values[i]) over [0, count) in lane_sum's fixed order.
 template <class Term>
 double lane_sum_of(const float* values, int64_t count, Term term) {
@@ -246,11 +257,9 @@ void CpuBackend::optimizer_update(const OptimizerStep& step, float* param, const
         OptimizerStep constant_step = step;
         parallel_ranges(m_pool, static_cast<int64_t>(count), static_cast<int64_t>(count) * 8, kElementAlign,
                         [&](int, Range r) {
-                            for (int64_t i = r.begin; i < r.end; ++i) {
-                                update[i] = optimizer_delta<decltype(kind)::value>(constant_step, param[i],
-                                                                                   grad[i], m[i], v[i]);
-                                param[i] += update[i];
-                            }
+                            update_elements<decltype(kind)::value>(constant_step, param + r.begin,
+                                                                   grad + r.begin, m + r.begin, v + r.begin,
+                                                                   update + r.begin, r.size());
                         });
     });
 }
@@ -277,17 +286,8 @@ void CpuBackend::optimizer_update_slices(OptimizerStep step, const std::vector<S
                 slice_step.weight_decay = weight_decays[s];
                 for (int64_t at = offset; at < offset + size; at += kBlock) {
                     const int64_t block = std::min(kBlock, offset + size - at);
-                    // five distinct arrays: saying so lets the loop vectorise without alias checks
-                    float* __restrict p = params + at;
-                    const float* __restrict g = grads + at;
-                    float* __restrict first = m + at;
-                    float* __restrict second = v + at;
-                    float* __restrict delta = update + at;
-                    for (int64_t i = 0; i < block; ++i) {
-                        delta[i] = optimizer_delta<decltype(kind)::value>(slice_step, p[i], g[i], first[i],
-                                                                          second[i]);
-                        p[i] += delta[i];
-                    }
+                    update_elements<decltype(kind)::value>(slice_step, params + at, grads + at, m + at,
+                                                           v + at, update + at, block);
                     if (!telemetry) continue;
                     partial[s] += lane_sum_of(params + at, block, square);
                     partial[count + s] += lane_sum_of(update + at, block, square);

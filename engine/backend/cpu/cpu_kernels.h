@@ -12,6 +12,12 @@
 
 namespace normlab {
 
+// Eight interleaved lanes and a tail added in the one fixed order every lane sum uses.
+inline double combine_lanes(const double* lanes, double tail) {
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) +
+           tail;
+}
+
 // The sum of term(i) over [0, count) in eight interleaved double lanes, added in a fixed order: it
 // vectorises without reassociation, and the result depends only on the terms, not on who calls it.
 template <class Index, class Term>
@@ -23,8 +29,7 @@ inline double lane_sum(Index count, Term term) {
     }
     double tail = 0.0;
     for (; i < count; ++i) tail += term(i);
-    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) +
-           tail;
+    return combine_lanes(lanes, tail);
 }
 
 // lane_sum of x[i] and of x[i]^2 in one pass over x: {sum, sum of squares}, each bit for bit what
@@ -47,11 +52,7 @@ inline std::array<double, 2> lane_sum_and_squares(const float* x, Index count) {
         value_tail += value;
         square_tail += value * value;
     }
-    auto total = [](const double* lanes, double tail) {
-        return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
-               ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7])) + tail;
-    };
-    return {total(values, value_tail), total(squares, square_tail)};
+    return {combine_lanes(values, value_tail), combine_lanes(squares, square_tail)};
 }
 
 // One row of the embedding: out = token_row + position_row.

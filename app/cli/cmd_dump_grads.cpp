@@ -23,7 +23,8 @@ int run_dump_grads(int argc, char** argv) {
                 << "usage: normlab-cli dump-grads (--config FILE | --preset NAME) [--set ...] [--steps N] "
                    "--out DIR\n\n"
                    "Trains N steps (default 3), then writes DIR/model.safetensors and DIR/grads.safetensors\n"
-                   "(grad.<tensor>, batch.inputs, batch.targets; metadata loss).\n\n"
+                   "(grad.<tensor>, batch.inputs, batch.targets; metadata loss and, for an encoder-decoder,\n"
+                   "source_len: the encoder reads positions [0, source_len)).\n\n"
                 << config_sources_help();
             return 0;
         } else if (flag == "--out") {
@@ -60,7 +61,8 @@ int run_dump_grads(int argc, char** argv) {
     tensors.push_back({"batch.targets", {batch.batch, batch.seq}, host.back().data()});
     char loss_text[64];
     std::snprintf(loss_text, sizeof loss_text, "%.17g", stats.loss);
-    write_safetensors(out + "/grads.safetensors", tensors, {{"loss", loss_text}});
+    write_safetensors(out + "/grads.safetensors", tensors,
+                      {{"loss", loss_text}, {"source_len", std::to_string(model.source_len())}});
     std::cout << out << "\n";
     return 0;
 }

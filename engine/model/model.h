@@ -60,6 +60,8 @@ class Model {
     float* params() { return m_params; }
     float* grads() { return m_grads; }
     bool active(int entry) const { return m_active[entry]; }
+    // Encoder-decoder only: the source length the last pass used (memory keys [0, source_len)), else 0.
+    int source_len() const { return m_source_len; }
 
     // Draws every parameter from the config's init scheme (plus DeepNorm beta, ReZero 0, Admin omega).
     void initialize(uint64_t seed);
@@ -187,7 +189,7 @@ class Model {
 
     // Telemetry results and host scratch, sized once from the layer count (see ForwardStats).
     ForwardStats m_stats;
-    std::vector<Slice> m_branch_slices;    // the branches alone
+    std::vector<Slice> m_branch_slices;  // the branches alone
     std::vector<double> m_slice_squares;
     std::vector<double> m_slice_sums;
     std::vector<float> m_attention_host;

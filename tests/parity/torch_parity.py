@@ -31,6 +31,16 @@ CASES = {
     "peri-rmsnorm-gelu": ["model.norm_placement=peri", "model.norm_type=rmsnorm", "model.activation=gelu"],
     "theory-post": ["model.theory_mode=true", "model.norm_placement=post"],
     "copy-task-sgd": ["data.task=copy", "train.optimizer=sgd", "train.lr=0.1"],
+    # encoder-decoders (model.encoder_layers): the copy task's source, and text's first half
+    "encdec-post-copy": ["model.encoder_layers=2", "model.norm_placement=post", "data.task=copy"],
+    "encdec-pre": ["model.encoder_layers=2", "model.norm_placement=pre"],
+    "encdec-peri-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=peri", "model.norm_type=rmsnorm"],
+    "encdec-theory-pre": ["model.encoder_layers=2", "model.theory_mode=true", "model.norm_placement=pre"],
+    "encdec-theory-post": ["model.encoder_layers=2", "model.theory_mode=true", "model.norm_placement=post"],
+    "encdec-deepnorm": ["model.encoder_layers=3", "model.norm_placement=post", "model.residual=deepnorm"],
+    "encdec-admin": ["model.encoder_layers=2", "model.norm_placement=post", "model.residual=admin",
+                     "model.admin_init=profiled"],
+    "encdec-rezero": ["model.encoder_layers=2", "model.norm_placement=none", "model.residual=rezero"],
 }
 DTYPES = {"F32": np.float32, "F64": np.float64}
 
@@ -59,18 +69,43 @@ def norm(params, prefix, x, norm_type, eps):
     return weight * torch.tanh(params[prefix + ".alpha"] * x) + params[prefix + ".bias"]
 
 
-def attention(params, prefix, u, heads, theory):
-    batch, seq, d = u.shape
+def multi_head(q, k, v, heads, mask):
+    """Scaled dot-product attention over heads; `mask` [queries, keys] is True where a key is hidden."""
+    batch, queries, d = q.shape
     head_dim = d // heads
-    qkv = u @ params[prefix + "attn.qkv.weight"].T + params[prefix + "attn.qkv.bias"]
-    q, k, v = (t.reshape(batch, seq, heads, head_dim).transpose(1, 2) for t in qkv.split(d, dim=-1))
+    q, k, v = (t.reshape(batch, t.shape[1], heads, head_dim).transpose(1, 2) for t in (q, k, v))
     scores = q @ k.transpose(-1, -2) / math.sqrt(head_dim)
-    mask = torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)
     probs = scores.masked_fill(mask, float("-inf")).softmax(-1)
-    y = (probs @ v).transpose(1, 2).reshape(batch, seq, d)
+    return (probs @ v).transpose(1, 2).reshape(batch, queries, d)
+
+
+def causal_mask(seq):
+    """The decoder's self-attention hides the future."""
+    return torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)
+
+
+def source_mask(seq, source_len):
+    """The encoder's self-attention and cross-attention read only the source's keys, j < source_len."""
+    return (torch.arange(seq) >= source_len).expand(seq, seq)
+
+
+def attention(params, prefix, u, heads, theory, mask):
+    d = u.shape[-1]
+    qkv = u @ params[prefix + "attn.qkv.weight"].T + params[prefix + "attn.qkv.bias"]
+    y = multi_head(*qkv.split(d, dim=-1), heads, mask)
     if theory:
         return y
     return y @ params[prefix + "attn.out.weight"].T + params[prefix + "attn.out.bias"]
+
+
+def cross_attention(params, prefix, u, memory, heads, theory, mask):
+    d = u.shape[-1]
+    q = u @ params[prefix + "cross_attn.q.weight"].T + params[prefix + "cross_attn.q.bias"]
+    kv = memory @ params[prefix + "cross_attn.kv.weight"].T + params[prefix + "cross_attn.kv.bias"]
+    y = multi_head(q, *kv.split(d, dim=-1), heads, mask)
+    if theory:
+        return y
+    return y @ params[prefix + "cross_attn.out.weight"].T + params[prefix + "cross_attn.out.bias"]
 
 
 def feed_forward(params, prefix, u, activation):
@@ -79,33 +114,72 @@ def feed_forward(params, prefix, u, activation):
     return hidden @ params[prefix + "ffn.fc2.weight"].T + params[prefix + "ffn.fc2.bias"]
 
 
-def model_loss(params, config, inputs, targets):
-    """The NormLab model of design.md / theory.md, written independently in PyTorch."""
+def deepnorm_shortcut(m, encoder):
+    """DeepNorm's alpha: DeepNet's decoder-only constant, or its encoder-decoder pair."""
+    if m["deepnorm_alpha"]:
+        return m["deepnorm_alpha"]
+    layers, encoder_layers = m["layers"], m["encoder_layers"]
+    if not encoder_layers:
+        return (2.0 * layers) ** 0.25
+    if encoder:
+        return 0.81 * (encoder_layers ** 4 * layers) ** (1.0 / 16.0)
+    return (3.0 * layers) ** 0.25
+
+
+def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=None):
+    """Residual blocks under `base` ("blocks." or "encoder.blocks."): self-attention, cross-attention to
+    `memory` when given, FFN; each wired by the placement and residual scheme of design.md."""
     m = config["model"]
     theory = m["theory_mode"]
-    layers, placement, norm_type, residual = m["layers"], m["norm_placement"], m["norm_type"], m["residual"]
+    placement, norm_type, residual, eps = m["norm_placement"], m["norm_type"], m["residual"], m["norm_eps"]
     heads = 1 if theory else m["heads"]
     activation = "relu" if theory else m["activation"]
-    eps = m["norm_eps"]
-    deepnorm_alpha = m["deepnorm_alpha"] or (2.0 * layers) ** 0.25
-    seq = inputs.shape[1]
-    x = params["wte.weight"][inputs] + params["wpe.weight"][:seq]
+    alpha = deepnorm_shortcut(m, encoder=base.startswith("encoder."))
     for i in range(layers):
-        prefix = f"blocks.{i}."
-        for kind, norm_name in enumerate(("norm1", "norm2")):
+        prefix = f"{base}{i}."
+        kinds = ["attention", "cross", "ffn"] if memory is not None else ["attention", "ffn"]
+        for kind in kinds:
+            norm_name = {"attention": "norm1", "cross": "norm_cross", "ffn": "norm2"}[kind]
             u = norm(params, prefix + norm_name, x, norm_type, eps) if placement in ("pre", "peri") else x
-            f = attention(params, prefix, u, heads, theory) if kind == 0 else feed_forward(params, prefix, u, activation)
+            if kind == "attention":
+                f = attention(params, prefix, u, heads, theory, self_mask)
+            elif kind == "cross":
+                f = cross_attention(params, prefix, u, memory, heads, theory, memory_mask)
+            else:
+                f = feed_forward(params, prefix, u, activation)
             if placement == "peri":
                 f = norm(params, prefix + norm_name + "_out", f, norm_type, eps)
             if residual == "rezero":
-                f = params[prefix + "rezero_alpha"] * f
+                f = params[prefix + "rezero_alpha"] * f  # one a per block, shared by its sub-layers
             shortcut = 1.0
             if residual == "deepnorm":
-                shortcut = deepnorm_alpha
+                shortcut = alpha
+            elif residual == "admin" and kind == "cross":
+                shortcut = params[prefix + "cross_attn.admin_omega"][0]
             elif residual == "admin":
-                shortcut = params[prefix + "admin_omega"][kind]
+                shortcut = params[prefix + "admin_omega"][0 if kind == "attention" else 1]
             s = shortcut * x + f
             x = norm(params, prefix + norm_name, s, norm_type, eps) if placement == "post" else s
+    return x
+
+
+def model_loss(params, config, inputs, targets, source_len):
+    """The NormLab model of design.md / theory.md (decoder-only, or with model.encoder_layers an
+    encoder-decoder whose encoder reads the source positions [0, source_len)), written independently in
+    PyTorch."""
+    m = config["model"]
+    placement, norm_type, eps = m["norm_placement"], m["norm_type"], m["norm_eps"]
+    seq = inputs.shape[1]
+    embedded = params["wte.weight"][inputs] + params["wpe.weight"][:seq]
+    memory = memory_mask = None
+    if m["encoder_layers"]:
+        memory_mask = source_mask(seq, source_len)
+        memory = stack(params, config, embedded, "encoder.blocks.", m["encoder_layers"], memory_mask)
+        if placement in ("pre", "peri"):
+            memory = norm(params, "encoder.final_norm", memory, norm_type, eps)
+        targets = targets.clone()
+        targets[:, :max(source_len - 1, 0)] = -1  # targets the memory holds are not scored
+    x = stack(params, config, embedded, "blocks.", m["layers"], causal_mask(seq), memory, memory_mask)
     if placement in ("pre", "peri"):
         x = norm(params, "final_norm", x, norm_type, eps)
     logits = x @ params["head.weight"].T
@@ -130,7 +204,7 @@ def check_case(cli, name, overrides, workdir):
     params = {k: torch.tensor(v, requires_grad=True) for k, v in checkpoint.items() if not k.startswith("optimizer.")}
     inputs = torch.tensor(dumped["batch.inputs"], dtype=torch.long)
     targets = torch.tensor(dumped["batch.targets"], dtype=torch.long)
-    loss = model_loss(params, config, inputs, targets)
+    loss = model_loss(params, config, inputs, targets, int(dump_meta.get("source_len", "0")))
     loss.backward()
     failures = []
     ours_loss = float(dump_meta["loss"])

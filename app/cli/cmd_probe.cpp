@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
 #include "engine/analysis/probe.h"
+#include "engine/analysis/probe_average.h"
 #include "engine/core/errors.h"
 #include "engine/io/run_folder.h"
 #include "engine/train/trainer.h"
@@ -18,7 +20,7 @@ namespace normlab::cli {
 namespace {
 const char* kProbeHelp =
     "usage: normlab-cli probe (--config FILE | --preset NAME) [--set KEY=VALUE]... --batches K --out DIR\n"
-    "                         [--overwrite]\n"
+    "                         [--seeds N] [--overwrite]\n"
     "\n"
     "Measures the freshly initialised model on K training batches, without updating it, and writes\n"
     "DIR/probe.json: per block `resid` (E||h||^2/d averaged over the batches), `resid_attn`, `dependency`\n"
@@ -28,6 +30,11 @@ const char* kProbeHelp =
     "`output_change` and the model's (Liu et al.'s amplification). With model.encoder_layers > 0 each\n"
     "block also has `resid_cross`, `dependency.cross` and w_cross_q, w_cross_kv, w_cross_o, and an\n"
     "`encoder` array holds the encoder's blocks (e.g. --preset theory-encdec-postln: Figure 3's setting).\n"
+    "\n"
+    "--seeds N   probe N initialisations (seeds train.seed .. train.seed + N - 1, default 1) and write\n"
+    "            their field-by-field mean, with `seeds` and each seed's w_2 profile in `per_seed`\n"
+    "\n"
+    "Prints the (decoder's) w_2 norm_of_mean per block with last/first and max/min, then the file's path.\n"
     "\n";
 }  // namespace
 
@@ -36,6 +43,7 @@ int run_probe(int argc, char** argv) {
     ConfigSources sources;
     std::string out;
     int64_t batches = 0;
+    int64_t seeds = 1;
     bool overwrite = false;
     while (!reader.done()) {
         const std::string flag = reader.take();
@@ -45,6 +53,8 @@ int run_probe(int argc, char** argv) {
             return 0;
         } else if (flag == "--batches") {
             batches = reader.integer_of(flag, 1);
+        } else if (flag == "--seeds") {
+            seeds = reader.integer_of(flag, 1, 1000);
         } else if (flag == "--out") {
             out = reader.value_of(flag);
         } else if (flag == "--overwrite") {
@@ -61,11 +71,32 @@ int run_probe(int argc, char** argv) {
     }
     Config config = sources.resolve();
     config.train.steps = std::max(config.train.steps, 1);
-    Trainer trainer(config);
-    const ProbeResult probe = probe_at_init(trainer, static_cast<int>(batches));
-    const OutputChange change = output_change_after_one_step(trainer);
+    std::vector<ProbeResult> probes;
+    std::vector<OutputChange> changes;
+    nlohmann::json seed_list = nlohmann::json::array();
+    nlohmann::json per_seed = nlohmann::json::array();
+    for (int64_t i = 0; i < seeds; ++i) {
+        Config seeded = config;
+        seeded.train.seed = config.train.seed + static_cast<uint64_t>(i);
+        Trainer trainer(seeded);
+        probes.push_back(probe_at_init(trainer, static_cast<int>(batches)));
+        changes.push_back(output_change_after_one_step(trainer));
+        const ProfileShape shape = w2_profile(probes.back());
+        seed_list.push_back(seeded.train.seed);
+        per_seed.push_back({{"seed", seeded.train.seed},
+                            {"w_2_norm_of_mean", shape.values},
+                            {"last_over_first", shape.last_over_first},
+                            {"max_over_min", shape.max_over_min}});
+        if (seeds > 1) std::cout << "seed " << seeded.train.seed << ": " << describe(shape) << "\n";
+    }
+    const ProbeResult probe = average_probes(probes);
+    const OutputChange change = average_output_changes(changes);
     nlohmann::json document = to_json(probe, &change);
+    document["seeds"] = std::move(seed_list);
+    if (seeds > 1) document["per_seed"] = std::move(per_seed);
     document["config"] = config_to_json(config);
+    std::cout << "w_2 norm_of_mean per block" << (seeds > 1 ? ", mean of the seeds: " : ": ")
+              << describe(w2_profile(probe)) << "\n";
     std::error_code error;
     std::filesystem::create_directories(out, error);
     if (error) throw InputError("cannot create '" + out + "': " + error.message());

@@ -185,6 +185,44 @@ class TrainResumeEval(CliTestCase):
         self.expect_bad_input(["probe", "--preset", "theory-postln", "--out", str(out)], "--batches")
         self.expect_bad_input(["probe", "--preset", "theory-postln", "--batches", "2", "--out", str(out)], "--overwrite")
 
+    def test_probe_over_seeds_writes_the_mean_of_the_single_seed_probes(self):
+        """--seeds 3 probes seeds train.seed .. train.seed + 2: every field is the mean of the three
+        single-seed probes, per_seed holds each seed's w_2 profile, and stdout prints the profile's shape."""
+        common = ["probe", "--preset", "theory-encdec-preln", "--set", "model.layers=3", "--set",
+                  "model.encoder_layers=3", "--batches", "2"]
+        singles = []
+        for seed in (5, 6, 7):
+            out = self.tmp / f"probe_seed{seed}"
+            run(*common, "--set", f"train.seed={seed}", "--out", str(out), check_rc=0)
+            singles.append(json.loads((out / "probe.json").read_text()))
+            self.assertEqual(singles[-1]["seeds"], [seed])
+        out = self.tmp / "probe_seeds"
+        result = run(*common, "--set", "train.seed=5", "--seeds", "3", "--out", str(out), check_rc=0)
+        mean = json.loads((out / "probe.json").read_text())
+        self.assertEqual(mean["seeds"], [5, 6, 7])
+        for b, block in enumerate(mean["blocks"]):
+            for field in ("resid", "resid_cross", "output_change"):
+                expected = sum(single["blocks"][b][field] for single in singles) / 3
+                self.assertAlmostEqual(block[field], expected, delta=1e-12 * max(1.0, abs(expected)))
+            for weight in ("w_2", "w_cross_kv"):
+                for measure in ("mean_norm", "norm_of_mean"):
+                    expected = sum(single["blocks"][b]["grad"][weight][measure] for single in singles) / 3
+                    self.assertAlmostEqual(block["grad"][weight][measure], expected, delta=1e-12 * expected)
+        expected_encoder = sum(single["encoder"][0]["resid"] for single in singles) / 3
+        self.assertAlmostEqual(mean["encoder"][0]["resid"], expected_encoder, delta=1e-12)
+        self.assertEqual([entry["seed"] for entry in mean["per_seed"]], [5, 6, 7])
+        for entry, single in zip(mean["per_seed"], singles):
+            profile = [block["grad"]["w_2"]["norm_of_mean"] for block in single["blocks"]]
+            self.assertEqual(entry["w_2_norm_of_mean"], profile)
+            self.assertAlmostEqual(entry["max_over_min"], max(profile) / min(profile), places=12)
+            self.assertAlmostEqual(entry["last_over_first"], profile[-1] / profile[0], places=12)
+        lines = result.stdout.strip().splitlines()
+        self.assertEqual(lines[-1], str(out / "probe.json"))
+        self.assertTrue(lines[-2].startswith("w_2 norm_of_mean per block, mean of the seeds: "), lines[-2])
+        self.assertIn("max/min", lines[-2])
+        self.assertEqual(sum(line.startswith("seed ") for line in lines), 3)
+        self.expect_bad_input([*common, "--seeds", "0", "--out", str(self.tmp / "probe_none")], "--seeds")
+
     def test_telemetry_every_keeps_every_step_and_every_validation(self):
         out = self.tmp / "run"
         run("train", "--preset", "quickstart", *TINY, "--set", "telemetry.every=4", "--set", "telemetry.val_every=3",

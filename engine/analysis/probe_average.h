@@ -2,7 +2,6 @@
 // norm_of_mean, resid, dependency and output change averaged), plus the per-block profile of one
 // gradient (w_2's norm_of_mean, Xiong et al.'s Figure 3) and how far it spreads, per seed and averaged.
 #pragma once
-#include <cstdint>
 #include <string>
 #include <vector>
 

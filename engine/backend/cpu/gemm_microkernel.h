@@ -24,18 +24,7 @@ struct Vector {
     static Register multiply_add(Register a, Register b, Register sum) { return _mm512_fmadd_ps(a, b, sum); }
     static Register add(Register a, Register b) { return _mm512_add_ps(a, b); }
     static void store(float* to, Register value) { _mm512_storeu_ps(to, value); }
-    // Asks for the cache line `ahead` floats after `at`, which may lie past the end of the buffer: the
-    // address is formed as an integer, and a prefetch never faults.
-    static void prefetch(const float* at, int64_t ahead) {
-        const auto address = reinterpret_cast<uintptr_t>(at) + static_cast<uintptr_t>(ahead) * sizeof(float);
-        _mm_prefetch(reinterpret_cast<const char*>(address), _MM_HINT_T0);
-    }
 };
-// B's rows are requested this many depth steps before the tile reads them: B streams from L2 (its
-// panel is not reused by the next tile) and, read in place, with a row stride the hardware prefetcher
-// does not follow. `normlab-cli bench --gemm` at the medium shape, 1 thread: 4 steps +8%, 8 steps +9%,
-// 16 steps -3%; 2 threads +6%, medium +3%, small +4% (interleaved pairs).
-inline constexpr int kPrefetchSteps = 8;
 inline constexpr int kTileRows = 6;  // 6 x 4 accumulators + 4 B vectors + 1 broadcast of 32 registers
 inline constexpr int kTileVectors =
     4;  // 64 columns: the models' widths (64, 128, 192, 256, ...) in whole tiles
@@ -53,10 +42,8 @@ struct Vector {
     static Register multiply_add(Register a, Register b, Register sum) { return _mm256_fmadd_ps(a, b, sum); }
     static Register add(Register a, Register b) { return _mm256_add_ps(a, b); }
     static void store(float* to, Register value) { _mm256_storeu_ps(to, value); }
-    static void prefetch(const float*, int64_t) {}
 };
-inline constexpr int kPrefetchSteps = 0;  // measured only with AVX-512
-inline constexpr int kTileRows = 4;       // 4 x 3 accumulators + 3 B vectors + 1 broadcast of 16 registers
+inline constexpr int kTileRows = 4;  // 4 x 3 accumulators + 3 B vectors + 1 broadcast of 16 registers
 inline constexpr int kTileVectors = 3;
 #elif defined(__SSE2__)
 struct Vector {  // x86-64's baseline: no fused multiply-add
@@ -73,9 +60,7 @@ struct Vector {  // x86-64's baseline: no fused multiply-add
     }
     static Register add(Register a, Register b) { return _mm_add_ps(a, b); }
     static void store(float* to, Register value) { _mm_storeu_ps(to, value); }
-    static void prefetch(const float*, int64_t) {}
 };
-inline constexpr int kPrefetchSteps = 0;  // measured only with AVX-512
 inline constexpr int kTileRows = 4;
 inline constexpr int kTileVectors = 3;
 #else
@@ -89,14 +74,34 @@ struct Vector {  // other architectures: scalar registers, left to the compiler
     static Register multiply_add(Register a, Register b, Register sum) { return a * b + sum; }
     static Register add(Register a, Register b) { return a + b; }
     static void store(float* to, Register value) { *to = value; }
-    static void prefetch(const float*, int64_t) {}
 };
-inline constexpr int kPrefetchSteps = 0;  // measured only with AVX-512
 inline constexpr int kTileRows = 4;
 inline constexpr int kTileVectors = 3;
 #endif
 
 inline constexpr int kTileColumns = kTileVectors * Vector::kWidth;
+
+// B's rows are requested this many depth steps before the tile reads them: B streams from L2 (its
+// panel is not reused by the next tile) and, read in place, with a row stride the hardware prefetcher
+// does not follow. `normlab-cli bench --gemm` at the medium shape, 1 thread: 4 steps +8%, 8 steps +9%,
+// 16 steps -3%; 2 threads +6%, medium +3%, small +4% (interleaved pairs). Measured only with AVX-512.
+#if defined(__AVX512F__)
+inline constexpr int kPrefetchSteps = 8;
+#else
+inline constexpr int kPrefetchSteps = 0;
+#endif
+
+// Asks for the cache line `ahead` floats after `at`, which may lie past the end of the buffer: the
+// address is formed as an integer, and a prefetch never faults.
+inline void prefetch(const float* at, int64_t ahead) {
+#if defined(__x86_64__) || defined(__i386__)
+    const auto address = reinterpret_cast<uintptr_t>(at) + static_cast<uintptr_t>(ahead) * sizeof(float);
+    _mm_prefetch(reinterpret_cast<const char*>(address), _MM_HINT_T0);
+#else
+    (void)at;
+    (void)ahead;
+#endif
+}
 
 // A panel of B: Vectors * kWidth floats per depth step, `step` floats apart (packed: the panel's width;
 // read in place from a row-major B: its row stride).
@@ -127,7 +132,7 @@ void multiply_tile(int64_t steps, const float* a, int64_t a_stride, Panel b_pane
         if constexpr (kPrefetchSteps > 0) {
 #pragma GCC unroll 4
             for (int part = 0; part < Vectors; ++part)
-                Vector::prefetch(panel, kPrefetchSteps * b_panel.step + part * Vector::kWidth);
+                prefetch(panel, kPrefetchSteps * b_panel.step + part * Vector::kWidth);
         }
         Register b[Vectors];
 #pragma GCC unroll 4

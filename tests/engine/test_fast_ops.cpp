@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/cpu/cpu_parallel.h"
 #include "engine/backend/cpu/cpu_reference_backend.h"
 #include "tests/engine/gradient_check.h"
 
@@ -35,9 +36,11 @@ class FastOps : public ::testing::TestWithParam<Case> {
 };
 
 // Both ways of cutting dW: by output rows (out >= in) and by input columns (in > out); and both ways the
-// backward reads W and x: in place (in 48, whole vectors per row) and packed (in 24).
+// backward reads W and x: in place (in 48, whole vectors per row) and packed (in 24); the last two are
+// large enough at 4096 rows to be cut into kFineChunksPerThread chunks per thread.
 TEST_P(FastOps, Linear) {
-    for (const auto [in, out] : {std::pair{48, 40}, std::pair{24, 72}}) {
+    for (const auto [in, out] :
+         {std::pair{48, 40}, std::pair{24, 72}, std::pair{96, 80}, std::pair{40, 136}}) {
         const Floats x = random_tensor(n * in, 1), w = random_tensor(out * in, 2), b = random_tensor(out, 3);
         const Floats dy = random_tensor(n * out, 4);
         for (const bool with_bias : {false, true}) {
@@ -366,6 +369,23 @@ TEST(TaskPool, TwoThreadsSplitEveryRunIntoTheCallersPrefixAndTheWorkersSuffix) {
         runs_shared += first_worker != slots.begin() && first_worker != slots.begin() + tasks ? 1 : 0;
     }
     EXPECT_GT(runs_shared, 0) << "the worker never took part";
+}
+
+// Ops are cut into two chunks per thread, large products into four (a smaller last chunk leaves the
+// other threads idle for less time), never more chunks than units and one below kMinParallelWork.
+TEST(ChunkCount, TwoChunksPerThreadAndFourForLargeProducts) {
+    EXPECT_EQ(chunk_count(2, 4096, kMinParallelWork - 1, 8), 1);
+    EXPECT_EQ(chunk_count(1, 4096, kFineWork, 8), 1);
+    EXPECT_EQ(chunk_count(2, 4096, kMinParallelWork, 8), 2 * kChunksPerThread);
+    EXPECT_EQ(chunk_count(2, 4096, kFineWork - 1, 8), 2 * kChunksPerThread);
+    EXPECT_EQ(chunk_count(2, 4096, kFineWork, 8), 2 * kFineChunksPerThread);
+    EXPECT_EQ(chunk_count(4, 4096, kFineWork, 8), 4 * kFineChunksPerThread);
+    EXPECT_EQ(chunk_count(2, 40, kFineWork, 8), 5);  // 40 rows in multiples of 8: 5 units
+    const Range last = share(40, 4, 5, 8), first = share(40, 0, 5, 8);
+    EXPECT_EQ(first.begin, 0);
+    EXPECT_EQ(first.end, 8);
+    EXPECT_EQ(last.begin, 32);
+    EXPECT_EQ(last.end, 40);
 }
 
 // A training op gives bit-identical results when run again with the same thread count.

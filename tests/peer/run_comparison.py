@@ -2,7 +2,8 @@
 # Runs the CPU comparison of issue 6 side by side and prints one Markdown table: NormLab (median of 3
 # interleaved runs with telemetry every step and off, the GEMM limit, peak RSS) against the newest
 # PyTorch (eager and torch.compile, in a virtual environment) and Debian's python3-torch with OpenBLAS,
-# each at its best thread count.
+# each at its best thread count, and the ceiling PyTorch's own fp32 GEMM (MKL) puts on any implementation
+# built on these products: the step rate if every FLOP ran at its rate and nothing else cost time.
 # With --device cuda: NormLab's CUDA backend against PyTorch (eager, compile) on the same GPU.
 import argparse
 import json
@@ -66,8 +67,19 @@ def peer(python, name, modes, threads, steps, warmup, env_extra, device="cpu", r
     env = dict(os.environ, **env_extra)
     command = [python, str(HERE / "torch_peer.py"), "--shapes", name, "--modes", modes, "--threads", threads,
                "--steps", str(steps), "--warmup", str(warmup), "--device", device]
+    return best_per_mode(run_json_lines(command, env, required))
+
+
+def gemm_ceiling(python, name, steps, warmup):
+    """PyTorch's best fp32 GEMM rate at the model's linear-layer sizes (tests/peer/torch_gemm.py)."""
+    command = [python, str(HERE / "torch_gemm.py"), "--shapes", name, "--threads", "1,2", "--rounds", str(steps),
+               "--warmup", str(warmup)]
+    return max(run_json_lines(command), key=lambda line: line["gemm_gflops"])
+
+
+def best_per_mode(lines):
     best = {}
-    for line in run_json_lines(command, env, required):
+    for line in lines:
         if line["steps_per_s"] > best.get(line["mode"], {"steps_per_s": 0.0})["steps_per_s"]:
             best[line["mode"]] = line
     return best
@@ -95,12 +107,13 @@ def main():
         on, off, gemm = normlab(args.cli, name, args.steps, args.warmup)
         debian = peer(args.system_python, name, "eager", "1,2", args.steps, args.warmup,
                       {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "2"})
-        newest = {}
+        newest, ceiling = {}, None
         if args.venv_python:
             newest = peer(args.venv_python, name, "eager,compile", "1,2", args.steps, args.warmup, {})
+            ceiling = gemm_ceiling(args.venv_python, name, args.steps, args.warmup)
         raw.append({"shape": name, "normlab": on, "normlab_telemetry_off": off, "gemm": gemm, "debian_torch": debian,
-                    "newest_torch": newest})
-        rows.append((name, on, off, gemm, debian.get("eager"), newest.get("eager"), newest.get("compile")))
+                    "newest_torch": newest, "newest_torch_gemm": ceiling})
+        rows.append((name, on, off, gemm, debian.get("eager"), newest.get("eager"), newest.get("compile"), ceiling))
         print(f"measured {name}", file=sys.stderr, flush=True)
 
     def peer_cells(ours, theirs):
@@ -113,7 +126,7 @@ def main():
               "torch 1.13 OpenBLAS", "ratio", "GEMM share", "telemetry cost", "peak RSS MB"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for name, on, off, gemm, debian, eager, compiled in rows:
+    for name, on, off, gemm, debian, eager, compiled, ceiling in rows:
         ours = on["steps_per_s"]
         cells = [name, f"{ours:.2f}"]
         cells += peer_cells(ours, eager) + peer_cells(ours, compiled) + peer_cells(ours, debian)
@@ -121,9 +134,31 @@ def main():
         cells.append(f"{on['telemetry_cost']:+.1%}")
         cells.append(f"{on['peak_rss_mb']:.0f}")
         print("| " + " | ".join(cells) + " |")
+    print_ceilings(rows, version)
     if args.json:
         Path(args.json).write_text(json.dumps(raw, indent=1))
     return 0
+
+
+def print_ceilings(rows, version):
+    """A second table: what 1.5x eager asks of the whole step, against the ceiling PyTorch's own GEMM puts
+    on it (every FLOP of the step at that GEMM's rate, nothing else costing time) and NormLab's GEMM."""
+    rows = [row for row in rows if row[5] and row[7]]
+    if not rows:
+        return
+    header = ["shape", "1.5x eager needs", f"torch {version} GEMM alone", "its ceiling", "NormLab GEMM alone",
+              "NormLab whole step"]
+    print()
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for name, on, _, gemm, _, eager, _, ceiling in rows:
+        flops_per_step = on["gflops"] / on["steps_per_s"]
+        needed = 1.5 * eager["steps_per_s"]
+        cells = [name, f"{needed:.2f} steps/s = {needed * flops_per_step:.0f} GFLOP/s",
+                 f"{ceiling['gemm_gflops']:.0f} GFLOP/s ({ceiling['threads']}t)",
+                 f"{ceiling['gemm_gflops'] / flops_per_step:.2f} steps/s", f"{gemm['gemm_gflops']:.0f} GFLOP/s",
+                 f"{on['gflops']:.0f} GFLOP/s"]
+        print("| " + " | ".join(cells) + " |")
 
 
 def compare_on_cuda(args):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Runs the CPU comparison of issue 6 side by side and prints one Markdown table: NormLab (median of 3
+# Runs the CPU comparison of issue 6 side by side and prints two Markdown tables: NormLab (median of 3
 # interleaved runs with telemetry every step and off, the GEMM limit, peak RSS) against the newest
 # PyTorch (eager and torch.compile, in a virtual environment) and Debian's python3-torch with OpenBLAS,
 # each at its best thread count, and the ceiling PyTorch's own fp32 GEMM (MKL) puts on any implementation

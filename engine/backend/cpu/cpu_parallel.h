@@ -1,7 +1,7 @@
-// How the fast CPU backend splits work: fixed chunks (two per thread) that the task pool's threads
-// claim dynamically, so a thread the OS has descheduled (a busy GUI thread or another process on the
-// same cores) leaves its chunks to the others instead of stalling the op; small ops stay on the caller.
-// Chunk bounds depend only on the size and the thread count, so results are deterministic for both.
+// How the fast CPU backend splits work: fixed chunks (two per thread, four for large products) that
+// the task pool's threads claim dynamically, so a thread the OS has descheduled (a busy GUI thread or
+// another process on the same cores) leaves its chunks to the others instead of stalling the op; small
+// ops stay on the caller. Chunk bounds depend only on the size and the thread count: deterministic.
 #pragma once
 #include <algorithm>
 #include <cstdint>

@@ -12,8 +12,7 @@ import time
 import torch
 
 from shapes import SHAPES
-
-VOCAB = 65
+from torch_peer import VOCAB
 
 
 def linear_shapes(name):

@@ -10,11 +10,16 @@ import json
 import os
 import subprocess
 import sys
+from collections import namedtuple
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from shapes import SHAPES  # noqa: E402  (after the path is set)
+
+# One shape of the CPU comparison: NormLab's run and GEMM limit, each peer's best run (None if absent) and
+# PyTorch's GEMM rate (torch_gemm.py).
+CpuRow = namedtuple("CpuRow", "name normlab gemm debian eager compiled ceiling")
 
 
 def normlab_args(name, telemetry_every, device="cpu"):
@@ -113,7 +118,7 @@ def main():
             ceiling = gemm_ceiling(args.venv_python, name, args.steps, args.warmup)
         raw.append({"shape": name, "normlab": on, "normlab_telemetry_off": off, "gemm": gemm, "debian_torch": debian,
                     "newest_torch": newest, "newest_torch_gemm": ceiling})
-        rows.append((name, on, off, gemm, debian.get("eager"), newest.get("eager"), newest.get("compile"), ceiling))
+        rows.append(CpuRow(name, on, gemm, debian.get("eager"), newest.get("eager"), newest.get("compile"), ceiling))
         print(f"measured {name}", file=sys.stderr, flush=True)
 
     def peer_cells(ours, theirs):
@@ -121,12 +126,12 @@ def main():
             return ["-", "-"]
         return [f"{theirs['steps_per_s']:.2f} ({theirs['threads']}t)", f"{ours / theirs['steps_per_s']:.2f}x"]
 
-    version = next((r[5]["torch"] for r in rows if r[5]), "newest")
+    version = next((row.eager["torch"] for row in rows if row.eager), "newest")
     header = ["shape", "NormLab steps/s", f"torch {version} eager", "ratio", f"torch {version} compile", "ratio",
               "torch 1.13 OpenBLAS", "ratio", "GEMM share", "telemetry cost", "peak RSS MB"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for name, on, off, gemm, debian, eager, compiled, ceiling in rows:
+    for name, on, gemm, debian, eager, compiled, _ in rows:
         ours = on["steps_per_s"]
         cells = [name, f"{ours:.2f}"]
         cells += peer_cells(ours, eager) + peer_cells(ours, compiled) + peer_cells(ours, debian)
@@ -143,7 +148,7 @@ def main():
 def print_ceilings(rows, version):
     """A second table: what 1.5x eager asks of the whole step, against the ceiling PyTorch's own GEMM puts
     on it (every FLOP of the step at that GEMM's rate, nothing else costing time) and NormLab's GEMM."""
-    rows = [row for row in rows if row[5] and row[7]]
+    rows = [row for row in rows if row.eager and row.ceiling]
     if not rows:
         return
     header = ["shape", "1.5x eager needs", f"torch {version} GEMM alone", "its ceiling", "NormLab GEMM alone",
@@ -151,7 +156,7 @@ def print_ceilings(rows, version):
     print()
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for name, on, _, gemm, _, eager, _, ceiling in rows:
+    for name, on, gemm, _, eager, _, ceiling in rows:
         flops_per_step = on["gflops"] / on["steps_per_s"]
         needed = 1.5 * eager["steps_per_s"]
         cells = [name, f"{needed:.2f} steps/s = {needed * flops_per_step:.0f} GFLOP/s",

@@ -11,26 +11,43 @@ constexpr double kPad = 0.05;       // of the data span, on each free end
 constexpr double kHeadroom = 0.25;  // of the data span, added where the data grew out of the range
 constexpr double kMinFill = 0.4;    // a shown range is kept while the data fill at least this much
 constexpr double kTicks = 6.0;      // about this many tick intervals on a linear axis
+// Axes never reach further than this (a log axis over 600 decades still has bounded ticks, and spans and
+// paddings of values near the largest double stay finite).
+constexpr double kLargest = 1e300, kSmallestPositive = 1e-300;
+// A linear range is at least this fraction of its largest magnitude wide: narrower, a tick step falls
+// below the values' resolution and a tick loop that adds it would never end.
+constexpr double kMinRelativeSpan = 1e-6;
+
+double clampMagnitude(double value) {
+    return std::clamp(value, -kLargest, kLargest);
+}
 
 AxisRange logRange(const AxisSpec& spec, DataRange data) {
     const bool fromData = data.set;
     if (!data.set) data = {1e-3, 1.0, true};
-    double lo = std::max(spec.min.value_or(data.min), 1e-30);
-    double hi = std::max(spec.max.value_or(data.max), lo);
+    double lo = std::clamp(spec.min.value_or(data.min), kSmallestPositive, kLargest);
+    double hi = std::clamp(spec.max.value_or(data.max), lo, kLargest);
     // Whole decades, so that a log axis always has labelled ticks at both ends.
     if (!spec.min) lo = std::pow(10.0, std::floor(std::log10(lo) + 1e-9));
     if (!spec.max) hi = std::pow(10.0, std::ceil(std::log10(hi) - 1e-9));
-    if (hi <= lo) hi = lo * 10.0;
+    if (hi <= lo && lo < kLargest) hi = lo * 10.0;
+    if (hi <= lo) lo = hi / 10.0;
     return {lo, hi, 0.0, fromData};
 }
 
 // `grewBelow` / `grewAbove`: the data left the shown range on that side (leave room to grow).
 AxisRange linearRange(const AxisSpec& spec, DataRange data, bool grewBelow, bool grewAbove) {
-    if (!data.set) return {spec.min.value_or(0.0), spec.max.value_or(1.0), 0.0, false};
-    double lo = spec.min.value_or(data.min), hi = spec.max.value_or(data.max);
-    if (hi <= lo) {
-        lo -= 0.5;
-        hi += 0.5;
+    if (!data.set) {
+        const double lo = spec.min.value_or(0.0), hi = spec.max.value_or(lo + 1.0);
+        return {lo, hi, niceStep((hi - lo) / kTicks), false};
+    }
+    double lo = clampMagnitude(spec.min.value_or(data.min)), hi = clampMagnitude(spec.max.value_or(data.max));
+    const double magnitude = std::max(std::abs(lo), std::abs(hi));
+    if (hi - lo <= magnitude * kMinRelativeSpan) {
+        // One value (or values closer than they can be ticked): a unit around it, or a tenth of it.
+        const double half = std::max(0.5, magnitude * 0.1);
+        lo -= half;
+        hi += half;
     }
     const double span = hi - lo;
     double a = spec.min ? lo : lo - span * (kPad + (grewBelow ? kHeadroom : 0.0));

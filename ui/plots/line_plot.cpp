@@ -5,6 +5,7 @@
 #include "ui/plots/line_plot.h"
 
 #include "ui/plots/axis_range.h"
+#include "ui/plots/colour_map.h"
 #include "ui/plots/line_split.h"
 
 #include <QAreaSeries>
@@ -15,6 +16,7 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QScatterSeries>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -24,17 +26,28 @@
 namespace normlab::ui {
 
 namespace {
-QVector<QPointF> drawable(const QVector<QPointF>& points, bool logY) {
-    if (!logY) return points;
-    QVector<QPointF> kept;
-    kept.reserve(points.size());
-    for (const QPointF& p : points)
-        if (p.y() > 0.0) kept.append(p);
-    return kept;
+// A series' points split into those the axes can draw and the steps whose value is not finite (drawn as
+// markers along the top, never fed to an axis). Log axes also skip values <= 0.
+struct DrawablePoints {
+    QVector<QPointF> points;
+    QVector<double> nonFiniteSteps;
+};
+
+DrawablePoints drawable(const QVector<QPointF>& points, bool logX, bool logY) {
+    DrawablePoints out;
+    out.points.reserve(points.size());
+    for (const QPointF& p : points) {
+        if (!std::isfinite(p.x()) || (logX && p.x() <= 0.0)) continue;
+        if (!std::isfinite(p.y()))
+            out.nonFiniteSteps.append(p.x());
+        else if (!logY || p.y() > 0.0)
+            out.points.append(p);
+    }
+    return out;
 }
 
 // The legend as wrapping rich text: a short line in each series' colour and style, then its name.
-QString legendHtml(const PlotContent& content) {
+QString legendHtml(const PlotContent& content, bool hasNonFinite) {
     QStringList items;
     const auto glyph = [](Qt::PenStyle style) {
         switch (style) {
@@ -59,6 +72,10 @@ QString legendHtml(const PlotContent& content) {
         items << QStringLiteral(
                      "<span style='white-space:nowrap'><b style='color:%1'>&#9608;&#9608;</b>&nbsp;%2</span>")
                      .arg(band.colour.lighter(150).name(), band.name.toHtmlEscaped());
+    if (hasNonFinite)
+        items << QStringLiteral(
+                     "<span style='white-space:nowrap'><b style='color:%1'>&#9650;</b>&nbsp;%2</span>")
+                     .arg(nonFiniteColour().name(), QObject::tr("NaN or Inf (at the top)"));
     return items.join(QStringLiteral(" &nbsp;&nbsp; "));
 }
 
@@ -68,7 +85,6 @@ QAbstractAxis* makeAxis(const AxisSpec& spec) {
         axis->setTruncateLabels(false);
         axis->setBase(10.0);
         axis->setLabelFormat("%.3g");
-        axis->setMinorTickCount(-1);
         return axis;
     }
     auto* axis = new QValueAxis;
@@ -82,7 +98,11 @@ void setAxisRange(QAbstractAxis* axis, const AxisRange& range) {
     if (auto* log = qobject_cast<QLogValueAxis*>(axis)) {
         // At most ~7 labels: over many decades, label every 10^k (a base of 100, 1000, ...).
         const double decades = std::log10(range.max / range.min);
-        log->setBase(std::pow(10.0, std::max(1.0, std::ceil(decades / 7.0))));
+        const double base = std::pow(10.0, std::max(1.0, std::ceil(decades / 7.0)));
+        log->setBase(base);
+        // Minor ticks at 2..9 x 10^k only for a base of 10: QtCharts draws base - 2 of them between two
+        // labels, which for a base of 10^40 would never finish.
+        log->setMinorTickCount(base == 10.0 ? -1 : 0);
         // QtCharts labels the powers of the base from ceil(log(min)); log10 of a computed 1e-3 can come
         // out as -2.9999999999999996, which would drop the bottom label. Nudge the end just below.
         axis->setRange(range.min * (1.0 - 1e-9), range.max);
@@ -111,6 +131,8 @@ struct LinePlot::Impl {
         QLineSeries* tail = nullptr;
         QVector<QPointF> points;  // all it shows
         int headCount = 0;
+        QScatterSeries* nonFinite = nullptr;  // a marker at the top for each NaN or Inf value
+        QVector<double> nonFiniteSteps;
     };
     std::vector<Line> lines;              // pooled
     std::vector<QAbstractSeries*> bands;  // rebuilt when they change (rare: theory mode)
@@ -166,7 +188,11 @@ struct LinePlot::Impl {
     }
 
     void addLine(LinePlot* plot) {
-        Line line{new QLineSeries, new QLineSeries, {}, 0};
+        Line line{new QLineSeries, new QLineSeries, {}, 0, new QScatterSeries, {}};
+        line.nonFinite->setMarkerShape(QScatterSeries::MarkerShapeTriangle);
+        line.nonFinite->setBorderColor(nonFiniteColour());
+        chart->addSeries(line.nonFinite);
+        attach(line.nonFinite, false);
         for (QLineSeries* part : {line.head, line.tail}) {
             chart->addSeries(part);
             attach(part, false);
@@ -179,7 +205,9 @@ struct LinePlot::Impl {
     }
 
     void removeLine() {
-        for (QLineSeries* part : {lines.back().head, lines.back().tail})
+        for (QXYSeries* part :
+             {static_cast<QXYSeries*>(lines.back().head), static_cast<QXYSeries*>(lines.back().tail),
+              static_cast<QXYSeries*>(lines.back().nonFinite)})
             chart->removeSeries(part), delete part;
         lines.pop_back();
     }
@@ -207,6 +235,21 @@ struct LinePlot::Impl {
         line.tail->replace(points.mid(std::max(split.headCount - 1, 0)));
         line.headCount = split.headCount;
         line.points = std::move(points);
+    }
+
+    // The NaN / Inf markers of `line`, in its colour, just under the top of the value range.
+    void setNonFinite(Line& line, const PlotSeries& spec, QVector<double> steps) {
+        const double size = (presentation ? 14.0 : 9.0);
+        line.nonFinite->setMarkerSize(size);
+        line.nonFinite->setColor(spec.colour);
+        line.nonFinite->setName(spec.name + QObject::tr(" (NaN or Inf)"));
+        const AxisRange& y = *yShown;
+        const double top = yLog ? y.max * std::pow(y.min / y.max, 0.03) : y.max - 0.03 * (y.max - y.min);
+        QList<QPointF> markers;
+        markers.reserve(steps.size());
+        for (double step : steps) markers.append({step, top});
+        if (markers != line.nonFinite->points()) line.nonFinite->replace(markers);
+        line.nonFiniteSteps = std::move(steps);
     }
 
     // True when the range changed.
@@ -403,15 +446,18 @@ bool LinePlot::setContent(const PlotContent& content) {
 
     // Ranges from what will be drawn.
     DataRange xData, yData, y2Data;
-    std::vector<QVector<QPointF>> drawn;
+    std::vector<DrawablePoints> drawn;
     drawn.reserve(content.series.size());
+    bool anyNonFinite = false;
     for (const PlotSeries& series : content.series) {
         const bool secondary = series.onSecondaryAxis && content.y2;
-        drawn.push_back(drawable(series.points, secondary ? content.y2->log : content.y.log));
-        for (const QPointF& p : drawn.back()) {
+        drawn.push_back(drawable(series.points, content.x.log, secondary ? content.y2->log : content.y.log));
+        for (const QPointF& p : drawn.back().points) {
             xData.include(p.x());
             (secondary ? y2Data : yData).include(p.y());
         }
+        for (double step : drawn.back().nonFiniteSteps) xData.include(step);
+        anyNonFinite = anyNonFinite || !drawn.back().nonFiniteSteps.isEmpty();
     }
     for (const PlotBand& band : content.bands) {
         for (const QPointF& p : band.lower)
@@ -433,9 +479,11 @@ bool LinePlot::setContent(const PlotContent& content) {
     // Data series: reuse the pool, replace points only where they differ.
     while (impl.lines.size() > content.series.size()) impl.removeLine();
     while (impl.lines.size() < content.series.size()) impl.addLine(this);
-    for (size_t i = 0; i < content.series.size(); ++i)
-        impl.setLine(impl.lines[i], content.series[i], std::move(drawn[i]));
-    impl.legend->setText(legendHtml(content));
+    for (size_t i = 0; i < content.series.size(); ++i) {
+        impl.setLine(impl.lines[i], content.series[i], std::move(drawn[i].points));
+        impl.setNonFinite(impl.lines[i], content.series[i], std::move(drawn[i].nonFiniteSteps));
+    }
+    impl.legend->setText(legendHtml(content, anyNonFinite));
     impl.legend->setVisible(!impl.legend->text().isEmpty());
 
     if (rebuilt || content.bands != impl.bandsShown) impl.setBands(content.bands);

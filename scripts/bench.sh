@@ -10,7 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 
 normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-venv python3-torch python3-numpy \
     libopenblas0-pthread
-normlab_build -DNORMLAB_ENGINE_ONLY=ON
+normlab_build -DNORMLAB_GUI=OFF
 
 # NORMLAB_PEER_VENV reuses a virtual environment that already has torch (e.g. another checkout's).
 VENV="${NORMLAB_PEER_VENV:-$NORMLAB_ROOT/.venv-peer}"

@@ -26,7 +26,7 @@ ARCHITECTURES="${ARCHITECTURES:-80;90}"
 } >"$RESULTS/machine.txt"
 
 echo "normlab: configuring $BUILD (CUDA architectures $ARCHITECTURES)"
-cmake -S "$NORMLAB_ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNORMLAB_ENGINE_ONLY=ON -DNORMLAB_CUDA=ON \
+cmake -S "$NORMLAB_ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNORMLAB_GUI=OFF -DNORMLAB_CUDA=ON \
     -DNORMLAB_DEPS_DIR="$DEPS" -DCMAKE_CUDA_ARCHITECTURES="$ARCHITECTURES" >"$RESULTS/configure.log" 2>&1 ||
     { tail -30 "$RESULTS/configure.log"; exit 1; }
 START=$(date +%s)

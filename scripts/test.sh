@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command to test NormLab: installs what is missing (plus python3-torch for the PyTorch parity
-# test), builds Release into build/ and runs every test with ctest; then rebuilds the engine and its
-# tests with AddressSanitizer + UndefinedBehaviorSanitizer (without CUDA) into build-asan/ and runs those.
+# test), builds Release into build/ and runs every test with ctest (failing when the desktop app or its
+# ui tests are missing); then rebuilds the engine and its tests with AddressSanitizer +
+# UndefinedBehaviorSanitizer (without CUDA) into build-asan/ and runs those.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 
@@ -10,14 +11,28 @@ normlab_build
 
 # Tests run one at a time: each already uses every core, so side by side they would only slow each
 # other down (and the timing-free tests gain nothing from it).
-echo "normlab: running the test suite (Release)"
+# The run must not pass with a part of the product missing: the desktop app must be built and its ui
+# tests (and the install test) must be among those that run.
+if [ ! -x "$NORMLAB_BUILD/app/normlab" ]; then
+    echo "normlab: FAILED: the desktop app $NORMLAB_BUILD/app/normlab was not built" >&2
+    exit 1
+fi
+count_tests() { (cd "$NORMLAB_BUILD" && ctest -N -L "$1" | sed -n 's/^Total Tests: //p'); }
+UI_TESTS="$(count_tests ui)"
+INSTALL_TESTS="$(count_tests install)"
+if [ "${UI_TESTS:-0}" -lt 1 ] || [ "${INSTALL_TESTS:-0}" -lt 1 ]; then
+    echo "normlab: FAILED: ${UI_TESTS:-0} ui tests and ${INSTALL_TESTS:-0} install tests configured; expected both" >&2
+    exit 1
+fi
+echo "normlab: running the test suite (Release; desktop app built, $UI_TESTS ui tests among them)"
 (cd "$NORMLAB_BUILD" && ctest --output-on-failure)
+echo "normlab: the desktop app was built and its $UI_TESTS ui tests ran"
 
 # The sanitizer build leaves the CUDA backend out (ASan and the CUDA runtime do not mix). Under the
 # sanitizers the preset-contrast tests (hundreds of training steps over the same ops the
 # other tests cover) would take 20 minutes; the Release run above covers them.
 echo "normlab: running the engine tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 NORMLAB_BUILD="$NORMLAB_ROOT/build-asan"
-normlab_build -DNORMLAB_SANITIZE=ON -DNORMLAB_ENGINE_ONLY=ON -DNORMLAB_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+normlab_build -DNORMLAB_SANITIZE=ON -DNORMLAB_GUI=OFF -DNORMLAB_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 (cd "$NORMLAB_BUILD" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -L engine -E '^PresetContrasts\.')

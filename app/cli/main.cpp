@@ -6,6 +6,8 @@
 
 #include "app/cli/commands.h"
 #include "engine/core/errors.h"
+#include "engine/core/resource_dir.h"
+#include "engine/core/version.h"
 
 namespace {
 const char* kUsage =
@@ -13,6 +15,7 @@ const char* kUsage =
     "scheme\n"
     "\n"
     "usage: normlab-cli <command> [options]     (normlab-cli <command> --help for its options)\n"
+    "       normlab-cli --version\n"
     "\n"
     "commands:\n"
     "  train      train a model and write a run folder (metrics.jsonl, events.jsonl, summary.json, ...)\n"
@@ -28,6 +31,11 @@ int main(int argc, char** argv) {
         std::strcmp(argv[1], "help") == 0) {
         std::cout << kUsage;
         return argc < 2 ? 2 : 0;
+    }
+    if (std::strcmp(argv[1], "--version") == 0) {
+        std::cout << "normlab-cli: " << normlab::version_line() << "\nresources: " << normlab::resource_dir()
+                  << "\n";
+        return 0;
     }
     const std::string command = argv[1];
     try {

@@ -16,6 +16,7 @@ QString guiHelpText() {
         "usage: normlab [--preset NAME | --config FILE | --experiment FILE] [--set KEY=VALUE]...\n"
         "               [--lesson TITLE] [--autostart] [--quit-after-steps N] [--screenshot FILE]\n"
         "               [--size WxH] [--presentation]\n"
+        "       normlab --help | --version\n"
         "\n"
         "Opens the NormLab window. Runs are written to run folders under $NORMLAB_RUNS_DIR (default "
         "~/normlab-runs).\n"
@@ -42,6 +43,8 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
         };
         if (flag == QLatin1String("--help") || flag == QLatin1String("-h"))
             options.help = true;
+        else if (flag == QLatin1String("--version"))
+            options.version = true;
         else if (flag == QLatin1String("--preset"))
             options.preset = value();
         else if (flag == QLatin1String("--config"))

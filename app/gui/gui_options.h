@@ -20,6 +20,7 @@ struct GuiOptions {
     QSize windowSize;
     bool presentation = false;
     bool help = false;
+    bool version = false;
 };
 
 // Parses argv (without the program name). Throws normlab::InputError naming the bad option.

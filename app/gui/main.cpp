@@ -3,6 +3,7 @@
 // saves a screenshot and quits (also under QT_QPA_PLATFORM=offscreen).
 #include <QApplication>
 #include <QFileInfo>
+#include <QIcon>
 #include <cstdio>
 #include <cstdlib>
 
@@ -10,6 +11,7 @@
 #include "app/gui/main_window.h"
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
+#include "engine/core/version.h"
 #include "ui/controls/lessons.h"
 
 namespace {
@@ -58,18 +60,22 @@ void checkScreenshotPath(const QString& path) {
         throw normlab::InputError(
             ("--screenshot " + path + ": the screenshot is a PNG; name it *.png").toStdString());
 }
+
+// argv without the program name, decoded as Qt would, before any QApplication exists.
+QStringList argumentsOf(int argc, char** argv) {
+    QStringList arguments;
+    for (int i = 1; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
+    return arguments;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-    // The engine's OpenMP threads share the cores with the GUI thread: idle threads must sleep, not
-    // spin (a user's explicit setting wins).
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("NormLab"));
-    QApplication::setApplicationName(QStringLiteral("NormLab"));
+    // Options are read before the QApplication exists, so --help, --version and bad options answer on a
+    // machine without a display too (QApplication would abort there).
     normlab::gui::GuiOptions options;
     try {
-        options = normlab::gui::parseGuiOptions(QApplication::arguments().mid(1));
+        options = normlab::gui::parseGuiOptions(argumentsOf(argc, argv));
+        checkScreenshotPath(options.screenshotPath);
     } catch (const normlab::InputError& error) {
         std::fprintf(stderr, "normlab: %s\n", error.what());
         return 2;
@@ -78,12 +84,19 @@ int main(int argc, char** argv) {
         std::printf("%s", normlab::gui::guiHelpText().toUtf8().constData());
         return 0;
     }
-    try {
-        checkScreenshotPath(options.screenshotPath);
-    } catch (const normlab::InputError& error) {
-        std::fprintf(stderr, "normlab: %s\n", error.what());
-        return 2;
+    if (options.version) {
+        std::printf("normlab: %s\n", normlab::version_line().c_str());
+        return 0;
     }
+    // The engine's OpenMP threads share the cores with the GUI thread: idle threads must sleep, not
+    // spin (a user's explicit setting wins).
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("NormLab"));
+    QApplication::setApplicationName(QStringLiteral("NormLab"));
+    QApplication::setApplicationVersion(QString::fromLatin1(normlab::version()));
+    QApplication::setDesktopFileName(QStringLiteral("org.normlab.NormLab"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/normlab/icon.svg")));
     normlab::gui::MainWindow window;
     if (options.windowSize.isValid()) window.resize(options.windowSize);
     try {

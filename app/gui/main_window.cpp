@@ -1,6 +1,8 @@
 // MainWindow: wiring of panels, actions, the engine thread and experiment files.
 #include "app/gui/main_window.h"
 
+#include "engine/core/version.h"
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -239,9 +241,10 @@ void MainWindow::buildMenus() {
     help->addAction(tr("About NormLab"), this, [this] {
         QMessageBox::about(
             this, tr("About NormLab"),
-            tr("<b>NormLab</b> trains small decoder-only Transformers and shows why they train or blow up: "
-               "norm placement, norm type, warmup and residual schemes, changed live.<br>Right-click a chart "
-               "to export it; F11 for presentation mode."));
+            tr("<b>%1</b><br><br>NormLab trains small Transformers (decoder-only and encoder-decoder) and "
+               "shows why they train or blow up: norm placement, norm type, warmup and residual schemes, "
+               "changed live.<br>Right-click a chart to export it; F11 for presentation mode.")
+                .arg(QString::fromStdString(normlab::version_line()).toHtmlEscaped()));
     });
 }
 

@@ -2,16 +2,13 @@
 // the corpus that ships with NormLab lives.
 #include <string>
 
+#include "engine/core/resource_dir.h"
 #include "engine/data/task_builders.h"
-
-#ifndef NORMLAB_RESOURCE_DIR
-#define NORMLAB_RESOURCE_DIR "resources"
-#endif
 
 namespace normlab {
 
 std::string default_corpus_path() {
-    return std::string(NORMLAB_RESOURCE_DIR) + "/corpus.txt";
+    return resource_dir() + "/corpus.txt";
 }
 
 std::unique_ptr<Task> make_task(const DataConfig& data, int seq_len, uint64_t seed) {

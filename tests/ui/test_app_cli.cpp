@@ -1,6 +1,7 @@
 // The `normlab` executable as scripts use it (offscreen): a scripted run saves a screenshot that is a
 // real picture and exits 0; bad options, presets, configs and screenshot paths exit 2 with a message
 // before any training; a run that cannot start exits non-zero instead of waiting.
+#include <QElapsedTimer>
 #include <QImage>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -14,13 +15,15 @@ class AppCliTest : public QObject {
     void badInputExitsTwo_data();
     void badInputExitsTwo();
     void failedStartExitsNonZero();
+    void divergingRunNeverFreezesTheWindow();
+    void helpAndVersionNeedNoDisplay();
 
   private:
     struct Result {
         int exitCode = -1;
         QString output;
     };
-    Result run(const QStringList& arguments, int timeoutMs = 120000);
+    Result run(const QStringList& arguments, int timeoutMs = 120000, bool display = true);
     QTemporaryDir m_dir;
 };
 
@@ -28,10 +31,15 @@ void AppCliTest::initTestCase() {
     QVERIFY(QFile::exists(QStringLiteral(NORMLAB_APP_PATH)));
 }
 
-AppCliTest::Result AppCliTest::run(const QStringList& arguments, int timeoutMs) {
+AppCliTest::Result AppCliTest::run(const QStringList& arguments, int timeoutMs, bool display) {
     QProcess process;
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    if (display) {
+        environment.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    } else {
+        for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+            environment.remove(QString::fromLatin1(name));
+    }
     environment.insert(QStringLiteral("NORMLAB_RUNS_DIR"), m_dir.filePath(QStringLiteral("runs")));
     environment.insert(QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1"));
     process.setProcessEnvironment(environment);
@@ -105,6 +113,35 @@ void AppCliTest::failedStartExitsNonZero() {
     QVERIFY2(result.exitCode != 0 && result.exitCode != -1,
              qPrintable(QString::number(result.exitCode) + ": " + result.output));
     QVERIFY2(result.output.contains(QStringLiteral("missing.txt")), qPrintable(result.output));
+}
+
+void AppCliTest::divergingRunNeverFreezesTheWindow() {
+    // Post-LN at lr 1000: losses and norms over dozens of decades, then NaN. The charts used to spend
+    // minutes building log-axis minor ticks here; the window must keep up and exit at once.
+    const QString shot = m_dir.filePath(QStringLiteral("diverged.png"));
+    QElapsedTimer timer;
+    timer.start();
+    const Result result = run({"--preset", "postln-no-warmup", "--set", "train.lr=1000", "--quit-after-steps",
+                               "100", "--screenshot", shot},
+                              60000);
+    QVERIFY2(result.exitCode == 0, qPrintable(result.output));
+    QVERIFY2(result.output.contains(QStringLiteral("diverged")), qPrintable(result.output));
+    QVERIFY(QImage(shot).width() > 0);
+    qInfo("diverging run: window exited after %lld ms", static_cast<long long>(timer.elapsed()));
+}
+
+void AppCliTest::helpAndVersionNeedNoDisplay() {
+    const Result help = run({"--help"}, 30000, false);
+    QVERIFY2(help.exitCode == 0 && help.output.contains(QStringLiteral("usage: normlab")),
+             qPrintable(help.output));
+    const Result version = run({"--version"}, 30000, false);
+    QVERIFY2(version.exitCode == 0, qPrintable(version.output));
+    QVERIFY2(version.output.contains(QStringLiteral("NormLab 0.")) &&
+                 version.output.contains(QStringLiteral("commit ")),
+             qPrintable(version.output));
+    const Result bad = run({"--frobnicate"}, 30000, false);
+    QVERIFY2(bad.exitCode == 2 && bad.output.contains(QStringLiteral("unknown option")),
+             qPrintable(bad.output));
 }
 
 QTEST_GUILESS_MAIN(AppCliTest)

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # One command to test NormLab: installs what is missing (plus python3-torch for the PyTorch parity
-# test), builds Release into build/ and runs every test with ctest (failing when the desktop app or its
-# ui tests are missing); then rebuilds the engine and its tests with AddressSanitizer +
+# test and poppler-utils, whose pdftotext reads exported PDFs back), builds Release into build/ and
+# runs every test with ctest (failing when the desktop app or its ui tests are missing); then rebuilds the engine and its tests with AddressSanitizer +
 # UndefinedBehaviorSanitizer (without CUDA) into build-asan/ and runs those.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 
-normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-torch python3-numpy libopenblas0-pthread
+normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-torch python3-numpy libopenblas0-pthread \
+    poppler-utils
 normlab_build
 
 # Tests run one at a time: each already uses every core, so side by side they would only slow each

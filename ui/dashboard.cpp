@@ -14,6 +14,12 @@
 
 namespace normlab::ui {
 
+namespace {
+// The default arrangement's rows of panels (indices in the order they are added), top to bottom; the
+// dashboard figure uses the same rows.
+const std::vector<std::vector<size_t>> kRows = {{0, 1, 2}, {3, 4}, {5, 6}};
+}  // namespace
+
 Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(parent), m_store(store) {
     setWindowFlags(Qt::Widget);
     setDockNestingEnabled(true);
@@ -64,19 +70,33 @@ void Dashboard::resetLayout() {
         removeDockWidget(dock);
         dock->setFloating(false);
     }
-    // Row 1: loss | gradient profile | resid profile; row 2: the two heatmaps; row 3: dynamics.
-    QDockWidget *loss = m_docks[0], *gradient = m_docks[1], *resid = m_docks[2], *heatGradient = m_docks[3],
-                *heatResid = m_docks[4], *updates = m_docks[5], *attention = m_docks[6];
-    addDockWidget(Qt::TopDockWidgetArea, loss);
-    splitDockWidget(loss, heatGradient, Qt::Vertical);
-    splitDockWidget(heatGradient, updates, Qt::Vertical);
-    splitDockWidget(loss, gradient, Qt::Horizontal);
-    splitDockWidget(gradient, resid, Qt::Horizontal);
-    splitDockWidget(heatGradient, heatResid, Qt::Horizontal);
-    splitDockWidget(updates, attention, Qt::Horizontal);
+    // kRows: loss | gradient profile | resid profile; the two heatmaps; the dynamics.
+    addDockWidget(Qt::TopDockWidgetArea, m_docks[kRows[0][0]]);
+    for (size_t r = 1; r < kRows.size(); ++r)
+        splitDockWidget(m_docks[kRows[r - 1][0]], m_docks[kRows[r][0]], Qt::Vertical);
+    for (const auto& row : kRows)
+        for (size_t c = 1; c < row.size(); ++c)
+            splitDockWidget(m_docks[row[c - 1]], m_docks[row[c]], Qt::Horizontal);
     for (QDockWidget* dock : m_docks) dock->show();
     // The loss chart carries two value axes: give it the widest share of the first row.
-    resizeDocks({loss, gradient, resid}, {560, 420, 420}, Qt::Horizontal);
+    resizeDocks({m_docks[kRows[0][0]], m_docks[kRows[0][1]], m_docks[kRows[0][2]]}, {560, 420, 420},
+                Qt::Horizontal);
+}
+
+Figure Dashboard::figure(const QString& caption) const {
+    Figure figure;
+    figure.title = tr("NormLab dashboard");
+    figure.caption = caption;
+    for (const auto& rowPanels : kRows) {
+        std::vector<FigureChartFactory> row;
+        for (size_t index : rowPanels) {
+            if (m_docks[index]->isHidden()) continue;  // closed by the user: not in the figure either
+            const ChartPanel* panel = m_panels[index];
+            row.push_back([panel](const ChartStyle& style) { return panel->makeFigureChart(style); });
+        }
+        if (!row.empty()) figure.rows.push_back(std::move(row));
+    }
+    return figure;
 }
 
 QByteArray Dashboard::saveLayout() const {

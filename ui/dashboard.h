@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ui/history/telemetry_store.h"
+#include "ui/panels/chart_export.h"
 #include "ui/panels/chart_panel.h"
 #include "ui/panels/refresh_pacer.h"
 
@@ -28,6 +29,9 @@ class Dashboard : public QMainWindow {
     bool restoreLayout(const QByteArray& layout);
     void resetLayout();
     void setPresentation(bool large);
+    // The dashboard as a figure: the open panels' charts in the default arrangement's rows (charts only:
+    // no selectors, no dock buttons), with `caption` under them.
+    Figure figure(const QString& caption) const;
     // Redraws every visible panel now (tests, screenshots, exports).
     void refreshNow();
     int refreshCount() const { return m_refreshCount; }

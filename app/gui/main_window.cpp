@@ -189,19 +189,15 @@ void MainWindow::buildMenus() {
                     [this] { saveExperimentInteractively(true); });
     file->addSeparator();
     QMenu* exportMenu = file->addMenu(tr("&Export dashboard"));
-    for (const QString suffix : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}) {
+    for (const QString& suffix : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}) {
         exportMenu->addAction(suffix.toUpper() + QStringLiteral("..."), this, [this, suffix] {
-            const QString path = QFileDialog::getSaveFileName(this, tr("Export dashboard"),
-                                                              QStringLiteral("dashboard.") + suffix);
-            if (path.isEmpty()) return;
             m_dashboard->refreshNow();
-            const QString caption = ui::captionForRuns(m_store);
             ui::ImageExportOptions options;
             options.size = m_dashboard->size() * 2;
-            if (suffix == QLatin1String("png") && !ui::askImageOptions(this, options)) return;
-            const QString error =
-                ui::exportImage(*m_dashboard, tr("NormLab dashboard"), caption, path, options);
-            if (!error.isEmpty()) showMessage(tr("Export failed"), error);
+            options.dpi = 192;  // the dashboard's on-screen layout, at twice the pixels
+            if (m_presentation) options.fontPoints = ui::ImageExportOptions::kPresentationPoints;
+            ui::exportFigureInteractively(m_dashboard->figure(ui::captionForRuns(m_store)),
+                                          QStringLiteral("dashboard"), suffix, options, this);
         });
     }
     file->addAction(tr("Save &screenshot..."), this, [this] {
@@ -283,7 +279,7 @@ void MainWindow::startLesson(const ui::Lesson& lesson) {
         runs.push_back({preset, normlab::preset_config(preset.toStdString()), true});
     setRuns(std::move(runs));
     m_lessonsPanel->showLessonTitled(lesson.title);
-    for (const QString id : {QStringLiteral("block_gradient"), QStringLiteral("block_resid")})
+    for (const QString& id : {QStringLiteral("block_gradient"), QStringLiteral("block_resid")})
         if (auto* panel = qobject_cast<ui::BlockProfilePanel*>(m_dashboard->panel(id)))
             panel->setInitialOnly(lesson.atInitialisation);
     statusBar()->showMessage(tr("Lesson: %1").arg(lesson.title), 8000);

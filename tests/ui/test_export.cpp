@@ -1,8 +1,12 @@
-// Every chart exports to every format and the files parse back: PNG decodes at the asked size and
-// DPI, SVG is XML holding the title and the runs' names, PDF is a one-page PDF, and CSV holds the
-// chart's data exactly. The dashboard exports too, and a bad path gives a message, not a file.
+// Every chart exports to every format and the files parse back as the figure asked: PNG at exactly
+// the asked size and DPI on an opaque background (or transparent by choice), SVG and PDF holding the
+// chart's title and every run's caption line as text, CSV the chart's data exactly. A known caption
+// renders every line; the dashboard figure holds the charts only (no selectors); a bad path, size or
+// caption that cannot fit gives a message, not a file.
 #include <QFile>
 #include <QImage>
+#include <QPainter>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QXmlStreamReader>
@@ -13,6 +17,7 @@
 #include "ui/panels/loss_panel.h"
 #include "ui/panels/panel_export.h"
 #include "ui/panels/plot_csv.h"
+#include "ui/panels/run_captions.h"
 
 using namespace normlab::ui;
 
@@ -52,6 +57,44 @@ QByteArray readAll(const QString& path) {
     QFile file(path);
     return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
+
+// The text of an SVG file (its character data), or "(invalid: ...)".
+QString svgText(const QString& path) {
+    QXmlStreamReader xml(readAll(path));
+    QString text;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isCharacters()) text += xml.text();
+    }
+    return xml.hasError() ? QStringLiteral("(invalid: %1)").arg(xml.errorString()) : text;
+}
+
+// The text of a PDF file as poppler's pdftotext reads it (a test dependency: poppler-utils).
+QString pdfText(const QString& path) {
+    QProcess process;
+    process.start(QStringLiteral("pdftotext"), {QStringLiteral("-layout"), path, QStringLiteral("-")});
+    if (!process.waitForFinished(30000) || process.exitCode() != 0)
+        return QStringLiteral("(pdftotext failed: install poppler-utils)");
+    return QString::fromUtf8(process.readAllStandardOutput());
+}
+
+// Rows of the image that hold dark (text) pixels, grouped into runs of adjacent rows: one per text line.
+int darkRowRuns(const QImage& image) {
+    int runs = 0;
+    bool previous = false;
+    for (int y = 0; y < image.height(); ++y) {
+        bool dark = false;
+        for (int x = 0; x < image.width() && !dark; ++x) dark = qGray(image.pixel(x, y)) < 128;
+        if (dark && !previous) ++runs;
+        previous = dark;
+    }
+    return runs;
+}
+
+// Every caption line of the store's visible runs ("name: summary").
+QStringList captionLines(const ChartPanel& panel) {
+    return panel.caption().split('\n', Qt::SkipEmptyParts);
+}
 }  // namespace
 
 class ExportTest : public QObject {
@@ -60,8 +103,10 @@ class ExportTest : public QObject {
     void initTestCase();
     void everyPanelExportsEveryFormat();
     void lossCsvHoldsTheData();
+    void vectorFiguresHaveThePhysicalSize();
+    void knownCaptionRendersEveryLine();
     void pngHonoursSizeAndDpi();
-    void dashboardExports();
+    void dashboardFigureHasChartsOnly();
     void badPathOrFormatGivesMessage();
 
   private:
@@ -71,6 +116,11 @@ class ExportTest : public QObject {
 };
 
 void ExportTest::initTestCase() {
+    // To look at the exported files: NORMLAB_KEEP_EXPORTS=1 keeps the folder (its path is printed).
+    if (qEnvironmentVariableIsSet("NORMLAB_KEEP_EXPORTS")) {
+        m_dir.setAutoRemove(false);
+        qInfo("exports in %s", qPrintable(m_dir.path()));
+    }
     fillStore(m_store);
     m_dashboard = std::make_unique<Dashboard>(m_store);
     m_dashboard->resize(1400, 900);
@@ -86,47 +136,95 @@ void ExportTest::everyPanelExportsEveryFormat() {
         ImageExportOptions options;
         options.size = QSize(800, 500);
         QCOMPARE(exportPanel(*panel, base + ".png", options), QString());
-        QCOMPARE(exportPanel(*panel, base + ".svg"), QString());
-        QCOMPARE(exportPanel(*panel, base + ".pdf"), QString());
+        QCOMPARE(exportPanel(*panel, base + ".svg", options), QString());
+        QCOMPARE(exportPanel(*panel, base + ".pdf", options), QString());
         QCOMPARE(exportPanel(*panel, base + ".csv"), QString());
 
         QImage image(base + ".png");
         QVERIFY2(!image.isNull(), qPrintable(panel->id()));
-        QCOMPARE(image.width(), 800);
-        QVERIFY(image.height() > 500);  // chart plus the caption band
-        // Not blank: a chart has many distinct colours.
+        QCOMPARE(image.size(), QSize(800, 500));  // exactly as asked, caption included
+        // Not blank, and opaque everywhere.
         QSet<QRgb> colours;
         for (int y = 0; y < image.height(); y += 7)
-            for (int x = 0; x < image.width(); x += 7) colours.insert(image.pixel(x, y));
+            for (int x = 0; x < image.width(); x += 7) {
+                colours.insert(image.pixel(x, y));
+                QCOMPARE(qAlpha(image.pixel(x, y)), 255);
+            }
         QVERIFY2(colours.size() > 20, qPrintable(panel->id()));
+        // The corner above the axes is background: no stray labels of axes made before layout.
+        for (int y = 0; y < 16; ++y)
+            for (int x = 0; x < 16; ++x)
+                QVERIFY2(image.pixel(x, y) == qRgb(255, 255, 255), qPrintable(panel->id()));
 
-        const QByteArray svg = readAll(base + ".svg");
-        QXmlStreamReader xml(svg);
-        QString text;
-        int paths = 0;
-        while (!xml.atEnd()) {
-            xml.readNext();
-            if (xml.isStartElement() &&
-                (xml.name() == QLatin1String("path") || xml.name() == QLatin1String("polyline")))
-                ++paths;
-            if (xml.isCharacters()) text += xml.text();
+        // The title and every run's caption line are drawn as text in SVG and PDF.
+        const QString svg = svgText(base + ".svg");
+        const QString pdf = pdfText(base + ".pdf").simplified();
+        QVERIFY2(svg.contains(panel->title()), qPrintable(panel->id() + ": " + svg.left(200)));
+        QVERIFY2(pdf.contains(panel->title()), qPrintable(panel->id() + ": " + pdf.left(400)));
+        for (const QString& line : captionLines(*panel)) {
+            QVERIFY2(svg.contains(line), qPrintable(panel->id() + " SVG lacks: " + line));
+            QVERIFY2(pdf.contains(line.simplified()), qPrintable(panel->id() + " PDF lacks: " + line));
         }
-        QVERIFY2(!xml.hasError(), qPrintable(panel->id() + ": " + xml.errorString()));
-        QVERIFY2(text.contains(panel->title()), qPrintable(panel->id()));
-        QVERIFY2(text.contains(QStringLiteral("postrun")),
-                 qPrintable(panel->id()));  // legend, run selector or caption
-        QVERIFY(paths > 5);
-
-        const QByteArray pdf = readAll(base + ".pdf");
-        QVERIFY(pdf.startsWith("%PDF-"));
-        QVERIFY(pdf.trimmed().endsWith("%%EOF"));
-        QCOMPARE(pdf.count("/Type /Page\n") + pdf.count("/Type /Page\r") + pdf.count("/Type /Page "), 1);
+        const QByteArray pdfBytes = readAll(base + ".pdf");
+        QCOMPARE(pdfBytes.count("/Type /Page\n") + pdfBytes.count("/Type /Page\r") +
+                     pdfBytes.count("/Type /Page "),
+                 1);
 
         const QByteArray csv = readAll(base + ".csv");
         QVERIFY(csv.startsWith("# " + panel->title().toUtf8()));
         QVERIFY(csv.contains("postrun"));  // the caption names the configuration
         QVERIFY(csv.count('\n') > 6);
     }
+}
+
+void ExportTest::vectorFiguresHaveThePhysicalSize() {
+    ChartPanel& panel = *m_dashboard->panel(QStringLiteral("loss"));
+    ImageExportOptions options;
+    options.size = QSize(1600, 1000);
+    options.dpi = 200;  // 8 x 5 inches = 203.2 x 127 mm = 576 x 360 pt
+    const QString svgPath = m_dir.filePath(QStringLiteral("size.svg"));
+    const QString pdfPath = m_dir.filePath(QStringLiteral("size.pdf"));
+    QCOMPARE(exportPanel(panel, svgPath, options), QString());
+    QCOMPARE(exportPanel(panel, pdfPath, options), QString());
+    const QByteArray svg = readAll(svgPath);
+    QVERIFY2(svg.contains("width=\"203.2mm\"") && svg.contains("height=\"127mm\""),
+             svg.left(400).constData());
+    QVERIFY2(svg.contains("fill=\"#ffffff\""), "no opaque background");
+    QProcess info;
+    info.start(QStringLiteral("pdfinfo"), {pdfPath});
+    QVERIFY(info.waitForFinished(30000));
+    const QString pdfInfo = QString::fromUtf8(info.readAllStandardOutput());
+    QVERIFY2(pdfInfo.contains(QStringLiteral("576 x 360 pts")), qPrintable(pdfInfo));
+}
+
+void ExportTest::knownCaptionRendersEveryLine() {
+    // A figure of a caption alone: every line must be drawn, none clipped.
+    Figure figure;
+    figure.caption = QStringLiteral("first run: Post-LN\nsecond run: Pre-LN\nthird run: Peri-LN");
+    const QString path = m_dir.filePath(QStringLiteral("caption.png"));
+    ImageExportOptions options;
+    options.size = QSize(900, 400);
+    QCOMPARE(exportFigure(figure, path, options), QString());
+    QCOMPARE(darkRowRuns(QImage(path)), 3);
+    // At presentation size too, with a transparent background.
+    options.fontPoints = ImageExportOptions::kPresentationPoints;
+    options.transparent = true;
+    QCOMPARE(exportFigure(figure, path, options), QString());
+    const QImage large(path);
+    QCOMPARE(qAlpha(large.pixel(0, 0)), 0);
+    QImage flattened(large.size(), QImage::Format_ARGB32);
+    flattened.fill(Qt::white);
+    QPainter(&flattened).drawImage(0, 0, large);
+    QCOMPARE(darkRowRuns(flattened), 3);
+    // Left out by choice: nothing drawn.
+    options.caption = false;
+    options.transparent = false;
+    QCOMPARE(exportFigure(figure, path, options), QString());
+    QCOMPARE(darkRowRuns(QImage(path)), 0);
+    // A caption that cannot fit is refused with what to change.
+    figure.caption = QString(QStringLiteral("line\n")).repeated(60);
+    options.caption = true;
+    QVERIFY(exportFigure(figure, path, options).contains(QStringLiteral("make the figure taller")));
 }
 
 void ExportTest::lossCsvHoldsTheData() {
@@ -159,18 +257,29 @@ void ExportTest::pngHonoursSizeAndDpi() {
     const QString path = m_dir.filePath(QStringLiteral("big.png"));
     QCOMPARE(exportPanel(panel, path, options), QString());
     const QImage image(path);
-    QCOMPARE(image.width(), 2400);
+    QCOMPARE(image.size(), QSize(2400, 1500));
     QCOMPARE(std::lround(image.dotsPerMeterX() * 0.0254), 300L);
 }
 
-void ExportTest::dashboardExports() {
-    const QString caption = QStringLiteral("caption");
-    QCOMPARE(exportPng(*m_dashboard, caption, m_dir.filePath(QStringLiteral("dash.png")), {}), QString());
-    QCOMPARE(exportSvg(*m_dashboard, QStringLiteral("dashboard"), caption,
-                       m_dir.filePath(QStringLiteral("dash.svg"))),
-             QString());
-    QCOMPARE(exportPdf(*m_dashboard, caption, m_dir.filePath(QStringLiteral("dash.pdf"))), QString());
-    QVERIFY(!QImage(m_dir.filePath(QStringLiteral("dash.png"))).isNull());
+void ExportTest::dashboardFigureHasChartsOnly() {
+    const Figure figure = m_dashboard->figure(captionForRuns(m_store));
+    QCOMPARE(figure.rows.size(), size_t(3));
+    const QString svgPath = m_dir.filePath(QStringLiteral("dash.svg"));
+    ImageExportOptions options;
+    options.size = QSize(2800, 1800);
+    options.dpi = 192;
+    QCOMPARE(exportFigure(figure, m_dir.filePath(QStringLiteral("dash.png")), options), QString());
+    QCOMPARE(QImage(m_dir.filePath(QStringLiteral("dash.png"))).size(), QSize(2800, 1800));
+    QCOMPARE(exportFigure(figure, svgPath, options), QString());
+    QCOMPARE(exportFigure(figure, m_dir.filePath(QStringLiteral("dash.pdf")), options), QString());
+    const QString svg = svgText(svgPath);
+    for (ChartPanel* panel : m_dashboard->panels())
+        QVERIFY2(svg.contains(panel->title()), qPrintable(panel->title()));
+    for (const QString& line : captionForRuns(m_store).split('\n', Qt::SkipEmptyParts))
+        QVERIFY2(svg.contains(line), qPrintable(line));
+    // The panels' selectors ("Show now + step 1 of all matrices", "Run") are widgets, not chart.
+    QVERIFY(!svg.contains(QStringLiteral("all matrices")));
+    QVERIFY(!svg.contains(QStringLiteral("now + step 1")));
 }
 
 void ExportTest::badPathOrFormatGivesMessage() {

@@ -1,42 +1,96 @@
-// Rendering widgets onto a QImage / QSvgGenerator / QPdfWriter with a caption band below, each
-// written to a temporary file first and renamed, so a failed export never leaves a partial file.
+// Figure layout and its three image formats. Everything is laid out on a canvas in 96-DPI pixels (the
+// unit widgets lay out in): the asked size times 96 / dpi. A PNG paints the canvas scaled up to exactly
+// the asked pixels; SVG and PDF use the canvas as their user space at 96 DPI, so all three have the
+// same physical size and the same text metrics, and glyphs are never stretched.
 #include "ui/panels/chart_export.h"
 
 #include <QBuffer>
+#include <QCoreApplication>
 #include <QFileInfo>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSaveFile>
 #include <QSvgGenerator>
-#include <QTextDocument>
 #include <cmath>
 
 namespace normlab::ui {
 
 namespace {
-// Draws the widget scaled into `target` and the caption in the band below it.
-void paintWithCaption(QPainter& painter, QWidget& chart, const QString& caption, const QRectF& target,
-                      double captionHeight) {
-    const QSize source = chart.size();
-    painter.save();
-    painter.translate(target.topLeft());
-    painter.scale(target.width() / source.width(), (target.height() - captionHeight) / source.height());
-    chart.render(&painter, QPoint(), QRegion(), QWidget::DrawChildren);
-    painter.restore();
-    if (caption.isEmpty()) return;
-    QFont font = painter.font();
-    font.setPixelSize(
-        std::max(10, static_cast<int>(captionHeight / (caption.count(QLatin1Char('\n')) + 2.2))));
-    painter.setFont(font);
-    painter.setPen(QColor(60, 60, 60));
-    painter.drawText(
-        QRectF(target.left() + 8, target.bottom() - captionHeight, target.width() - 16, captionHeight),
-        Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, caption);
+constexpr double kCanvasDpi = 96.0;
+constexpr double kMaxCaptionShare = 0.5;  // of the figure's height
+
+QSizeF canvasSize(const ImageExportOptions& options) {
+    return QSizeF(options.size) * (kCanvasDpi / options.dpi);
 }
 
-double captionHeightFor(const QString& caption, double height) {
-    if (caption.isEmpty()) return 0.0;
-    return std::min(height * 0.3, height * 0.045 * (caption.count(QLatin1Char('\n')) + 2));
+ChartStyle styleFor(const ImageExportOptions& options) {
+    return ChartStyle{options.fontPoints / ChartStyle::kBasePointSize, !options.transparent};
+}
+
+QFont captionFont(const ImageExportOptions& options) {
+    QFont font;
+    font.setPointSizeF(options.fontPoints);
+    return font;
+}
+
+// The caption's wrapped text box on the canvas, or an empty rectangle without a caption.
+QRectF captionBox(const Figure& figure, const ImageExportOptions& options, QPaintDevice* device) {
+    if (!options.caption || figure.caption.isEmpty()) return {};
+    const QSizeF canvas = canvasSize(options);
+    const double margin = 6.0 * styleFor(options).fontScale;
+    const QFontMetricsF metrics(captionFont(options), device);
+    const QRectF text = metrics.boundingRect(QRectF(0, 0, canvas.width() - 2 * margin, 1e6),
+                                             Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, figure.caption);
+    return QRectF(margin, canvas.height() - text.height() - margin, canvas.width() - 2 * margin,
+                  text.height());
+}
+
+// A detached chart laid out at `size` canvas pixels (shown off screen, so QtCharts lays it out).
+void renderChart(QPainter& painter, const FigureChartFactory& make, const ChartStyle& style,
+                 const QRectF& cell) {
+    const std::unique_ptr<QWidget> chart = make(style);
+    chart->setAttribute(Qt::WA_DontShowOnScreen);
+    chart->resize(cell.size().toSize());
+    chart->show();
+    // QtCharts lays out through posted events, some posted while handling others.
+    for (int pass = 0; pass < 4; ++pass) {
+        QCoreApplication::sendPostedEvents();
+        QCoreApplication::processEvents();
+    }
+    const QWidget::RenderFlags flags =
+        style.opaque ? QWidget::DrawWindowBackground | QWidget::DrawChildren : QWidget::DrawChildren;
+    chart->render(&painter, cell.topLeft().toPoint(), QRegion(), flags);
+}
+
+void paintFigure(QPainter& painter, const Figure& figure, const ImageExportOptions& options) {
+    const QSizeF canvas = canvasSize(options);
+    const ChartStyle style = styleFor(options);
+    if (style.opaque) painter.fillRect(QRectF(QPointF(0, 0), canvas), Qt::white);
+    const QRectF caption = captionBox(figure, options, painter.device());
+    const double chartsHeight = caption.isEmpty() ? canvas.height() : caption.top() - 6.0 * style.fontScale;
+    const double rowHeight = std::floor(chartsHeight / std::max<size_t>(figure.rows.size(), 1));
+    for (size_t r = 0; r < figure.rows.size(); ++r) {
+        const auto& row = figure.rows[r];
+        const double width = std::floor(canvas.width() / std::max<size_t>(row.size(), 1));
+        for (size_t c = 0; c < row.size(); ++c)
+            renderChart(painter, row[c], style, QRectF(c * width, r * rowHeight, width, rowHeight));
+    }
+    if (caption.isEmpty()) return;
+    painter.setFont(captionFont(options));
+    painter.setPen(QColor(40, 40, 40));
+    painter.drawText(caption, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, figure.caption);
+}
+
+// The caption must leave the charts room: an error saying what to change, or empty.
+QString checkCaptionFits(const Figure& figure, const ImageExportOptions& options) {
+    QImage probe(1, 1, QImage::Format_ARGB32);  // 96 DPI, like the canvas
+    const QRectF caption = captionBox(figure, options, &probe);
+    if (caption.height() <= canvasSize(options).height() * kMaxCaptionShare) return {};
+    return QStringLiteral(
+               "the caption needs %1 of the figure's height at %2 pt: make the figure taller, the "
+               "font smaller, or leave the caption out")
+        .arg(caption.height() / canvasSize(options).height(), 0, 'f', 2)
+        .arg(options.fontPoints);
 }
 
 QString writeBytes(const QByteArray& bytes, const QString& path) {
@@ -47,10 +101,62 @@ QString writeBytes(const QByteArray& bytes, const QString& path) {
     if (!file.commit()) return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
     return {};
 }
+
+QByteArray png(const Figure& figure, const ImageExportOptions& options) {
+    QImage image(options.size, QImage::Format_ARGB32_Premultiplied);
+    image.fill(options.transparent ? Qt::transparent : Qt::white);
+    {
+        QPainter painter(&image);
+        painter.setRenderHint(QPainter::Antialiasing);
+        painter.setRenderHint(QPainter::TextAntialiasing);
+        painter.scale(options.dpi / kCanvasDpi, options.dpi / kCanvasDpi);
+        paintFigure(painter, figure, options);
+    }
+    // The DPI is recorded after painting: fonts were sized on the 96-DPI canvas, then scaled.
+    const int dotsPerMeter = static_cast<int>(std::lround(options.dpi / 0.0254));
+    image.setDotsPerMeterX(dotsPerMeter);
+    image.setDotsPerMeterY(dotsPerMeter);
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    return image.save(&buffer, "PNG") ? bytes : QByteArray();
+}
+
+QByteArray svg(const Figure& figure, const ImageExportOptions& options) {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    const QSizeF canvas = canvasSize(options);
+    QSvgGenerator generator;
+    generator.setOutputDevice(&buffer);
+    generator.setResolution(static_cast<int>(kCanvasDpi));
+    generator.setSize(canvas.toSize());
+    generator.setViewBox(QRectF(QPointF(0, 0), canvas));
+    generator.setTitle(figure.title);
+    generator.setDescription(options.caption ? figure.caption : QString());
+    QPainter painter(&generator);
+    paintFigure(painter, figure, options);
+    painter.end();
+    return bytes;
+}
+
+QByteArray pdf(const Figure& figure, const ImageExportOptions& options) {
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    QPdfWriter writer(&buffer);
+    writer.setResolution(static_cast<int>(kCanvasDpi));
+    writer.setPageSize(QPageSize(QSizeF(options.size) * (72.0 / options.dpi), QPageSize::Point));
+    writer.setPageMargins(QMarginsF(0, 0, 0, 0));
+    writer.setTitle(figure.title);
+    writer.setCreator(QStringLiteral("NormLab"));
+    QPainter painter(&writer);
+    paintFigure(painter, figure, options);
+    painter.end();
+    return bytes;
+}
 }  // namespace
 
-QString exportPng(QWidget& chart, const QString& caption, const QString& path,
-                  const ImageExportOptions& options) {
+QString checkImageOptions(const ImageExportOptions& options) {
     if (options.size.width() < 64 || options.size.height() < 64 || options.size.width() > 16384 ||
         options.size.height() > 16384)
         return QStringLiteral("image size %1x%2 is out of range: use 64..16384 pixels per side")
@@ -58,79 +164,26 @@ QString exportPng(QWidget& chart, const QString& caption, const QString& path,
             .arg(options.size.height());
     if (options.dpi < 36 || options.dpi > 2400)
         return QStringLiteral("DPI %1 is out of range: use 36..2400").arg(options.dpi);
-    const double captionHeight = captionHeightFor(caption, options.size.height());
-    QImage image(options.size.width(), options.size.height() + static_cast<int>(captionHeight),
-                 QImage::Format_ARGB32);
-    image.fill(Qt::white);
-    const int dotsPerMeter = static_cast<int>(std::lround(options.dpi / 0.0254));
-    image.setDotsPerMeterX(dotsPerMeter);
-    image.setDotsPerMeterY(dotsPerMeter);
-    {
-        QPainter painter(&image);
-        painter.setRenderHint(QPainter::Antialiasing);
-        painter.setRenderHint(QPainter::TextAntialiasing);
-        paintWithCaption(painter, chart, caption, QRectF(0, 0, image.width(), image.height()), captionHeight);
-    }
-    QByteArray bytes;
-    {
-        QBuffer buffer(&bytes);
-        buffer.open(QIODevice::WriteOnly);
-        if (!image.save(&buffer, "PNG")) return QStringLiteral("cannot encode the PNG image");
-    }
-    return writeBytes(bytes, path);
+    if (!(options.fontPoints >= 4.0 && options.fontPoints <= 72.0))
+        return QStringLiteral("font size %1 pt is out of range: use 4..72").arg(options.fontPoints);
+    return {};
 }
 
-QString exportSvg(QWidget& chart, const QString& title, const QString& caption, const QString& path) {
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    const QSize size = chart.size();
-    const double captionHeight = captionHeightFor(caption, size.height());
-    QSvgGenerator generator;
-    generator.setOutputDevice(&buffer);
-    generator.setSize(QSize(size.width(), size.height() + static_cast<int>(captionHeight)));
-    generator.setViewBox(QRect(0, 0, size.width(), size.height() + static_cast<int>(captionHeight)));
-    generator.setTitle(title);
-    generator.setDescription(caption);
-    {
-        QPainter painter(&generator);
-        paintWithCaption(painter, chart, caption, QRectF(0, 0, size.width(), size.height() + captionHeight),
-                         captionHeight);
-    }
-    return writeBytes(bytes, path);
-}
-
-QString exportPdf(QWidget& chart, const QString& caption, const QString& path) {
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    {
-        QPdfWriter writer(&buffer);
-        const QSize size = chart.size();
-        const double captionHeight = captionHeightFor(caption, size.height());
-        writer.setPageSize(QPageSize(QSizeF(size.width(), size.height() + captionHeight), QPageSize::Point));
-        writer.setPageMargins(QMarginsF(0, 0, 0, 0));
-        writer.setResolution(144);
-        writer.setTitle(chart.windowTitle());
-        writer.setCreator(QStringLiteral("NormLab"));
-        QPainter painter(&writer);
-        const QRect page = painter.viewport();
-        paintWithCaption(painter, chart, caption, QRectF(page),
-                         captionHeight * page.height() / (size.height() + captionHeight));
-    }
+QString exportFigure(const Figure& figure, const QString& path, const ImageExportOptions& options) {
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix != QLatin1String("png") && suffix != QLatin1String("svg") && suffix != QLatin1String("pdf"))
+        return QStringLiteral("unknown export format '.%1': use .png, .svg, .pdf or .csv").arg(suffix);
+    if (QString error = checkImageOptions(options); !error.isEmpty()) return error;
+    if (QString error = checkCaptionFits(figure, options); !error.isEmpty()) return error;
+    const QByteArray bytes = suffix == QLatin1String("png")   ? png(figure, options)
+                             : suffix == QLatin1String("svg") ? svg(figure, options)
+                                                              : pdf(figure, options);
+    if (bytes.isEmpty()) return QStringLiteral("cannot encode the %1 image").arg(suffix.toUpper());
     return writeBytes(bytes, path);
 }
 
 QString exportText(const QString& text, const QString& path) {
     return writeBytes(text.toUtf8(), path);
-}
-
-QString exportImage(QWidget& chart, const QString& title, const QString& caption, const QString& path,
-                    const ImageExportOptions& options) {
-    const QString suffix = QFileInfo(path).suffix().toLower();
-    if (suffix == QLatin1String("png")) return exportPng(chart, caption, path, options);
-    if (suffix == QLatin1String("svg")) return exportSvg(chart, title, caption, path);
-    if (suffix == QLatin1String("pdf")) return exportPdf(chart, caption, path);
-    return QStringLiteral("unknown export format '.%1': use .png, .svg, .pdf or .csv").arg(suffix);
 }
 
 QString exportFilter() {

@@ -1,26 +1,46 @@
-// Export of a chart (or the whole dashboard) to PNG at a chosen size and DPI, SVG, PDF, and CSV.
-// Images carry the chart as drawn (title, axes, legend) with a caption band naming the configuration.
+// Figures for papers and slides: one chart or a grid of them, with their titles, axes and legends, and
+// the caption under them, at exactly the asked pixel size and DPI (PNG) or the same physical size (SVG,
+// PDF), in a chosen font size, on an opaque background unless transparency is asked. Charts are drawn
+// afresh for the figure (never the on-screen widgets, so no selector or dock button appears in it).
 #pragma once
 #include <QSize>
 #include <QString>
 #include <QWidget>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ui/plots/chart_style.h"
 
 namespace normlab::ui {
 
 struct ImageExportOptions {
-    QSize size{1600, 1000};  // pixels of the chart part (PNG); points for SVG/PDF
+    QSize size{1600,
+               1000};  // the whole figure, caption included: pixels at `dpi` (SVG/PDF: size / dpi inches)
     int dpi = 200;
+    double fontPoints = 9.0;  // the figure's base font size; presentation mode suggests kPresentationPoints
+    bool caption = true;      // draw the caption naming the runs' configurations
+    bool transparent = false;
+
+    static constexpr double kPresentationPoints = 15.0;
 };
 
-// Each throws nothing; returns an error message, empty on success. Nothing is written on error.
-QString exportPng(QWidget& chart, const QString& caption, const QString& path,
-                  const ImageExportOptions& options);
-QString exportSvg(QWidget& chart, const QString& title, const QString& caption, const QString& path);
-QString exportPdf(QWidget& chart, const QString& caption, const QString& path);
+// Makes a chart widget drawn in `style`, with its title shown, owned by the caller.
+using FigureChartFactory = std::function<std::unique_ptr<QWidget>(const ChartStyle& style)>;
+
+struct Figure {
+    QString title;    // the file's title (SVG and PDF metadata)
+    QString caption;  // drawn under the charts unless options.caption is false
+    // Rows of charts, top to bottom: rows share the height equally, a row's charts its width.
+    std::vector<std::vector<FigureChartFactory>> rows;
+};
+
+// The options' error, or empty when they are in range.
+QString checkImageOptions(const ImageExportOptions& options);
+// Writes `figure` as PNG, SVG or PDF by the path's suffix. Returns an error message, empty on success;
+// nothing is written on error (files are written whole or not at all).
+QString exportFigure(const Figure& figure, const QString& path, const ImageExportOptions& options);
 QString exportText(const QString& text, const QString& path);
-// PNG, SVG or PDF by the path's suffix (anything else: an error naming the formats).
-QString exportImage(QWidget& chart, const QString& title, const QString& caption, const QString& path,
-                    const ImageExportOptions& options);
 
 // The export formats by file suffix, for save dialogs: "png", "svg", "pdf", "csv".
 QString exportFilter();

@@ -37,12 +37,6 @@ QString ChartPanel::caption() const {
     return captionForRuns(m_store);
 }
 
-QString ChartPanel::defaultExportFolder() const {
-    for (const auto& [id, run] : m_store.runs())
-        if (run.visible && !run.folder.isEmpty() && QFileInfo(run.folder).isDir()) return run.folder;
-    return QDir::homePath();
-}
-
 void ChartPanel::contextMenuEvent(QContextMenuEvent* event) {
     QMenu menu(this);
     const struct {

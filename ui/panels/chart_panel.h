@@ -4,8 +4,10 @@
 #pragma once
 #include <QHBoxLayout>
 #include <QWidget>
+#include <memory>
 
 #include "ui/history/telemetry_store.h"
+#include "ui/plots/chart_style.h"
 
 namespace normlab::ui {
 
@@ -22,13 +24,12 @@ class ChartPanel : public QWidget {
     // The chart's data as CSV: '#' comment lines (title, axes, caption), a header row, then rows.
     virtual QString csv() const = 0;
     virtual void setPresentation(bool large) = 0;
-    // Titles are drawn in exports only (on screen the dock's title bar names the chart).
-    virtual void setTitleShown(bool shown) = 0;
-    // The widget whose pixels are exported (chart without the panel's header controls).
+    // A new chart widget of what this panel shows now, drawn for a figure: in `style`, with its title
+    // (on screen the dock's title bar names the chart), without the panel's selectors.
+    virtual std::unique_ptr<QWidget> makeFigureChart(const ChartStyle& style) const = 0;
+    // The on-screen chart widget (without the panel's header controls).
     QWidget* chartWidget() const { return m_chart; }
     QString caption() const;
-    // Where an export dialog starts: the first visible run's folder, else the home folder.
-    QString defaultExportFolder() const;
 
   signals:
     void maximiseRequested(normlab::ui::ChartPanel* panel);

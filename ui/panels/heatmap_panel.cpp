@@ -36,6 +36,18 @@ HeatmapContent HeatmapPanel::buildContent() const {
     return content;
 }
 
+void HeatmapPanel::setPresentation(bool large) {
+    m_view->setStyle(ChartStyle{large ? ChartStyle::kPresentationScale : 1.0});
+}
+
+std::unique_ptr<QWidget> HeatmapPanel::makeFigureChart(const ChartStyle& style) const {
+    auto view = std::make_unique<HeatmapView>();
+    view->setStyle(style);
+    view->setTitleShown(true);
+    view->setContent(buildContent());
+    return view;
+}
+
 void HeatmapPanel::refresh() {
     m_view->setContent(buildContent());
 }

@@ -15,8 +15,8 @@ class HeatmapPanel : public ChartPanel {
 
     void refresh() override;
     QString csv() const override;
-    void setPresentation(bool large) override { m_view->setPresentation(large); }
-    void setTitleShown(bool shown) override { m_view->setTitleShown(shown); }
+    void setPresentation(bool large) override;
+    std::unique_ptr<QWidget> makeFigureChart(const ChartStyle& style) const override;
     HeatmapView& view() const { return *m_view; }
 
   private:

@@ -22,7 +22,15 @@ QString LinePanel::csv() const {
 }
 
 void LinePanel::setPresentation(bool large) {
-    m_plot->setPresentation(large);
+    m_plot->setStyle(ChartStyle{large ? ChartStyle::kPresentationScale : 1.0});
+}
+
+std::unique_ptr<QWidget> LinePanel::makeFigureChart(const ChartStyle& style) const {
+    auto plot = std::make_unique<LinePlot>(title());
+    plot->setStyle(style);
+    plot->setTitleShown(true);
+    plot->setContent(buildContent(kFigureColumns));
+    return plot;
 }
 
 QVector<QPointF> LinePanel::pointsOf(const DecimatedSeries& series, int columns) const {

@@ -15,12 +15,14 @@ class LinePanel : public ChartPanel {
     void refresh() override;
     QString csv() const override;
     void setPresentation(bool large) override;
-    void setTitleShown(bool shown) override { m_plot->setTitleShown(shown); }
+    std::unique_ptr<QWidget> makeFigureChart(const ChartStyle& style) const override;
     LinePlot& plot() const { return *m_plot; }
     // columns <= 0: every stored sample (data export); else at most `columns` per series.
     virtual PlotContent buildContent(int columns) const = 0;
 
   protected:
+    // Pixel columns of a figure's chart: enough for a page-wide chart at print resolution.
+    static constexpr int kFigureColumns = 2000;
     // A series' points: the per-column envelope over [first, last] step, or every stored sample.
     QVector<QPointF> pointsOf(const DecimatedSeries& series, int columns) const;
     // The step axis of the time charts: it keeps room to grow while a run trains; once none trains,

@@ -4,6 +4,8 @@
 #include "ui/panels/event_markers.h"
 #include "ui/panels/run_captions.h"
 
+#include <algorithm>
+
 namespace normlab::ui {
 
 LossPanel::LossPanel(const TelemetryStore& store, QWidget* parent)
@@ -13,8 +15,10 @@ PlotContent LossPanel::buildContent(int columns) const {
     PlotContent content;
     content.x = stepAxis();
     content.y.title = tr("loss");
-    content.y.note = tr("dashed: validation");
-    content.y2 = AxisSpec{tr("lr"), false, 0.0, std::nullopt, tr("dotted")};
+    content.y2 = AxisSpec{tr("lr"), false, 0.0, std::nullopt, QString()};
+    const bool severalRuns = std::count_if(store().runs().begin(), store().runs().end(),
+                                           [](const auto& entry) { return entry.second.visible; }) > 1;
+    if (severalRuns) content.styleKey = tr("solid: train, dashed: validation, dotted: lr");
     content.emptyText = tr("Start a run (F5) or a lesson");
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;

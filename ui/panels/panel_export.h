@@ -1,5 +1,6 @@
-// Exporting a ChartPanel by file suffix (png/svg/pdf/csv), without dialogs (tests, scripts) or with
-// them (context menu: file dialog, size/DPI for PNG, a message box naming any failure).
+// Exporting charts by file suffix (png/svg/pdf/csv): a panel or the whole dashboard as a figure, without
+// dialogs (tests, scripts) or with them (file dialog starting in the last export folder, the figure
+// options dialog, a message box naming any failure).
 #pragma once
 #include <QString>
 
@@ -9,11 +10,18 @@ namespace normlab::ui {
 
 class ChartPanel;
 
+// The figure of one panel: its chart with title, and the caption naming the visible runs.
+Figure panelFigure(const ChartPanel& panel);
 // Writes the panel to `path`, the format chosen by its suffix. Returns an error message, empty on success.
 QString exportPanel(ChartPanel& panel, const QString& path, const ImageExportOptions& options = {});
-// Asks for a path (and PNG size/DPI), exports, reports failure in a dialog.
+// Asks for a path (and the figure options for images), exports, reports failure in a dialog.
 void exportPanelInteractively(ChartPanel& panel, const QString& suffix, QWidget* dialogParent);
-// The PNG size/DPI dialog; false when cancelled.
+// Asks for a path and the figure options, then writes `figure`; failures in a dialog.
+void exportFigureInteractively(const Figure& figure, const QString& name, const QString& suffix,
+                               ImageExportOptions options, QWidget* dialogParent);
+// The figure options dialog (size, DPI, font size, caption, transparency); false when cancelled.
 bool askImageOptions(QWidget* parent, ImageExportOptions& options);
+// Where export dialogs start: the last export folder, else the user's Pictures folder.
+QString exportFolder();
 
 }  // namespace normlab::ui

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/plots/axis_range.h"
 #include "ui/plots/colour_map.h"
 
 namespace normlab::ui {
@@ -35,8 +36,9 @@ void HeatmapView::setTitleShown(bool shown) {
     update();
 }
 
-void HeatmapView::setPresentation(bool large) {
-    m_large = large;
+void HeatmapView::setStyle(const ChartStyle& style) {
+    m_style = style;
+    setAutoFillBackground(style.opaque);
     update();
 }
 
@@ -56,24 +58,23 @@ std::pair<double, double> HeatmapView::computeLogRange() const {
 }
 
 QRect HeatmapView::plotRect() const {
-    const int scale = m_large ? 2 : 1;
-    const int left = 52 * scale, top = (m_titleShown ? 30 : 10) * scale, right = (m_large ? 120 : 92) * scale,
-              bottom = 44 * scale;
+    const double scale = m_style.fontScale;
+    const int left = static_cast<int>(52 * scale), top = static_cast<int>((m_titleShown ? 30 : 10) * scale),
+              right = static_cast<int>(92 * scale), bottom = static_cast<int>(44 * scale);
     return QRect(left, top, std::max(width() - left - right, 10), std::max(height() - top - bottom, 10));
 }
 
 void HeatmapView::paintEvent(QPaintEvent*) {
     QPainter painter(this);
-    painter.fillRect(rect(), Qt::white);
+    if (m_style.opaque) painter.fillRect(rect(), Qt::white);
     QFont base = font();
-    base.setPointSizeF(m_large ? 14 : 8.5);
+    base.setPointSizeF(m_style.points(ChartStyle::kBasePointSize));
     QFont titleFont = base;
-    titleFont.setPointSizeF(m_large ? 20 : 11);
+    titleFont.setPointSizeF(m_style.points(11));
     titleFont.setBold(true);
     painter.setFont(titleFont);
     painter.setPen(Qt::black);
-    if (m_titleShown)
-        painter.drawText(QRect(0, 2, width(), plotRect().top() - 4), Qt::AlignCenter, m_content.title);
+    if (m_titleShown) drawTitle(painter, titleFont);
     painter.setFont(base);
 
     const QRect plot = plotRect();
@@ -86,34 +87,23 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     }
     const auto [lo, hi] = m_logRange;
     // Columns are logged steps at a regular spacing: each gets an equal share of the width.
-    const size_t columnCount = m_content.columns.size();
-    const double columnWidth = static_cast<double>(plot.width()) / columnCount;
     const double rowHeight = static_cast<double>(plot.height()) / blocks;
     painter.drawImage(QRectF(plot.left(), plot.top(), plot.width() + 1, plot.height() + 1), m_cells);
     painter.setPen(QColor(60, 60, 60));
     painter.drawRect(plot);
 
-    // Axes: block ticks (at most ~12 labels) and step ticks.
+    // Axes: block ticks (as many as fit without overlapping, at most ~12) and step ticks at round steps.
     const QFontMetrics metrics(base);
-    const int blockEvery = std::max(1, blocks / 12 + (blocks % 12 ? 1 : 0));
+    const int fitting = std::max(1, static_cast<int>(plot.height() / (metrics.height() * 1.3)));
+    const int blockEvery = std::max(1, (blocks + std::min(fitting, 12) - 1) / std::min(fitting, 12));
     for (int b = 0; b < blocks; b += blockEvery) {
         const double y = plot.bottom() + 1 - (b + 0.5) * rowHeight;
-        painter.drawText(QRectF(plot.left() - 40, y - 8, 34, 16), Qt::AlignRight | Qt::AlignVCenter,
-                         QString::number(b));
+        painter.drawText(QRectF(plot.left() - 6 - metrics.horizontalAdvance(QStringLiteral("000")),
+                                y - metrics.height() / 2.0, metrics.horizontalAdvance(QStringLiteral("000")),
+                                metrics.height()),
+                         Qt::AlignRight | Qt::AlignVCenter, QString::number(b));
     }
-    const int ticks = static_cast<int>(std::min<size_t>(5, columnCount));
-    long long previousLabel = -1;
-    for (int i = 0; i <= ticks; ++i) {
-        const size_t c = std::min(
-            columnCount - 1, static_cast<size_t>(std::llround(double(columnCount) * i / std::max(ticks, 1))));
-        const double step = i == ticks ? m_content.columns[c].x_last : m_content.columns[c].x_first;
-        const double x = plot.left() + (i == ticks ? plot.width() : c * columnWidth);
-        if (std::llround(step) == previousLabel) continue;  // few columns: one label per step
-        previousLabel = std::llround(step);
-        painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 4));
-        painter.drawText(QRectF(x - 40, plot.bottom() + 5, 80, metrics.height()), Qt::AlignHCenter,
-                         QString::number(std::llround(step)));
-    }
+    drawStepTicks(painter, plot, metrics);
     painter.drawText(
         QRect(plot.left(), plot.bottom() + 6 + metrics.height(), plot.width(), metrics.height() + 4),
         Qt::AlignHCenter, m_content.xTitle);
@@ -125,7 +115,7 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     painter.restore();
 
     // Colour bar with decade labels.
-    const QRect bar(plot.right() + 14, plot.top(), m_large ? 22 : 14, plot.height());
+    const QRect bar(plot.right() + 14, plot.top(), static_cast<int>(14 * m_style.lineScale()), plot.height());
     static const QImage scale = [] {
         QImage image(1, 512, QImage::Format_RGB32);
         for (int y = 0; y < image.height(); ++y)
@@ -156,6 +146,40 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     painter.drawText(QRect(-plot.height() / 2, -metrics.height(), plot.height(), metrics.height() + 2),
                      Qt::AlignHCenter, m_content.colourTitle);
     painter.restore();
+}
+
+void HeatmapView::drawTitle(QPainter& painter, QFont font) const {
+    // Shrunk to fit the width (down to 70%), then elided: a figure's narrow chart keeps its whole title.
+    const QRect band(4, 2, width() - 8, plotRect().top() - 4);
+    const double full = font.pointSizeF();
+    while (QFontMetrics(font).horizontalAdvance(m_content.title) > band.width() &&
+           font.pointSizeF() > 0.7 * full)
+        font.setPointSizeF(font.pointSizeF() * 0.95);
+    painter.setFont(font);
+    const QString text = QFontMetrics(font).elidedText(m_content.title, Qt::ElideRight, band.width());
+    painter.drawText(band, Qt::AlignCenter, text);
+}
+
+void HeatmapView::drawStepTicks(QPainter& painter, const QRect& plot, const QFontMetrics& metrics) const {
+    // Columns are logged steps at a regular spacing, so steps map linearly onto the width.
+    const double first = m_content.columns.front().x_first, last = m_content.columns.back().x_last;
+    const auto xOf = [&](double step) {
+        return last > first ? plot.left() + (step - first) / (last - first) * plot.width()
+                            : plot.center().x();
+    };
+    const int fitting =
+        std::max(2, static_cast<int>(plot.width() /
+                                     (metrics.horizontalAdvance(QString::number(std::llround(last))) * 2.5)));
+    const double every = niceStep((last - first) / std::min(fitting, 6));
+    std::vector<double> ticks{first};
+    for (double step = every * std::ceil(first / every); step <= last + 1e-9; step += every)
+        if (step - first >= every * 0.5) ticks.push_back(step);
+    for (double step : ticks) {
+        const double x = xOf(step);
+        painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 4));
+        painter.drawText(QRectF(x - 40, plot.bottom() + 5, 80, metrics.height()), Qt::AlignHCenter,
+                         QString::number(std::llround(step)));
+    }
 }
 
 QImage HeatmapView::cellImage() const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ui/history/heatmap_history.h"
+#include "ui/plots/chart_style.h"
 
 namespace normlab::ui {
 
@@ -26,7 +27,8 @@ class HeatmapView : public QWidget {
     // False (and no repaint) when `content` equals what is shown.
     bool setContent(HeatmapContent content);
     const HeatmapContent& content() const { return m_content; }
-    void setPresentation(bool large);
+    // Font scale and background (presentation mode, figures).
+    void setStyle(const ChartStyle& style);
     void setTitleShown(bool shown);
     // log10 range of the finite positive values, as used by the colour bar.
     std::pair<double, double> logRange() const;
@@ -39,11 +41,14 @@ class HeatmapView : public QWidget {
     QRect plotRect() const;
     std::pair<double, double> computeLogRange() const;
     QImage cellImage() const;
+    void drawTitle(QPainter& painter, QFont font) const;
+    // The step axis: the first logged step, then round steps (multiples of 1, 2 or 5 x 10^k).
+    void drawStepTicks(QPainter& painter, const QRect& plot, const QFontMetrics& metrics) const;
 
     HeatmapContent m_content;
     std::pair<double, double> m_logRange{-3.0, 0.0};
     QImage m_cells;  // one pixel per cell, block 0 at the bottom
-    bool m_large = false;
+    ChartStyle m_style;
     bool m_titleShown = false;
 };
 

@@ -49,16 +49,17 @@ DrawablePoints drawable(const QVector<QPointF>& points, bool logX, bool logY) {
 // The legend as wrapping rich text: a short line in each series' colour and style, then its name.
 QString legendHtml(const PlotContent& content, bool hasNonFinite) {
     QStringList items;
+    // Box-drawing characters join up into a continuous line (solid) or keep their gaps (dashed, dotted).
     const auto glyph = [](Qt::PenStyle style) {
         switch (style) {
             case Qt::DashLine:
-                return QStringLiteral("&#8211; &#8211;");
+                return QStringLiteral("&#9548;&#9548;");
             case Qt::DotLine:
-                return QStringLiteral("&middot;&middot;&middot;&middot;");
+                return QStringLiteral("&#9480;&#9480;");
             case Qt::DashDotLine:
-                return QStringLiteral("&#8211;&middot;&#8211;");
+                return QStringLiteral("&#9472;&middot;&#9472;");
             default:
-                return QStringLiteral("&#8212;&#8212;");
+                return QStringLiteral("&#9472;&#9472;&#9472;");
         }
     };
     for (const PlotSeries& series : content.series) {
@@ -72,6 +73,9 @@ QString legendHtml(const PlotContent& content, bool hasNonFinite) {
         items << QStringLiteral(
                      "<span style='white-space:nowrap'><b style='color:%1'>&#9608;&#9608;</b>&nbsp;%2</span>")
                      .arg(band.colour.lighter(150).name(), band.name.toHtmlEscaped());
+    if (!content.styleKey.isEmpty())
+        items << QStringLiteral("<span style='white-space:nowrap; color:#555555'>%1</span>")
+                     .arg(content.styleKey.toHtmlEscaped());
     if (hasNonFinite)
         items << QStringLiteral(
                      "<span style='white-space:nowrap'><b style='color:%1'>&#9650;</b>&nbsp;%2</span>")
@@ -142,9 +146,9 @@ struct LinePlot::Impl {
     std::vector<QLineSeries*> markerLines;
     QGraphicsSimpleTextItem* emptyLabel = nullptr;
     QLabel* legend = nullptr;
-    bool presentation = false;
+    ChartStyle style;
 
-    double widthScale() const { return presentation ? 2.0 : 1.0; }
+    double widthScale() const { return style.lineScale(); }
 
     // Makes axes of the kinds `content` needs; true when they were rebuilt (everything is redone).
     bool ensureAxes(const PlotContent& content) {
@@ -178,10 +182,10 @@ struct LinePlot::Impl {
         for (QAbstractAxis* axis : {xAxis, yAxis, y2Axis}) {
             if (!axis) continue;
             QFont labels = axis->labelsFont();
-            labels.setPointSizeF(presentation ? 14 : 8.5);
+            labels.setPointSizeF(style.points(ChartStyle::kBasePointSize));
             axis->setLabelsFont(labels);
             QFont title = axis->titleFont();
-            title.setPointSizeF(presentation ? 12 : 9);
+            title.setPointSizeF(style.points(9));
             axis->setTitleFont(title);
         }
         return true;
@@ -239,7 +243,7 @@ struct LinePlot::Impl {
 
     // The NaN / Inf markers of `line`, in its colour, just under the top of the value range.
     void setNonFinite(Line& line, const PlotSeries& spec, QVector<double> steps) {
-        const double size = (presentation ? 14.0 : 9.0);
+        const double size = 9.0 * style.lineScale();
         line.nonFinite->setMarkerSize(size);
         line.nonFinite->setColor(spec.colour);
         line.nonFinite->setName(spec.name + QObject::tr(" (NaN or Inf)"));
@@ -386,6 +390,7 @@ LinePlot::LinePlot(const QString& title, QWidget* parent)
     m_impl->emptyLabel->setBrush(QColor(120, 120, 120));
     connect(m_impl->chart, &QChart::plotAreaChanged, this, [this] { m_impl->placeLabels(); });
     setMinimumSize(200, 150);
+    setStyle(ChartStyle{});
 }
 
 LinePlot::~LinePlot() = default;
@@ -409,16 +414,24 @@ QPointF LinePlot::positionOf(const QPointF& value, bool secondary) const {
     return QPointF(impl.view->viewport()->mapTo(this, impl.view->mapFromScene(scene)));
 }
 
-void LinePlot::setPresentation(bool large) {
-    m_impl->presentation = large;
-    QFont titleFont = m_impl->chart->titleFont();
-    titleFont.setPointSizeF(large ? 20 : 11);
+void LinePlot::setStyle(const ChartStyle& style) {
+    Impl& impl = *m_impl;
+    impl.style = style;
+    QFont titleFont = impl.chart->titleFont();
+    titleFont.setPointSizeF(style.points(11));
     titleFont.setBold(true);
-    m_impl->chart->setTitleFont(titleFont);
-    QFont legendFont = m_impl->legend->font();
-    legendFont.setPointSizeF(large ? 15 : 9);
-    m_impl->legend->setFont(legendFont);
-    m_impl->xAxis = nullptr;  // rebuild axes with the new fonts
+    impl.chart->setTitleFont(titleFont);
+    QFont legendFont = impl.legend->font();
+    legendFont.setPointSizeF(style.points(9));
+    impl.legend->setFont(legendFont);
+    impl.chart->setBackgroundVisible(style.opaque);
+    impl.view->setBackgroundBrush(style.opaque ? QBrush(Qt::white) : QBrush(Qt::transparent));
+    impl.view->setStyleSheet(style.opaque ? QString() : QStringLiteral("background: transparent"));
+    impl.legend->setAutoFillBackground(style.opaque);
+    // Axes take their fonts when made: remake them, if there are any yet. (Axes made and deleted before
+    // the chart was first laid out leave stray labels in its corner.)
+    if (!impl.xAxis) return;
+    impl.xAxis = nullptr;
     const PlotContent content = m_content;
     m_content = {};
     setContent(content);
@@ -436,7 +449,7 @@ bool LinePlot::setContent(const PlotContent& content) {
     const bool rebuilt = impl.ensureAxes(content);
     // Presentation fonts leave no room for an axis title's note: the legend tells the line styles.
     const auto titleOf = [&impl](const AxisSpec& spec) {
-        return spec.note.isEmpty() || impl.presentation
+        return spec.note.isEmpty() || impl.style.fontScale > 1.2
                    ? spec.title
                    : QStringLiteral("%1 (%2)").arg(spec.title, spec.note);
     };
@@ -492,7 +505,7 @@ bool LinePlot::setContent(const PlotContent& content) {
         if (marker.x >= impl.xShown->min && marker.x <= impl.xShown->max) markers.push_back(marker);
     if (rebuilt || xChanged || yChanged || markers != impl.markers) {
         QFont markerFont = font();
-        markerFont.setPointSizeF(impl.presentation ? 12 : 7.5);
+        markerFont.setPointSizeF(impl.style.points(7.5));
         impl.setMarkers(markers, *impl.yShown, markerFont);
     }
     const bool empty = std::all_of(impl.lines.begin(), impl.lines.end(),

@@ -4,6 +4,7 @@
 #include <QWidget>
 #include <memory>
 
+#include "ui/plots/chart_style.h"
 #include "ui/plots/plot_content.h"
 
 namespace normlab::ui {
@@ -20,8 +21,8 @@ class LinePlot : public QWidget {
     QString title() const { return m_title; }
     // The title is drawn in exports; on screen the dock's title bar already names the chart.
     void setTitleShown(bool shown);
-    // Larger fonts and thicker lines (presentation mode).
-    void setPresentation(bool large);
+    // Font scale and background (presentation mode, figures).
+    void setStyle(const ChartStyle& style);
     // Pixel width of the plot area: the column count for decimation.
     int plotColumns() const;
     // Where a data point is drawn, in this widget's coordinates (on the right axis if `secondary`).

@@ -56,6 +56,9 @@ struct PlotContent {
     std::vector<PlotBand> bands;
     std::vector<PlotMarker> markers;
     QString emptyText;  // shown when there is nothing to draw
+    // What the line styles mean when the legend names runs rather than series ("dashed: validation"),
+    // shown at the end of the legend (never elided like an axis title).
+    QString styleKey;
 
     bool operator==(const PlotContent&) const = default;
 };

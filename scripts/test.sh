@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One command to test NormLab: installs what is missing (plus python3-torch for the PyTorch parity
 # test and poppler-utils, whose pdftotext reads exported PDFs back), builds Release into build/ and
-# runs every test with ctest (failing when the desktop app or its ui tests are missing); then rebuilds the engine and its tests with AddressSanitizer +
-# UndefinedBehaviorSanitizer (without CUDA) into build-asan/ and runs those.
+# runs every test with ctest (failing when the desktop app or its ui tests are missing); then
+# rebuilds the engine and its tests with AddressSanitizer + UndefinedBehaviorSanitizer (without CUDA)
+# into build-asan/ and runs those.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 

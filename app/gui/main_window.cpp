@@ -19,6 +19,7 @@
 #include <QStatusBar>
 #include <QTimer>
 #include <QToolBar>
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/config/presets.h"
@@ -150,7 +151,11 @@ void MainWindow::buildDocks() {
     splitDockWidget(lessonsDock, runsDock, Qt::Vertical);
     resizeDocks({lessonsDock}, {300}, Qt::Horizontal);
 
-    connect(lessons, &ui::LessonsPanel::lessonRequested, this, &MainWindow::startLesson);
+    // A lesson replaces the runs: finished runs whose results were not saved are asked about first.
+    connect(lessons, &ui::LessonsPanel::lessonRequested, this, [this](const ui::Lesson& lesson) {
+        if (hasUnsavedResults() && !confirmDiscard()) return;
+        startLesson(lesson);
+    });
     connect(m_runsPanel, &ui::RunsPanel::addRunRequested, this, &MainWindow::addRunFromPanel);
     connect(m_dashboard, &ui::Dashboard::refreshed, m_runsPanel, &ui::RunsPanel::updateStatus);
     connect(m_dashboard, &ui::Dashboard::refreshed, this, &MainWindow::updateStatusBar);
@@ -160,6 +165,9 @@ void MainWindow::buildDocks() {
     connect(m_configPanel, &ui::ConfigPanel::validityChanged, this, [this](bool valid) {
         updateActions();
         if (!valid) statusBar()->showMessage(tr("Cannot start: %1").arg(m_configPanel->problem()), 15000);
+        // Fixed: the complaint goes (another message stays).
+        if (valid && statusBar()->currentMessage().startsWith(tr("Cannot start")))
+            statusBar()->clearMessage();
     });
     connect(&m_store, &ui::TelemetryStore::runsChanged, this, [this] { setDirty(true); });
 }
@@ -260,6 +268,7 @@ void MainWindow::loadConfig(const normlab::Config& config, const QString& name) 
 
 void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
     stopRuns();
+    m_lessonsPanel->setLoadedLesson(QString());  // startLesson names its lesson afterwards
     m_runs = std::move(runs);
     m_activeRun = 0;
     m_store.removeAll();
@@ -269,6 +278,7 @@ void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
         history.visible = m_runs[i].visible;
     }
     if (!m_runs.empty()) m_configPanel->setConfig(m_runs.front().config);
+    updateControlsTitle();
     setDirty(true);
     updateActions();
 }
@@ -278,7 +288,7 @@ void MainWindow::startLesson(const ui::Lesson& lesson) {
     for (const QString& preset : lesson.presets)
         runs.push_back({preset, normlab::preset_config(preset.toStdString()), true});
     setRuns(std::move(runs));
-    m_lessonsPanel->showLessonTitled(lesson.title);
+    m_lessonsPanel->setLoadedLesson(lesson.title);
     for (const QString& id : {QStringLiteral("block_gradient"), QStringLiteral("block_resid")})
         if (auto* panel = qobject_cast<ui::BlockProfilePanel*>(m_dashboard->panel(id)))
             panel->setInitialOnly(lesson.atInitialisation);
@@ -379,6 +389,7 @@ void MainWindow::selectRun(int id) {
     m_activeRun = id;
     m_configPanel->setConfig(m_runs[id].config);
     statusBar()->showMessage(tr("Controls now edit %1").arg(m_runs[id].name), 4000);
+    updateControlsTitle();
 }
 
 void MainWindow::onLiveChange(const QString& key, const QString& value) {
@@ -390,6 +401,7 @@ void MainWindow::onLiveChange(const QString& key, const QString& value) {
     if (!run.name.endsWith(tr(" (changed)"))) {
         run.name += tr(" (changed)");
         m_store.rename(m_activeRun, run.name);
+        updateControlsTitle();
     }
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, id = m_activeRun, key, value] { worker->postChange(id, key, value); },
@@ -504,10 +516,26 @@ void MainWindow::updateStatusBar() {
     const ui::RunHistory* run = m_store.run(m_activeRun);
     static const char* names[] = {"idle", "running", "paused", "finished"};
     QString status = tr(names[static_cast<int>(m_state)]);
-    if (run && run->status == normlab::RunStatus::Diverged) status = run->statusText();
+    // Once the worker is done, the run's own ending (stopped, completed, diverged, failed), as in Runs.
+    if (run && (m_state == WorkerState::Finished || run->status == normlab::RunStatus::Diverged))
+        status = run->statusText();
     m_statusLabel->setText(tr("status: %1").arg(status));
     m_stepLabel->setText(tr("step: %1").arg(run ? run->step : 0));
     m_speedLabel->setText(tr("%1 steps/s").arg(run ? run->stepsPerSecond : 0.0, 0, 'f', 1));
+}
+
+void MainWindow::updateControlsTitle() {
+    // Which run the controls edit, always in view (also after live changes and restarts).
+    auto* dock = findChild<QDockWidget*>(QStringLiteral("controlsDock"));
+    if (!dock) return;
+    const bool named = m_activeRun >= 0 && m_activeRun < static_cast<int>(m_runs.size());
+    dock->setWindowTitle(named ? tr("Controls: editing %1").arg(m_runs[m_activeRun].name) : tr("Controls"));
+}
+
+bool MainWindow::hasUnsavedResults() const {
+    if (!m_dirty) return false;
+    return std::any_of(m_store.runs().begin(), m_store.runs().end(),
+                       [](const auto& entry) { return entry.second.step > 0; });
 }
 
 void MainWindow::setDirty(bool dirty) {

@@ -75,6 +75,9 @@ class MainWindow : public QMainWindow {
     void updateStatusBar();
     void setDirty(bool dirty);
     bool confirmDiscard();
+    // Some run has trained steps that no saved experiment holds.
+    bool hasUnsavedResults() const;
+    void updateControlsTitle();
     // Saves to the experiment's file (asking for one when there is none or askForPath); false when
     // cancelled or failed (the failure is shown).
     bool saveExperimentInteractively(bool askForPath);

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -17,6 +18,7 @@
 #include "tests/ui/ui_test_support.h"
 #include "ui/controls/config_panel.h"
 #include "ui/controls/lessons.h"
+#include "ui/controls/lessons_panel.h"
 #include "ui/dashboard.h"
 #include "ui/panels/event_markers.h"
 
@@ -107,8 +109,26 @@ void WindowTest::lessonStartsItsComparison() {
         60000));
     int index = 0;
     for (const auto& [id, run] : window.store().runs()) QCOMPARE(run.name, lesson.presets[index++]);
+    // The Lessons panel marks the loaded lesson; the controls say which run they edit.
+    auto* lessonsPanel = window.findChild<normlab::ui::LessonsPanel*>();
+    QVERIFY(lessonsPanel);
+    QCOMPARE(lessonsPanel->loadedLesson(), lesson.title);
+    auto* controls = window.findChild<QDockWidget*>(QStringLiteral("controlsDock"));
+    QCOMPARE(controls->windowTitle(), QStringLiteral("Controls: editing %1").arg(lesson.presets.front()));
     actionNamed(window, QStringLiteral("Stop"))->trigger();
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+    // The status bar says what Runs says: stopped, not "finished".
+    QCoreApplication::processEvents();
+    bool stoppedShown = false;
+    for (QLabel* label : window.statusBar()->findChildren<QLabel*>()) {
+        QVERIFY2(label->text() != QStringLiteral("status: finished"), "status bar says finished after Stop");
+        stoppedShown |= label->text() == QStringLiteral("status: stopped");
+    }
+    QVERIFY(stoppedShown);
+    // Another configuration loaded: no lesson is marked any more.
+    window.loadConfig(normlab::test::tinyConfig(10), QStringLiteral("other"));
+    QCOMPARE(lessonsPanel->loadedLesson(), QString());
+    QCOMPARE(controls->windowTitle(), QStringLiteral("Controls: editing other"));
 }
 
 void WindowTest::divergedRunIsShown() {

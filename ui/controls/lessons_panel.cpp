@@ -17,7 +17,7 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent) {
     for (const Lesson& lesson : lessons()) m_list->addItem(lesson.title);
     m_text = new QTextBrowser;
     m_text->setOpenExternalLinks(false);
-    auto* start = new QPushButton(tr("Start this lesson"));
+    auto* start = m_start = new QPushButton(tr("Start this lesson"));
     start->setObjectName(QStringLiteral("startLesson"));
     start->setDefault(true);
     layout->addWidget(m_list, 2);
@@ -32,13 +32,25 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent) {
     m_list->setCurrentRow(0);
 }
 
-void LessonsPanel::showLessonTitled(const QString& title) {
-    for (size_t row = 0; row < lessons().size(); ++row)
-        if (lessons()[row].title == title) m_list->setCurrentRow(static_cast<int>(row));
+void LessonsPanel::setLoadedLesson(const QString& title) {
+    m_loaded = title;
+    for (int row = 0; row < m_list->count(); ++row) {
+        QListWidgetItem* item = m_list->item(row);
+        const bool loaded = lessons()[row].title == title;
+        QFont font = item->font();
+        font.setBold(loaded);
+        item->setFont(font);
+        item->setText(loaded ? QStringLiteral("%1  (loaded)").arg(lessons()[row].title)
+                             : lessons()[row].title);
+        if (loaded) m_list->setCurrentRow(row);
+    }
+    showLesson(m_list->currentRow());
 }
 
 void LessonsPanel::showLesson(int row) {
     if (row < 0) return;
+    m_start->setText(lessons().at(row).title == m_loaded ? tr("Restart this lesson")
+                                                         : tr("Start this lesson"));
     const Lesson& lesson = lessons().at(row);
     QString html = QStringLiteral("<h3>%1</h3>%2<p><b>Runs:</b></p><ul>").arg(lesson.title, lesson.watch);
     for (const QString& name : lesson.presets)

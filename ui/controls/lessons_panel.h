@@ -6,6 +6,7 @@
 #include "ui/controls/lessons.h"
 
 class QListWidget;
+class QPushButton;
 class QTextBrowser;
 
 namespace normlab::ui {
@@ -14,8 +15,10 @@ class LessonsPanel : public QWidget {
     Q_OBJECT
   public:
     explicit LessonsPanel(QWidget* parent = nullptr);
-    // Shows the lesson with this title (when a lesson starts from elsewhere: menu, command line).
-    void showLessonTitled(const QString& title);
+    // Marks the lesson whose runs are loaded (shown selected, its title marked, the button saying
+    // "Restart"); an empty title: no lesson is loaded (the list stays for browsing, nothing marked).
+    void setLoadedLesson(const QString& title);
+    QString loadedLesson() const { return m_loaded; }
 
   signals:
     void lessonRequested(const normlab::ui::Lesson& lesson);
@@ -24,6 +27,8 @@ class LessonsPanel : public QWidget {
     void showLesson(int row);
     QListWidget* m_list = nullptr;
     QTextBrowser* m_text = nullptr;
+    QPushButton* m_start = nullptr;
+    QString m_loaded;
 };
 
 }  // namespace normlab::ui

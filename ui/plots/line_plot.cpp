@@ -46,6 +46,11 @@ DrawablePoints drawable(const QVector<QPointF>& points, bool logX, bool logY) {
     return out;
 }
 
+// A name that never breaks across legend lines (Qt's rich text breaks after hyphens even in nowrap).
+QString unbreakable(QString name) {
+    return name.replace(QLatin1Char('-'), QChar(0x2011));  // non-breaking hyphen
+}
+
 // The legend as wrapping rich text: a short line in each series' colour and style, then its name.
 QString legendHtml(const PlotContent& content, bool hasNonFinite) {
     QStringList items;
@@ -67,7 +72,7 @@ QString legendHtml(const PlotContent& content, bool hasNonFinite) {
         QColor colour = series.colour;
         colour.setAlpha(255);
         items << QStringLiteral("<span style='white-space:nowrap'><b style='color:%1'>%2</b>&nbsp;%3</span>")
-                     .arg(colour.name(), glyph(series.style), series.name.toHtmlEscaped());
+                     .arg(colour.name(), glyph(series.style), unbreakable(series.name).toHtmlEscaped());
     }
     for (const PlotBand& band : content.bands)
         items << QStringLiteral(
@@ -344,13 +349,15 @@ struct LinePlot::Impl {
                 return std::abs(a.x() - point.x()) < std::abs(b.x() - point.x());
             });
         const bool secondary = content.y2 && y2Axis && line->attachedAxes().contains(y2Axis);
-        QToolTip::showText(QCursor::pos(),
+        // Kept while the pointer rests within a few pixels of where it showed (not the default second).
+        const QPoint at = QCursor::pos();
+        QToolTip::showText(at,
                            QStringLiteral("%1\n%2 = %3\n%4 = %5")
                                .arg(line->name(), content.x.title)
                                .arg(nearest->x(), 0, 'g', 8)
                                .arg(secondary ? content.y2->title : content.y.title)
                                .arg(nearest->y(), 0, 'g', 6),
-                           view);
+                           view, QRect(view->mapFromGlobal(at) - QPoint(12, 12), QSize(24, 24)), 60000);
     }
 
     // Marker labels and the empty-plot text follow the plot area (after layout changes too).

@@ -55,4 +55,25 @@ if(NORMLAB_GUI)
   # wayland) and a font for Qt to draw text with.
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "qt6-qpa-plugins, fonts-dejavu-core")
 endif()
+# A CUDA build needs the CUDA runtime and cuBLAS, which dpkg-shlibdeps names only when a Debian package
+# owns them (Debian's nvidia-cuda-toolkit); a toolkit installed otherwise (NVIDIA's runfile in
+# /usr/local/cuda) would give a package that installs and then cannot start, so cpack refuses it.
+if(NORMLAB_CUDA)
+  set(unpackaged)
+  foreach(library CUDA::cudart CUDA::cublas CUDA::cublasLt)
+    get_target_property(location ${library} IMPORTED_LOCATION)
+    file(REAL_PATH "${location}" location)
+    execute_process(COMMAND dpkg -S "${location}" RESULT_VARIABLE owned OUTPUT_QUIET ERROR_QUIET)
+    if(NOT owned EQUAL 0)
+      list(APPEND unpackaged "${location}")
+    endif()
+  endforeach()
+  if(unpackaged)
+    string(REPLACE ";" ", " unpackaged "${unpackaged}")
+    string(CONCAT CPACK_NORMLAB_REFUSAL "the CUDA libraries " "${unpackaged}" " belong to no Debian "
+           "package, so the .deb could not depend on them: package a CPU build (scripts/package.sh does, "
+           "-DNORMLAB_CUDA=OFF) or build against Debian's nvidia-cuda-toolkit")
+  endif()
+endif()
+set(CPACK_PROJECT_CONFIG_FILE "${PROJECT_SOURCE_DIR}/cmake/normlab_cpack_check.cmake")
 include(CPack)

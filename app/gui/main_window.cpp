@@ -2,6 +2,7 @@
 #include "app/gui/main_window.h"
 
 #include "engine/core/version.h"
+#include "engine/data/task.h"
 
 #include <QAction>
 #include <QApplication>
@@ -319,7 +320,14 @@ void MainWindow::startRuns() {
         return;
     }
     try {
-        m_runs.at(m_activeRun).config = m_configPanel->config();
+        const normlab::Config edited = m_configPanel->config();
+        // Each run's data (a text file that is missing or not UTF-8, say) is checked before anything
+        // changes: on error the stopped runs and their charts stay as they were.
+        for (size_t i = 0; i < m_runs.size(); ++i) {
+            const normlab::Config& config = i == size_t(m_activeRun) ? edited : m_runs[i].config;
+            normlab::make_task(config.data, config.model.seq_len, config.train.seed);
+        }
+        m_runs.at(m_activeRun).config = edited;
     } catch (const std::exception& error) {
         showMessage(tr("Cannot start"), QString::fromStdString(error.what()));
         return;

@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QImage>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -37,6 +38,7 @@ class WindowTest : public QObject {
     void closeEndsTheEngineThread();
     void restartTwiceQuicklyUsesFreshFolders();
     void deviceBoxNamesDevicesAndSwitchesLive();
+    void badTextFileChangesNothing();
 
   private:
     QTemporaryDir m_dir;
@@ -200,6 +202,34 @@ void WindowTest::restartTwiceQuicklyUsesFreshFolders() {
     QVERIFY(QFile::exists(first + QStringLiteral("/summary.json")));  // the first run was stopped, not lost
     actionNamed(window, QStringLiteral("Stop"))->trigger();
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+}
+
+void WindowTest::badTextFileChangesNothing() {
+    MainWindow window;
+    window.loadConfig(normlab::test::tinyConfig(6), QStringLiteral("kept"));
+    window.show();
+    window.startRuns();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+    const long long steps = window.store().run(0)->step;
+    QVERIFY(steps >= 6);
+    // A binary file as the corpus: Start says why and the finished run and its charts stay.
+    const QString binary = m_dir.filePath(QStringLiteral("binary.dat"));
+    QFile file(binary);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray("\xff\xfe\x00\x81 not text", 14));
+    file.close();
+    auto* row = window.configPanel().findChild<QWidget*>(QStringLiteral("data.text_path"));
+    QVERIFY(row);
+    auto* textPath = row->findChild<QLineEdit*>();
+    QVERIFY(textPath);
+    textPath->setText(binary);
+    window.startRuns();
+    QCoreApplication::processEvents();
+    QCOMPARE(window.store().run(0)->step, steps);
+    QCOMPARE(window.store().run(0)->name, QStringLiteral("kept"));
+    auto* dialog = window.findChild<QMessageBox*>(QStringLiteral("errorDialog"));
+    QVERIFY(dialog);
+    QVERIFY2(dialog->text().contains(QStringLiteral("UTF-8")), qPrintable(dialog->text()));
 }
 
 QTEST_MAIN(WindowTest)

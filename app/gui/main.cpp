@@ -44,7 +44,10 @@ void openRequested(normlab::gui::MainWindow& window, const normlab::gui::GuiOpti
         window.loadConfig(config, options.preset.isEmpty() ? QStringLiteral("run 1") : options.preset);
     }
     // --quit-after-steps means a scripted run: it starts by itself.
-    if ((options.autostart || options.quitAfterSteps) && options.lesson.isEmpty()) window.startRuns();
+    if ((options.autostart || options.quitAfterSteps) && options.lesson.isEmpty()) {
+        const QString error = window.startRuns();
+        if (!error.isEmpty()) throw normlab::InputError("cannot start: " + error.toStdString());
+    }
 }
 
 // The screenshot's folder must exist and be writable before any training is spent on it.

@@ -314,10 +314,10 @@ QString MainWindow::runFolderFor(const QString& name, const QString& stamp, int 
     return folder;
 }
 
-void MainWindow::startRuns() {
+QString MainWindow::startRuns() {
     if (!m_configPanel->problem().isEmpty()) {
         showMessage(tr("Cannot start"), m_configPanel->problem());
-        return;
+        return m_configPanel->problem();
     }
     try {
         const normlab::Config edited = m_configPanel->config();
@@ -330,7 +330,7 @@ void MainWindow::startRuns() {
         m_runs.at(m_activeRun).config = edited;
     } catch (const std::exception& error) {
         showMessage(tr("Cannot start"), QString::fromStdString(error.what()));
-        return;
+        return QString::fromStdString(error.what());
     }
     if (runsActive()) m_worker->requestStop();
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
@@ -349,6 +349,7 @@ void MainWindow::startRuns() {
                                  .arg(plan.runs.size())
                                  .arg(QFileInfo(plan.runs.front().folder).absolutePath()),
                              8000);
+    return {};
 }
 
 void MainWindow::stopRuns() {

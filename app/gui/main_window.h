@@ -34,7 +34,8 @@ class MainWindow : public QMainWindow {
     // Replaces the experiment by one run of `config` (not started).
     void loadConfig(const normlab::Config& config, const QString& name);
     void startLesson(const normlab::ui::Lesson& lesson);
-    void startRuns();
+    // Starts every run from step 0; the reason it cannot (also shown in a dialog), or empty.
+    QString startRuns();
     // Quits the application once the first run reaches `steps` (or every run ended), after saving a
     // screenshot when `screenshotPath` is set and printing the engine speed.
     void quitAfterSteps(int64_t steps, const QString& screenshotPath);

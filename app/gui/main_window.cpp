@@ -654,14 +654,22 @@ void MainWindow::setPresentation(bool on, bool fullScreen) {
     if (on == m_presentation) return;
     m_presentation = on;
     m_presentationAction->setChecked(on);
+    // The class sees the charts and the Runs list (status, steps, final loss); the controls and the
+    // lesson text stay with the lecturer.
     for (QDockWidget* dock : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly)) {
+        if (dock->objectName() == QLatin1String("runsDock")) continue;
         if (on) dock->setProperty("wasVisible", dock->isVisible());
         dock->setVisible(on ? false : dock->property("wasVisible").toBool());
     }
     menuBar()->setVisible(!on);
+    // Readable from the back of a room: dock titles, the charts' selectors, Runs, toolbar and status
+    // bar (the charts' own text follows their ChartStyle).
     QFont font = QApplication::font();
-    font.setPointSizeF(on ? 16 : 10);
-    for (QWidget* widget : {static_cast<QWidget*>(statusBar())}) widget->setFont(font);
+    if (on) font.setPointSizeF(16);
+    auto* runsDock = findChild<QDockWidget*>(QStringLiteral("runsDock"));
+    for (QWidget* widget : {static_cast<QWidget*>(statusBar()), static_cast<QWidget*>(m_dashboard),
+                            static_cast<QWidget*>(runsDock)})
+        if (widget) widget->setFont(font);
     for (QToolBar* toolbar : findChildren<QToolBar*>()) toolbar->setFont(font);
     m_dashboard->setPresentation(on);
     if (on && fullScreen)

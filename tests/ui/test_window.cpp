@@ -166,10 +166,16 @@ void WindowTest::screenshotAndPresentation() {
         for (int x = 0; x < image.width(); x += 5) colours.insert(image.pixel(x, y));
     QVERIFY2(colours.size() > 50, qPrintable(QString::number(colours.size())));
 
+    // Presentation: the controls and lessons go, Runs stays; dock titles and selectors grow to 16 pt.
+    const double normalPoints = window.findChild<normlab::ui::Dashboard*>()->font().pointSizeF();
     window.setPresentation(true);
     for (QDockWidget* dock : window.findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly))
-        QVERIFY(!dock->isVisible());
+        QCOMPARE(dock->isVisible(), dock->objectName() == QLatin1String("runsDock"));
+    auto* dashboard = window.findChild<normlab::ui::Dashboard*>();
+    QCOMPARE(dashboard->findChild<QComboBox*>()->font().pointSizeF(), 16.0);
+    QCOMPARE(window.findChild<QDockWidget*>(QStringLiteral("runsDock"))->font().pointSizeF(), 16.0);
     window.setPresentation(false);
+    QCOMPARE(dashboard->findChild<QComboBox*>()->font().pointSizeF(), normalPoints);
     QVERIFY(window.findChild<QDockWidget*>(QStringLiteral("controlsDock"))->isVisible());
     QCOMPARE(window.saveScreenshot(m_dir.filePath(QStringLiteral("no/such/dir/x.png"))).isEmpty(), false);
 }

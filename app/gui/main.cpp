@@ -102,13 +102,14 @@ int main(int argc, char** argv) {
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/normlab/icon.svg")));
     normlab::gui::MainWindow window;
     if (options.windowSize.isValid()) window.resize(options.windowSize);
+    // Before the runs start: a scripted run skips lesson pause points.
+    if (options.quitAfterSteps) window.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath);
     try {
         openRequested(window, options);
     } catch (const normlab::InputError& error) {
         std::fprintf(stderr, "normlab: %s\n", error.what());
         return 2;
     }
-    if (options.quitAfterSteps) window.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath);
     window.show();
     if (options.presentation) window.setPresentation(true, !options.windowSize.isValid());
     return QApplication::exec();

@@ -270,6 +270,7 @@ void MainWindow::loadConfig(const normlab::Config& config, const QString& name) 
 void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
     stopRuns();
     m_lessonsPanel->setLoadedLesson(QString());  // startLesson names its lesson afterwards
+    m_lessonPause = {};
     m_runs = std::move(runs);
     m_activeRun = 0;
     m_store.removeAll();
@@ -290,6 +291,7 @@ void MainWindow::startLesson(const ui::Lesson& lesson) {
         runs.push_back({preset, normlab::preset_config(preset.toStdString()), true});
     setRuns(std::move(runs));
     m_lessonsPanel->setLoadedLesson(lesson.title);
+    m_lessonPause = {lesson.pauseAtStep, lesson.pauseText};
     for (const QString& id : {QStringLiteral("block_gradient"), QStringLiteral("block_resid")})
         if (auto* panel = qobject_cast<ui::BlockProfilePanel*>(m_dashboard->panel(id)))
             panel->setInitialOnly(lesson.atInitialisation);
@@ -335,6 +337,9 @@ QString MainWindow::startRuns() {
     if (runsActive()) m_worker->requestStop();
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
     RunPlan plan;
+    // A lesson pauses where its text says (not in a scripted run, which must reach its step by itself).
+    if (!m_quitAfterSteps) plan.pauseAtStep = m_lessonPause.first;
+    m_pauseText = m_quitAfterSteps ? QString() : m_lessonPause.second;
     for (size_t i = 0; i < m_runs.size(); ++i) {
         const int id = static_cast<int>(i);
         const QString folder = runFolderFor(m_runs[i].name, stamp, id);
@@ -482,6 +487,10 @@ void MainWindow::quitAfterSteps(int64_t steps, const QString& screenshotPath) {
 }
 
 void MainWindow::onStateChanged(WorkerState state) {
+    // A lesson's pause point: the worker paused itself; say what to do now (until the next message).
+    if (state == WorkerState::Paused && m_state == WorkerState::Running && !m_pauseText.isEmpty())
+        statusBar()->showMessage(m_pauseText);
+    if (state != WorkerState::Paused && state != WorkerState::Running) m_pauseText.clear();
     m_state = state;
     m_store.setPaused(state == WorkerState::Paused);
     if (state == WorkerState::Finished && m_quitAfterSteps) onTelemetry({});

@@ -69,6 +69,7 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
         return;
     }
     m_sessions = std::move(sessions);
+    m_pauseAtStep = plan.pauseAtStep;
     for (auto& session : m_sessions) {
         session->started = std::chrono::steady_clock::now();
         session->pending.runId = session->spec.id;
@@ -140,7 +141,7 @@ void TrainingWorker::tick() {
     m_tickScheduled = false;
     if (m_state != WorkerState::Running) return;
     const auto began = std::chrono::steady_clock::now();
-    while (!m_stopRequested.load() && !allFinished() &&
+    while (!m_stopRequested.load() && !allFinished() && !pausePointReached() &&
            std::chrono::steady_clock::now() - began < kTickBudget)
         stepAll();
     if (m_stopRequested.load() || allFinished()) {
@@ -149,8 +150,18 @@ void TrainingWorker::tick() {
         setState(WorkerState::Finished);
         return;
     }
+    if (pausePointReached()) {
+        m_pauseAtStep = 0;  // once: Resume goes on from here
+        pause();
+        return;
+    }
     flush(false);
     scheduleTick();
+}
+
+bool TrainingWorker::pausePointReached() const {
+    return m_pauseAtStep > 0 && !m_sessions.empty() &&
+           m_sessions.front()->trainer->steps_done() >= m_pauseAtStep;
 }
 
 void TrainingWorker::stepAll() {

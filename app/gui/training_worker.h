@@ -30,6 +30,7 @@ struct RunSpec {
 
 struct RunPlan {
     std::vector<RunSpec> runs;
+    int64_t pauseAtStep = 0;  // > 0: pause once, when the runs have taken this many steps (lessons)
 };
 
 enum class WorkerState { Idle, Running, Paused, Finished };
@@ -82,12 +83,15 @@ class TrainingWorker : public QObject {
     void flush(bool force);
     void setState(WorkerState state);
     bool allFinished() const;
+    // The plan's pause point is reached (the first run has taken that many steps).
+    bool pausePointReached() const;
 
     std::vector<std::unique_ptr<Session>> m_sessions;
     std::atomic<bool> m_stopRequested{false};
     std::atomic<int64_t> m_stepsTaken{0};
     WorkerState m_state = WorkerState::Idle;
     bool m_tickScheduled = false;
+    int64_t m_pauseAtStep = 0;
     std::chrono::steady_clock::time_point m_lastEmit, m_lastSummary, m_pausedAt;
 };
 

@@ -117,6 +117,12 @@ void WindowTest::lessonStartsItsComparison() {
     QCOMPARE(lessonsPanel->loadedLesson(), lesson.title);
     auto* controls = window.findChild<QDockWidget*>(QStringLiteral("controlsDock"));
     QCOMPARE(controls->windowTitle(), QStringLiteral("Controls: editing %1").arg(lesson.presets.front()));
+    // The lesson pauses where its text says, every run at that step, and says what to do.
+    QVERIFY(lesson.pauseAtStep > 0);
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Paused; }, 120000));
+    QCoreApplication::processEvents();
+    for (const auto& [id, run] : window.store().runs()) QCOMPARE(run.step, int64_t(lesson.pauseAtStep));
+    QCOMPARE(window.statusBar()->currentMessage(), lesson.pauseText);
     actionNamed(window, QStringLiteral("Stop"))->trigger();
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
     // The status bar says what Runs says: stopped, not "finished".

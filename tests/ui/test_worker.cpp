@@ -24,6 +24,7 @@ class WorkerTest : public QObject {
     void badConfigGivesMessageAndNoFolder();
     void telemetryArrivesCoalesced();
     void liveDeviceChangeSwitchesBackendAndRefusalIsReported();
+    void pausePointStopsEveryRunAtThatStep();
 };
 
 void WorkerTest::startPauseStepResumeStop() {
@@ -160,6 +161,20 @@ void WorkerTest::telemetryArrivesCoalesced() {
     QFile metrics(h.runs.filePath(QStringLiteral("run0/metrics.jsonl")));
     QVERIFY(metrics.open(QIODevice::ReadOnly));
     QCOMPARE(metrics.readAll().count('\n'), 400);
+}
+
+void WorkerTest::pausePointStopsEveryRunAtThatStep() {
+    // A lesson's pause point: both compared runs stop after exactly 7 steps, once; Resume finishes.
+    normlab::test::WorkerHarness h;
+    h.start({normlab::test::tinyConfig(40), normlab::test::tinyConfig(40)}, false, 7);
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Paused; }));
+    QVERIFY(h.waitFor([&] { return h.step(0) == 7 && h.step(1) == 7; }, 5000));
+    QTest::qWait(200);
+    QCOMPARE(h.step(0), 7);  // still paused
+    QMetaObject::invokeMethod(h.worker, &TrainingWorker::resume, Qt::QueuedConnection);
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }));
+    QCOMPARE(h.step(0), 40);
+    QCOMPARE(h.step(1), 40);
 }
 
 QTEST_MAIN(WorkerTest)

@@ -51,8 +51,9 @@ class WorkerHarness {
         QMetaObject::invokeMethod(worker, &gui::TrainingWorker::shutdown, Qt::QueuedConnection);
         thread.wait();
     }
-    void start(const std::vector<normlab::Config>& configs, bool paused = false) {
+    void start(const std::vector<normlab::Config>& configs, bool paused = false, int64_t pauseAtStep = 0) {
         gui::RunPlan plan;
+        plan.pauseAtStep = pauseAtStep;
         for (size_t i = 0; i < configs.size(); ++i) {
             const int id = static_cast<int>(i);
             const QString folder = runs.filePath(QStringLiteral("run%1").arg(id));

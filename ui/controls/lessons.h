@@ -12,6 +12,8 @@ struct Lesson {
     QStringList presets;            // started together, in this order
     QString watch;                  // what to look at (rich text)
     bool atInitialisation = false;  // the block charts show step 1 (the lesson is about init)
+    int pauseAtStep = 0;            // > 0: training pauses once there, and pauseText says what to do
+    QString pauseText;
 };
 
 const std::vector<Lesson>& lessons();

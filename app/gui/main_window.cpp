@@ -7,6 +7,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
@@ -126,6 +127,25 @@ void MainWindow::buildActions() {
     for (QAction* action : {m_start, m_pause, m_step, m_stop, m_reset}) toolbar->addAction(action);
     toolbar->addSeparator();
     toolbar->addAction(m_presentationAction);
+    toolbar->addSeparator();
+    toolbar->addWidget(new QLabel(tr(" Speed ")));
+    toolbar->addWidget(makeSpeedBox());
+}
+
+QComboBox* MainWindow::makeSpeedBox() {
+    // Steps a second for each run, slow enough for a class to follow; 0: as fast as the machine goes.
+    static constexpr double kSpeeds[] = {0.0, 50.0, 20.0, 10.0, 5.0, 2.0};
+    auto* box = new QComboBox;
+    box->setObjectName(QStringLiteral("speedLimit"));
+    box->setToolTip(tr("At most this many steps a second, for a class to follow the charts"));
+    for (double speed : kSpeeds)
+        box->addItem(speed > 0.0 ? tr("%1 steps/s").arg(speed) : tr("full speed"), speed);
+    connect(box, &QComboBox::currentIndexChanged, this, [this, box] {
+        const double speed = box->currentData().toDouble();
+        QMetaObject::invokeMethod(
+            m_worker, [worker = m_worker, speed] { worker->setSpeedLimit(speed); }, Qt::QueuedConnection);
+    });
+    return box;
 }
 
 void MainWindow::buildDocks() {

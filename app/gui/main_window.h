@@ -14,6 +14,7 @@
 #include "ui/history/telemetry_store.h"
 
 class QAction;
+class QComboBox;
 class QLabel;
 class QMenu;
 
@@ -80,6 +81,8 @@ class MainWindow : public QMainWindow {
     // Some run has trained steps that no saved experiment holds.
     bool hasUnsavedResults() const;
     void updateControlsTitle();
+    // The toolbar's speed limit (steps a second), sent to the worker when chosen.
+    QComboBox* makeSpeedBox();
     // Saves to the experiment's file (asking for one when there is none or askForPath); false when
     // cancelled or failed (the failure is shown).
     bool saveExperimentInteractively(bool askForPath);

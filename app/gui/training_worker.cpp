@@ -77,6 +77,7 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
                          QString::fromStdString(session->trainer->device_reason()));
     }
     m_lastEmit = m_lastSummary = m_pausedAt = std::chrono::steady_clock::now();
+    restartPace();
     setState(paused ? WorkerState::Paused : WorkerState::Running);
     if (!paused) scheduleTick();
 }
@@ -91,6 +92,7 @@ void TrainingWorker::pause() {
 void TrainingWorker::resume() {
     if (m_state != WorkerState::Paused) return;
     for (auto& session : m_sessions) session->pausedSeconds += secondsSince(m_pausedAt);
+    restartPace();
     setState(WorkerState::Running);
     scheduleTick();
 }
@@ -131,17 +133,33 @@ void TrainingWorker::postChange(int runId, const QString& key, const QString& va
     }
 }
 
-void TrainingWorker::scheduleTick() {
+void TrainingWorker::scheduleTick(int delayMs) {
     if (m_tickScheduled) return;
     m_tickScheduled = true;
-    QTimer::singleShot(0, this, &TrainingWorker::tick);
+    QTimer::singleShot(delayMs, this, &TrainingWorker::tick);
+}
+
+void TrainingWorker::setSpeedLimit(double stepsPerSecond) {
+    m_speedLimit = stepsPerSecond > 0.0 ? stepsPerSecond : 0.0;
+    restartPace();
+}
+
+void TrainingWorker::restartPace() {
+    m_paceStart = std::chrono::steady_clock::now();
+    m_paceSteps = m_sessions.empty() ? 0 : m_sessions.front()->trainer->steps_done();
+}
+
+bool TrainingWorker::aheadOfPace() const {
+    if (m_speedLimit <= 0.0 || m_sessions.empty()) return false;
+    const int64_t taken = m_sessions.front()->trainer->steps_done() - m_paceSteps;
+    return static_cast<double>(taken) >= secondsSince(m_paceStart) * m_speedLimit;
 }
 
 void TrainingWorker::tick() {
     m_tickScheduled = false;
     if (m_state != WorkerState::Running) return;
     const auto began = std::chrono::steady_clock::now();
-    while (!m_stopRequested.load() && !allFinished() && !pausePointReached() &&
+    while (!m_stopRequested.load() && !allFinished() && !pausePointReached() && !aheadOfPace() &&
            std::chrono::steady_clock::now() - began < kTickBudget)
         stepAll();
     if (m_stopRequested.load() || allFinished()) {
@@ -156,7 +174,8 @@ void TrainingWorker::tick() {
         return;
     }
     flush(false);
-    scheduleTick();
+    // Under a speed limit, the next step is due in 1 / limit seconds (the event loop stays free).
+    scheduleTick(aheadOfPace() ? std::clamp(static_cast<int>(1000.0 / m_speedLimit), 1, 1000) : 0);
 }
 
 bool TrainingWorker::pausePointReached() const {

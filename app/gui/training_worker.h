@@ -55,6 +55,8 @@ class TrainingWorker : public QObject {
     void resume();
     void stepOnce();
     void stop();
+    // At most this many steps a second (each run), for a class to follow; <= 0: as fast as it can.
+    void setSpeedLimit(double stepsPerSecond);
     // A live change for one run (-1: every run), applied before its next step.
     void postChange(int runId, const QString& key, const QString& value);
     // Finalises the runs and quits the worker's thread.
@@ -73,7 +75,10 @@ class TrainingWorker : public QObject {
   private:
     struct Session;
     void tick();
-    void scheduleTick();
+    void scheduleTick(int delayMs = 0);
+    // Under a speed limit, the runs are ahead of it (the pace restarts at every start and resume).
+    bool aheadOfPace() const;
+    void restartPace();
     void stepAll();
     void reportChanges(const Session& session, const std::vector<normlab::Event>& events);
     void finalise(Session& session, const QString& error = {});
@@ -92,6 +97,9 @@ class TrainingWorker : public QObject {
     WorkerState m_state = WorkerState::Idle;
     bool m_tickScheduled = false;
     int64_t m_pauseAtStep = 0;
+    double m_speedLimit = 0.0;  // steps per second; kept across starts
+    std::chrono::steady_clock::time_point m_paceStart;
+    int64_t m_paceSteps = 0;  // the first run's steps when the pace restarted
     std::chrono::steady_clock::time_point m_lastEmit, m_lastSummary, m_pausedAt;
 };
 

@@ -25,6 +25,7 @@ class WorkerTest : public QObject {
     void telemetryArrivesCoalesced();
     void liveDeviceChangeSwitchesBackendAndRefusalIsReported();
     void pausePointStopsEveryRunAtThatStep();
+    void speedLimitSlowsTheRuns();
 };
 
 void WorkerTest::startPauseStepResumeStop() {
@@ -175,6 +176,24 @@ void WorkerTest::pausePointStopsEveryRunAtThatStep() {
     QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }));
     QCOMPARE(h.step(0), 40);
     QCOMPARE(h.step(1), 40);
+}
+
+void WorkerTest::speedLimitSlowsTheRuns() {
+    // 10 steps a second: after about a second a tiny model (hundreds of steps a second unlimited) has
+    // taken about 10; lifting the limit lets it finish.
+    normlab::test::WorkerHarness h;
+    QMetaObject::invokeMethod(
+        h.worker, [w = h.worker] { w->setSpeedLimit(10.0); }, Qt::QueuedConnection);
+    h.start({normlab::test::tinyConfig(2000)});
+    QVERIFY(h.waitFor([&] { return h.step() >= 1; }));
+    QTest::qWait(1000);
+    const int64_t steps = h.step();
+    QVERIFY2(steps >= 3 && steps <= 25, qPrintable(QString::number(steps)));
+    QCOMPARE(h.state, WorkerState::Running);
+    QMetaObject::invokeMethod(
+        h.worker, [w = h.worker] { w->setSpeedLimit(0.0); }, Qt::QueuedConnection);
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }));
+    QCOMPARE(h.step(), 2000);
 }
 
 QTEST_MAIN(WorkerTest)

@@ -235,6 +235,14 @@ void WindowTest::badTextFileChangesNothing() {
     auto* textPath = row->findChild<QLineEdit*>();
     QVERIFY(textPath);
     textPath->setText(binary);
+    textPath->setModified(true);
+    emit textPath->editingFinished();
+    // Flagged in place as soon as it is chosen, and Start is refused.
+    auto* problem = window.configPanel().findChild<QLabel*>(QStringLiteral("configProblem"));
+    QVERIFY2(problem->isVisible() && problem->text().contains(QStringLiteral("UTF-8")),
+             qPrintable(problem->text()));
+    QAction* start = actionNamed(window, QStringLiteral("Start"));
+    QVERIFY(start && !start->isEnabled());
     window.startRuns();
     QCoreApplication::processEvents();
     QCOMPARE(window.store().run(0)->step, steps);

@@ -2,10 +2,14 @@
 // experiment files share one parser (apply_override) and one validator (validate).
 #include "ui/controls/config_panel.h"
 
+#include "engine/data/task.h"
+
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDoubleValidator>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -322,10 +326,33 @@ void ConfigPanel::onEdited(const QString& key) {
     }
 }
 
+QString ConfigPanel::textFileProblem(const normlab::Config& config) {
+    // The chosen text file is read and checked (UTF-8, long enough) when it or its size and date change,
+    // so a bad file is flagged here as soon as it is chosen, not when Start is pressed.
+    if (config.data.task != "text" || config.data.text_path.empty()) return {};
+    const QFileInfo file(QString::fromStdString(config.data.text_path));
+    const QString stamp = QStringLiteral("%1|%2|%3|%4")
+                              .arg(file.absoluteFilePath())
+                              .arg(file.size())
+                              .arg(file.lastModified().toMSecsSinceEpoch())
+                              .arg(config.model.seq_len);
+    if (stamp == m_textFileStamp) return m_textFileProblem;
+    m_textFileStamp = stamp;
+    m_textFileProblem.clear();
+    try {
+        normlab::make_task(config.data, config.model.seq_len, config.train.seed);
+    } catch (const normlab::InputError& error) {
+        m_textFileProblem = QString::fromStdString(error.what());
+    }
+    return m_textFileProblem;
+}
+
 void ConfigPanel::revalidate() {
     QString problem;
     try {
-        normlab::validate(config());
+        const normlab::Config edited = config();
+        normlab::validate(edited);
+        problem = textFileProblem(edited);
     } catch (const normlab::InputError& error) {
         problem = QString::fromStdString(error.what());
     }

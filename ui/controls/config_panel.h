@@ -34,6 +34,9 @@ class ConfigPanel : public QWidget {
     void validityChanged(bool valid);
 
   private:
+    // What is wrong with the text file the config names (empty: nothing, or no file chosen); cached.
+    QString textFileProblem(const normlab::Config& config);
+    QString m_textFileStamp, m_textFileProblem;
     struct Binding {
         QString key;
         QWidget* widget = nullptr;

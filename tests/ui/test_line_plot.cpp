@@ -1,6 +1,9 @@
 // The line chart itself: hovering a drawn point shows its exact value in a tooltip (left and right
 // value axes), axis ranges stay put while the data stay inside them and grow with headroom, and a
 // growing line redraws only its tail while the points before it are unchanged.
+#include <QAbstractAxis>
+#include <QChart>
+#include <QChartView>
 #include <QTest>
 #include <QToolTip>
 
@@ -16,6 +19,7 @@ class LinePlotTest : public QObject {
     void hoverShowsExactValue();
     void axisRangeIsSticky();
     void growingLineKeepsItsHead();
+    void longAxisTitleShrinksRatherThanElides();
 
   private:
     // Moves the mouse onto `value` as drawn by `plot` and returns the tooltip then shown.
@@ -122,6 +126,34 @@ void LinePlotTest::growingLineKeepsItsHead() {
     const LineSplit folded = splitLine(more, second.headCount, longTail);
     QVERIFY(folded.headChanged);
     QCOMPARE(folded.headCount, int(longTail.size()) - kTailKeep);
+}
+
+void LinePlotTest::longAxisTitleShrinksRatherThanElides() {
+    PlotContent content;
+    content.x.title = QStringLiteral("step");
+    content.y.title = QStringLiteral("||update|| / ||W|| (block)");
+    PlotSeries series;
+    series.name = QStringLiteral("block 0");
+    series.colour = Qt::blue;
+    for (int step = 1; step <= 20; ++step) series.points.append({double(step), 1.0 / step});
+    content.series = {series};
+    LinePlot plot(QStringLiteral("Update ratio"));
+    plot.setStyle(ChartStyle{ChartStyle::kPresentationScale});
+    plot.resize(500, 330);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.setContent(content);
+    QCoreApplication::processEvents();
+    QChart* chart = plot.findChild<QChartView*>()->chart();
+    QAbstractAxis* y = chart->axes(Qt::Vertical).front();
+    const QFont title = y->titleFont();
+    QVERIFY2(title.pointSizeF() < ChartStyle{ChartStyle::kPresentationScale}.points(9),
+             qPrintable(QString::number(title.pointSizeF())));
+    QVERIFY2(QFontMetricsF(title).horizontalAdvance(y->titleText()) <= chart->plotArea().height(),
+             qPrintable(QStringLiteral("%1 pt: %2 px in %3 px")
+                            .arg(title.pointSizeF())
+                            .arg(QFontMetricsF(title).horizontalAdvance(y->titleText()))
+                            .arg(chart->plotArea().height())));
 }
 
 QTEST_MAIN(LinePlotTest)

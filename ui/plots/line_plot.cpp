@@ -360,8 +360,27 @@ struct LinePlot::Impl {
                            view, QRect(view->mapFromGlobal(at) - QPoint(12, 12), QSize(24, 24)), 60000);
     }
 
+    // A value axis' title shrinks (to 60% at the least) rather than be elided when it is longer than
+    // the plot is tall (presentation sizes, small figures).
+    void fitAxisTitles() {
+        const double available = chart->plotArea().height() - 4.0;
+        if (available <= 0.0) return;
+        for (QAbstractAxis* axis : {yAxis, y2Axis}) {
+            if (!axis) continue;
+            const double full = style.points(9);
+            QFont font = axis->titleFont();
+            double size = full;
+            for (font.setPointSizeF(size);
+                 QFontMetricsF(font).horizontalAdvance(axis->titleText()) > available && size > 0.6 * full;
+                 font.setPointSizeF(size))
+                size *= 0.92;
+            if (std::abs(axis->titleFont().pointSizeF() - font.pointSizeF()) > 0.05) axis->setTitleFont(font);
+        }
+    }
+
     // Marker labels and the empty-plot text follow the plot area (after layout changes too).
     void placeLabels() {
+        fitAxisTitles();
         const double top = yShown ? yShown->max : 1.0;
         for (size_t i = 0; i < markerLabels.size(); ++i) {
             const QPointF at = chart->mapToPosition({markers[i].x, top}, markerLines[i]);

@@ -1,6 +1,7 @@
 // The line chart itself: hovering a drawn point shows its exact value in a tooltip (left and right
-// value axes), axis ranges stay put while the data stay inside them and grow with headroom, and a
-// growing line redraws only its tail while the points before it are unchanged.
+// value axes), a click pins a readout of every series at that step, axis ranges stay put while the
+// data stay inside them and grow with headroom, long axis titles shrink to fit, and a growing line
+// redraws only its tail while the points before it are unchanged.
 #include <QAbstractAxis>
 #include <QChart>
 #include <QChartView>
@@ -60,6 +61,19 @@ void LinePlotTest::hoverShowsExactValue() {
 
     QCOMPARE(tooltipAt(plot, {20.0, 3.14159}, false), QStringLiteral("train\nstep = 20\nloss = 3.14159"));
     QCOMPARE(tooltipAt(plot, {30.0, 0.00271828}, true), QStringLiteral("lr\nstep = 30\nlr = 0.00271828"));
+
+    // A click pins a readout of every series at the nearest step; a click on that column unpins it.
+    QWidget* viewport = plot.findChild<QChartView*>()->viewport();
+    const QPoint at = viewport->mapFrom(&plot, plot.positionOf({20.0, 2.5}).toPoint());
+    QTest::mouseClick(viewport, Qt::LeftButton, {}, at);
+    QCOMPARE(plot.pinnedStep(), std::optional<double>(20.0));
+    QCOMPARE(plot.readoutText(), QStringLiteral("step = 20\ntrain: 3.14159\nlr: 0.001"));
+    // It follows new data while pinned.
+    content.series[0].points[19].setY(2.71828);
+    plot.setContent(content);
+    QVERIFY(plot.readoutText().contains(QStringLiteral("train: 2.71828")));
+    QTest::mouseClick(viewport, Qt::LeftButton, {}, at);
+    QCOMPARE(plot.pinnedStep(), std::nullopt);
 }
 
 void LinePlotTest::axisRangeIsSticky() {

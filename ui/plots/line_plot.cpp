@@ -12,10 +12,13 @@
 #include <QChart>
 #include <QChartView>
 #include <QCoreApplication>
+#include <QGraphicsLineItem>
+#include <QGraphicsRectItem>
 #include <QGraphicsSimpleTextItem>
 #include <QLabel>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QMouseEvent>
 #include <QScatterSeries>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -152,6 +155,48 @@ struct LinePlot::Impl {
     QGraphicsSimpleTextItem* emptyLabel = nullptr;
     QLabel* legend = nullptr;
     ChartStyle style;
+    // The pinned readout (pinReadout): its step, line and text box.
+    std::optional<double> pinned;
+    QGraphicsLineItem* pinLine = nullptr;
+    QGraphicsSimpleTextItem* pinText = nullptr;
+    QGraphicsRectItem* pinBox = nullptr;
+
+    // Every series' value at the point nearest to `x` ("name: value" lines).
+    QString readoutAt(double x, const PlotContent& content) const {
+        QStringList rows{QStringLiteral("%1 = %2").arg(content.x.title).arg(x, 0, 'g', 8)};
+        for (size_t i = 0; i < lines.size() && i < content.series.size(); ++i) {
+            const QVector<QPointF>& points = lines[i].points;
+            if (points.isEmpty()) continue;
+            const auto after = std::lower_bound(points.begin(), points.end(), x,
+                                                [](const QPointF& p, double value) { return p.x() < value; });
+            auto nearest = after == points.end() ? after - 1 : after;
+            if (after != points.begin() && std::abs((after - 1)->x() - x) <= std::abs(nearest->x() - x))
+                nearest = after - 1;
+            rows << QStringLiteral("%1: %2").arg(content.series[i].name).arg(nearest->y(), 0, 'g', 6);
+        }
+        return rows.join(QLatin1Char('\n'));
+    }
+
+    // Places the pinned line and box for the current plot area and data.
+    void placeReadout(const PlotContent& content) {
+        const bool shown = pinned && xShown && *pinned >= xShown->min && *pinned <= xShown->max;
+        for (QGraphicsItem* item :
+             {static_cast<QGraphicsItem*>(pinLine), static_cast<QGraphicsItem*>(pinText),
+              static_cast<QGraphicsItem*>(pinBox)})
+            item->setVisible(shown);
+        if (!shown || lines.empty()) return;
+        const QRectF area = chart->plotArea();
+        const double x = chart->mapToPosition({*pinned, yShown ? yShown->min : 0.0}, lines.front().tail).x();
+        pinLine->setLine(x, area.top(), x, area.bottom());
+        QFont font = pinText->font();
+        font.setPointSizeF(style.points(8));
+        pinText->setFont(font);
+        pinText->setText(readoutAt(*pinned, content));
+        const QRectF text = pinText->boundingRect();
+        const double left = x + 6 + text.width() < area.right() ? x + 6 : x - 6 - text.width();
+        pinText->setPos(left, area.top() + 4);
+        pinBox->setRect(QRectF(left - 3, area.top() + 1, text.width() + 6, text.height() + 6));
+    }
 
     double widthScale() const { return style.lineScale(); }
 
@@ -413,8 +458,24 @@ LinePlot::LinePlot(const QString& title, QWidget* parent)
     m_impl->legend->setPalette(white);
     layout->addWidget(m_impl->legend);
     m_impl->emptyLabel = new QGraphicsSimpleTextItem(m_impl->chart);
+    m_impl->pinLine = new QGraphicsLineItem(m_impl->chart);
+    m_impl->pinLine->setPen(QPen(QColor(60, 60, 60), 1.0, Qt::DashLine));
+    m_impl->pinBox = new QGraphicsRectItem(m_impl->chart);
+    m_impl->pinBox->setBrush(QColor(255, 255, 255, 235));
+    m_impl->pinBox->setPen(QPen(QColor(120, 120, 120)));
+    m_impl->pinText = new QGraphicsSimpleTextItem(m_impl->chart);
+    for (QGraphicsItem* item :
+         {static_cast<QGraphicsItem*>(m_impl->pinLine), static_cast<QGraphicsItem*>(m_impl->pinBox),
+          static_cast<QGraphicsItem*>(m_impl->pinText)}) {
+        item->setZValue(1000 + (item == m_impl->pinText));
+        item->setVisible(false);
+    }
+    m_impl->view->viewport()->installEventFilter(this);
     m_impl->emptyLabel->setBrush(QColor(120, 120, 120));
-    connect(m_impl->chart, &QChart::plotAreaChanged, this, [this] { m_impl->placeLabels(); });
+    connect(m_impl->chart, &QChart::plotAreaChanged, this, [this] {
+        m_impl->placeLabels();
+        m_impl->placeReadout(m_content);
+    });
     setMinimumSize(200, 150);
     setStyle(ChartStyle{});
 }
@@ -461,6 +522,52 @@ void LinePlot::setStyle(const ChartStyle& style) {
     const PlotContent content = m_content;
     m_content = {};
     setContent(content);
+}
+
+void LinePlot::pinReadout(double x) {
+    m_impl->pinned = x;
+    m_impl->placeReadout(m_content);
+}
+
+void LinePlot::unpinReadout() {
+    m_impl->pinned.reset();
+    m_impl->placeReadout(m_content);
+}
+
+std::optional<double> LinePlot::pinnedStep() const {
+    return m_impl->pinned;
+}
+
+QString LinePlot::readoutText() const {
+    return m_impl->pinned ? m_impl->readoutAt(*m_impl->pinned, m_content) : QString();
+}
+
+bool LinePlot::eventFilter(QObject* watched, QEvent* event) {
+    // A left click on the plot pins the readout at the nearest drawn step; on the pinned column, unpins.
+    if (event->type() != QEvent::MouseButtonRelease || watched != m_impl->view->viewport())
+        return QWidget::eventFilter(watched, event);
+    const auto* mouse = static_cast<QMouseEvent*>(event);
+    const QPointF scene = m_impl->view->mapToScene(mouse->position().toPoint());
+    if (mouse->button() != Qt::LeftButton || !m_impl->chart->plotArea().contains(scene) ||
+        m_impl->lines.empty())
+        return false;
+    double x = m_impl->chart->mapToValue(scene, m_impl->lines.front().tail).x();
+    // Snapped to the nearest drawn step of the first line that has points.
+    for (const Impl::Line& line : m_impl->lines) {
+        if (line.points.isEmpty()) continue;
+        x = std::min_element(line.points.begin(), line.points.end(), [x](const QPointF& a, const QPointF& b) {
+                return std::abs(a.x() - x) < std::abs(b.x() - x);
+            })->x();
+        break;
+    }
+    const double columnWidth = m_impl->xShown ? (m_impl->xShown->max - m_impl->xShown->min) /
+                                                    std::max(1.0, m_impl->chart->plotArea().width())
+                                              : 0;
+    if (m_impl->pinned && std::abs(*m_impl->pinned - x) <= 4 * columnWidth)
+        unpinReadout();
+    else
+        pinReadout(x);
+    return false;
 }
 
 void LinePlot::resizeEvent(QResizeEvent* event) {
@@ -539,6 +646,7 @@ bool LinePlot::setContent(const PlotContent& content) {
     const QString emptyText = empty ? content.emptyText : QString();
     if (impl.emptyLabel->text() != emptyText) impl.emptyLabel->setText(emptyText);
     impl.placeLabels();
+    impl.placeReadout(content);
     // Let the scene work out what it must repaint now, so that a repaint of the window that follows
     // (the dashboard's, inside its timing) draws it.
     QCoreApplication::sendPostedEvents(impl.chart->scene(), QEvent::MetaCall);

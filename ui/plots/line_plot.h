@@ -3,6 +3,7 @@
 #pragma once
 #include <QWidget>
 #include <memory>
+#include <optional>
 
 #include "ui/plots/chart_style.h"
 #include "ui/plots/plot_content.h"
@@ -27,9 +28,16 @@ class LinePlot : public QWidget {
     int plotColumns() const;
     // Where a data point is drawn, in this widget's coordinates (on the right axis if `secondary`).
     QPointF positionOf(const QPointF& value, bool secondary = false) const;
+    // A pinned readout: a vertical line at step `x` with every series' value there (a click on the
+    // plot pins it, a click on the same column again unpins it). It follows new data while pinned.
+    void pinReadout(double x);
+    void unpinReadout();
+    std::optional<double> pinnedStep() const;
+    QString readoutText() const;
 
   protected:
     void resizeEvent(QResizeEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
     struct Impl;

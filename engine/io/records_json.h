@@ -1,5 +1,5 @@
 // JSON forms of telemetry records, events and run summaries: the metrics.jsonl / events.jsonl /
-// summary.json contract of design.md, shared by the CLI and the GUI.
+// summary.json contract, written by the CLI and the GUI and read back by run-folder readers.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -11,6 +11,10 @@ class Trainer;
 
 nlohmann::json to_json(const StepRecord& record);
 nlohmann::json to_json(const Event& event);
+// The inverses, for reading run folders (NormLab's own or another writer's): null reads as NaN, a
+// missing field as 0 (not measured). Throw InputError naming what is wrong with the line.
+StepRecord step_record_from_json(const nlohmann::json& line);
+Event event_from_json(const nlohmann::json& line);
 // summary.json: status, steps, final_loss, diverged_at, first_bad_layer, steps_per_s (+ context).
 // steps_per_s counts the steps taken in this session (a resumed run started at `first_step`).
 nlohmann::json summary_json(const Trainer& trainer, double wall_seconds, int64_t first_step = 0);

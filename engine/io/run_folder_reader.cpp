@@ -1,0 +1,116 @@
+// RunFolderReader: tolerant parsing of the run-folder contract, line by line.
+#include "engine/io/run_folder_reader.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/core/errors.h"
+#include "engine/io/records_json.h"
+
+namespace normlab {
+
+namespace {
+namespace fs = std::filesystem;
+
+std::optional<nlohmann::json> parse_json_file(const fs::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return std::nullopt;
+    std::stringstream text;
+    text << file.rdbuf();
+    nlohmann::json parsed = nlohmann::json::parse(text.str(), nullptr, false);
+    if (parsed.is_discarded()) return std::nullopt;
+    return parsed;
+}
+
+std::optional<double> optional_number(const nlohmann::json& json, const char* key) {
+    const auto it = json.find(key);
+    if (it == json.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+}
+}  // namespace
+
+RunStatus status_from_summary(const std::string& status) {
+    if (status == "completed") return RunStatus::Completed;
+    if (status == "diverged") return RunStatus::Diverged;
+    if (status == "stopped" || status == "failed") return RunStatus::Stopped;
+    return RunStatus::Running;
+}
+
+RunFolderReader::RunFolderReader(std::string folder)
+    : m_folder(std::move(folder)),
+      m_metrics((fs::path(m_folder) / "metrics.jsonl").string()),
+      m_events((fs::path(m_folder) / "events.jsonl").string()) {
+    const fs::path root(m_folder);
+    std::error_code error;
+    if (!fs::is_directory(root, error))
+        throw InputError(m_folder +
+                         " is not a folder; open a run folder (it holds config.json and metrics.jsonl)");
+    const bool has_config = fs::exists(root / "config.json", error);
+    if (!has_config && !fs::exists(root / "metrics.jsonl", error))
+        throw InputError(m_folder + " is not a run folder: it has neither config.json nor metrics.jsonl");
+    if (!has_config) {
+        m_configNote = "no config.json: the configuration is unknown";
+        return;
+    }
+    try {
+        m_config = config_from_file((root / "config.json").string());
+    } catch (const InputError& problem) {
+        m_configNote =
+            std::string("config.json was not read (") + problem.what() + "); showing the data only";
+    }
+}
+
+RunFolderReader::Update RunFolderReader::poll(size_t max_bytes) {
+    Update update;
+    LineTailer::Poll metrics = m_metrics.poll(max_bytes);
+    update.restarted = metrics.restarted;
+    update.more = metrics.more;
+    update.records.reserve(metrics.lines.size());
+    for (const std::string& line : metrics.lines) {
+        if (line.empty()) continue;
+        const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
+        try {
+            if (parsed.is_discarded()) throw InputError("not JSON");
+            update.records.push_back(step_record_from_json(parsed));
+        } catch (const InputError&) {
+            ++update.skippedLines;
+        }
+    }
+    LineTailer::Poll events = m_events.poll(max_bytes);
+    update.restarted = update.restarted || events.restarted;
+    update.more = update.more || events.more;
+    for (const std::string& line : events.lines) {
+        if (line.empty()) continue;
+        const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
+        try {
+            if (parsed.is_discarded()) throw InputError("not JSON");
+            update.events.push_back(event_from_json(parsed));
+        } catch (const InputError&) {
+            ++update.skippedLines;
+        }
+    }
+    m_skipped += update.skippedLines;
+    return update;
+}
+
+std::optional<RunFolderSummary> RunFolderReader::summary() const {
+    const std::optional<nlohmann::json> json = parse_json_file(fs::path(m_folder) / "summary.json");
+    if (!json || !json->is_object()) return std::nullopt;
+    RunFolderSummary summary;
+    if (json->contains("status") && (*json)["status"].is_string())
+        summary.status = (*json)["status"].get<std::string>();
+    if (const auto steps = optional_number(*json, "steps")) summary.steps = static_cast<int64_t>(*steps);
+    summary.final_loss = optional_number(*json, "final_loss");
+    summary.final_val_loss = optional_number(*json, "final_val_loss");
+    if (const auto at = optional_number(*json, "diverged_at"))
+        summary.diverged_at = static_cast<int64_t>(*at);
+    if (const auto block = optional_number(*json, "first_bad_layer"))
+        summary.first_bad_layer = static_cast<int>(*block);
+    if (json->contains("error") && (*json)["error"].is_string())
+        summary.error = (*json)["error"].get<std::string>();
+    return summary;
+}
+
+}  // namespace normlab

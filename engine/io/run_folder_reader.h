@@ -1,0 +1,62 @@
+// Reads a run folder (NormLab's CLI or window, a sweep, another machine, or another writer following
+// the same contract): config.json, summary.json, and metrics.jsonl / events.jsonl through LineTailers,
+// so a folder still being written can be polled for what is new. Bad lines are counted and skipped,
+// never fatal; only a folder that is not a run at all is an error.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config/config.h"
+#include "engine/io/line_tailer.h"
+#include "engine/train/telemetry.h"
+
+namespace normlab {
+
+// summary.json as read (every field optional: a foreign or older writer may leave some out).
+struct RunFolderSummary {
+    std::string status;  // "running", "completed", "diverged", "stopped", "failed" or empty
+    int64_t steps = 0;
+    std::optional<double> final_loss, final_val_loss;
+    std::optional<int64_t> diverged_at;
+    int first_bad_layer = -1;
+    std::string error;  // a failed run's reason
+};
+
+class RunFolderReader {
+  public:
+    // Throws InputError when `folder` is not a directory or holds neither config.json nor metrics.jsonl.
+    explicit RunFolderReader(std::string folder);
+
+    const std::string& folder() const { return m_folder; }
+    // The run's config; the defaults when config.json is missing or from a writer NormLab cannot read
+    // (configNote() then says why).
+    const Config& config() const { return m_config; }
+    const std::string& configNote() const { return m_configNote; }
+
+    struct Update {
+        std::vector<StepRecord> records;
+        std::vector<Event> events;
+        int64_t skippedLines = 0;  // lines that were not valid records (counted, not fatal)
+        bool restarted = false;    // a file was truncated or replaced: records are from its start
+        bool more = false;         // poll again: a backlog was cut at the poll's size
+    };
+    // What was appended since the last poll (everything, on the first).
+    Update poll(size_t max_bytes = size_t{16} << 20);
+    // summary.json read now; nothing when it is missing or unreadable.
+    std::optional<RunFolderSummary> summary() const;
+    int64_t skippedLines() const { return m_skipped; }
+
+  private:
+    std::string m_folder;
+    Config m_config;
+    std::string m_configNote;
+    LineTailer m_metrics, m_events;
+    int64_t m_skipped = 0;
+};
+
+// The run's status as the engine's enum, from summary.json's text ("failed" reads as Stopped).
+RunStatus status_from_summary(const std::string& status);
+
+}  // namespace normlab

@@ -1,0 +1,121 @@
+// RunFolderReader on folders as the CLI writes them and as others might: every record and event of a
+// trained run read back with the values written, a folder polled while it is written yielding each
+// step once, bad and foreign content counted or noted rather than fatal, and non-run folders refused
+// with a message.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/core/errors.h"
+#include "engine/io/records_json.h"
+#include "engine/io/run_folder.h"
+#include "engine/io/run_folder_reader.h"
+#include "engine/train/trainer.h"
+
+namespace normlab {
+namespace {
+namespace fs = std::filesystem;
+
+Config tiny_config(int steps) {
+    Config config;
+    config.model.d_model = 16;
+    config.model.heads = 2;
+    config.model.d_ff = 32;
+    config.model.layers = 2;
+    config.model.seq_len = 16;
+    config.train.batch_size = 4;
+    config.train.steps = steps;
+    config.telemetry.every = 3;
+    config.threads = 1;
+    return config;
+}
+
+class RunFolderReaderTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir = fs::temp_directory_path() / ("normlab_reader_" + std::to_string(::getpid()) + "_" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir);
+    }
+    void TearDown() override { fs::remove_all(dir); }
+    fs::path dir;
+};
+
+TEST_F(RunFolderReaderTest, ReadsBackWhatTheWriterWroteWhileItWrites) {
+    const Config config = tiny_config(12);
+    Trainer trainer(config);
+    RunFolder folder(dir.string(), config, false);
+    RunFolderReader reader(dir.string());
+    EXPECT_EQ(reader.configNote(), "");
+    EXPECT_EQ(reader.config().model.d_model, 16);
+    std::vector<StepRecord> written, read;
+    Event change;
+    change.step = 6;
+    change.kind = "change";
+    change.key = "train.lr";
+    change.value = "0.002";
+    for (int step = 1; step <= 12; ++step) {
+        written.push_back(trainer.step().record);
+        folder.append_metrics(written.back());
+        if (step == 5) folder.append_event(change);
+        if (step % 4 == 0)  // polled now and then while the run goes on
+            for (StepRecord& record : reader.poll().records) read.push_back(std::move(record));
+    }
+    folder.write_summary(summary_json(trainer, 1.0));
+    RunFolderReader::Update rest = reader.poll();
+    for (StepRecord& record : rest.records) read.push_back(std::move(record));
+    ASSERT_EQ(read.size(), written.size());
+    for (size_t i = 0; i < read.size(); ++i) {
+        EXPECT_EQ(read[i].step, written[i].step);
+        EXPECT_EQ(read[i].loss, written[i].loss);
+        EXPECT_EQ(read[i].layers.size(), written[i].layers.size());
+        if (!read[i].layers.empty()) EXPECT_EQ(read[i].layers[1].grad.w_2, written[i].layers[1].grad.w_2);
+    }
+    EXPECT_EQ(reader.skippedLines(), 0);
+    const std::optional<RunFolderSummary> summary = reader.summary();
+    ASSERT_TRUE(summary);
+    EXPECT_EQ(summary->status, "completed");
+    EXPECT_EQ(summary->steps, 12);
+    EXPECT_EQ(summary->final_loss, trainer.final_loss());
+    EXPECT_EQ(status_from_summary(summary->status), RunStatus::Completed);
+}
+
+TEST_F(RunFolderReaderTest, BadLinesAreCountedAndTheRestRead) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "config.json") << R"({"model": {"layers": 3}, "writer": "someone else"})";
+    std::ofstream(dir / "metrics.jsonl", std::ios::binary)
+        << R"({"step": 1, "loss": 3.0})"
+        << "\n"
+        << "not json at all\n"
+        << "\xff\xfe\x81\n"
+        << R"({"loss": 2.0})"
+        << "\n"
+        << R"({"step": 2, "loss": 2.5})"
+        << "\n"
+        << R"({"step": 3, "lo)";  // torn: still being written
+    RunFolderReader reader(dir.string());
+    EXPECT_NE(reader.configNote().find("config.json was not read"), std::string::npos) << reader.configNote();
+    const RunFolderReader::Update update = reader.poll();
+    ASSERT_EQ(update.records.size(), 2u);
+    EXPECT_EQ(update.records[1].loss, 2.5);
+    EXPECT_EQ(update.skippedLines, 3);  // the torn last line waits; it is not counted
+    EXPECT_FALSE(reader.summary().has_value());
+}
+
+TEST_F(RunFolderReaderTest, NonRunFoldersAreRefusedWithAMessage) {
+    EXPECT_THROW(RunFolderReader((dir / "missing").string()), InputError);
+    fs::create_directories(dir);
+    std::ofstream(dir / "notes.txt") << "hello";
+    try {
+        RunFolderReader reader(dir.string());
+        FAIL() << "a folder without config.json or metrics.jsonl was accepted";
+    } catch (const InputError& error) {
+        EXPECT_NE(std::string(error.what()).find("not a run folder"), std::string::npos) << error.what();
+    }
+}
+
+}  // namespace
+}  // namespace normlab

@@ -16,6 +16,7 @@ QString guiHelpText() {
         "usage: normlab [--preset NAME | --config FILE | --experiment FILE] [--set KEY=VALUE]...\n"
         "               [--lesson TITLE] [--autostart] [--quit-after-steps N] [--screenshot FILE]\n"
         "               [--size WxH] [--presentation]\n"
+        "       normlab --open DIR [DIR...] [--screenshot FILE] [--size WxH]\n"
         "       normlab --help | --version\n"
         "\n"
         "Opens the NormLab window. Runs are written to run folders under $NORMLAB_RUNS_DIR (default "
@@ -25,6 +26,9 @@ QString guiHelpText() {
         "  --experiment FILE      open a saved experiment\n"
         "  --set KEY=VALUE        override a config key (repeatable)\n"
         "  --lesson TITLE         start the lesson whose title begins with TITLE (e.g. \"Post-LN\")\n"
+        "  --open DIR...          open run folders (or folders of run folders) written by normlab-cli,\n"
+        "                         a sweep or another machine; with --screenshot: save it once they are\n"
+        "                         read, then quit\n"
         "  --autostart            start training at once\n"
         "  --quit-after-steps N   quit when the first run reaches step N (or every run ended)\n"
         "  --screenshot FILE      with --quit-after-steps: save a PNG of the window before quitting\n"
@@ -55,7 +59,11 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
             options.sets << value();
         else if (flag == QLatin1String("--lesson"))
             options.lesson = value();
-        else if (flag == QLatin1String("--autostart"))
+        else if (flag == QLatin1String("--open")) {
+            while (i + 1 < arguments.size() && !arguments[i + 1].startsWith(QLatin1String("--")))
+                options.openFolders << arguments[++i];
+            if (options.openFolders.isEmpty()) fail(QStringLiteral("--open needs at least one run folder"));
+        } else if (flag == QLatin1String("--autostart"))
             options.autostart = true;
         else if (flag == QLatin1String("--presentation"))
             options.presentation = true;
@@ -85,8 +93,8 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
     const int sources = !options.preset.isEmpty() + !options.configPath.isEmpty() +
                         !options.experimentPath.isEmpty() + !options.lesson.isEmpty();
     if (sources > 1) fail(QStringLiteral("give at most one of --preset, --config, --experiment, --lesson"));
-    if (!options.screenshotPath.isEmpty() && !options.quitAfterSteps)
-        fail(QStringLiteral("--screenshot FILE needs --quit-after-steps N (when to take it)"));
+    if (!options.screenshotPath.isEmpty() && !options.quitAfterSteps && options.openFolders.isEmpty())
+        fail(QStringLiteral("--screenshot FILE needs --quit-after-steps N (when to take it) or --open DIR"));
     return options;
 }
 

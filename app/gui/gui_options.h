@@ -12,8 +12,9 @@ struct GuiOptions {
     QString preset;
     QString configPath;
     QString experimentPath;
-    QStringList sets;  // key=value overrides
-    QString lesson;    // a lesson title prefix, started at launch
+    QStringList sets;         // key=value overrides
+    QString lesson;           // a lesson title prefix, started at launch
+    QStringList openFolders;  // run folders to open (--open DIR...)
     bool autostart = false;
     std::optional<long long> quitAfterSteps;
     QString screenshotPath;

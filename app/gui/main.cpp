@@ -104,6 +104,15 @@ int main(int argc, char** argv) {
     if (options.windowSize.isValid()) window.resize(options.windowSize);
     // Before the runs start: a scripted run skips lesson pause points.
     if (options.quitAfterSteps) window.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath);
+    if (!options.openFolders.isEmpty()) {
+        const QStringList problems = window.openRunFolders(options.openFolders);
+        if (!problems.isEmpty() && !options.screenshotPath.isEmpty()) {
+            std::fprintf(stderr, "normlab: %s\n", problems.join(QLatin1Char('\n')).toUtf8().constData());
+            return 2;
+        }
+        if (!options.quitAfterSteps && !options.screenshotPath.isEmpty())
+            window.screenshotWhenOpened(options.screenshotPath);
+    }
     try {
         openRequested(window, options);
     } catch (const normlab::InputError& error) {

@@ -51,6 +51,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     resize(1680, 1020);
     m_dashboard = new ui::Dashboard(m_store);
     setCentralWidget(m_dashboard);
+    m_opener = new RunFolderOpener(m_store, this);
 
     m_worker = new TrainingWorker;
     m_worker->moveToThread(&m_engineThread);
@@ -85,6 +86,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 }
 
 MainWindow::~MainWindow() {
+    delete m_opener;  // joins its loading threads while the store they fill still exists
     if (m_engineThread.isRunning()) {
         m_worker->requestStop();
         QMetaObject::invokeMethod(m_worker, &TrainingWorker::shutdown, Qt::QueuedConnection);
@@ -195,6 +197,16 @@ void MainWindow::buildDocks() {
 
 void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("Open &run folder(s)..."), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
+                    [this] {
+                        const QString folder = QFileDialog::getExistingDirectory(
+                            this, tr("Open a run folder, or a folder of run folders"),
+                            qEnvironmentVariable("NORMLAB_RUNS_DIR",
+                                                 QDir::home().filePath(QStringLiteral("normlab-runs"))));
+                        if (!folder.isEmpty()) openRunFolders({folder});
+                    });
+    file->addAction(tr("Close opened runs"), this, [this] { m_opener->closeAll(); });
+    file->addSeparator();
     file->addAction(tr("&New experiment"), QKeySequence::New, this, [this] {
         if (!confirmDiscard()) return;
         resetRuns();
@@ -293,7 +305,7 @@ void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
     m_lessonPause = {};
     m_runs = std::move(runs);
     m_activeRun = 0;
-    m_store.removeAll();
+    m_store.removeTrained();  // opened run folders stay on the charts
     for (size_t i = 0; i < m_runs.size(); ++i) {
         ui::RunHistory& history =
             m_store.addRun(static_cast<int>(i), m_runs[i].name, m_runs[i].config, QString());
@@ -572,8 +584,57 @@ void MainWindow::updateControlsTitle() {
 
 bool MainWindow::hasUnsavedResults() const {
     if (!m_dirty) return false;
-    return std::any_of(m_store.runs().begin(), m_store.runs().end(),
-                       [](const auto& entry) { return entry.second.step > 0; });
+    return std::any_of(m_store.runs().begin(), m_store.runs().end(), [](const auto& entry) {
+        return entry.second.source.isEmpty() && entry.second.step > 0;
+    });
+}
+
+QStringList MainWindow::runFoldersIn(const QString& folder) {
+    // A run folder itself, or a folder whose sub-folders are run folders (a runs directory, a sweep).
+    const QDir dir(folder);
+    if (dir.exists(QStringLiteral("config.json")) || dir.exists(QStringLiteral("metrics.jsonl")))
+        return {folder};
+    QStringList runs;
+    for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+        const QDir child(dir.filePath(name));
+        if (child.exists(QStringLiteral("config.json")) || child.exists(QStringLiteral("metrics.jsonl")))
+            runs << child.absolutePath();
+    }
+    return runs.isEmpty() ? QStringList{folder} : runs;  // none: opening it says why
+}
+
+QStringList MainWindow::openRunFolders(const QStringList& requested) {
+    QStringList folders;
+    for (const QString& folder : requested) folders << runFoldersIn(folder);
+    // Trained runs that have not started are placeholders: hidden (ticked again in Runs) while the
+    // opened runs are looked at.
+    for (const auto& [id, run] : m_store.runs())
+        if (run.source.isEmpty() && !run.started) m_store.setVisible(id, false);
+    const QStringList problems = m_opener->open(folders);
+    if (!problems.isEmpty()) showMessage(tr("Cannot open"), problems.join(QLatin1Char('\n')));
+    statusBar()->showMessage(tr("Opening %n run folder(s)", nullptr, int(folders.size() - problems.size())),
+                             4000);
+    return problems;
+}
+
+void MainWindow::screenshotWhenOpened(const QString& path) {
+    // Scripted: once every opened folder is read, the charts are drawn, saved, and the app quits.
+    const auto finish = [this, path] {
+        m_dashboard->refreshNow();
+        const QString error = saveScreenshot(path);
+        if (error.isEmpty())
+            std::printf("normlab: screenshot saved to %s\n", path.toUtf8().constData());
+        else
+            std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
+        std::fflush(stdout);
+        setDirty(false);
+        close();
+        QCoreApplication::exit(error.isEmpty() ? 0 : 1);
+    };
+    if (m_opener->loading() == 0)
+        QTimer::singleShot(0, this, finish);
+    else
+        connect(m_opener, &RunFolderOpener::allLoaded, this, finish);
 }
 
 void MainWindow::setDirty(bool dirty) {

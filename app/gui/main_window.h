@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "app/gui/run_folder_opener.h"
 #include "app/gui/training_worker.h"
 #include "ui/controls/lessons.h"
 #include "ui/experiment/experiment_file.h"
@@ -36,6 +37,11 @@ class MainWindow : public QMainWindow {
     // Replaces the experiment by one run of `config` (not started).
     void loadConfig(const normlab::Config& config, const QString& name);
     void startLesson(const normlab::ui::Lesson& lesson);
+    // Opens run folders (each a run on every chart, read off the GUI thread); returns the problems
+    // (also shown in a dialog), one per folder that is not a run folder.
+    QStringList openRunFolders(const QStringList& folders);
+    // With --open and --screenshot: save the window once every opened folder is read, then quit.
+    void screenshotWhenOpened(const QString& path);
     // Starts every run from step 0; the reason it cannot (also shown in a dialog), or empty.
     QString startRuns();
     // Quits the application once the first run reaches `steps` (or every run ended), after saving a
@@ -80,6 +86,7 @@ class MainWindow : public QMainWindow {
     bool confirmDiscard();
     // Some run has trained steps that no saved experiment holds.
     bool hasUnsavedResults() const;
+    static QStringList runFoldersIn(const QString& folder);
     void updateControlsTitle();
     // The toolbar's speed limit (steps a second), sent to the worker when chosen.
     QComboBox* makeSpeedBox();
@@ -99,6 +106,7 @@ class MainWindow : public QMainWindow {
     ui::ConfigPanel* m_configPanel = nullptr;
     ui::RunsPanel* m_runsPanel = nullptr;
     ui::LessonsPanel* m_lessonsPanel = nullptr;
+    RunFolderOpener* m_opener = nullptr;
     QThread m_engineThread;
     TrainingWorker* m_worker = nullptr;
     WorkerState m_state = WorkerState::Idle;

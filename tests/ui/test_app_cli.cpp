@@ -7,6 +7,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "engine/io/records_json.h"
+#include "engine/io/run_folder.h"
+#include "engine/train/trainer.h"
+#include "tests/ui/ui_test_support.h"
+
 class AppCliTest : public QObject {
     Q_OBJECT
   private slots:
@@ -17,6 +22,7 @@ class AppCliTest : public QObject {
     void failedStartExitsNonZero();
     void divergingRunNeverFreezesTheWindow();
     void helpAndVersionNeedNoDisplay();
+    void openedRunsScreenshot();
 
   private:
     struct Result {
@@ -142,6 +148,27 @@ void AppCliTest::helpAndVersionNeedNoDisplay() {
     const Result bad = run({"--frobnicate"}, 30000, false);
     QVERIFY2(bad.exitCode == 2 && bad.output.contains(QStringLiteral("unknown option")),
              qPrintable(bad.output));
+}
+
+void AppCliTest::openedRunsScreenshot() {
+    // A CLI-style run folder opened and saved as a screenshot: nothing trains, exit 0 once it is read.
+    const QString folder = m_dir.filePath(QStringLiteral("opened/run-a"));
+    {
+        const normlab::Config config = normlab::test::tinyConfig(30);
+        normlab::Trainer trainer(config);
+        normlab::RunFolder run(folder.toStdString(), config, false);
+        for (int i = 0; i < 30; ++i) run.append_metrics(trainer.step().record);
+        run.write_summary(normlab::summary_json(trainer, 1.0));
+    }
+    const QString shot = m_dir.filePath(QStringLiteral("opened.png"));
+    const Result result =
+        run({"--open", m_dir.filePath(QStringLiteral("opened")), "--screenshot", shot}, 60000);
+    QVERIFY2(result.exitCode == 0, qPrintable(result.output));
+    QCOMPARE(QImage(shot).size(), QSize(1680, 1020));
+    const Result missing =
+        run({"--open", m_dir.filePath(QStringLiteral("nothing-here")), "--screenshot", shot});
+    QVERIFY2(missing.exitCode == 2 && missing.output.contains(QStringLiteral("not a folder")),
+             qPrintable(missing.output));
 }
 
 QTEST_GUILESS_MAIN(AppCliTest)

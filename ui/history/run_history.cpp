@@ -103,6 +103,16 @@ void RunHistory::clearHistory() {
 }
 
 QString RunHistory::statusText() const {
+    if (!source.isEmpty()) {
+        QString text = started ? QStringLiteral("%1, %2").arg(source, trainedStatusText())
+                               : QStringLiteral("%1, loading").arg(source);
+        if (skippedLines > 0) text += QStringLiteral(", %1 lines skipped").arg(skippedLines);
+        return text;
+    }
+    return trainedStatusText();
+}
+
+QString RunHistory::trainedStatusText() const {
     if (!started) return QStringLiteral("not started");
     if (status == normlab::RunStatus::Running && paused) return QStringLiteral("paused");
     if (status == normlab::RunStatus::Diverged) {

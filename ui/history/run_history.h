@@ -26,7 +26,10 @@ struct RunHistory {
     QColor colour;
     bool visible = true;
     normlab::Config config;
-    QString folder;  // its run folder on disk
+    QString folder;            // its run folder on disk
+    QString source;            // empty: trained in this window; "opened": a run folder opened from disk
+    QString note;              // what could not be read (an opened folder's foreign config, say)
+    int64_t skippedLines = 0;  // an opened folder's lines that were not valid records
 
     normlab::RunStatus status = normlab::RunStatus::Running;
     bool started = false;  // an update from the engine has arrived
@@ -47,9 +50,11 @@ struct RunHistory {
 
     void absorb(const RunUpdate& update);
     void clearHistory();
+    // "completed", "diverged at step 37 (block 0)", ...; opened runs say so ("opened, completed").
     QString statusText() const;
 
   private:
+    QString trainedStatusText() const;
     void absorbRecord(const normlab::StepRecord& record);
 };
 

@@ -19,7 +19,15 @@ RunHistory& TelemetryStore::addRun(int id, const QString& name, const normlab::C
     RunHistory run;
     run.id = id;
     run.name = name;
-    run.colour = paletteColour(id);
+    // The first palette colour no other run has (runs opened from disk stay beside trained ones).
+    m_runs.erase(id);
+    int index = 0;
+    const auto taken = [this](const QColor& colour) {
+        return std::any_of(m_runs.begin(), m_runs.end(),
+                           [&colour](const auto& entry) { return entry.second.colour == colour; });
+    };
+    while (index < 8 && taken(paletteColour(index))) ++index;
+    run.colour = paletteColour(index < 8 ? index : id);
     run.config = config;
     run.folder = folder;
     RunHistory& stored = m_runs[id] = std::move(run);
@@ -29,6 +37,18 @@ RunHistory& TelemetryStore::addRun(int id, const QString& name, const normlab::C
 
 void TelemetryStore::removeAll() {
     m_runs.clear();
+    emit runsChanged();
+    emit dataChanged();
+}
+
+void TelemetryStore::removeRun(int id) {
+    m_runs.erase(id);
+    emit runsChanged();
+    emit dataChanged();
+}
+
+void TelemetryStore::removeTrained() {
+    std::erase_if(m_runs, [](const auto& entry) { return entry.second.source.isEmpty(); });
     emit runsChanged();
     emit dataChanged();
 }

@@ -13,9 +13,12 @@ class TelemetryStore : public QObject {
   public:
     using QObject::QObject;
 
-    // Adds (or replaces) a run; its colour comes from a fixed palette by id.
+    // Adds (or replaces) a run; its colour is the first of a fixed palette that no other run has.
     RunHistory& addRun(int id, const QString& name, const normlab::Config& config, const QString& folder);
     void removeAll();
+    void removeRun(int id);
+    // Removes the runs trained in this window, keeping opened run folders.
+    void removeTrained();
     const std::map<int, RunHistory>& runs() const { return m_runs; }
     RunHistory* run(int id);
     void setVisible(int id, bool visible);

@@ -15,7 +15,11 @@ void RunSelector::repopulate() {
     QSignalBlocker blocker(this);
     clear();
     for (const auto& [id, run] : m_store.runs()) addItem(run.name, id);
-    const int index = findData(chosen);
+    const auto shown = m_store.runs().find(chosen);
+    int index = shown != m_store.runs().end() && shown->second.visible ? findData(chosen) : -1;
+    // Nothing chosen yet, or the chosen run was hidden: the first run shown on the charts.
+    for (const auto& [id, run] : m_store.runs())
+        if (index < 0 && run.visible) index = findData(id);
     setCurrentIndex(index >= 0 ? index : 0);
 }
 

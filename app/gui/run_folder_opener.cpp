@@ -1,0 +1,102 @@
+// RunFolderOpener: a RunFolderReader per folder, polled to its end on a QThread; each poll's records
+// cross to the GUI thread as a RunUpdate (queued), the last one with summary.json's ending.
+#include "app/gui/run_folder_opener.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <memory>
+
+#include "engine/core/errors.h"
+#include "engine/io/run_folder_reader.h"
+
+namespace normlab::gui {
+
+namespace {
+// The ending summary.json records (a folder without one reads as still running).
+void applySummary(ui::RunUpdate& update, const std::optional<normlab::RunFolderSummary>& summary) {
+    if (!summary) return;
+    update.status = normlab::status_from_summary(summary->status);
+    update.step = std::max(update.step, summary->steps);
+    if (summary->diverged_at) update.divergedAt = *summary->diverged_at;
+    update.firstBadLayer = summary->first_bad_layer;
+}
+}  // namespace
+
+RunFolderOpener::RunFolderOpener(ui::TelemetryStore& store, QObject* parent)
+    : QObject(parent), m_store(store) {}
+
+RunFolderOpener::~RunFolderOpener() {
+    joinThreads();
+}
+
+void RunFolderOpener::joinThreads() {
+    m_stopping.store(true);
+    for (QThread* thread : m_threads) {
+        thread->wait();
+        delete thread;
+    }
+    m_threads.clear();
+    m_stopping.store(false);
+}
+
+QStringList RunFolderOpener::open(const QStringList& folders) {
+    QStringList problems;
+    for (const QString& folder : folders) {
+        std::shared_ptr<normlab::RunFolderReader> reader;
+        try {
+            reader = std::make_shared<normlab::RunFolderReader>(QDir(folder).absolutePath().toStdString());
+        } catch (const normlab::InputError& error) {
+            problems << QString::fromStdString(error.what());
+            continue;
+        }
+        const int id = m_nextId++;
+        ui::RunHistory& run = m_store.addRun(id, QFileInfo(QDir(folder).absolutePath()).fileName(),
+                                             reader->config(), QDir(folder).absolutePath());
+        run.source = QStringLiteral("opened");
+        run.note = QString::fromStdString(reader->configNote());
+        ++m_loading;
+        QThread* thread = QThread::create([this, reader, id] {
+            int64_t lastStep = 0;
+            while (!m_stopping.load()) {
+                normlab::RunFolderReader::Update read = reader->poll();
+                ui::RunUpdate update;
+                update.runId = id;
+                if (!read.records.empty()) lastStep = read.records.back().step;
+                update.step = lastStep;
+                update.records = std::move(read.records);
+                update.events = std::move(read.events);
+                const bool last = !read.more;
+                if (last) applySummary(update, reader->summary());
+                const qint64 skipped = reader->skippedLines();
+                QMetaObject::invokeMethod(
+                    this,
+                    [this, update = std::move(update), last, skipped] { absorb(update, last, skipped); },
+                    Qt::QueuedConnection);
+                if (last) return;
+            }
+        });
+        m_threads.push_back(thread);
+        thread->start();
+    }
+    return problems;
+}
+
+void RunFolderOpener::absorb(const ui::RunUpdate& update, bool last, qint64 skippedLines) {
+    ui::RunHistory* run = m_store.run(update.runId);
+    if (!run) return;  // closed meanwhile
+    run->skippedLines = skippedLines;
+    m_store.absorb(ui::TelemetryBatch{{update}});
+    if (!last) return;
+    if (--m_loading == 0) emit allLoaded();
+}
+
+void RunFolderOpener::closeAll() {
+    joinThreads();
+    m_loading = 0;
+    std::vector<int> opened;
+    for (const auto& [id, run] : m_store.runs())
+        if (!run.source.isEmpty()) opened.push_back(id);
+    for (int id : opened) m_store.removeRun(id);
+}
+
+}  // namespace normlab::gui

@@ -1,0 +1,114 @@
+// Run folders opened in the window: a run written by the CLI's writer joins the charts as an opened
+// run (its status, steps and colour) and its loss chart's CSV holds exactly metrics.jsonl's values;
+// a folder that is not a run is refused by name while the others open; opened runs stay when other
+// runs are loaded, and Close opened runs removes them.
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "app/gui/main_window.h"
+#include "engine/io/records_json.h"
+#include "engine/io/run_folder.h"
+#include "engine/train/trainer.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/dashboard.h"
+#include "ui/panels/chart_panel.h"
+
+using normlab::gui::MainWindow;
+using normlab::gui::RunFolderOpener;
+
+class OpenRunsTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase();
+    void cliRunOpensWithItsExactValues();
+    void nonRunFolderIsRefusedByName();
+
+  private:
+    // Trains `steps` steps of a tiny model into `folder` as normlab-cli does.
+    static void writeRun(const QString& folder, int steps);
+    static bool waitLoaded(MainWindow& window);
+    QTemporaryDir m_dir;
+};
+
+void OpenRunsTest::initTestCase() {
+    qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("runs")).toUtf8());
+}
+
+void OpenRunsTest::writeRun(const QString& folder, int steps) {
+    const normlab::Config config = normlab::test::tinyConfig(steps);
+    normlab::Trainer trainer(config);
+    normlab::RunFolder run(folder.toStdString(), config, false);
+    for (int i = 0; i < steps; ++i) run.append_metrics(trainer.step().record);
+    run.write_summary(normlab::summary_json(trainer, 1.0));
+}
+
+bool OpenRunsTest::waitLoaded(MainWindow& window) {
+    auto* opener = window.findChild<RunFolderOpener*>();
+    return QTest::qWaitFor([opener] { return opener->loading() == 0; }, 30000);
+}
+
+void OpenRunsTest::cliRunOpensWithItsExactValues() {
+    const QString folder = m_dir.filePath(QStringLiteral("cli-run"));
+    writeRun(folder, 40);
+    MainWindow window;
+    window.show();
+    QCOMPARE(window.openRunFolders({folder}), QStringList());
+    QVERIFY(waitLoaded(window));
+    const normlab::ui::RunHistory* opened = window.store().run(RunFolderOpener::kFirstOpenedId);
+    QVERIFY(opened);
+    QCOMPARE(opened->step, int64_t(40));
+    QCOMPARE(opened->status, normlab::RunStatus::Completed);
+    QCOMPARE(opened->statusText(), QStringLiteral("opened, completed"));
+    QVERIFY(!window.store().run(0)->visible);  // the not-started placeholder steps aside
+    QVERIFY(opened->colour != window.store().run(0)->colour);
+
+    // The loss chart's CSV holds metrics.jsonl's losses, every step, exactly.
+    QFile metrics(folder + QStringLiteral("/metrics.jsonl"));
+    QVERIFY(metrics.open(QIODevice::ReadOnly));
+    std::map<int, double> written;
+    for (const QByteArray& line : metrics.readAll().split('\n')) {
+        if (line.isEmpty()) continue;
+        const QJsonObject record = QJsonDocument::fromJson(line).object();
+        written[record.value(QStringLiteral("step")).toInt()] =
+            record.value(QStringLiteral("loss")).toDouble();
+    }
+    QCOMPARE(written.size(), size_t(40));
+    const QString csv = window.findChild<normlab::ui::Dashboard*>()->panel(QStringLiteral("loss"))->csv();
+    int compared = 0;
+    for (const QString& row : csv.split('\n', Qt::SkipEmptyParts)) {
+        const QStringList fields = row.split(',');
+        if (row.startsWith('#') || fields.size() != 4 || fields[0] != QStringLiteral("train")) continue;
+        QCOMPARE(fields[3].toDouble(), written.at(fields[2].toInt()));
+        ++compared;
+    }
+    QCOMPARE(compared, 40);
+
+    // Loading other runs keeps the opened one; Close opened runs removes it.
+    window.loadConfig(normlab::test::tinyConfig(10), QStringLiteral("other"));
+    QVERIFY(window.store().run(RunFolderOpener::kFirstOpenedId));
+    window.findChild<RunFolderOpener*>()->closeAll();
+    QVERIFY(!window.store().run(RunFolderOpener::kFirstOpenedId));
+}
+
+void OpenRunsTest::nonRunFolderIsRefusedByName() {
+    const QString good = m_dir.filePath(QStringLiteral("good"));
+    writeRun(good, 5);
+    const QString notes = m_dir.filePath(QStringLiteral("notes"));
+    QDir().mkpath(notes);
+    MainWindow window;
+    const QStringList problems = window.openRunFolders({notes, good});
+    QCOMPARE(problems.size(), 1);
+    QVERIFY2(problems.front().contains(QStringLiteral("notes")) &&
+                 problems.front().contains(QStringLiteral("not a run folder")),
+             qPrintable(problems.front()));
+    QVERIFY(waitLoaded(window));
+    QCOMPARE(window.store().run(RunFolderOpener::kFirstOpenedId)->step, int64_t(5));
+}
+
+QTEST_MAIN(OpenRunsTest)
+#include "test_open_runs.moc"

@@ -4,7 +4,9 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 #include "engine/core/errors.h"
 #include "engine/io/run_folder_reader.h"
@@ -55,39 +57,68 @@ QStringList RunFolderOpener::open(const QStringList& folders) {
         run.source = QStringLiteral("opened");
         run.note = QString::fromStdString(reader->configNote());
         ++m_loading;
-        QThread* thread = QThread::create([this, reader, id] {
-            int64_t lastStep = 0;
-            while (!m_stopping.load()) {
-                normlab::RunFolderReader::Update read = reader->poll();
-                ui::RunUpdate update;
-                update.runId = id;
-                if (!read.records.empty()) lastStep = read.records.back().step;
-                update.step = lastStep;
-                update.records = std::move(read.records);
-                update.events = std::move(read.events);
-                const bool last = !read.more;
-                if (last) applySummary(update, reader->summary());
-                const qint64 skipped = reader->skippedLines();
-                QMetaObject::invokeMethod(
-                    this,
-                    [this, update = std::move(update), last, skipped] { absorb(update, last, skipped); },
-                    Qt::QueuedConnection);
-                if (last) return;
-            }
-        });
+        QThread* thread = QThread::create([this, reader, id] { watch(*reader, id); });
         m_threads.push_back(thread);
         thread->start();
     }
     return problems;
 }
 
-void RunFolderOpener::absorb(const ui::RunUpdate& update, bool last, qint64 skippedLines) {
+void RunFolderOpener::watch(normlab::RunFolderReader& reader, int id) {
+    // Reads the backlog in bounded polls, then, while summary.json says "running", polls about once a
+    // second for what the writer appends; a run with nothing new for staleAfter() is marked stale.
+    using Clock = std::chrono::steady_clock;
+    int64_t lastStep = 0;
+    bool backlogRead = false, stale = false;
+    std::string lastStatus;
+    int64_t lastSummarySteps = -1;
+    Clock::time_point lastChange = Clock::now();
+    while (!m_stopping.load()) {
+        normlab::RunFolderReader::Update read = reader.poll();
+        const std::optional<normlab::RunFolderSummary> summary = reader.summary();
+        const bool running = summary && (summary->status == "running" || summary->status.empty());
+        const bool summaryChanged =
+            summary && (summary->status != lastStatus || summary->steps != lastSummarySteps);
+        if (summary) lastStatus = summary->status, lastSummarySteps = summary->steps;
+        const bool changed =
+            !read.records.empty() || !read.events.empty() || summaryChanged || read.restarted;
+        if (changed) lastChange = Clock::now();
+        const bool nowStale = running && Clock::now() - lastChange > m_staleAfter.load();
+        const bool backlogDone = !backlogRead && !read.more;
+        if (changed || backlogDone || nowStale != stale) {
+            ui::RunUpdate update;
+            update.runId = id;
+            if (read.restarted) lastStep = 0;
+            if (!read.records.empty()) lastStep = read.records.back().step;
+            update.step = lastStep;
+            update.records = std::move(read.records);
+            update.events = std::move(read.events);
+            applySummary(update, summary);
+            const qint64 skipped = reader.skippedLines();
+            QMetaObject::invokeMethod(
+                this,
+                [this, update = std::move(update), backlogDone, skipped, nowStale,
+                 restarted = read.restarted] { absorb(update, backlogDone, skipped, nowStale, restarted); },
+                Qt::QueuedConnection);
+        }
+        stale = nowStale;
+        backlogRead = backlogRead || !read.more;
+        if (read.more) continue;
+        if (!running) return;  // finished (or no summary at all): nothing more will come
+        for (int slice = 0; slice < 20 && !m_stopping.load(); ++slice)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+void RunFolderOpener::absorb(const ui::RunUpdate& update, bool backlogDone, qint64 skippedLines, bool stale,
+                             bool restarted) {
     ui::RunHistory* run = m_store.run(update.runId);
-    if (!run) return;  // closed meanwhile
+    if (!run) return;                    // closed meanwhile
+    if (restarted) run->clearHistory();  // the writer started the file again
     run->skippedLines = skippedLines;
+    run->stale = stale;
     m_store.absorb(ui::TelemetryBatch{{update}});
-    if (!last) return;
-    if (--m_loading == 0) emit allLoaded();
+    if (backlogDone && --m_loading == 0) emit allLoaded();
 }
 
 void RunFolderOpener::closeAll() {

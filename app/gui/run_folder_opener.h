@@ -1,14 +1,21 @@
 // Opens run folders in the window: each joins the TelemetryStore as an opened run (its own id and
 // colour, marked as not trained here) and is read on a thread of its own in bounded chunks that the
-// GUI thread absorbs as they arrive, so a large folder never blocks the window.
+// GUI thread absorbs as they arrive, so a large folder never blocks the window. A run still being
+// written (summary.json says "running") is watched: new lines arrive about once a second, a file
+// started again is read again, and a writer silent for a minute marks the run stale.
 #pragma once
 #include <QObject>
 #include <QStringList>
 #include <QThread>
 #include <atomic>
+#include <chrono>
 #include <vector>
 
 #include "ui/history/telemetry_store.h"
+
+namespace normlab {
+class RunFolderReader;
+}
 
 namespace normlab::gui {
 
@@ -23,7 +30,10 @@ class RunFolderOpener : public QObject {
     // Adds each folder as an opened run and starts loading it. Returns one message per folder that
     // could not be opened (not a run folder), naming it; the others open regardless.
     QStringList open(const QStringList& folders);
+    // Folders whose backlog is not read yet (watching goes on after).
     int loading() const { return m_loading; }
+    // How long a running folder may go without news before it is marked stale (default a minute).
+    void setStaleAfter(std::chrono::milliseconds after) { m_staleAfter.store(after); }
     // Removes every opened run from the store (those still loading stop first).
     void closeAll();
 
@@ -32,7 +42,9 @@ class RunFolderOpener : public QObject {
     void allLoaded();
 
   private:
-    void absorb(const ui::RunUpdate& update, bool last, qint64 skippedLines);
+    void watch(normlab::RunFolderReader& reader, int id);  // on the folder's thread
+    void absorb(const ui::RunUpdate& update, bool backlogDone, qint64 skippedLines, bool stale,
+                bool restarted);
     void joinThreads();
 
     ui::TelemetryStore& m_store;
@@ -40,6 +52,7 @@ class RunFolderOpener : public QObject {
     int m_loading = 0;
     std::vector<QThread*> m_threads;
     std::atomic<bool> m_stopping{false};
+    std::atomic<std::chrono::milliseconds> m_staleAfter{std::chrono::minutes(1)};
 };
 
 }  // namespace normlab::gui

@@ -1,7 +1,8 @@
 // Run folders opened in the window: a run written by the CLI's writer joins the charts as an opened
 // run (its status, steps and colour) and its loss chart's CSV holds exactly metrics.jsonl's values;
 // a folder that is not a run is refused by name while the others open; opened runs stay when other
-// runs are loaded, and Close opened runs removes them.
+// runs are loaded, and Close opened runs removes them; a run written while watched shows every step,
+// goes stale when its writer is quiet, and ends when its summary does.
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -27,6 +28,7 @@ class OpenRunsTest : public QObject {
     void initTestCase();
     void cliRunOpensWithItsExactValues();
     void nonRunFolderIsRefusedByName();
+    void runWrittenWhileWatchedShowsEveryStep();
 
   private:
     // Trains `steps` steps of a tiny model into `folder` as normlab-cli does.
@@ -108,6 +110,32 @@ void OpenRunsTest::nonRunFolderIsRefusedByName() {
              qPrintable(problems.front()));
     QVERIFY(waitLoaded(window));
     QCOMPARE(window.store().run(RunFolderOpener::kFirstOpenedId)->step, int64_t(5));
+}
+
+void OpenRunsTest::runWrittenWhileWatchedShowsEveryStep() {
+    // A run still being written (summary.json says "running", as the writer leaves it at the start).
+    const QString folder = m_dir.filePath(QStringLiteral("live"));
+    const normlab::Config config = normlab::test::tinyConfig(30);
+    normlab::Trainer trainer(config);
+    normlab::RunFolder writer(folder.toStdString(), config, false);
+    for (int i = 0; i < 10; ++i) writer.append_metrics(trainer.step().record);
+    MainWindow window;
+    auto* opener = window.findChild<RunFolderOpener*>();
+    opener->setStaleAfter(std::chrono::milliseconds(1500));
+    QCOMPARE(window.openRunFolders({folder}), QStringList());
+    const int id = RunFolderOpener::kFirstOpenedId;
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(id)->step == 10; }, 10000));
+    QCOMPARE(window.store().run(id)->status, normlab::RunStatus::Running);
+    // Quiet for longer than the stale time: marked stale; new lines clear it and every step arrives.
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(id)->stale; }, 10000));
+    QVERIFY(window.store().run(id)->statusText().contains(QStringLiteral("stale")));
+    for (int i = 0; i < 20; ++i) writer.append_metrics(trainer.step().record);
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(id)->step == 30; }, 10000));
+    QVERIFY(!window.store().run(id)->stale);
+    QCOMPARE(window.store().run(id)->loss.samples().size(), qsizetype(30));
+    writer.write_summary(normlab::summary_json(trainer, 1.0));
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(id)->status == normlab::RunStatus::Completed; },
+                            10000));
 }
 
 QTEST_MAIN(OpenRunsTest)

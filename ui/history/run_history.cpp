@@ -106,6 +106,7 @@ QString RunHistory::statusText() const {
     if (!source.isEmpty()) {
         QString text = started ? QStringLiteral("%1, %2").arg(source, trainedStatusText())
                                : QStringLiteral("%1, loading").arg(source);
+        if (stale) text += QStringLiteral(", stale (no news for a minute)");
         if (skippedLines > 0) text += QStringLiteral(", %1 lines skipped").arg(skippedLines);
         return text;
     }

@@ -30,6 +30,7 @@ struct RunHistory {
     QString source;            // empty: trained in this window; "opened": a run folder opened from disk
     QString note;              // what could not be read (an opened folder's foreign config, say)
     int64_t skippedLines = 0;  // an opened folder's lines that were not valid records
+    bool stale = false;        // an opened folder says "running" but its writer has gone quiet
 
     normlab::RunStatus status = normlab::RunStatus::Running;
     bool started = false;  // an update from the engine has arrived

@@ -10,5 +10,6 @@ int run_bench(int argc, char** argv);
 int run_presets(int argc, char** argv);
 int run_dump_grads(int argc, char** argv);
 int run_probe(int argc, char** argv);
+int run_runs(int argc, char** argv);
 
 }  // namespace normlab::cli

@@ -23,6 +23,7 @@ const char* kUsage =
     "  bench      time training steps: steps/s, ms/step, tokens/s, GFLOP/s\n"
     "  probe      measure a freshly initialised model (Lemma 2, Figure 3, dependency, output change)\n"
     "  presets    list the presets\n"
+    "  runs       list run folders: status, steps, losses, and the config keys that differ\n"
     "  dump-grads write a checkpoint and the gradients of one batch (for the PyTorch parity test)\n";
 }  // namespace
 
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
         if (command == "eval") return normlab::cli::run_eval(argc, argv);
         if (command == "bench") return normlab::cli::run_bench(argc, argv);
         if (command == "presets") return normlab::cli::run_presets(argc, argv);
+        if (command == "runs") return normlab::cli::run_runs(argc, argv);
         if (command == "probe") return normlab::cli::run_probe(argc, argv);
         if (command == "dump-grads") return normlab::cli::run_dump_grads(argc, argv);
         std::cerr << "normlab-cli: unknown command '" << command << "'\n\n" << kUsage;

@@ -56,7 +56,7 @@ class CliTestCase(unittest.TestCase):
 
 class HelpAndPresets(CliTestCase):
     def test_every_subcommand_has_help(self):
-        for command in ("train", "eval", "bench", "probe", "presets", "dump-grads"):
+        for command in ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs"):
             result = run(command, "--help", check_rc=0)
             self.assertIn("usage: normlab-cli " + command, result.stdout)
         self.assertIn("commands:", run("--help", check_rc=0).stdout)
@@ -72,6 +72,33 @@ class HelpAndPresets(CliTestCase):
                          "deep-rezero", "periln", "theory-postln", "theory-preln"):
             self.assertIn(required, names)
         self.assertTrue(all(len(line.split(None, 1)) == 2 for line in lines), "every preset has a description")
+
+
+class RunsTable(CliTestCase):
+    def test_runs_lists_each_run_and_the_keys_that_differ(self):
+        runs = self.tmp / "runs"
+        for name, lr in (("slow", "0.001"), ("fast", "0.003")):
+            run("train", *TINY, "--steps", "12", "--set", f"train.lr={lr}", "--out", str(runs / name), "--quiet",
+                check_rc=0)
+        listed = json.loads(run("runs", str(runs), "--json", check_rc=0).stdout)
+        self.assertEqual([Path(row["folder"]).name for row in listed], ["fast", "slow"])
+        for row in listed:
+            summary = json.loads((Path(row["folder"]) / "summary.json").read_text())
+            self.assertEqual(row["status"], "completed")
+            self.assertEqual(row["steps"], 12)
+            self.assertEqual(row["final_loss"], summary["final_loss"])
+            self.assertEqual(row["final_val_loss"], summary["final_val_loss"])
+        self.assertEqual([row["differs"] for row in listed], [{"train.lr": "0.003"}, {"train.lr": "0.001"}])
+        table = run("runs", str(runs / "slow"), str(runs / "fast"), check_rc=0).stdout.splitlines()
+        self.assertTrue(table[0].startswith("folder"))
+        self.assertIn("train.lr=0.001", table[1])
+        self.assertIn("train.lr=0.003", table[2])
+
+    def test_runs_refuses_what_is_not_a_run(self):
+        self.expect_bad_input(["runs", str(self.tmp / "missing")], "is not a folder")
+        (self.tmp / "empty").mkdir()
+        self.expect_bad_input(["runs", str(self.tmp / "empty")], "holds no run folder")
+        self.expect_bad_input(["runs"], "name at least one folder")
 
 
 class TrainResumeEval(CliTestCase):

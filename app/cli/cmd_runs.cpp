@@ -1,0 +1,153 @@
+// `normlab-cli runs DIR...`: the runs found in the given folders (each a run folder, or a folder of
+// run folders) as a table: folder, status, steps, final and validation loss, where it diverged, and the
+// config keys whose values differ between the runs, which is what a reader comparing them wants.
+#include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/cli/commands.h"
+#include "engine/core/errors.h"
+#include "engine/io/run_folder_reader.h"
+
+namespace normlab::cli {
+
+namespace {
+namespace fs = std::filesystem;
+
+const char* kRunsUsage =
+    "usage: normlab-cli runs DIR [DIR...] [--json]\n"
+    "\n"
+    "Lists the run folders in DIR (a run folder, or a folder of run folders): folder, status, steps,\n"
+    "final and validation loss, the step it diverged at, and the config keys that differ between the\n"
+    "runs (key=value per run). --json prints the same as a JSON list.\n";
+
+struct RunRow {
+    std::string folder;
+    RunFolderSummary summary;
+    std::map<std::string, std::string> config;  // flattened "model.layers" -> "6"
+};
+
+bool is_run_folder(const fs::path& folder) {
+    return fs::exists(folder / "config.json") || fs::exists(folder / "metrics.jsonl");
+}
+
+// The run folders DIR stands for: itself, or its sub-folders that are run folders (sorted).
+std::vector<fs::path> run_folders_in(const fs::path& dir) {
+    if (!fs::is_directory(dir)) throw InputError(dir.string() + " is not a folder");
+    if (is_run_folder(dir)) return {dir};
+    std::vector<fs::path> runs;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir))
+        if (entry.is_directory() && is_run_folder(entry.path())) runs.push_back(entry.path());
+    std::sort(runs.begin(), runs.end());
+    if (runs.empty())
+        throw InputError(dir.string() + " holds no run folder (none has config.json or metrics.jsonl)");
+    return runs;
+}
+
+void flatten(const nlohmann::json& json, const std::string& prefix, std::map<std::string, std::string>& out) {
+    if (json.is_object()) {
+        for (const auto& [key, value] : json.items())
+            flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+        return;
+    }
+    out[prefix] = json.is_string() ? json.get<std::string>() : json.dump();
+}
+
+RunRow read_row(const fs::path& folder) {
+    RunFolderReader reader(folder.string());
+    RunRow row;
+    row.folder = folder.string();
+    row.summary = reader.summary().value_or(RunFolderSummary{});
+    flatten(config_to_json(reader.config()), "", row.config);
+    return row;
+}
+
+// Keys whose values are not the same in every run.
+std::vector<std::string> differing_keys(const std::vector<RunRow>& rows) {
+    std::vector<std::string> keys;
+    if (rows.size() < 2) return keys;
+    for (const auto& [key, value] : rows.front().config)
+        for (const RunRow& row : rows)
+            if (row.config.count(key) == 0 || row.config.at(key) != value) {
+                keys.push_back(key);
+                break;
+            }
+    return keys;
+}
+
+std::string number_or_dash(const std::optional<double>& value) {
+    if (!value) return "-";
+    std::ostringstream out;
+    out << std::setprecision(4) << *value;
+    return out.str();
+}
+
+nlohmann::json optional_json(const std::optional<double>& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+}  // namespace
+
+int run_runs(int argc, char** argv) {
+    std::vector<fs::path> folders;
+    bool as_json = false;
+    for (int i = 2; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--help" || arg == "-h") {
+            std::cout << kRunsUsage;
+            return 0;
+        }
+        if (arg == "--json") {
+            as_json = true;
+        } else if (arg.rfind("--", 0) == 0) {
+            throw InputError("unknown option '" + arg + "'; see normlab-cli runs --help");
+        } else {
+            for (const fs::path& folder : run_folders_in(arg)) folders.push_back(folder);
+        }
+    }
+    if (folders.empty()) throw InputError("name at least one folder; see normlab-cli runs --help");
+    std::vector<RunRow> rows;
+    for (const fs::path& folder : folders) rows.push_back(read_row(folder));
+    const std::vector<std::string> keys = differing_keys(rows);
+
+    if (as_json) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const RunRow& row : rows) {
+            nlohmann::json differs = nlohmann::json::object();
+            for (const std::string& key : keys)
+                differs[key] = row.config.count(key) ? row.config.at(key) : "";
+            out.push_back({{"folder", row.folder},
+                           {"status", row.summary.status},
+                           {"steps", row.summary.steps},
+                           {"final_loss", optional_json(row.summary.final_loss)},
+                           {"final_val_loss", optional_json(row.summary.final_val_loss)},
+                           {"diverged_at", row.summary.diverged_at ? nlohmann::json(*row.summary.diverged_at)
+                                                                   : nlohmann::json(nullptr)},
+                           {"differs", differs}});
+        }
+        std::cout << out.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << std::left << std::setw(40) << "folder" << std::setw(11) << "status" << std::setw(8)
+              << "steps" << std::setw(10) << "loss" << std::setw(10) << "val loss" << std::setw(10)
+              << "diverged"
+              << "differs\n";
+    for (const RunRow& row : rows) {
+        std::string differs;
+        for (const std::string& key : keys)
+            differs +=
+                (differs.empty() ? "" : " ") + key + "=" + (row.config.count(key) ? row.config.at(key) : "");
+        std::cout << std::left << std::setw(40) << fs::path(row.folder).filename().string() << std::setw(11)
+                  << (row.summary.status.empty() ? "-" : row.summary.status) << std::setw(8)
+                  << row.summary.steps << std::setw(10) << number_or_dash(row.summary.final_loss)
+                  << std::setw(10) << number_or_dash(row.summary.final_val_loss) << std::setw(10)
+                  << (row.summary.diverged_at ? std::to_string(*row.summary.diverged_at) : "-") << differs
+                  << "\n";
+    }
+    return 0;
+}
+
+}  // namespace normlab::cli

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "engine/config/config_diff.h"
 #include "engine/core/errors.h"
 #include "engine/io/run_folder_reader.h"
 
@@ -28,7 +29,7 @@ const char* kRunsUsage =
 struct RunRow {
     std::string folder;
     RunFolderSummary summary;
-    std::map<std::string, std::string> config;  // flattened "model.layers" -> "6"
+    FlatConfig config;
 };
 
 bool is_run_folder(const fs::path& folder) {
@@ -48,35 +49,13 @@ std::vector<fs::path> run_folders_in(const fs::path& dir) {
     return runs;
 }
 
-void flatten(const nlohmann::json& json, const std::string& prefix, std::map<std::string, std::string>& out) {
-    if (json.is_object()) {
-        for (const auto& [key, value] : json.items())
-            flatten(value, prefix.empty() ? key : prefix + "." + key, out);
-        return;
-    }
-    out[prefix] = json.is_string() ? json.get<std::string>() : json.dump();
-}
-
 RunRow read_row(const fs::path& folder) {
     RunFolderReader reader(folder.string());
     RunRow row;
     row.folder = folder.string();
     row.summary = reader.summary().value_or(RunFolderSummary{});
-    flatten(config_to_json(reader.config()), "", row.config);
+    row.config = flatten_config(reader.config());
     return row;
-}
-
-// Keys whose values are not the same in every run.
-std::vector<std::string> differing_keys(const std::vector<RunRow>& rows) {
-    std::vector<std::string> keys;
-    if (rows.size() < 2) return keys;
-    for (const auto& [key, value] : rows.front().config)
-        for (const RunRow& row : rows)
-            if (row.config.count(key) == 0 || row.config.at(key) != value) {
-                keys.push_back(key);
-                break;
-            }
-    return keys;
 }
 
 std::string number_or_dash(const std::optional<double>& value) {
@@ -111,7 +90,9 @@ int run_runs(int argc, char** argv) {
     if (folders.empty()) throw InputError("name at least one folder; see normlab-cli runs --help");
     std::vector<RunRow> rows;
     for (const fs::path& folder : folders) rows.push_back(read_row(folder));
-    const std::vector<std::string> keys = differing_keys(rows);
+    std::vector<FlatConfig> configs;
+    for (const RunRow& row : rows) configs.push_back(row.config);
+    const std::vector<std::string> keys = differing_keys(configs);
 
     if (as_json) {
         nlohmann::json out = nlohmann::json::array();

@@ -75,7 +75,8 @@ QString pdfText(const QString& path) {
     process.start(QStringLiteral("pdftotext"), {QStringLiteral("-layout"), path, QStringLiteral("-")});
     if (!process.waitForFinished(30000) || process.exitCode() != 0)
         return QStringLiteral("(pdftotext failed: install poppler-utils)");
-    return QString::fromUtf8(process.readAllStandardOutput());
+    // NFKC: the PDF's typographic ligatures ("ﬀ") read back as their letters.
+    return QString::fromUtf8(process.readAllStandardOutput()).normalized(QString::NormalizationForm_KC);
 }
 
 // Rows of the image that hold dark (text) pixels, grouped into runs of adjacent rows: one per text line.
@@ -103,6 +104,7 @@ class ExportTest : public QObject {
     void initTestCase();
     void everyPanelExportsEveryFormat();
     void lossCsvHoldsTheData();
+    void captionNamesTheDifferences();
     void vectorFiguresHaveThePhysicalSize();
     void knownCaptionRendersEveryLine();
     void pngHonoursSizeAndDpi();
@@ -175,6 +177,15 @@ void ExportTest::everyPanelExportsEveryFormat() {
         QVERIFY(csv.contains("postrun"));  // the caption names the configuration
         QVERIFY(csv.count('\n') > 6);
     }
+}
+
+void ExportTest::captionNamesTheDifferences() {
+    // The two runs differ only in their placement: that, and nothing else, is named first.
+    const std::map<int, QString> differences = differencesByRun(m_store);
+    QCOMPARE(differences.at(0), QStringLiteral("model.norm_placement=post"));
+    QCOMPARE(differences.at(1), QStringLiteral("model.norm_placement=pre"));
+    QCOMPARE(captionForRuns(m_store).section('\n', 0, 0),
+             QStringLiteral("Differs: postrun model.norm_placement=post; prerun model.norm_placement=pre"));
 }
 
 void ExportTest::vectorFiguresHaveThePhysicalSize() {

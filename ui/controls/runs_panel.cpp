@@ -67,6 +67,7 @@ void RunsPanel::rebuild() {
 
 void RunsPanel::updateStatus() {
     QSignalBlocker blocker(m_list);
+    const std::map<int, QString> differences = differencesByRun(m_store);
     for (int row = 0; row < m_list->count(); ++row) {
         QListWidgetItem* item = m_list->item(row);
         const auto found = m_store.runs().find(item->data(Qt::UserRole).toInt());
@@ -74,10 +75,14 @@ void RunsPanel::updateStatus() {
         const RunHistory& run = found->second;
         const QString loss =
             run.loss.lastValue() ? QString::number(*run.loss.lastValue(), 'f', 3) : QStringLiteral("-");
-        item->setText(QStringLiteral("%1\n%2, step %3, loss %4")
-                          .arg(run.name, run.statusText())
-                          .arg(run.step)
-                          .arg(loss));
+        QString text = QStringLiteral("%1\n%2, step %3, loss %4")
+                           .arg(run.name, run.statusText())
+                           .arg(run.step)
+                           .arg(loss);
+        // Only what differs from the other runs shown: what a reader comparing them wants to know.
+        if (const auto found = differences.find(run.id); found != differences.end())
+            text += QLatin1Char('\n') + found->second;
+        item->setText(text);
     }
 }
 

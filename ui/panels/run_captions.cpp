@@ -1,6 +1,8 @@
 // Wording of run labels and export captions, kept in one place so charts, CSV and files agree.
 #include "ui/panels/run_captions.h"
 
+#include "engine/config/config_diff.h"
+
 #include <QStringList>
 
 namespace normlab::ui {
@@ -59,10 +61,36 @@ PlotSeries runSeries(const TelemetryStore& store, const RunHistory& run, const Q
     return series;
 }
 
+std::map<int, QString> differencesByRun(const TelemetryStore& store) {
+    std::vector<int> ids;
+    std::vector<normlab::FlatConfig> configs;
+    for (const auto& [id, run] : store.runs()) {
+        if (!run.visible) continue;
+        ids.push_back(id);
+        configs.push_back(normlab::flatten_config(run.config));
+    }
+    const std::vector<std::string> keys = normlab::differing_keys(configs);
+    std::map<int, QString> out;
+    for (size_t i = 0; i < ids.size() && !keys.empty(); ++i) {
+        QStringList pairs;
+        for (const std::string& key : keys) pairs << QString::fromStdString(key + "=" + configs[i][key]);
+        out[ids[i]] = pairs.join(QLatin1Char(' '));
+    }
+    return out;
+}
+
 QString captionForRuns(const TelemetryStore& store) {
     QStringList lines;
     for (const auto& [id, run] : store.runs())
         if (run.visible) lines << QStringLiteral("%1: %2").arg(run.name, configSummary(run.config));
+    // What the reader most wants to know: what differs between the runs shown.
+    const std::map<int, QString> differences = differencesByRun(store);
+    if (!differences.empty()) {
+        QStringList parts;
+        for (const auto& [id, text] : differences)
+            parts << QStringLiteral("%1 %2").arg(store.runs().at(id).name, text);
+        lines.prepend(QStringLiteral("Differs: ") + parts.join(QStringLiteral("; ")));
+    }
     return lines.join(QLatin1Char('\n'));
 }
 

@@ -2,6 +2,7 @@
 // and the caption under exported charts naming every visible run's configuration.
 #pragma once
 #include <QString>
+#include <map>
 
 #include "engine/config/config.h"
 #include "ui/history/telemetry_store.h"
@@ -17,7 +18,10 @@ QString configSummary(const normlab::Config& config);
 // "run what" and left out of the legend (their line style is explained in the axis titles).
 PlotSeries runSeries(const TelemetryStore& store, const RunHistory& run, const QString& what, bool primary,
                      QVector<QPointF> points);
-// One line per visible run: "name: summary".
+// For each visible run (by id), the config keys whose values differ between the visible runs, as
+// "key=value ..."; empty when fewer than two runs are visible or nothing differs.
+std::map<int, QString> differencesByRun(const TelemetryStore& store);
+// "Differs: run key=value; ..." (when runs differ), then one line per visible run: "name: summary".
 QString captionForRuns(const TelemetryStore& store);
 
 }  // namespace normlab::ui

@@ -1,0 +1,107 @@
+// LinePlot's plain functions (line_plot_parts.h).
+#include "ui/plots/line_plot_parts.h"
+
+#include <QLogValueAxis>
+#include <QValueAxis>
+#include <algorithm>
+#include <cmath>
+
+#include "ui/plots/colour_map.h"
+
+namespace normlab::ui {
+
+namespace {
+// A name that never breaks across legend lines (Qt's rich text breaks after hyphens even in nowrap).
+QString unbreakable(QString name) {
+    return name.replace(QLatin1Char('-'), QChar(0x2011));  // non-breaking hyphen
+}
+}  // namespace
+
+DrawablePoints drawable(const QVector<QPointF>& points, bool logX, bool logY) {
+    DrawablePoints out;
+    out.points.reserve(points.size());
+    for (const QPointF& p : points) {
+        if (!std::isfinite(p.x()) || (logX && p.x() <= 0.0)) continue;
+        if (!std::isfinite(p.y()))
+            out.nonFiniteSteps.append(p.x());
+        else if (!logY || p.y() > 0.0)
+            out.points.append(p);
+    }
+    return out;
+}
+
+// The legend as wrapping rich text: a short line in each series' colour and style, then its name.
+QString legendHtml(const PlotContent& content, bool hasNonFinite) {
+    QStringList items;
+    // Box-drawing characters join up into a continuous line (solid) or keep their gaps (dashed, dotted).
+    const auto glyph = [](Qt::PenStyle style) {
+        switch (style) {
+            case Qt::DashLine:
+                return QStringLiteral("&#9548;&#9548;");
+            case Qt::DotLine:
+                return QStringLiteral("&#9480;&#9480;");
+            case Qt::DashDotLine:
+                return QStringLiteral("&#9472;&middot;&#9472;");
+            default:
+                return QStringLiteral("&#9472;&#9472;&#9472;");
+        }
+    };
+    for (const PlotSeries& series : content.series) {
+        if (!series.inLegend) continue;
+        QColor colour = series.colour;
+        colour.setAlpha(255);
+        items << QStringLiteral("<span style='white-space:nowrap'><b style='color:%1'>%2</b>&nbsp;%3</span>")
+                     .arg(colour.name(), glyph(series.style), unbreakable(series.name).toHtmlEscaped());
+    }
+    for (const PlotBand& band : content.bands)
+        items << QStringLiteral(
+                     "<span style='white-space:nowrap'><b style='color:%1'>&#9608;&#9608;</b>&nbsp;%2</span>")
+                     .arg(band.colour.lighter(150).name(), band.name.toHtmlEscaped());
+    if (!content.styleKey.isEmpty())
+        items << QStringLiteral("<span style='white-space:nowrap; color:#555555'>%1</span>")
+                     .arg(content.styleKey.toHtmlEscaped());
+    if (hasNonFinite)
+        items << QStringLiteral(
+                     "<span style='white-space:nowrap'><b style='color:%1'>&#9650;</b>&nbsp;%2</span>")
+                     .arg(nonFiniteColour().name(), QObject::tr("NaN or Inf (at the top)"));
+    return items.join(QStringLiteral(" &nbsp;&nbsp; "));
+}
+
+QAbstractAxis* makeAxis(const AxisSpec& spec) {
+    if (spec.log) {
+        auto* axis = new QLogValueAxis;
+        axis->setTruncateLabels(false);
+        axis->setBase(10.0);
+        axis->setLabelFormat("%.3g");
+        return axis;
+    }
+    auto* axis = new QValueAxis;
+    axis->setTruncateLabels(false);
+    axis->setLabelFormat("%.4g");
+    axis->setTickType(QValueAxis::TicksDynamic);
+    return axis;
+}
+
+void setAxisRange(QAbstractAxis* axis, const AxisRange& range) {
+    if (auto* log = qobject_cast<QLogValueAxis*>(axis)) {
+        // At most ~7 labels: over many decades, label every 10^k (a base of 100, 1000, ...).
+        const double decades = std::log10(range.max / range.min);
+        const double base = std::pow(10.0, std::max(1.0, std::ceil(decades / 7.0)));
+        log->setBase(base);
+        // Minor ticks at 2..9 x 10^k only for a base of 10: QtCharts draws base - 2 of them between two
+        // labels, which for a base of 10^40 would never finish.
+        log->setMinorTickCount(base == 10.0 ? -1 : 0);
+        // QtCharts labels the powers of the base from ceil(log(min)); log10 of a computed 1e-3 can come
+        // out as -2.9999999999999996, which would drop the bottom label. Nudge the end just below.
+        axis->setRange(range.min * (1.0 - 1e-9), range.max);
+        return;
+    }
+    if (auto* value = qobject_cast<QValueAxis*>(axis)) {
+        // Round ticks at multiples of the interval.
+        value->setTickAnchor(0.0);
+        value->setTickInterval(range.tick > 0.0 ? range.tick : niceStep((range.max - range.min) / 6.0));
+    }
+    axis->setRange(range.min, range.max);
+}
+
+}  // namespace normlab::ui

@@ -1,0 +1,31 @@
+// The pieces of LinePlot that are plain functions: which points an axis can draw (NaN and Inf set
+// aside as markers), the legend's rich text, and QtCharts axes made and ranged for an AxisSpec.
+// Internal to ui/plots (line_plot*.cpp).
+#pragma once
+#include <QAbstractAxis>
+#include <QPointF>
+#include <QString>
+#include <QVector>
+
+#include "ui/plots/axis_range.h"
+#include "ui/plots/plot_content.h"
+
+namespace normlab::ui {
+
+// A series' points split into those the axes can draw and the steps whose value is not finite (drawn as
+// markers along the top, never fed to an axis). Log axes also skip values <= 0.
+struct DrawablePoints {
+    QVector<QPointF> points;
+    QVector<double> nonFiniteSteps;
+};
+DrawablePoints drawable(const QVector<QPointF>& points, bool logX, bool logY);
+
+// The legend as wrapping rich text: a short line in each series' colour and style, then its name;
+// then the style key and, when some value is not finite, the NaN/Inf marker.
+QString legendHtml(const PlotContent& content, bool hasNonFinite);
+
+// A new log or linear axis for `spec`, and a range applied to it (bounded ticks on any range).
+QAbstractAxis* makeAxis(const AxisSpec& spec);
+void setAxisRange(QAbstractAxis* axis, const AxisRange& range);
+
+}  // namespace normlab::ui

@@ -7,6 +7,8 @@
 #include <QChartView>
 #include <QTest>
 #include <QToolTip>
+#include <QValueAxis>
+#include <QWheelEvent>
 
 #include "ui/plots/axis_range.h"
 #include "ui/plots/line_plot.h"
@@ -21,6 +23,7 @@ class LinePlotTest : public QObject {
     void axisRangeIsSticky();
     void growingLineKeepsItsHead();
     void longAxisTitleShrinksRatherThanElides();
+    void zoomByDragWheelAndDoubleClick();
 
   private:
     // Moves the mouse onto `value` as drawn by `plot` and returns the tooltip then shown.
@@ -168,6 +171,71 @@ void LinePlotTest::longAxisTitleShrinksRatherThanElides() {
                             .arg(title.pointSizeF())
                             .arg(QFontMetricsF(title).horizontalAdvance(y->titleText()))
                             .arg(chart->plotArea().height())));
+}
+
+namespace {
+// The step axis' range as QtCharts has it.
+std::pair<double, double> stepAxisRange(LinePlot& plot) {
+    auto* axis =
+        qobject_cast<QValueAxis*>(plot.findChild<QChartView*>()->chart()->axes(Qt::Horizontal).front());
+    return {axis->min(), axis->max()};
+}
+
+PlotContent rampTo(int last) {
+    PlotContent content;
+    content.x.title = QStringLiteral("step");
+    content.y.title = QStringLiteral("value");
+    PlotSeries series;
+    series.name = QStringLiteral("ramp");
+    series.colour = Qt::blue;
+    for (int step = 1; step <= last; ++step) series.points.append({double(step), double(step)});
+    content.series = {series};
+    return content;
+}
+}  // namespace
+
+void LinePlotTest::zoomByDragWheelAndDoubleClick() {
+    LinePlot plot(QStringLiteral("Zoom"));
+    plot.resize(700, 420);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.setContent(rampTo(100));
+    QCoreApplication::processEvents();
+    // Zoomed into the past: the step axis shows the span, the value axis fits what is inside it, and
+    // it stays put as the run grows.
+    plot.setZoom(std::pair{20.0, 40.0});
+    QCOMPARE(stepAxisRange(plot), (std::pair{20.0, 40.0}));
+    auto* values =
+        qobject_cast<QValueAxis*>(plot.findChild<QChartView*>()->chart()->axes(Qt::Vertical).front());
+    QVERIFY2(values->max() < 60.0 && values->min() > 0.0, qPrintable(QString::number(values->max())));
+    QVERIFY(!plot.followLatest());
+    plot.setContent(rampTo(120));
+    QCOMPARE(stepAxisRange(plot), (std::pair{20.0, 40.0}));
+    // A span reaching the newest step follows it.
+    plot.setZoom(std::pair{100.0, 120.0});
+    QVERIFY(plot.followLatest());
+    plot.setContent(rampTo(150));
+    QCOMPARE(stepAxisRange(plot), (std::pair{130.0, 150.0}));
+    // A double click shows everything; a drag across the plot zooms to the dragged span.
+    QWidget* viewport = plot.findChild<QChartView*>()->viewport();
+    const QPoint centre = viewport->rect().center();
+    QTest::mouseDClick(viewport, Qt::LeftButton, {}, centre);
+    QCOMPARE(plot.zoom(), std::nullopt);
+    const QPoint from = viewport->mapFrom(&plot, plot.positionOf({50.0, 75.0}).toPoint());
+    const QPoint to = viewport->mapFrom(&plot, plot.positionOf({90.0, 75.0}).toPoint());
+    QTest::mousePress(viewport, Qt::LeftButton, {}, from);
+    QMouseEvent move(QEvent::MouseMove, to, viewport->mapToGlobal(to), Qt::NoButton, Qt::LeftButton, {});
+    QCoreApplication::sendEvent(viewport, &move);
+    QTest::mouseRelease(viewport, Qt::LeftButton, {}, to);
+    QVERIFY(plot.zoom().has_value());
+    QVERIFY2(std::abs(plot.zoom()->first - 50.0) < 2.0 && std::abs(plot.zoom()->second - 90.0) < 2.0,
+             qPrintable(QStringLiteral("%1..%2").arg(plot.zoom()->first).arg(plot.zoom()->second)));
+    // The wheel zooms in around the pointer.
+    const double span = plot.zoom()->second - plot.zoom()->first;
+    QWheelEvent wheel(QPointF(centre), viewport->mapToGlobal(QPointF(centre)), QPoint(), QPoint(0, 120),
+                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(viewport, &wheel);
+    QVERIFY(plot.zoom()->second - plot.zoom()->first < span * 0.9);
 }
 
 QTEST_MAIN(LinePlotTest)

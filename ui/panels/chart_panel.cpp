@@ -52,6 +52,7 @@ void ChartPanel::contextMenuEvent(QContextMenuEvent* event) {
                        [this, suffix] { exportPanelInteractively(*this, suffix, this); });
     }
     menu.addSeparator();
+    addViewActions(menu);
     menu.addAction(tr("Maximise / restore"), this, [this] { emit maximiseRequested(this); });
     menu.exec(event->globalPos());
 }

@@ -9,6 +9,8 @@
 #include "ui/history/telemetry_store.h"
 #include "ui/plots/chart_style.h"
 
+class QMenu;
+
 namespace normlab::ui {
 
 class ChartPanel : public QWidget {
@@ -39,6 +41,8 @@ class ChartPanel : public QWidget {
     QHBoxLayout* header() const { return m_header; }
     const TelemetryStore& store() const { return m_store; }
     void contextMenuEvent(QContextMenuEvent* event) override;
+    // Entries a kind of chart adds to the context menu (zoom for time charts).
+    virtual void addViewActions(QMenu& menu) { (void)menu; }
 
   private:
     QString m_id, m_title;

@@ -6,6 +6,8 @@
 #include "ui/panels/plot_csv.h"
 #include "ui/plots/axis_range.h"
 
+#include <QMenu>
+
 namespace normlab::ui {
 
 LinePanel::LinePanel(const QString& id, const QString& title, const TelemetryStore& store, QWidget* parent)
@@ -30,7 +32,19 @@ std::unique_ptr<QWidget> LinePanel::makeFigureChart(const ChartStyle& style) con
     plot->setStyle(style);
     plot->setTitleShown(true);
     plot->setContent(buildContent(kFigureColumns));
+    plot->setZoom(m_plot->zoom());
     return plot;
+}
+
+void LinePanel::addViewActions(QMenu& menu) {
+    QAction* reset =
+        menu.addAction(tr("Reset zoom (double-click)"), this, [this] { m_plot->setZoom(std::nullopt); });
+    reset->setEnabled(m_plot->zoom().has_value());
+    QAction* follow =
+        menu.addAction(tr("Follow latest step"), this, [this](bool on) { m_plot->setFollowLatest(on); });
+    follow->setCheckable(true);
+    follow->setChecked(m_plot->followLatest());
+    follow->setEnabled(m_plot->zoom().has_value());
 }
 
 QVector<QPointF> LinePanel::pointsOf(const DecimatedSeries& series, int columns) const {

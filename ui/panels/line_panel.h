@@ -15,12 +15,14 @@ class LinePanel : public ChartPanel {
     void refresh() override;
     QString csv() const override;
     void setPresentation(bool large) override;
+    // The figure shows the zoomed span when the chart is zoomed.
     std::unique_ptr<QWidget> makeFigureChart(const ChartStyle& style) const override;
     LinePlot& plot() const { return *m_plot; }
     // columns <= 0: every stored sample (data export); else at most `columns` per series.
     virtual PlotContent buildContent(int columns) const = 0;
 
   protected:
+    void addViewActions(QMenu& menu) override;
     // Pixel columns of a figure's chart: enough for a page-wide chart at print resolution.
     static constexpr int kFigureColumns = 2000;
     // A series' points: the per-column envelope over [first, last] step, or every stored sample.

@@ -104,6 +104,12 @@ void LinePlot::resizeEvent(QResizeEvent* event) {
     m_impl->placeLabels();
 }
 
+void LinePlot::redraw() {
+    const PlotContent content = m_content;
+    m_content = {};
+    setContent(content);
+}
+
 bool LinePlot::setContent(const PlotContent& content) {
     Impl& impl = *m_impl;
     if (impl.xAxis && content == m_content) return false;
@@ -124,12 +130,18 @@ bool LinePlot::setContent(const PlotContent& content) {
     std::vector<DrawablePoints> drawn;
     drawn.reserve(content.series.size());
     bool anyNonFinite = false;
+    // Zoomed: the value axes fit what lies inside the step span shown.
+    double latest = -INFINITY;
+    for (const PlotSeries& series : content.series)
+        if (!series.points.isEmpty()) latest = std::max(latest, series.points.back().x());
+    const std::optional<std::pair<double, double>> window = impl.zoomWindow(latest);
     for (const PlotSeries& series : content.series) {
         const bool secondary = series.onSecondaryAxis && content.y2;
         drawn.push_back(drawable(series.points, content.x.log, secondary ? content.y2->log : content.y.log));
         for (const QPointF& p : drawn.back().points) {
             xData.include(p.x());
-            (secondary ? y2Data : yData).include(p.y());
+            if (!window || (p.x() >= window->first && p.x() <= window->second))
+                (secondary ? y2Data : yData).include(p.y());
         }
         for (double step : drawn.back().nonFiniteSteps) xData.include(step);
         anyNonFinite = anyNonFinite || !drawn.back().nonFiniteSteps.isEmpty();
@@ -144,8 +156,11 @@ bool LinePlot::setContent(const PlotContent& content) {
         if (xData.set) positive.include(std::max(xData.min, 1.0)), positive.include(xData.max);
         xData = positive;
     }
-    const bool xChanged =
-        Impl::applyRange(impl.xAxis, impl.xShown, stableAxisRange(content.x, xData, impl.xShown));
+    const AxisRange xRange =
+        window ? AxisRange{window->first, window->second, niceStep((window->second - window->first) / 6.0),
+                           true,          window->first,  window->second}
+               : stableAxisRange(content.x, xData, impl.xShown);
+    const bool xChanged = Impl::applyRange(impl.xAxis, impl.xShown, xRange);
     const bool yChanged =
         Impl::applyRange(impl.yAxis, impl.yShown, stableAxisRange(content.y, yData, impl.yShown));
     if (impl.y2Axis)

@@ -4,6 +4,7 @@
 #include <QWidget>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "ui/plots/chart_style.h"
 #include "ui/plots/plot_content.h"
@@ -34,12 +35,23 @@ class LinePlot : public QWidget {
     void unpinReadout();
     std::optional<double> pinnedStep() const;
     QString readoutText() const;
+    // The step axis zoomed to [first, second] (none: everything). Dragging across the plot, the wheel
+    // (Shift: pan) and a double click (reset) set it too. A span reaching the newest step follows it
+    // (slides to end at the newest step as a run grows); one into the past stays put.
+    void setZoom(std::optional<std::pair<double, double>> span);
+    std::optional<std::pair<double, double>> zoom() const;
+    void setFollowLatest(bool follow);
+    bool followLatest() const;
+
+  signals:
+    void zoomChanged();
 
   protected:
     void resizeEvent(QResizeEvent* event) override;
     bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
+    void redraw();  // the same content again (after a zoom)
     struct Impl;
     std::unique_ptr<Impl> m_impl;
     PlotContent m_content;

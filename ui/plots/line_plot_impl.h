@@ -52,6 +52,29 @@ struct LinePlot::Impl {
     QLabel* legend = nullptr;
     ChartStyle style;
     // The pinned readout (pinReadout): its step, line and text box.
+    // The zoomed step span (none: everything), whether it slides with the newest step, and the drag
+    // that draws a new one.
+    std::optional<std::pair<double, double>> zoom;
+    bool followLatest = true;
+    QPoint pressAt;
+    bool dragging = false;
+    QRubberBand* rubberBand = nullptr;
+
+    // The step span shown when zoomed: the zoom, slid so that it ends at `latest` when following.
+    double latest = -INFINITY;  // the newest step of the content shown
+
+    std::optional<std::pair<double, double>> zoomWindow(double newest) {
+        latest = newest;
+        if (!zoom) return std::nullopt;
+        auto [lo, hi] = *zoom;
+        if (followLatest && newest > hi) {
+            lo += newest - hi;
+            hi = newest;
+            zoom = {lo, hi};
+        }
+        return zoom;
+    }
+
     std::optional<double> pinned;
     QGraphicsLineItem* pinLine = nullptr;
     QGraphicsSimpleTextItem* pinText = nullptr;

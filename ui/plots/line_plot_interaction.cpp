@@ -26,28 +26,111 @@ QString LinePlot::readoutText() const {
     return m_impl->pinned ? m_impl->readoutAt(*m_impl->pinned, m_content) : QString();
 }
 
+void LinePlot::setZoom(std::optional<std::pair<double, double>> span) {
+    if (span && !(span->second > span->first)) span.reset();
+    if (span == m_impl->zoom) return;
+    m_impl->zoom = span;
+    // A span that reaches the newest step keeps following it; one into the past stays put.
+    m_impl->followLatest = !span || span->second >= m_impl->latest;
+    redraw();
+    emit zoomChanged();
+}
+
+std::optional<std::pair<double, double>> LinePlot::zoom() const {
+    return m_impl->zoom;
+}
+
+void LinePlot::setFollowLatest(bool follow) {
+    m_impl->followLatest = follow;
+    redraw();
+}
+
+bool LinePlot::followLatest() const {
+    return m_impl->followLatest;
+}
+
+namespace {
+// The step under a viewport position, on `series`' axes.
+double stepAt(QChart* chart, QChartView* view, QAbstractSeries* series, const QPoint& position) {
+    return chart->mapToValue(view->mapToScene(position), series).x();
+}
+}  // namespace
+
 bool LinePlot::eventFilter(QObject* watched, QEvent* event) {
-    // A left click on the plot pins the readout at the nearest drawn step; on the pinned column, unpins.
-    if (event->type() != QEvent::MouseButtonRelease || watched != m_impl->view->viewport())
-        return QWidget::eventFilter(watched, event);
+    Impl& impl = *m_impl;
+    if (watched != impl.view->viewport() || impl.lines.empty()) return QWidget::eventFilter(watched, event);
+    QAbstractSeries* series = impl.lines.front().tail;
+    switch (event->type()) {
+        case QEvent::MouseButtonPress: {
+            const auto* mouse = static_cast<QMouseEvent*>(event);
+            if (mouse->button() == Qt::LeftButton)
+                impl.pressAt = mouse->position().toPoint(), impl.dragging = false;
+            return false;
+        }
+        case QEvent::MouseMove: {
+            const auto* mouse = static_cast<QMouseEvent*>(event);
+            if (!(mouse->buttons() & Qt::LeftButton)) return false;
+            const QPoint at = mouse->position().toPoint();
+            if (!impl.dragging && std::abs(at.x() - impl.pressAt.x()) < 6) return false;
+            impl.dragging = true;
+            if (!impl.rubberBand)
+                impl.rubberBand = new QRubberBand(QRubberBand::Rectangle, impl.view->viewport());
+            const QRectF area = impl.view->mapFromScene(impl.chart->plotArea()).boundingRect();
+            impl.rubberBand->setGeometry(
+                QRect(QPoint(std::min(at.x(), impl.pressAt.x()), int(area.top())),
+                      QPoint(std::max(at.x(), impl.pressAt.x()), int(area.bottom()))));
+            impl.rubberBand->show();
+            return true;
+        }
+        case QEvent::MouseButtonDblClick:
+            setZoom(std::nullopt);
+            return true;
+        case QEvent::Wheel: {
+            // Zoom around the pointer (Shift: pan by a tenth of the span).
+            const auto* wheel = static_cast<QWheelEvent*>(event);
+            if (!impl.xShown || wheel->angleDelta().y() == 0) return false;
+            const double lo = impl.xShown->min, hi = impl.xShown->max, span = hi - lo;
+            const double notches = wheel->angleDelta().y() / 120.0;
+            if (wheel->modifiers() & Qt::ShiftModifier) {
+                setZoom(std::pair{lo - notches * span / 10, hi - notches * span / 10});
+            } else {
+                const double at = stepAt(impl.chart, impl.view, series, wheel->position().toPoint());
+                const double scale = std::pow(0.8, notches);
+                setZoom(std::pair{at - (at - lo) * scale, at + (hi - at) * scale});
+            }
+            return true;
+        }
+        case QEvent::MouseButtonRelease:
+            break;
+        default:
+            return QWidget::eventFilter(watched, event);
+    }
     const auto* mouse = static_cast<QMouseEvent*>(event);
-    const QPointF scene = m_impl->view->mapToScene(mouse->position().toPoint());
-    if (mouse->button() != Qt::LeftButton || !m_impl->chart->plotArea().contains(scene) ||
-        m_impl->lines.empty())
-        return false;
-    double x = m_impl->chart->mapToValue(scene, m_impl->lines.front().tail).x();
-    // Snapped to the nearest drawn step of the first line that has points.
-    for (const Impl::Line& line : m_impl->lines) {
+    if (mouse->button() != Qt::LeftButton) return false;
+    if (impl.dragging) {
+        // A drag across the plot: the step axis shows the dragged span.
+        impl.dragging = false;
+        impl.rubberBand->hide();
+        const double a = stepAt(impl.chart, impl.view, series, impl.pressAt);
+        const double b = stepAt(impl.chart, impl.view, series, mouse->position().toPoint());
+        setZoom(std::pair{std::min(a, b), std::max(a, b)});
+        return true;
+    }
+    // A click pins the readout at the nearest drawn step; on the pinned column, unpins it.
+    const QPointF scene = impl.view->mapToScene(mouse->position().toPoint());
+    if (!impl.chart->plotArea().contains(scene)) return false;
+    double x = impl.chart->mapToValue(scene, series).x();
+    for (const Impl::Line& line : impl.lines) {
         if (line.points.isEmpty()) continue;
-        x = std::min_element(line.points.begin(), line.points.end(), [x](const QPointF& a, const QPointF& b) {
-                return std::abs(a.x() - x) < std::abs(b.x() - x);
+        x = std::min_element(line.points.begin(), line.points.end(), [x](const QPointF& p, const QPointF& q) {
+                return std::abs(p.x() - x) < std::abs(q.x() - x);
             })->x();
         break;
     }
-    const double columnWidth = m_impl->xShown ? (m_impl->xShown->max - m_impl->xShown->min) /
-                                                    std::max(1.0, m_impl->chart->plotArea().width())
-                                              : 0;
-    if (m_impl->pinned && std::abs(*m_impl->pinned - x) <= 4 * columnWidth)
+    const double columnWidth =
+        impl.xShown ? (impl.xShown->max - impl.xShown->min) / std::max(1.0, impl.chart->plotArea().width())
+                    : 0;
+    if (impl.pinned && std::abs(*impl.pinned - x) <= 4 * columnWidth)
         unpinReadout();
     else
         pinReadout(x);

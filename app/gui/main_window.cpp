@@ -11,16 +11,20 @@
 #include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
 #include <QToolBar>
+#include <QUrl>
 #include <algorithm>
 #include <cstdio>
 
@@ -52,6 +56,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_dashboard = new ui::Dashboard(m_store);
     setCentralWidget(m_dashboard);
     m_opener = new RunFolderOpener(m_store, this);
+    setAcceptDrops(true);
 
     m_worker = new TrainingWorker;
     m_worker->moveToThread(&m_engineThread);
@@ -766,6 +771,28 @@ void MainWindow::setPresentation(bool on, bool fullScreen) {
         showFullScreen();
     else if (!on && isFullScreen())
         showNormal();
+}
+
+namespace {
+// The local folders among dropped URLs.
+QStringList droppedFolders(const QMimeData* mime) {
+    QStringList folders;
+    if (!mime || !mime->hasUrls()) return folders;
+    for (const QUrl& url : mime->urls())
+        if (url.isLocalFile() && QFileInfo(url.toLocalFile()).isDir()) folders << url.toLocalFile();
+    return folders;
+}
+}  // namespace
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (!droppedFolders(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QStringList folders = droppedFolders(event->mimeData());
+    if (folders.isEmpty()) return;
+    event->acceptProposedAction();
+    openRunFolders(folders);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

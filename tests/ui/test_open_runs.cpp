@@ -4,12 +4,16 @@
 // runs are loaded, and Close opened runs removes them; a run written while watched shows every step,
 // goes stale when its writer is quiet, and ends when its summary does.
 #include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QMimeData>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUrl>
 
 #include "app/gui/main_window.h"
 #include "engine/io/records_json.h"
@@ -29,6 +33,7 @@ class OpenRunsTest : public QObject {
     void cliRunOpensWithItsExactValues();
     void nonRunFolderIsRefusedByName();
     void runWrittenWhileWatchedShowsEveryStep();
+    void droppedFolderOpens();
 
   private:
     // Trains `steps` steps of a tiny model into `folder` as normlab-cli does.
@@ -136,6 +141,30 @@ void OpenRunsTest::runWrittenWhileWatchedShowsEveryStep() {
     writer.write_summary(normlab::summary_json(trainer, 1.0));
     QVERIFY(QTest::qWaitFor([&] { return window.store().run(id)->status == normlab::RunStatus::Completed; },
                             10000));
+}
+
+void OpenRunsTest::droppedFolderOpens() {
+    const QString folder = m_dir.filePath(QStringLiteral("dropped"));
+    writeRun(folder, 7);
+    MainWindow window;
+    window.show();
+    QMimeData mime;
+    mime.setUrls(
+        {QUrl::fromLocalFile(folder), QUrl::fromLocalFile(m_dir.filePath(QStringLiteral("no-such")))});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(&window, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(&window, &drop);
+    QVERIFY(waitLoaded(window));
+    QCOMPARE(window.store().run(RunFolderOpener::kFirstOpenedId)->step, int64_t(7));
+    // A drop with no folder in it is not taken.
+    QMimeData text;
+    text.setText(QStringLiteral("hello"));
+    QDragEnterEvent refused(QPoint(10, 10), Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+    refused.setAccepted(false);
+    QCoreApplication::sendEvent(&window, &refused);
+    QVERIFY(!refused.isAccepted());
 }
 
 QTEST_MAIN(OpenRunsTest)

@@ -13,6 +13,7 @@
 #include "app/cli/commands.h"
 #include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
+#include "engine/io/provenance.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder.h"
 #include "engine/train/run_control.h"
@@ -141,6 +142,8 @@ int run_train(int argc, char** argv) {
 
     const int64_t first_step = trainer->steps_done();
     RunFolder folder(out, trainer->config(), overwrite);
+    folder.write_provenance(provenance_json(
+        *trainer, resume.empty() ? std::nullopt : std::optional<ResumedFrom>{{resume, first_step}}));
     if (!quiet) {
         std::cerr << "normlab-cli train: " << trainer->config().train.steps << " steps on "
                   << trainer->backend().name() << " (" << trainer->device_reason() << "), run folder " << out

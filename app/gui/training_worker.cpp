@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "engine/core/errors.h"
+#include "engine/io/provenance.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder.h"
 #include "engine/train/trainer.h"
@@ -63,6 +64,8 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
         for (auto& session : sessions)
             session->folder = std::make_unique<normlab::RunFolder>(session->spec.folder.toStdString(),
                                                                    session->trainer->config(), false);
+        for (auto& session : sessions)
+            session->folder->write_provenance(normlab::provenance_json(*session->trainer, std::nullopt));
     } catch (const std::exception& error) {
         emit failed(QString::fromStdString(error.what()));
         setState(WorkerState::Idle);

@@ -63,4 +63,9 @@ void RunFolder::write_summary(const nlohmann::json& summary) {
                           summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
+void RunFolder::write_provenance(const nlohmann::json& provenance) {
+    write_file_atomically(m_path + "/provenance.json",
+                          provenance.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
 }  // namespace normlab

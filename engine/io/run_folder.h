@@ -24,6 +24,8 @@ class RunFolder {
     void append_event(const Event& event);
     // Replaces summary.json atomically (temporary file + rename).
     void write_summary(const nlohmann::json& summary);
+    // Writes provenance.json (engine/io/provenance.h), atomically, once the run's backend is known.
+    void write_provenance(const nlohmann::json& provenance);
 
     std::string checkpoint_path() const { return m_path + "/model.safetensors"; }
 

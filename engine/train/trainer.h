@@ -48,6 +48,7 @@ class Trainer {
     Optimizer& optimizer() { return *m_optimizer; }
     const Task& task() const { return *m_task; }
     Backend& backend() { return *m_backend; }
+    const Backend& backend() const { return *m_backend; }
     const std::string& device_reason() const { return m_device_reason; }
 
     int64_t steps_done() const { return m_steps_done; }

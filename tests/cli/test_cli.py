@@ -129,6 +129,21 @@ class TrainResumeEval(CliTestCase):
         self.assertAlmostEqual(summary["final_loss"], metrics[-1]["loss"], places=12)
         self.assertGreater(summary["steps_per_s"], 0)
         self.assertTrue((out / "model.safetensors").exists())
+        # What reproduces it: version and commit as --version prints them, the threads used (not 0),
+        # and the shipped corpus by path, size and an FNV-1a 64-bit hash computed here independently.
+        provenance = json.loads((out / "provenance.json").read_text())
+        version_line = run("--version", check_rc=0).stdout.splitlines()[0]
+        self.assertIn(f"NormLab {provenance['normlab_version']} (commit {provenance['commit']})", version_line)
+        self.assertGreaterEqual(provenance["threads"], 1)
+        corpus = Path(provenance["corpus"]["path"])
+        self.assertEqual(corpus.name, "corpus.txt")
+        data = corpus.read_bytes()
+        self.assertEqual(provenance["corpus"]["bytes"], len(data))
+        fnv = 14695981039346656037
+        for byte in data:
+            fnv = ((fnv ^ byte) * 1099511628211) % (1 << 64)
+        self.assertEqual(provenance["corpus"]["fnv1a64"], f"{fnv:016x}")
+        self.assertIsNone(provenance["resumed_from"])
 
     def test_resume_continues_the_same_curve(self):
         straight, first, second = self.tmp / "straight", self.tmp / "first", self.tmp / "second"
@@ -139,6 +154,8 @@ class TrainResumeEval(CliTestCase):
             check_rc=0)
         reference = {m["step"]: m["loss"] for m in self.read_metrics(straight)}
         resumed = self.read_metrics(second)
+        provenance = json.loads((second / "provenance.json").read_text())
+        self.assertEqual(provenance["resumed_from"], {"checkpoint": str(first / "model.safetensors"), "step": 15})
         self.assertEqual(resumed[0]["step"], 16)
         for record in resumed:
             self.assertEqual(record["loss"], reference[record["step"]], f"step {record['step']}")

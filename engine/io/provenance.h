@@ -1,0 +1,24 @@
+// What reproduces a run, written once into its folder as provenance.json: the NormLab version and
+// commit, the thread count actually used (never 0), the backend, the corpus file with its size and an
+// FNV-1a 64-bit hash of its bytes (text task), and for a resumed run the checkpoint and step it
+// continues. config.json stays the config alone, so every config reader keeps reading it.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace normlab {
+
+class Trainer;
+
+struct ResumedFrom {
+    std::string checkpoint;
+    int64_t step = 0;
+};
+
+nlohmann::json provenance_json(const Trainer& trainer, const std::optional<ResumedFrom>& resumed);
+// FNV-1a 64-bit over a file's bytes, as 16 hex digits; throws InputError when it cannot be read.
+std::string fnv1a64_of_file(const std::string& path);
+
+}  // namespace normlab

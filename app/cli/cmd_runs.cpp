@@ -32,23 +32,6 @@ struct RunRow {
     FlatConfig config;
 };
 
-bool is_run_folder(const fs::path& folder) {
-    return fs::exists(folder / "config.json") || fs::exists(folder / "metrics.jsonl");
-}
-
-// The run folders DIR stands for: itself, or its sub-folders that are run folders (sorted).
-std::vector<fs::path> run_folders_in(const fs::path& dir) {
-    if (!fs::is_directory(dir)) throw InputError(dir.string() + " is not a folder");
-    if (is_run_folder(dir)) return {dir};
-    std::vector<fs::path> runs;
-    for (const fs::directory_entry& entry : fs::directory_iterator(dir))
-        if (entry.is_directory() && is_run_folder(entry.path())) runs.push_back(entry.path());
-    std::sort(runs.begin(), runs.end());
-    if (runs.empty())
-        throw InputError(dir.string() + " holds no run folder (none has config.json or metrics.jsonl)");
-    return runs;
-}
-
 RunRow read_row(const fs::path& folder) {
     RunFolderReader reader(folder.string());
     RunRow row;
@@ -84,7 +67,7 @@ int run_runs(int argc, char** argv) {
         } else if (arg.rfind("--", 0) == 0) {
             throw InputError("unknown option '" + arg + "'; see normlab-cli runs --help");
         } else {
-            for (const fs::path& folder : run_folders_in(arg)) folders.push_back(folder);
+            for (const std::string& folder : find_run_folders(arg)) folders.push_back(folder);
         }
     }
     if (folders.empty()) throw InputError("name at least one folder; see normlab-cli runs --help");

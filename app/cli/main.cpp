@@ -24,6 +24,7 @@ const char* kUsage =
     "  probe      measure a freshly initialised model (Lemma 2, Figure 3, dependency, output change)\n"
     "  presets    list the presets\n"
     "  runs       list run folders: status, steps, losses, and the config keys that differ\n"
+    "  export     run folders out: a tidy metrics table (CSV), or the window's charts as figures\n"
     "  dump-grads write a checkpoint and the gradients of one batch (for the PyTorch parity test)\n";
 }  // namespace
 
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
         if (command == "bench") return normlab::cli::run_bench(argc, argv);
         if (command == "presets") return normlab::cli::run_presets(argc, argv);
         if (command == "runs") return normlab::cli::run_runs(argc, argv);
+        if (command == "export") return normlab::cli::run_export(argc, argv);
         if (command == "probe") return normlab::cli::run_probe(argc, argv);
         if (command == "dump-grads") return normlab::cli::run_dump_grads(argc, argv);
         std::cerr << "normlab-cli: unknown command '" << command << "'\n\n" << kUsage;

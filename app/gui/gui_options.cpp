@@ -9,6 +9,30 @@ namespace {
 [[noreturn]] void fail(const QString& message) {
     throw normlab::InputError(message.toStdString());
 }
+
+// WIDTHxHEIGHT with each side in [lo, hi].
+QSize parseSize(const QString& flag, const QString& text, int lo, int hi) {
+    const QStringList parts = text.split(QLatin1Char('x'));
+    bool okWidth = false, okHeight = false;
+    const int width = parts.size() == 2 ? parts[0].toInt(&okWidth) : 0;
+    const int height = parts.size() == 2 ? parts[1].toInt(&okHeight) : 0;
+    if (!okWidth || !okHeight || width < lo || height < lo || width > hi || height > hi)
+        fail(QStringLiteral("%1 needs WIDTHxHEIGHT between %2x%2 and %3x%3, got '%4'")
+                 .arg(flag)
+                 .arg(lo)
+                 .arg(hi)
+                 .arg(text));
+    return QSize(width, height);
+}
+
+double parseNumber(const QString& flag, const QString& text, double lo, double hi) {
+    bool ok = false;
+    const double number = text.toDouble(&ok);
+    if (!ok || number < lo || number > hi)
+        fail(QStringLiteral("%1 needs a number from %2 to %3, got '%4'").arg(flag).arg(lo).arg(hi).arg(text));
+    return number;
+}
+
 }  // namespace
 
 QString guiHelpText() {
@@ -17,6 +41,9 @@ QString guiHelpText() {
         "               [--lesson TITLE] [--autostart] [--quit-after-steps N] [--screenshot FILE]\n"
         "               [--size WxH] [--presentation]\n"
         "       normlab --open DIR [DIR...] [--screenshot FILE] [--size WxH]\n"
+        "       normlab --open DIR [DIR...] --export FILE (--chart ID | --dashboard) [--figure-size WxH]\n"
+        "               [--dpi N] [--font-size PT]     (what normlab-cli export runs)\n"
+        "       normlab --list-charts\n"
         "       normlab --help | --version\n"
         "\n"
         "Opens the NormLab window. Runs are written to run folders under $NORMLAB_RUNS_DIR (default "
@@ -59,6 +86,20 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
             options.sets << value();
         else if (flag == QLatin1String("--lesson"))
             options.lesson = value();
+        else if (flag == QLatin1String("--export"))
+            options.exportPath = value();
+        else if (flag == QLatin1String("--chart"))
+            options.exportChart = value();
+        else if (flag == QLatin1String("--dashboard"))
+            options.exportDashboard = true;
+        else if (flag == QLatin1String("--list-charts"))
+            options.listCharts = true;
+        else if (flag == QLatin1String("--figure-size"))
+            options.figureSize = parseSize(flag, value(), 64, 16384);
+        else if (flag == QLatin1String("--dpi"))
+            options.figureDpi = parseNumber(flag, value(), 36, 2400);
+        else if (flag == QLatin1String("--font-size"))
+            options.figureFontPoints = parseNumber(flag, value(), 4, 72);
         else if (flag == QLatin1String("--open")) {
             while (i + 1 < arguments.size() && !arguments[i + 1].startsWith(QLatin1String("--")))
                 options.openFolders << arguments[++i];
@@ -77,15 +118,7 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
                 fail(QStringLiteral("--quit-after-steps needs a whole number >= 1, got '%1'").arg(text));
             options.quitAfterSteps = steps;
         } else if (flag == QLatin1String("--size")) {
-            const QString text = value();
-            const QStringList parts = text.split(QLatin1Char('x'));
-            bool okWidth = false, okHeight = false;
-            const int width = parts.size() == 2 ? parts[0].toInt(&okWidth) : 0;
-            const int height = parts.size() == 2 ? parts[1].toInt(&okHeight) : 0;
-            if (!okWidth || !okHeight || width < 640 || height < 480 || width > 8192 || height > 8192)
-                fail(QStringLiteral("--size needs WIDTHxHEIGHT between 640x480 and 8192x8192, got '%1'")
-                         .arg(text));
-            options.windowSize = QSize(width, height);
+            options.windowSize = parseSize(flag, value(), 640, 8192);
         } else {
             fail(QStringLiteral("unknown option '%1'; see normlab --help").arg(flag));
         }
@@ -93,6 +126,9 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
     const int sources = !options.preset.isEmpty() + !options.configPath.isEmpty() +
                         !options.experimentPath.isEmpty() + !options.lesson.isEmpty();
     if (sources > 1) fail(QStringLiteral("give at most one of --preset, --config, --experiment, --lesson"));
+    if (!options.exportPath.isEmpty() &&
+        (options.openFolders.isEmpty() || options.exportDashboard == !options.exportChart.isEmpty()))
+        fail(QStringLiteral("--export FILE needs --open DIR... and exactly one of --chart ID, --dashboard"));
     if (!options.screenshotPath.isEmpty() && !options.quitAfterSteps && options.openFolders.isEmpty())
         fail(QStringLiteral("--screenshot FILE needs --quit-after-steps N (when to take it) or --open DIR"));
     return options;

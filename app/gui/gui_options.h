@@ -15,6 +15,14 @@ struct GuiOptions {
     QStringList sets;         // key=value overrides
     QString lesson;           // a lesson title prefix, started at launch
     QStringList openFolders;  // run folders to open (--open DIR...)
+    // Headless figure export of the opened runs (normlab-cli export runs this): the file, and the
+    // chart's id or the whole dashboard; figure size, DPI and font size.
+    QString exportPath, exportChart;
+    bool exportDashboard = false;
+    QSize figureSize{1600, 1000};
+    int figureDpi = 200;
+    double figureFontPoints = 9.0;
+    bool listCharts = false;
     bool autostart = false;
     std::optional<long long> quitAfterSteps;
     QString screenshotPath;

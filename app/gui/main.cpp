@@ -13,6 +13,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/version.h"
 #include "ui/controls/lessons.h"
+#include "ui/dashboard.h"
 
 namespace {
 // Applies the options to the window; throws InputError for a bad preset, config or lesson.
@@ -94,7 +95,16 @@ int main(int argc, char** argv) {
     // The engine's OpenMP threads share the cores with the GUI thread: idle threads must sleep, not
     // spin (a user's explicit setting wins).
     setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+    // Headless modes draw offscreen: no display needed.
+    if (!options.exportPath.isEmpty() || options.listCharts) setenv("QT_QPA_PLATFORM", "offscreen", 1);
     QApplication app(argc, argv);
+    if (options.listCharts) {
+        normlab::ui::TelemetryStore store;
+        const normlab::ui::Dashboard dashboard(store);
+        for (const normlab::ui::ChartPanel* panel : dashboard.panels())
+            std::printf("%-16s %s\n", panel->id().toUtf8().constData(), panel->title().toUtf8().constData());
+        return 0;
+    }
     QApplication::setOrganizationName(QStringLiteral("NormLab"));
     QApplication::setApplicationName(QStringLiteral("NormLab"));
     QApplication::setApplicationVersion(QString::fromLatin1(normlab::version()));
@@ -106,12 +116,19 @@ int main(int argc, char** argv) {
     if (options.quitAfterSteps) window.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath);
     if (!options.openFolders.isEmpty()) {
         const QStringList problems = window.openRunFolders(options.openFolders);
-        if (!problems.isEmpty() && !options.screenshotPath.isEmpty()) {
+        if (!problems.isEmpty() && (!options.screenshotPath.isEmpty() || !options.exportPath.isEmpty())) {
             std::fprintf(stderr, "normlab: %s\n", problems.join(QLatin1Char('\n')).toUtf8().constData());
             return 2;
         }
         if (!options.quitAfterSteps && !options.screenshotPath.isEmpty())
             window.screenshotWhenOpened(options.screenshotPath);
+        if (!options.exportPath.isEmpty()) {
+            normlab::ui::ImageExportOptions figure;
+            figure.size = options.figureSize;
+            figure.dpi = options.figureDpi;
+            figure.fontPoints = options.figureFontPoints;
+            window.exportWhenOpened(options.exportPath, options.exportChart, figure);
+        }
     }
     try {
         openRequested(window, options);

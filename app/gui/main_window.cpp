@@ -622,24 +622,59 @@ QStringList MainWindow::openRunFolders(const QStringList& requested) {
     return problems;
 }
 
-void MainWindow::screenshotWhenOpened(const QString& path) {
-    // Scripted: once every opened folder is read, the charts are drawn, saved, and the app quits.
-    const auto finish = [this, path] {
+void MainWindow::whenOpened(std::function<int()> work) {
+    // Scripted: once every opened folder is read, the charts are drawn, `work` runs, and the app quits
+    // with its exit code.
+    const auto finish = [this, work] {
         m_dashboard->refreshNow();
-        const QString error = saveScreenshot(path);
-        if (error.isEmpty())
-            std::printf("normlab: screenshot saved to %s\n", path.toUtf8().constData());
-        else
-            std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
+        const int code = work();
         std::fflush(stdout);
         setDirty(false);
         close();
-        QCoreApplication::exit(error.isEmpty() ? 0 : 1);
+        QCoreApplication::exit(code);
     };
     if (m_opener->loading() == 0)
         QTimer::singleShot(0, this, finish);
     else
         connect(m_opener, &RunFolderOpener::allLoaded, this, finish);
+}
+
+void MainWindow::screenshotWhenOpened(const QString& path) {
+    whenOpened([this, path] {
+        const QString error = saveScreenshot(path);
+        if (error.isEmpty())
+            std::printf("normlab: screenshot saved to %s\n", path.toUtf8().constData());
+        else
+            std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
+        return error.isEmpty() ? 0 : 1;
+    });
+}
+
+void MainWindow::exportWhenOpened(const QString& path, const QString& chart,
+                                  const ui::ImageExportOptions& options) {
+    whenOpened([this, path, chart, options] {
+        QString error;
+        if (chart.isEmpty()) {
+            error =
+                QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0
+                    ? tr("the dashboard exports as png, svg or pdf; export a chart's data with --chart ID")
+                    : ui::exportFigure(m_dashboard->figure(ui::captionForRuns(m_store)), path, options);
+        } else if (ui::ChartPanel* panel = m_dashboard->panel(chart)) {
+            error = ui::exportPanel(*panel, path, options);
+        } else {
+            QStringList ids;
+            for (const ui::ChartPanel* each : m_dashboard->panels()) ids << each->id();
+            std::fprintf(stderr, "normlab: unknown chart '%s'; charts: %s\n", chart.toUtf8().constData(),
+                         ids.join(QStringLiteral(", ")).toUtf8().constData());
+            return 2;
+        }
+        if (!error.isEmpty()) {
+            std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
+            return 2;
+        }
+        std::printf("normlab: exported %s\n", path.toUtf8().constData());
+        return 0;
+    });
 }
 
 void MainWindow::setDirty(bool dirty) {

@@ -5,6 +5,7 @@
 #include <QMainWindow>
 #include <QSet>
 #include <QThread>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "ui/controls/lessons.h"
 #include "ui/experiment/experiment_file.h"
 #include "ui/history/telemetry_store.h"
+#include "ui/panels/chart_export.h"
 
 class QAction;
 class QComboBox;
@@ -42,6 +44,10 @@ class MainWindow : public QMainWindow {
     QStringList openRunFolders(const QStringList& folders);
     // With --open and --screenshot: save the window once every opened folder is read, then quit.
     void screenshotWhenOpened(const QString& path);
+    // Headless export (normlab-cli export): once the opened folders are read, write the chart `chart`
+    // (its figure, or its data for .csv) or, with an empty id, the dashboard figure; then quit with 0,
+    // or 2 and a message.
+    void exportWhenOpened(const QString& path, const QString& chart, const ui::ImageExportOptions& options);
     // Starts every run from step 0; the reason it cannot (also shown in a dialog), or empty.
     QString startRuns();
     // Quits the application once the first run reaches `steps` (or every run ended), after saving a
@@ -90,6 +96,7 @@ class MainWindow : public QMainWindow {
     // Some run has trained steps that no saved experiment holds.
     bool hasUnsavedResults() const;
     static QStringList runFoldersIn(const QString& folder);
+    void whenOpened(std::function<int()> work);
     void updateControlsTitle();
     // The toolbar's speed limit (steps a second), sent to the worker when chosen.
     QComboBox* makeSpeedBox();

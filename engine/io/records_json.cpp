@@ -133,6 +133,28 @@ nlohmann::json to_json(const Event& event) {
     return out;
 }
 
+std::vector<std::string> block_field_names(bool cross) {
+    std::vector<std::string> names;
+    for (const LayerField& field : kLayerFields)
+        if (!field.cross || cross) names.emplace_back(field.name);
+    for (const GradField& field : kGradFields)
+        if (!field.cross || cross) names.push_back(std::string("grad.") + field.name);
+    for (const DependencyField& field : kDependencyFields)
+        if (!field.cross || cross) names.push_back(std::string("dependency.") + field.name);
+    return names;
+}
+
+std::vector<double> block_field_values(const LayerTelemetry& layer, bool cross) {
+    std::vector<double> values;
+    for (const LayerField& field : kLayerFields)
+        if (!field.cross || cross) values.push_back(layer.*field.member);
+    for (const GradField& field : kGradFields)
+        if (!field.cross || cross) values.push_back(layer.grad.*field.member);
+    for (const DependencyField& field : kDependencyFields)
+        if (!field.cross || cross) values.push_back(layer.*field.member);
+    return values;
+}
+
 StepRecord step_record_from_json(const nlohmann::json& line) {
     if (!line.is_object()) throw InputError("a metrics line is not a JSON object");
     if (!line.contains("step") || !line["step"].is_number_integer())

@@ -1,6 +1,7 @@
 // RunFolderReader: tolerant parsing of the run-folder contract, line by line.
 #include "engine/io/run_folder_reader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -30,6 +31,23 @@ std::optional<double> optional_number(const nlohmann::json& json, const char* ke
     return it->get<double>();
 }
 }  // namespace
+
+std::vector<std::string> find_run_folders(const std::string& dir) {
+    const fs::path root(dir);
+    std::error_code error;
+    if (!fs::is_directory(root, error)) throw InputError(dir + " is not a folder");
+    const auto is_run = [](const fs::path& folder) {
+        std::error_code ignored;
+        return fs::exists(folder / "config.json", ignored) || fs::exists(folder / "metrics.jsonl", ignored);
+    };
+    if (is_run(root)) return {root.string()};
+    std::vector<std::string> runs;
+    for (const fs::directory_entry& entry : fs::directory_iterator(root, error))
+        if (entry.is_directory() && is_run(entry.path())) runs.push_back(entry.path().string());
+    std::sort(runs.begin(), runs.end());
+    if (runs.empty()) throw InputError(dir + " holds no run folder (none has config.json or metrics.jsonl)");
+    return runs;
+}
 
 RunStatus status_from_summary(const std::string& status) {
     if (status == "completed") return RunStatus::Completed;

@@ -3,6 +3,7 @@
 run-folder contract, and bad input, which must give exit code 2, a message naming the problem, and no
 run folder that looks valid. Standard library only."""
 import argparse
+import csv
 import json
 import math
 import os
@@ -56,7 +57,7 @@ class CliTestCase(unittest.TestCase):
 
 class HelpAndPresets(CliTestCase):
     def test_every_subcommand_has_help(self):
-        for command in ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs"):
+        for command in ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs", "export"):
             result = run(command, "--help", check_rc=0)
             self.assertIn("usage: normlab-cli " + command, result.stdout)
         self.assertIn("commands:", run("--help", check_rc=0).stdout)
@@ -99,6 +100,71 @@ class RunsTable(CliTestCase):
         (self.tmp / "empty").mkdir()
         self.expect_bad_input(["runs", str(self.tmp / "empty")], "holds no run folder")
         self.expect_bad_input(["runs"], "name at least one folder")
+
+
+class Export(CliTestCase):
+    def train_two(self):
+        runs = self.tmp / "runs"
+        for name, placement in (("post", "post"), ("pre", "pre")):
+            run("train", *TINY, "--steps", "12", "--set", f"model.norm_placement={placement}", "--out",
+                str(runs / name), "--quiet", check_rc=0)
+        return runs
+
+    def test_metrics_table_holds_every_logged_value(self):
+        runs = self.train_two()
+        out = self.tmp / "metrics.csv"
+        run("export", "--run", str(runs), "--metrics", "--format", "csv", "--out", str(out), check_rc=0)
+        rows = list(csv.DictReader(out.read_text().splitlines()))
+        expected = 0
+        for name in ("post", "pre"):
+            metrics = [json.loads(line) for line in (runs / name / "metrics.jsonl").read_text().splitlines()]
+            expected += len(metrics) + sum(len(m.get("layers", [])) for m in metrics)
+            for m in metrics:
+                [step_row] = [r for r in rows if r["run"] == name and r["step"] == str(m["step"]) and r["block"] == "-1"]
+                self.assertEqual(float(step_row["loss"]), m["loss"])
+                for block, layer in enumerate(m.get("layers", [])):
+                    [block_row] = [r for r in rows if r["run"] == name and r["step"] == str(m["step"])
+                                   and r["block"] == str(block)]
+                    self.assertEqual(float(block_row["resid"]), layer["resid"])
+                    self.assertEqual(float(block_row["grad.w_2"]), layer["grad"]["w_2"])
+        self.assertEqual(len(rows), expected)
+        self.expect_bad_input(["export", "--run", str(runs), "--metrics", "--format", "parquet", "--out",
+                               str(self.tmp / "m.parquet")], "Apache Arrow")
+
+    def test_figures_are_the_windows_drawn_offscreen(self):
+        runs = self.train_two()
+        if not (Path(CLI).parent / "normlab").exists():
+            # A build without the desktop app says so (exit 2) instead of drawing nothing.
+            self.expect_bad_input(["export", "--run", str(runs), "--chart", "loss", "--format", "png", "--out",
+                                   str(self.tmp / "x.png")], "desktop app")
+            return
+        env_free = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+        listed = subprocess.run([CLI, "export", "--list"], capture_output=True, text=True, env=env_free, timeout=60)
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        self.assertIn("loss", [line.split()[0] for line in listed.stdout.splitlines()])
+        png = self.tmp / "loss.png"
+        drawn = subprocess.run([CLI, "export", "--run", str(runs), "--chart", "loss", "--format", "png", "--out",
+                                str(png), "--size", "1200x800", "--dpi", "150"], capture_output=True, text=True,
+                               env=env_free, timeout=120)
+        self.assertEqual(drawn.returncode, 0, drawn.stderr)
+        header = png.read_bytes()[:24]
+        self.assertEqual(header[:8], b"\x89PNG\r\n\x1a\n")
+        self.assertEqual(struct.unpack(">II", header[16:24]), (1200, 800))
+        svg = self.tmp / "dash.svg"
+        run("export", "--run", str(runs), "--dashboard", "--format", "svg", "--out", str(svg), check_rc=0)
+        text = svg.read_text()
+        for title in ("Loss and learning rate", "Gradient norm per block", "Differs: post model.norm_placement=post"):
+            self.assertIn(title, text)
+        data = self.tmp / "loss.csv"
+        run("export", "--run", str(runs / "pre"), "--chart", "loss", "--format", "csv", "--out", str(data), check_rc=0)
+        metrics = [json.loads(line) for line in (runs / "pre" / "metrics.jsonl").read_text().splitlines()]
+        train = {int(float(r.split(",")[2])): float(r.split(",")[3]) for r in data.read_text().splitlines()
+                 if r.startswith("train,")}
+        self.assertEqual(train, {m["step"]: m["loss"] for m in metrics})
+        self.expect_bad_input(["export", "--run", str(runs), "--chart", "nosuch", "--format", "png", "--out",
+                               str(self.tmp / "n.png")], "unknown chart 'nosuch'")
+        self.expect_bad_input(["export", "--run", str(runs), "--chart", "loss", "--format", "png", "--out",
+                               str(self.tmp / "n.svg")], "must end in .png")
 
 
 class TrainResumeEval(CliTestCase):

@@ -1,0 +1,144 @@
+// `normlab-cli export`: run folders out as data or figures. --metrics writes every logged value as one
+// tidy CSV table (engine/io/metrics_table.h). Figures (--chart NAME, --dashboard, --list) are drawn by
+// the desktop app's own code: the `normlab` program beside this one, run offscreen, so the CLI and the
+// window make the same figures and no display is needed.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app/cli/commands.h"
+#include "engine/core/errors.h"
+#include "engine/io/metrics_table.h"
+#include "engine/io/run_folder_reader.h"
+
+namespace normlab::cli {
+
+namespace {
+namespace fs = std::filesystem;
+
+const char* kExportUsage =
+    "usage: normlab-cli export --run DIR [--run DIR...] --metrics --format csv --out FILE\n"
+    "       normlab-cli export --run DIR [--run DIR...] (--chart NAME | --dashboard)\n"
+    "                          --format png|svg|pdf|csv --out FILE [--size WxH] [--dpi N] [--font-size PT]\n"
+    "       normlab-cli export --list\n"
+    "\n"
+    "--metrics: every logged value of the runs as one tidy table, one row per run, step and block,\n"
+    "one column per field (run-level fields on block -1): pandas.read_csv reads it in one call.\n"
+    "--chart / --dashboard: the window's figures, drawn by the `normlab` program beside normlab-cli\n"
+    "offscreen (no display needed): title, axes, legend and caption, at --size pixels (default\n"
+    "1600x1000) and --dpi (default 200); csv writes the chart's data. --list names the charts.\n"
+    "DIR is a run folder or a folder of run folders.\n";
+
+// The desktop app installed or built beside this program.
+fs::path desktop_app() {
+    std::error_code error;
+    const fs::path self = fs::read_symlink("/proc/self/exe", error);
+    const fs::path app = self.parent_path() / "normlab";
+    if (error || !fs::exists(app))
+        throw InputError("figures are drawn by the desktop app, and no `normlab` program is beside " +
+                         self.string() +
+                         "; build with -DNORMLAB_GUI=ON (the default) or install the package");
+    return app;
+}
+
+// Runs the desktop app offscreen with `arguments` in place of this process.
+[[noreturn]] void run_desktop_app(const std::vector<std::string>& arguments) {
+    const fs::path app = desktop_app();
+    setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    std::vector<char*> argv;
+    std::string program = app.string();
+    argv.push_back(program.data());
+    std::vector<std::string> owned = arguments;
+    for (std::string& argument : owned) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+    ::execv(program.c_str(), argv.data());
+    throw InputError("cannot run " + program + ": " + std::strerror(errno));
+}
+
+void write_metrics(const std::vector<std::string>& folders, const std::string& out) {
+    // Written to a temporary file and renamed: a failed export leaves no partial table.
+    const std::string temporary = out + ".partial";
+    std::ofstream file(temporary, std::ios::binary);
+    if (!file) throw InputError("cannot write " + out + "; check that its folder exists and is writable");
+    const int64_t rows = write_metrics_csv(folders, file);
+    file.close();
+    if (!file) {
+        fs::remove(temporary);
+        throw InputError("cannot write " + out + " (disk full?)");
+    }
+    fs::rename(temporary, out);
+    std::cerr << "normlab-cli export: " << rows << " rows from " << folders.size() << " run(s) to " << out
+              << "\n";
+}
+}  // namespace
+
+int run_export(int argc, char** argv) {
+    std::vector<std::string> folders, figure_arguments;
+    std::string format, out, chart;
+    bool metrics = false, dashboard = false, list = false;
+    for (int i = 2; i < argc; ++i) {
+        const std::string flag = argv[i];
+        const auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw InputError(flag + " needs a value; see normlab-cli export --help");
+            return argv[++i];
+        };
+        if (flag == "--help" || flag == "-h") {
+            std::cout << kExportUsage;
+            return 0;
+        } else if (flag == "--run") {
+            for (const std::string& folder : find_run_folders(value())) folders.push_back(folder);
+        } else if (flag == "--format") {
+            format = value();
+        } else if (flag == "--out") {
+            out = value();
+        } else if (flag == "--chart") {
+            chart = value();
+        } else if (flag == "--metrics") {
+            metrics = true;
+        } else if (flag == "--dashboard") {
+            dashboard = true;
+        } else if (flag == "--list") {
+            list = true;
+        } else if (flag == "--size" || flag == "--dpi" || flag == "--font-size") {
+            figure_arguments.push_back(flag == "--size" ? "--figure-size" : flag);
+            figure_arguments.push_back(value());
+        } else {
+            throw InputError("unknown option '" + flag + "'; see normlab-cli export --help");
+        }
+    }
+    if (list) run_desktop_app({"--list-charts"});
+    if (folders.empty()) throw InputError("name the runs with --run DIR; see normlab-cli export --help");
+    if (out.empty()) throw InputError("--out FILE is required");
+    if (metrics + dashboard + !chart.empty() != 1)
+        throw InputError("give exactly one of --metrics, --chart NAME, --dashboard");
+    if (metrics) {
+        if (format == "parquet")
+            throw InputError(
+                "--format parquet needs Apache Arrow, which Debian 12 does not package; use --format csv "
+                "(pandas.read_csv and polars.read_csv read it in one call)");
+        if (format != "csv") throw InputError("--metrics writes --format csv");
+        write_metrics(folders, out);
+        return 0;
+    }
+    if (format != "png" && format != "svg" && format != "pdf" && format != "csv")
+        throw InputError("--format must be png, svg, pdf or csv for a chart or the dashboard");
+    if (fs::path(out).extension() != "." + format)
+        throw InputError("--out " + out + " must end in ." + format + " to match --format " + format);
+    std::vector<std::string> arguments{"--open"};
+    arguments.insert(arguments.end(), folders.begin(), folders.end());
+    arguments.push_back("--export");
+    arguments.push_back(out);
+    if (dashboard) arguments.push_back("--dashboard");
+    if (!chart.empty()) arguments.push_back("--chart"), arguments.push_back(chart);
+    arguments.insert(arguments.end(), figure_arguments.begin(), figure_arguments.end());
+    run_desktop_app(arguments);
+}
+
+}  // namespace normlab::cli

@@ -32,6 +32,7 @@
 #include "engine/core/errors.h"
 #include "ui/controls/config_panel.h"
 #include "ui/controls/lessons_panel.h"
+#include "ui/controls/run_library_panel.h"
 #include "ui/controls/runs_panel.h"
 #include "ui/dashboard.h"
 #include "ui/panels/block_profile_panels.h"
@@ -177,6 +178,20 @@ void MainWindow::buildDocks() {
     runsDock->setWidget(m_runsPanel);
     addDockWidget(Qt::RightDockWidgetArea, runsDock);
     splitDockWidget(lessonsDock, runsDock, Qt::Vertical);
+    m_library = new ui::RunLibraryPanel;
+    auto* libraryDock = new QDockWidget(tr("Run library"), this);
+    libraryDock->setObjectName(QStringLiteral("libraryDock"));
+    libraryDock->setWidget(m_library);
+    addDockWidget(Qt::RightDockWidgetArea, libraryDock);
+    tabifyDockWidget(lessonsDock, libraryDock);
+    lessonsDock->raise();
+    connect(m_library, &ui::RunLibraryPanel::openRequested, this, [this](const QStringList& folders) {
+        if (!folders.isEmpty()) openRunFolders(folders);
+    });
+    // The library is read when first shown (a scan reads two small files per run).
+    connect(libraryDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible && m_library->rowCount() == 0) m_library->refresh();
+    });
     resizeDocks({lessonsDock}, {300}, Qt::Horizontal);
 
     // A lesson replaces the runs: finished runs whose results were not saved are asked about first.

@@ -22,6 +22,7 @@ class QLabel;
 class QMenu;
 
 namespace normlab::ui {
+class RunLibraryPanel;
 class ConfigPanel;
 class Dashboard;
 class LessonsPanel;
@@ -117,6 +118,7 @@ class MainWindow : public QMainWindow {
     ui::RunsPanel* m_runsPanel = nullptr;
     ui::LessonsPanel* m_lessonsPanel = nullptr;
     RunFolderOpener* m_opener = nullptr;
+    ui::RunLibraryPanel* m_library = nullptr;
     QThread m_engineThread;
     TrainingWorker* m_worker = nullptr;
     WorkerState m_state = WorkerState::Idle;

@@ -1,0 +1,82 @@
+// The run library lists every run folder under the runs folder with its summary and config columns,
+// filters by text and status, sorts, and asks to open the selected runs; a folder added by the user
+// is scanned too, and one that is not a run is left out.
+#include <QDir>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "engine/io/records_json.h"
+#include "engine/io/run_folder.h"
+#include "engine/train/trainer.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/controls/run_library_panel.h"
+
+using normlab::ui::RunLibraryPanel;
+
+class RunLibraryTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void listsFiltersAndOpens();
+
+  private:
+    static void writeRun(const QString& folder, normlab::NormPlacement placement, int steps);
+    QTemporaryDir m_dir;
+};
+
+void RunLibraryTest::writeRun(const QString& folder, normlab::NormPlacement placement, int steps) {
+    normlab::Config config = normlab::test::tinyConfig(steps);
+    config.model.norm_placement = placement;
+    normlab::Trainer trainer(config);
+    normlab::RunFolder run(folder.toStdString(), config, false);
+    for (int i = 0; i < steps; ++i) run.append_metrics(trainer.step().record);
+    run.write_summary(normlab::summary_json(trainer, 1.0));
+}
+
+void RunLibraryTest::listsFiltersAndOpens() {
+    QCoreApplication::setOrganizationName(QStringLiteral("NormLabTest"));
+    QCoreApplication::setApplicationName(
+        QStringLiteral("run_library_%1").arg(QCoreApplication::applicationPid()));
+    const QString runs = m_dir.filePath(QStringLiteral("runs"));
+    qputenv("NORMLAB_RUNS_DIR", runs.toUtf8());
+    writeRun(runs + QStringLiteral("/a-post"), normlab::NormPlacement::Post, 6);
+    writeRun(runs + QStringLiteral("/b-pre"), normlab::NormPlacement::Pre, 9);
+    QDir().mkpath(runs + QStringLiteral("/not-a-run"));
+    const QString elsewhere = m_dir.filePath(QStringLiteral("elsewhere"));
+    writeRun(elsewhere + QStringLiteral("/c-pre"), normlab::NormPlacement::Pre, 4);
+
+    RunLibraryPanel library;
+    QSignalSpy scanned(&library, &RunLibraryPanel::scanned);
+    library.refresh();
+    QVERIFY(scanned.wait(10000));
+    QCOMPARE(library.rowCount(), 2);
+    library.addRoot(elsewhere);
+    QVERIFY(scanned.wait(10000));
+    QCOMPARE(library.rowCount(), 3);
+    QVERIFY(library.roots().contains(elsewhere));
+
+    library.setFilterText(QStringLiteral("pre"));
+    QCOMPARE(library.visibleCount(), 2);
+    library.setStatusFilter(QStringLiteral("diverged"));
+    QCOMPARE(library.visibleCount(), 0);
+    library.setStatusFilter(QStringLiteral("completed"));
+    QCOMPARE(library.visibleCount(), 2);
+    library.setFilterText(QString());
+    library.setStatusFilter(QString());
+    QCOMPARE(library.visibleCount(), 3);
+
+    QSignalSpy opened(&library, &RunLibraryPanel::openRequested);
+    library.setFilterText(QStringLiteral("b-pre"));
+    library.selectAll();
+    QCOMPARE(library.selectedFolders(), QStringList{runs + QStringLiteral("/b-pre")});
+    for (QPushButton* button : library.findChildren<QPushButton*>())
+        if (button->text() == QStringLiteral("Open selected")) button->click();
+    QCOMPARE(opened.size(), 1);
+    QCOMPARE(opened.front().front().toStringList(), QStringList{runs + QStringLiteral("/b-pre")});
+    QSettings().clear();
+}
+
+QTEST_MAIN(RunLibraryTest)
+#include "test_run_library.moc"

@@ -37,6 +37,7 @@
 #include "ui/dashboard.h"
 #include "ui/panels/block_profile_panels.h"
 #include "ui/panels/chart_export.h"
+#include "ui/panels/line_panel.h"
 #include "ui/panels/panel_export.h"
 #include "ui/panels/run_captions.h"
 
@@ -732,6 +733,9 @@ ui::Experiment MainWindow::currentExperiment() const {
         if (const auto found = m_store.runs().find(static_cast<int>(i)); found != m_store.runs().end())
             experiment.runs[i].visible = found->second.visible;
     experiment.dashboardLayout = m_dashboard->saveLayout();
+    for (ui::ChartPanel* panel : m_dashboard->panels())
+        if (auto* line = qobject_cast<ui::LinePanel*>(panel); line && !line->annotations().empty())
+            experiment.annotations[line->id()] = line->annotations();
     return experiment;
 }
 
@@ -756,6 +760,12 @@ QString MainWindow::openExperiment(const QString& path) {
     setRuns(experiment.runs);
     m_configPanel->setConfig(experiment.current);
     if (!experiment.dashboardLayout.isEmpty()) m_dashboard->restoreLayout(experiment.dashboardLayout);
+    for (ui::ChartPanel* panel : m_dashboard->panels())
+        if (auto* line = qobject_cast<ui::LinePanel*>(panel)) {
+            const auto notes = experiment.annotations.find(line->id());
+            line->setAnnotations(notes == experiment.annotations.end() ? std::vector<ui::PlotAnnotation>{}
+                                                                       : notes->second);
+        }
     m_experimentPath = path;
     rememberRecent(path);
     setDirty(false);

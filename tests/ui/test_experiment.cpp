@@ -34,6 +34,9 @@ void ExperimentTest::roundTrip() {
     experiment.runs.push_back({QStringLiteral("pre"), normlab::preset_config("preln-no-warmup"), false});
     experiment.runs[1].config.train.seed = 123;
     experiment.dashboardLayout = QByteArray("\x00\x01layout\xff", 9);
+    experiment.annotations[QStringLiteral("loss")] = {
+        {120.0, 3.05, QStringLiteral("the stall")},
+        {300.0, 1.8, QStringLiteral("switched to Pre-LN, \"recovers\"")}};
     const QString path = m_dir.filePath(QStringLiteral("round.json"));
     QCOMPARE(saveExperiment(experiment, path), QString());
     const Experiment loaded = loadExperiment(path);
@@ -47,6 +50,7 @@ void ExperimentTest::roundTrip() {
     }
     QCOMPARE(loaded.runs[1].config.train.seed, uint64_t(123));
     QCOMPARE(loaded.dashboardLayout, experiment.dashboardLayout);
+    QCOMPARE(loaded.annotations, experiment.annotations);
 }
 
 void ExperimentTest::corruptFilesGiveMessages_data() {
@@ -67,6 +71,9 @@ void ExperimentTest::corruptFilesGiveMessages_data() {
     QTest::newRow("unknown key")
         << QByteArray("{\"normlab_experiment\": 1, \"config\": {\"model\": {\"layerz\": 3}}}")
         << QStringLiteral("model.layerz");
+    QTest::newRow("bad annotation")
+        << QByteArray("{\"normlab_experiment\": 1, \"annotations\": {\"loss\": [{\"step\": \"x\"}]}}")
+        << QStringLiteral("\"annotations\" must map chart ids");
     QTest::newRow("invalid combination") << QByteArray(
                                                 "{\"normlab_experiment\": 1, \"runs\": [{\"name\": \"a\", "
                                                 "\"config\": {\"model\": {\"d_model\": 64, \"heads\": 5}}}]}")

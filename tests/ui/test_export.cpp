@@ -105,6 +105,7 @@ class ExportTest : public QObject {
     void everyPanelExportsEveryFormat();
     void lossCsvHoldsTheData();
     void captionNamesTheDifferences();
+    void notesAreDrawnInFigures();
     void vectorFiguresHaveThePhysicalSize();
     void knownCaptionRendersEveryLine();
     void pngHonoursSizeAndDpi();
@@ -177,6 +178,17 @@ void ExportTest::everyPanelExportsEveryFormat() {
         QVERIFY(csv.contains("postrun"));  // the caption names the configuration
         QVERIFY(csv.count('\n') > 6);
     }
+}
+
+void ExportTest::notesAreDrawnInFigures() {
+    auto* panel = static_cast<LossPanel*>(m_dashboard->panel(QStringLiteral("loss")));
+    panel->setAnnotations({{150.0, 2.0, QStringLiteral("warmup ends here")}});
+    const QString path = m_dir.filePath(QStringLiteral("noted.svg"));
+    QCOMPARE(exportPanel(*panel, path), QString());
+    QVERIFY(svgText(path).contains(QStringLiteral("warmup ends here")));
+    panel->setAnnotations({});
+    QCOMPARE(exportPanel(*panel, path), QString());
+    QVERIFY(!svgText(path).contains(QStringLiteral("warmup ends here")));
 }
 
 void ExportTest::captionNamesTheDifferences() {

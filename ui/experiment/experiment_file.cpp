@@ -22,6 +22,26 @@ normlab::Config configFrom(const nlohmann::json& node, const std::string& where)
     }
     return config;
 }
+// "annotations": {"chart id": [{"step": x, "value": y, "text": "..."}, ...], ...}
+std::map<QString, std::vector<PlotAnnotation>> annotationsFrom(const nlohmann::json& node,
+                                                               const std::string& source) {
+    const std::string what = source + ": \"annotations\" must map chart ids to lists of {step, value, text}";
+    if (!node.is_object()) throw normlab::InputError(what);
+    std::map<QString, std::vector<PlotAnnotation>> out;
+    for (const auto& [chart, notes] : node.items()) {
+        if (!notes.is_array()) throw normlab::InputError(what);
+        for (const nlohmann::json& note : notes) {
+            if (!note.is_object() || !note.contains("step") || !note["step"].is_number() ||
+                !note.contains("value") || !note["value"].is_number() || !note.contains("text") ||
+                !note["text"].is_string())
+                throw normlab::InputError(what);
+            out[QString::fromStdString(chart)].push_back(
+                {note["step"].get<double>(), note["value"].get<double>(),
+                 QString::fromStdString(note["text"].get<std::string>())});
+        }
+    }
+    return out;
+}
 }  // namespace
 
 QByteArray experimentToJson(const Experiment& experiment) {
@@ -34,6 +54,13 @@ QByteArray experimentToJson(const Experiment& experiment) {
                                 {"visible", run.visible},
                                 {"config", normlab::config_to_json(run.config)}});
     json["dashboard_layout"] = experiment.dashboardLayout.toBase64().toStdString();
+    json["annotations"] = nlohmann::json::object();
+    for (const auto& [chart, notes] : experiment.annotations) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const PlotAnnotation& note : notes)
+            list.push_back({{"step", note.x}, {"value", note.y}, {"text", note.text.toStdString()}});
+        json["annotations"][chart.toStdString()] = std::move(list);
+    }
     return QByteArray::fromStdString(json.dump(2) + "\n");
 }
 
@@ -70,6 +97,7 @@ Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName
             experiment.runs.push_back(std::move(parsed));
         }
     }
+    if (json.contains("annotations")) experiment.annotations = annotationsFrom(json["annotations"], source);
     if (json.contains("dashboard_layout") && json["dashboard_layout"].is_string())
         experiment.dashboardLayout =
             QByteArray::fromBase64(QByteArray::fromStdString(json["dashboard_layout"].get<std::string>()));

@@ -1,12 +1,14 @@
 // Experiment files: the whole state of a session as JSON (the control panel's config, every compared
-// run with its config, seed and visibility, and the dashboard layout), so it can be saved, shared and
-// reopened. Loading validates everything and names the problem.
+// run with its config, seed and visibility, the dashboard layout and the notes pinned to charts), so
+// it can be saved, shared and reopened. Loading validates everything and names the problem.
 #pragma once
 #include <QByteArray>
 #include <QString>
+#include <map>
 #include <vector>
 
 #include "engine/config/config.h"
+#include "ui/plots/plot_content.h"
 
 namespace normlab::ui {
 
@@ -19,7 +21,8 @@ struct ExperimentRun {
 struct Experiment {
     normlab::Config current;  // the control panel
     std::vector<ExperimentRun> runs;
-    QByteArray dashboardLayout;  // QMainWindow::saveState of the dashboard
+    QByteArray dashboardLayout;                                  // QMainWindow::saveState of the dashboard
+    std::map<QString, std::vector<PlotAnnotation>> annotations;  // notes pinned to charts, by chart id
 };
 
 QByteArray experimentToJson(const Experiment& experiment);

@@ -52,7 +52,7 @@ void ChartPanel::contextMenuEvent(QContextMenuEvent* event) {
                        [this, suffix] { exportPanelInteractively(*this, suffix, this); });
     }
     menu.addSeparator();
-    addViewActions(menu);
+    addViewActions(menu, m_chart->mapFrom(this, event->pos()));
     menu.addAction(tr("Maximise / restore"), this, [this] { emit maximiseRequested(this); });
     menu.exec(event->globalPos());
 }

@@ -41,8 +41,9 @@ class ChartPanel : public QWidget {
     QHBoxLayout* header() const { return m_header; }
     const TelemetryStore& store() const { return m_store; }
     void contextMenuEvent(QContextMenuEvent* event) override;
-    // Entries a kind of chart adds to the context menu (zoom for time charts).
-    virtual void addViewActions(QMenu& menu) { (void)menu; }
+    // Entries a kind of chart adds to the context menu (zoom, notes), for a right click at `at` in the
+    // chart widget's coordinates.
+    virtual void addViewActions(QMenu& menu, const QPoint& at) { (void)menu, (void)at; }
 
   private:
     QString m_id, m_title;

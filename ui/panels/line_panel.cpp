@@ -6,6 +6,8 @@
 #include "ui/panels/plot_csv.h"
 #include "ui/plots/axis_range.h"
 
+#include <QInputDialog>
+#include <QLineEdit>
 #include <QMenu>
 
 namespace normlab::ui {
@@ -15,8 +17,19 @@ LinePanel::LinePanel(const QString& id, const QString& title, const TelemetrySto
     setChartWidget(m_plot);
 }
 
+PlotContent LinePanel::contentWithNotes(int columns) const {
+    PlotContent content = buildContent(columns);
+    content.annotations = m_annotations;
+    return content;
+}
+
 void LinePanel::refresh() {
-    m_plot->setContent(buildContent(m_plot->plotColumns()));
+    m_plot->setContent(contentWithNotes(m_plot->plotColumns()));
+}
+
+void LinePanel::setAnnotations(std::vector<PlotAnnotation> annotations) {
+    m_annotations = std::move(annotations);
+    refresh();
 }
 
 QString LinePanel::csv() const {
@@ -31,12 +44,25 @@ std::unique_ptr<QWidget> LinePanel::makeFigureChart(const ChartStyle& style) con
     auto plot = std::make_unique<LinePlot>(title());
     plot->setStyle(style);
     plot->setTitleShown(true);
-    plot->setContent(buildContent(kFigureColumns));
+    plot->setContent(contentWithNotes(kFigureColumns));
     plot->setZoom(m_plot->zoom());
     return plot;
 }
 
-void LinePanel::addViewActions(QMenu& menu) {
+void LinePanel::addViewActions(QMenu& menu, const QPoint& at) {
+    const QPointF value = m_plot->valueAt(m_plot->mapFrom(chartWidget(), at));
+    menu.addAction(tr("Add a note here..."), this, [this, value] {
+        bool ok = false;
+        const QString text =
+            QInputDialog::getText(this, tr("Note"), tr("Note at step %1:").arg(value.x(), 0, 'f', 0),
+                                  QLineEdit::Normal, QString(), &ok);
+        if (!ok || text.trimmed().isEmpty()) return;
+        std::vector<PlotAnnotation> notes = m_annotations;
+        notes.push_back({value.x(), value.y(), text.trimmed()});
+        setAnnotations(std::move(notes));
+    });
+    QAction* clear = menu.addAction(tr("Remove the notes"), this, [this] { setAnnotations({}); });
+    clear->setEnabled(!m_annotations.empty());
     QAction* reset =
         menu.addAction(tr("Reset zoom (double-click)"), this, [this] { m_plot->setZoom(std::nullopt); });
     reset->setEnabled(m_plot->zoom().has_value());

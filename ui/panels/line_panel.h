@@ -18,11 +18,14 @@ class LinePanel : public ChartPanel {
     // The figure shows the zoomed span when the chart is zoomed.
     std::unique_ptr<QWidget> makeFigureChart(const ChartStyle& style) const override;
     LinePlot& plot() const { return *m_plot; }
+    // The notes pinned to this chart (drawn on screen and in its figures; saved with experiments).
+    const std::vector<PlotAnnotation>& annotations() const { return m_annotations; }
+    void setAnnotations(std::vector<PlotAnnotation> annotations);
     // columns <= 0: every stored sample (data export); else at most `columns` per series.
     virtual PlotContent buildContent(int columns) const = 0;
 
   protected:
-    void addViewActions(QMenu& menu) override;
+    void addViewActions(QMenu& menu, const QPoint& at) override;
     // Pixel columns of a figure's chart: enough for a page-wide chart at print resolution.
     static constexpr int kFigureColumns = 2000;
     // A series' points: the per-column envelope over [first, last] step, or every stored sample.
@@ -32,7 +35,11 @@ class LinePanel : public ChartPanel {
     AxisSpec stepAxis() const;
 
   private:
+    // buildContent with this chart's notes.
+    PlotContent contentWithNotes(int columns) const;
+
     LinePlot* m_plot = nullptr;
+    std::vector<PlotAnnotation> m_annotations;
 };
 
 }  // namespace normlab::ui

@@ -50,6 +50,7 @@ LinePlot::LinePlot(const QString& title, QWidget* parent)
     connect(m_impl->chart, &QChart::plotAreaChanged, this, [this] {
         m_impl->placeLabels();
         m_impl->placeReadout(m_content);
+        m_impl->placeNotes(m_content.annotations);
     });
     setMinimumSize(200, 150);
     setStyle(ChartStyle{});
@@ -102,6 +103,12 @@ void LinePlot::setStyle(const ChartStyle& style) {
 void LinePlot::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
     m_impl->placeLabels();
+}
+
+QPointF LinePlot::valueAt(const QPoint& position) const {
+    const Impl& impl = *m_impl;
+    const QPointF scene = impl.view->mapToScene(impl.view->viewport()->mapFrom(this, position));
+    return impl.lines.empty() ? QPointF() : impl.chart->mapToValue(scene, impl.lines.front().tail);
 }
 
 void LinePlot::redraw() {
@@ -191,6 +198,7 @@ bool LinePlot::setContent(const PlotContent& content) {
     if (impl.emptyLabel->text() != emptyText) impl.emptyLabel->setText(emptyText);
     impl.placeLabels();
     impl.placeReadout(content);
+    impl.placeNotes(content.annotations);
     // Let the scene work out what it must repaint now, so that a repaint of the window that follows
     // (the dashboard's, inside its timing) draws it.
     QCoreApplication::sendPostedEvents(impl.chart->scene(), QEvent::MetaCall);

@@ -29,6 +29,8 @@ class LinePlot : public QWidget {
     int plotColumns() const;
     // Where a data point is drawn, in this widget's coordinates (on the right axis if `secondary`).
     QPointF positionOf(const QPointF& value, bool secondary = false) const;
+    // The (step, value) on the left value axis under a position in this widget's coordinates.
+    QPointF valueAt(const QPoint& position) const;
     // A pinned readout: a vertical line at step `x` with every series' value there (a click on the
     // plot pins it, a click on the same column again unpins it). It follows new data while pinned.
     void pinReadout(double x);

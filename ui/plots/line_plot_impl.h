@@ -75,6 +75,51 @@ struct LinePlot::Impl {
         return zoom;
     }
 
+    // The user's notes: a text box and an arrow from it to its point, per annotation.
+    struct Note {
+        QGraphicsSimpleTextItem* text = nullptr;
+        QGraphicsLineItem* arrow = nullptr;
+    };
+    std::vector<Note> notes;
+
+    void placeNotes(const std::vector<PlotAnnotation>& annotations) {
+        while (notes.size() > annotations.size()) {
+            delete notes.back().text;
+            delete notes.back().arrow;
+            notes.pop_back();
+        }
+        while (notes.size() < annotations.size()) {
+            Note note{new QGraphicsSimpleTextItem(chart), new QGraphicsLineItem(chart)};
+            note.text->setZValue(900);
+            note.arrow->setZValue(900);
+            notes.push_back(note);
+        }
+        if (lines.empty()) return;
+        QFont font = chart->titleFont();
+        font.setBold(false);
+        font.setPointSizeF(style.points(8.5));
+        for (size_t i = 0; i < notes.size(); ++i) {
+            const PlotAnnotation& annotation = annotations[i];
+            const QPointF at = chart->mapToPosition({annotation.x, annotation.y}, lines.front().tail);
+            const bool shown = chart->plotArea().contains(at);
+            notes[i].text->setVisible(shown);
+            notes[i].arrow->setVisible(shown);
+            if (!shown) continue;
+            notes[i].text->setFont(font);
+            notes[i].text->setText(annotation.text);
+            notes[i].text->setBrush(QColor(40, 40, 40));
+            // The text above and to the right of its point, kept inside the plot.
+            const QRectF box = notes[i].text->boundingRect();
+            const double offset = 18.0 * style.lineScale();
+            QPointF corner(at.x() + offset, at.y() - offset - box.height());
+            corner.setX(std::min(corner.x(), chart->plotArea().right() - box.width()));
+            corner.setY(std::max(corner.y(), chart->plotArea().top()));
+            notes[i].text->setPos(corner);
+            notes[i].arrow->setPen(QPen(QColor(40, 40, 40), 1.2 * style.lineScale()));
+            notes[i].arrow->setLine(QLineF(QPointF(corner.x(), corner.y() + box.height()), at));
+        }
+    }
+
     std::optional<double> pinned;
     QGraphicsLineItem* pinLine = nullptr;
     QGraphicsSimpleTextItem* pinText = nullptr;

@@ -49,6 +49,14 @@ struct PlotMarker {
     bool operator==(const PlotMarker&) const = default;
 };
 
+// A note the user pinned to a chart: text with an arrow to the point (step, value) it is about.
+struct PlotAnnotation {
+    double x = 0.0, y = 0.0;
+    QString text;
+
+    bool operator==(const PlotAnnotation&) const = default;
+};
+
 struct PlotContent {
     AxisSpec x, y;
     std::optional<AxisSpec> y2;  // a second value axis on the right
@@ -59,6 +67,7 @@ struct PlotContent {
     // What the line styles mean when the legend names runs rather than series ("dashed: validation"),
     // shown at the end of the legend (never elided like an axis title).
     QString styleKey;
+    std::vector<PlotAnnotation> annotations;  // on the left value axis
 
     bool operator==(const PlotContent&) const = default;
 };

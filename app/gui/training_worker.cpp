@@ -88,8 +88,8 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
 void TrainingWorker::pause() {
     if (m_state != WorkerState::Running) return;
     m_pausedAt = std::chrono::steady_clock::now();
+    flush(true);  // the steps taken so far reach the GUI before it hears of the pause
     setState(WorkerState::Paused);
-    flush(true);
 }
 
 void TrainingWorker::resume() {

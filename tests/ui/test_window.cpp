@@ -120,7 +120,7 @@ void WindowTest::lessonStartsItsComparison() {
     // The lesson pauses where its text says, every run at that step, and says what to do.
     QVERIFY(lesson.pauseAtStep > 0);
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Paused; }, 120000));
-    QCoreApplication::processEvents();
+    QTest::qWait(200);  // still paused, no step beyond the pause point
     for (const auto& [id, run] : window.store().runs()) QCOMPARE(run.step, int64_t(lesson.pauseAtStep));
     QCOMPARE(window.statusBar()->currentMessage(), lesson.pauseText);
     actionNamed(window, QStringLiteral("Stop"))->trigger();

@@ -393,12 +393,21 @@ QString MainWindow::startRuns() {
     // A lesson pauses where its text says (not in a scripted run, which must reach its step by itself).
     if (!m_quitAfterSteps) plan.pauseAtStep = m_lessonPause.first;
     m_pauseText = m_quitAfterSteps ? QString() : m_lessonPause.second;
+    m_startConfigs.clear();
     for (size_t i = 0; i < m_runs.size(); ++i) {
         const int id = static_cast<int>(i);
         const QString folder = runFolderFor(m_runs[i].name, stamp, id);
-        const bool visible = m_store.run(id) ? m_store.run(id)->visible : true;
+        // A run keeps the visibility the user gave it once it trained; a placeholder that stepped aside
+        // for opened runs shows again.
+        const ui::RunHistory* previous = m_store.run(id);
+        const bool visible = previous && previous->started ? previous->visible : m_runs[i].visible;
         m_store.addRun(id, m_runs[i].name, m_runs[i].config, folder).visible = visible;
-        plan.runs.push_back({id, m_runs[i].name, m_runs[i].config, folder});
+        // An experiment's recorded live changes are replayed, each before its step.
+        std::vector<normlab::Command> changes;
+        for (const ui::LiveChange& change : m_runs[i].changes)
+            changes.push_back({change.key.toStdString(), change.value.toStdString(), change.step});
+        plan.runs.push_back({id, m_runs[i].name, m_runs[i].config, folder, std::move(changes)});
+        m_startConfigs.push_back(m_runs[i].config);
     }
     QDir().mkpath(QFileInfo(plan.runs.front().folder).absolutePath());
     QMetaObject::invokeMethod(
@@ -729,9 +738,25 @@ ui::Experiment MainWindow::currentExperiment() const {
         experiment.current = m_runs.empty() ? normlab::Config{} : m_runs.front().config;
     }
     experiment.runs = m_runs;
-    for (size_t i = 0; i < experiment.runs.size(); ++i)
-        if (const auto found = m_store.runs().find(static_cast<int>(i)); found != m_store.runs().end())
-            experiment.runs[i].visible = found->second.visible;
+    for (size_t i = 0; i < experiment.runs.size(); ++i) {
+        const auto found = m_store.runs().find(static_cast<int>(i));
+        if (found == m_store.runs().end()) continue;
+        const ui::RunHistory& run = found->second;
+        ui::ExperimentRun& saved = experiment.runs[i];
+        saved.visible = run.visible;
+        if (!run.started || i >= m_startConfigs.size()) continue;
+        // A run that trained is saved as it started, with its live changes at their steps (so
+        // reopening replays it) and its folder (so reopening shows its curves).
+        saved.config = m_startConfigs[i];
+        saved.folder = run.folder;
+        saved.changes.clear();
+        for (const normlab::Event& event : run.events)
+            if (event.kind == "change")
+                saved.changes.push_back(
+                    {event.step, QString::fromStdString(event.key), QString::fromStdString(event.value)});
+        // The controls reopen on the run as it started: Start then replays it, changes included.
+        if (static_cast<int>(i) == m_activeRun) experiment.current = saved.config;
+    }
     experiment.dashboardLayout = m_dashboard->saveLayout();
     for (ui::ChartPanel* panel : m_dashboard->panels())
         if (auto* line = qobject_cast<ui::LinePanel*>(panel); line && !line->annotations().empty())
@@ -759,6 +784,11 @@ QString MainWindow::openExperiment(const QString& path) {
         experiment.runs.push_back({QStringLiteral("run 1"), experiment.current, true});
     setRuns(experiment.runs);
     m_configPanel->setConfig(experiment.current);
+    // The saved runs' curves, from their folders where they still are.
+    QStringList folders;
+    for (const ui::ExperimentRun& run : experiment.runs)
+        if (!run.folder.isEmpty() && QFileInfo(run.folder).isDir()) folders << run.folder;
+    if (!folders.isEmpty()) openRunFolders(folders);
     if (!experiment.dashboardLayout.isEmpty()) m_dashboard->restoreLayout(experiment.dashboardLayout);
     for (ui::ChartPanel* panel : m_dashboard->panels())
         if (auto* line = qobject_cast<ui::LinePanel*>(panel)) {

@@ -132,8 +132,9 @@ class MainWindow : public QMainWindow {
     QByteArray m_layoutBeforePresentation;
 
     std::optional<int64_t> m_quitAfterSteps;
-    std::pair<int64_t, QString> m_lessonPause;  // the loaded lesson's pause step and what to do there
-    QString m_pauseText;                        // shown when this start's runs reach their pause point
+    std::vector<normlab::Config> m_startConfigs;  // each run's config when it last started
+    std::pair<int64_t, QString> m_lessonPause;    // the loaded lesson's pause step and what to do there
+    QString m_pauseText;                          // shown when this start's runs reach their pause point
     QString m_quitScreenshot;
 
     QAction *m_start = nullptr, *m_pause = nullptr, *m_step = nullptr, *m_stop = nullptr, *m_reset = nullptr;

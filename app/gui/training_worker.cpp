@@ -58,6 +58,7 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
             auto session = std::make_unique<Session>();
             session->spec = spec;
             session->trainer = std::make_unique<normlab::Trainer>(spec.config);
+            for (const normlab::Command& change : spec.changes) session->trainer->post(change);
             sessions.push_back(std::move(session));
         }
         // Folders only once every run is valid, so bad input leaves nothing behind.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/train/commands.h"
 #include "ui/history/run_update.h"
 
 namespace normlab {
@@ -25,7 +26,8 @@ struct RunSpec {
     int id = -1;
     QString name;
     normlab::Config config;
-    QString folder;  // the run folder to create (CLI layout)
+    QString folder;                         // the run folder to create (CLI layout)
+    std::vector<normlab::Command> changes;  // live changes to replay, each before its step
 };
 
 struct RunPlan {

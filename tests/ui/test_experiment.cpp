@@ -1,13 +1,18 @@
 // Experiment files: a save/load round trip keeps every run's config, seed, name and visibility and the
 // layout; corrupt, foreign or invalid files give a message naming the problem (no crash), and the
 // window keeps its state when asked to open one.
+#include <QComboBox>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include "app/gui/main_window.h"
+#include "app/gui/run_folder_opener.h"
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/controls/config_panel.h"
 #include "ui/experiment/experiment_file.h"
 
@@ -20,6 +25,7 @@ class ExperimentTest : public QObject {
     void corruptFilesGiveMessages_data();
     void corruptFilesGiveMessages();
     void windowRoundTripAndCorruptFile();
+    void savedRunReplaysWithItsLiveChanges();
 
   private:
     QTemporaryDir m_dir;
@@ -127,6 +133,74 @@ void ExperimentTest::windowRoundTripAndCorruptFile() {
     // Nothing changed in the window.
     QCOMPARE(other.store().runs().begin()->second.name, QStringLiteral("periln"));
     QCOMPARE(other.configPanel().config().model.norm_placement, normlab::NormPlacement::Peri);
+}
+
+namespace {
+std::vector<double> lossesIn(const QString& folder) {
+    std::vector<double> losses;
+    QFile metrics(folder + QStringLiteral("/metrics.jsonl"));
+    if (!metrics.open(QIODevice::ReadOnly)) return losses;
+    for (const QByteArray& line : metrics.readAll().split('\n'))
+        if (!line.isEmpty())
+            losses.push_back(QJsonDocument::fromJson(line).object().value(QStringLiteral("loss")).toDouble());
+    return losses;
+}
+}  // namespace
+
+void ExperimentTest::savedRunReplaysWithItsLiveChanges() {
+    // A run switched from Post-LN to Pre-LN mid-run, saved, reopened and started again: the saved
+    // experiment holds the start config and the change at its step, reopening shows the saved curves,
+    // and the replay's losses equal the original's step for step.
+    qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("replay-runs")).toUtf8());
+    const QString path = m_dir.filePath(QStringLiteral("replay.json"));
+    QString originalFolder;
+    int64_t switchedAt = 0;
+    {
+        normlab::gui::MainWindow window;
+        normlab::Config config = normlab::test::tinyConfig(60);
+        config.model.norm_placement = normlab::NormPlacement::Post;
+        window.loadConfig(config, QStringLiteral("switched"));
+        window.show();
+        // Slow enough (50 steps/s) that the switch lands mid-run.
+        auto* speed = window.findChild<QComboBox*>(QStringLiteral("speedLimit"));
+        speed->setCurrentIndex(speed->findData(50.0));
+        QCOMPARE(window.startRuns(), QString());
+        QVERIFY(QTest::qWaitFor([&] { return window.store().run(0)->step >= 5; }, 30000));
+        auto* placement = window.configPanel().findChild<QComboBox*>(QStringLiteral("model.norm_placement"));
+        placement->setCurrentIndex(placement->findData(QStringLiteral("pre")));
+        QVERIFY(QTest::qWaitFor([&] { return window.workerState() == normlab::gui::WorkerState::Finished; },
+                                60000));
+        for (const normlab::Event& event : window.store().run(0)->events)
+            if (event.kind == "change") switchedAt = event.step;
+        QVERIFY(switchedAt > 5);
+        originalFolder = window.store().run(0)->folder;
+        QCOMPARE(window.saveExperimentTo(path), QString());
+    }
+    const Experiment saved = loadExperiment(path);
+    QCOMPARE(saved.runs.size(), size_t(1));
+    QCOMPARE(saved.runs[0].config.model.norm_placement, normlab::NormPlacement::Post);
+    QCOMPARE(saved.runs[0].changes,
+             (std::vector<LiveChange>{
+                 {switchedAt, QStringLiteral("model.norm_placement"), QStringLiteral("pre")}}));
+    QCOMPARE(saved.runs[0].folder, originalFolder);
+
+    normlab::gui::MainWindow reopened;
+    reopened.show();
+    QCOMPARE(reopened.openExperiment(path), QString());
+    auto* opener = reopened.findChild<normlab::gui::RunFolderOpener*>();
+    QVERIFY(QTest::qWaitFor([&] { return opener->loading() == 0; }, 30000));
+    const normlab::ui::RunHistory* shown =
+        reopened.store().run(normlab::gui::RunFolderOpener::kFirstOpenedId);
+    QVERIFY(shown);
+    QCOMPARE(shown->step, int64_t(60));
+    QCOMPARE(reopened.startRuns(), QString());
+    QVERIFY(QTest::qWaitFor([&] { return reopened.workerState() == normlab::gui::WorkerState::Finished; },
+                            60000));
+    QVERIFY(reopened.store().run(0)->visible);
+    const std::vector<double> original = lossesIn(originalFolder),
+                              replay = lossesIn(reopened.store().run(0)->folder);
+    QCOMPARE(replay.size(), size_t(60));
+    QCOMPARE(replay, original);
 }
 
 QTEST_MAIN(ExperimentTest)

@@ -2,6 +2,8 @@
 // experiment file is checked exactly like one given to the CLI.
 #include "ui/experiment/experiment_file.h"
 
+#include "engine/train/commands.h"
+
 #include <QFile>
 #include <QSaveFile>
 #include <nlohmann/json.hpp>
@@ -22,6 +24,28 @@ normlab::Config configFrom(const nlohmann::json& node, const std::string& where)
     }
     return config;
 }
+// "changes": [{"step": S, "key": "train.lr", "value": "0.001"}, ...], each key a live one.
+std::vector<LiveChange> changesFrom(const nlohmann::json& node, const std::string& where) {
+    const std::string what = where + ": \"changes\" must be a list of {step, key, value} with live keys";
+    if (!node.is_array()) throw normlab::InputError(what);
+    std::vector<LiveChange> changes;
+    for (const nlohmann::json& change : node) {
+        if (!change.is_object() || !change.contains("step") || !change["step"].is_number_integer() ||
+            !change.contains("key") || !change["key"].is_string() || !change.contains("value") ||
+            !change["value"].is_string())
+            throw normlab::InputError(what);
+        try {
+            normlab::require_live_key(change["key"].get<std::string>());
+        } catch (const normlab::InputError& error) {
+            throw normlab::InputError(where + ": " + error.what());
+        }
+        changes.push_back({change["step"].get<int64_t>(),
+                           QString::fromStdString(change["key"].get<std::string>()),
+                           QString::fromStdString(change["value"].get<std::string>())});
+    }
+    return changes;
+}
+
 // "annotations": {"chart id": [{"step": x, "value": y, "text": "..."}, ...], ...}
 std::map<QString, std::vector<PlotAnnotation>> annotationsFrom(const nlohmann::json& node,
                                                                const std::string& source) {
@@ -49,10 +73,18 @@ QByteArray experimentToJson(const Experiment& experiment) {
     json["normlab_experiment"] = kFormatVersion;
     json["config"] = normlab::config_to_json(experiment.current);
     json["runs"] = nlohmann::json::array();
-    for (const ExperimentRun& run : experiment.runs)
+    for (const ExperimentRun& run : experiment.runs) {
+        nlohmann::json changes = nlohmann::json::array();
+        for (const LiveChange& change : run.changes)
+            changes.push_back({{"step", change.step},
+                               {"key", change.key.toStdString()},
+                               {"value", change.value.toStdString()}});
         json["runs"].push_back({{"name", run.name.toStdString()},
                                 {"visible", run.visible},
-                                {"config", normlab::config_to_json(run.config)}});
+                                {"config", normlab::config_to_json(run.config)},
+                                {"changes", std::move(changes)},
+                                {"folder", run.folder.toStdString()}});
+    }
     json["dashboard_layout"] = experiment.dashboardLayout.toBase64().toStdString();
     json["annotations"] = nlohmann::json::object();
     for (const auto& [chart, notes] : experiment.annotations) {
@@ -94,6 +126,9 @@ Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName
             parsed.name = QString::fromStdString(run["name"].get<std::string>());
             parsed.visible = run.value("visible", true);
             parsed.config = configFrom(run["config"], where + ".config");
+            parsed.changes = changesFrom(run.value("changes", nlohmann::json::array()), where);
+            if (run.contains("folder") && run["folder"].is_string())
+                parsed.folder = QString::fromStdString(run["folder"].get<std::string>());
             experiment.runs.push_back(std::move(parsed));
         }
     }

@@ -12,10 +12,19 @@
 
 namespace normlab::ui {
 
+// A live change made during a run, with the step it applied before: replayed when the run restarts.
+struct LiveChange {
+    int64_t step = 0;
+    QString key, value;
+    bool operator==(const LiveChange&) const = default;
+};
+
 struct ExperimentRun {
     QString name;
-    normlab::Config config;
+    normlab::Config config;  // as the run started (live changes are in `changes`)
     bool visible = true;
+    std::vector<LiveChange> changes;
+    QString folder;  // the run folder of its last start (reopening shows its curves)
 };
 
 struct Experiment {

@@ -77,6 +77,11 @@ void ExperimentTest::corruptFilesGiveMessages_data() {
     QTest::newRow("unknown key")
         << QByteArray("{\"normlab_experiment\": 1, \"config\": {\"model\": {\"layerz\": 3}}}")
         << QStringLiteral("model.layerz");
+    QTest::newRow("non-live change")
+        << QByteArray(
+               "{\"normlab_experiment\": 1, \"runs\": [{\"name\": \"a\", \"config\": {}, \"changes\": "
+               "[{\"step\": 5, \"key\": \"model.layers\", \"value\": \"3\"}]}]}")
+        << QStringLiteral("'model.layers' cannot change during a run");
     QTest::newRow("bad annotation")
         << QByteArray("{\"normlab_experiment\": 1, \"annotations\": {\"loss\": [{\"step\": \"x\"}]}}")
         << QStringLiteral("\"annotations\" must map chart ids");

@@ -610,6 +610,7 @@ void MainWindow::updateControlsTitle() {
     if (!dock) return;
     const bool named = m_activeRun >= 0 && m_activeRun < static_cast<int>(m_runs.size());
     dock->setWindowTitle(named ? tr("Controls: editing %1").arg(m_runs[m_activeRun].name) : tr("Controls"));
+    if (m_runsPanel) m_runsPanel->setSelectedRun(named ? m_activeRun : -1);
 }
 
 bool MainWindow::hasUnsavedResults() const {

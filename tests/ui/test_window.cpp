@@ -8,6 +8,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMessageBox>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -92,6 +93,11 @@ void WindowTest::liveControlReachesEngine() {
         },
         30000));
     QCOMPARE(window.workerState(), WorkerState::Running);
+    // The run keeps its selection in Runs after the change renamed it.
+    auto* runList = window.findChild<QListWidget*>(QStringLiteral("runList"));
+    QVERIFY(runList->currentItem());
+    QVERIFY2(runList->currentItem()->text().startsWith(QStringLiteral("live (changed)")),
+             qPrintable(runList->currentItem()->text()));
     actionNamed(window, QStringLiteral("Stop"))->trigger();
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
 }

@@ -51,8 +51,17 @@ RunsPanel::RunsPanel(TelemetryStore& store, QWidget* parent) : QWidget(parent), 
     rebuild();
 }
 
+void RunsPanel::setSelectedRun(int id) {
+    m_selected = id;
+    QSignalBlocker blocker(m_list);
+    for (int row = 0; row < m_list->count(); ++row)
+        if (m_list->item(row)->data(Qt::UserRole).toInt() == id) m_list->setCurrentRow(row);
+}
+
 void RunsPanel::rebuild() {
     QSignalBlocker blocker(m_list);
+    // The selected run stays selected (a live change renames it "... (changed)" and rebuilds the list).
+    if (m_list->currentItem()) m_selected = m_list->currentItem()->data(Qt::UserRole).toInt();
     m_list->clear();
     for (const auto& [id, run] : m_store.runs()) {
         auto* item = new QListWidgetItem(swatch(run.colour), run.name);
@@ -61,6 +70,7 @@ void RunsPanel::rebuild() {
         item->setCheckState(run.visible ? Qt::Checked : Qt::Unchecked);
         item->setToolTip(configSummary(run.config) + QStringLiteral("\n") + run.folder);
         m_list->addItem(item);
+        if (id == m_selected) m_list->setCurrentItem(item);
     }
     updateStatus();
 }

@@ -18,12 +18,16 @@ class RunsPanel : public QWidget {
     // Status, step and loss of each run (called at the dashboard's redraw pace).
     void updateStatus();
 
+    // Shows `id` as the selected run (the one the controls edit) without announcing it.
+    void setSelectedRun(int id);
+
   signals:
     void addRunRequested();
     // The user picked a run: the control panel shows (and live changes go to) that run.
     void runSelected(int runId);
 
   private:
+    int m_selected = -1;
     void rebuild();
     TelemetryStore& m_store;
     QListWidget* m_list = nullptr;

@@ -1,11 +1,13 @@
 // RunsPanel list: colour swatch, name, status and step; checking an item shows the run on every chart.
 #include "ui/controls/runs_panel.h"
 
+#include <QEvent>
 #include <QLabel>
 #include <QListWidget>
 #include <QPainter>
 #include <QPixmap>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QVBoxLayout>
 
 #include "ui/panels/run_captions.h"
@@ -51,6 +53,12 @@ RunsPanel::RunsPanel(TelemetryStore& store, QWidget* parent) : QWidget(parent), 
     rebuild();
 }
 
+void RunsPanel::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    // A new font (presentation mode) changes every item's size: lay the list out again so it wraps.
+    if (event->type() == QEvent::FontChange) m_list->doItemsLayout();
+}
+
 void RunsPanel::setSelectedRun(int id) {
     m_selected = id;
     QSignalBlocker blocker(m_list);
@@ -90,8 +98,11 @@ void RunsPanel::updateStatus() {
                            .arg(run.step)
                            .arg(loss);
         // Only what differs from the other runs shown: what a reader comparing them wants to know.
+        // Short keys here (the list is narrow; captions keep the full key): "norm_placement=post".
         if (const auto found = differences.find(run.id); found != differences.end())
-            text += QLatin1Char('\n') + found->second;
+            text +=
+                QLatin1Char('\n') +
+                QString(found->second).replace(QRegularExpression(QStringLiteral("\\b[a-z]+\\.")), QString());
         item->setText(text);
     }
 }

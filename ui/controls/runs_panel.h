@@ -26,6 +26,9 @@ class RunsPanel : public QWidget {
     // The user picked a run: the control panel shows (and live changes go to) that run.
     void runSelected(int runId);
 
+  protected:
+    void changeEvent(QEvent* event) override;
+
   private:
     int m_selected = -1;
     void rebuild();

@@ -25,6 +25,24 @@ std::optional<nlohmann::json> parse_json_file(const fs::path& path) {
     return parsed;
 }
 
+// Each non-empty line parsed by `parse` into `out`; returns how many lines were not valid (skipped).
+template <typename Parse, typename Item>
+int64_t parse_lines(const std::vector<std::string>& lines, Parse parse, std::vector<Item>& out) {
+    int64_t skipped = 0;
+    out.reserve(out.size() + lines.size());
+    for (const std::string& line : lines) {
+        if (line.empty()) continue;
+        const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
+        try {
+            if (parsed.is_discarded()) throw InputError("not JSON");
+            out.push_back(parse(parsed));
+        } catch (const InputError&) {
+            ++skipped;
+        }
+    }
+    return skipped;
+}
+
 std::optional<double> optional_number(const nlohmann::json& json, const char* key) {
     const auto it = json.find(key);
     if (it == json.end() || !it->is_number()) return std::nullopt;
@@ -83,32 +101,11 @@ RunFolderReader::RunFolderReader(std::string folder)
 RunFolderReader::Update RunFolderReader::poll(size_t max_bytes) {
     Update update;
     LineTailer::Poll metrics = m_metrics.poll(max_bytes);
-    update.restarted = metrics.restarted;
-    update.more = metrics.more;
-    update.records.reserve(metrics.lines.size());
-    for (const std::string& line : metrics.lines) {
-        if (line.empty()) continue;
-        const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
-        try {
-            if (parsed.is_discarded()) throw InputError("not JSON");
-            update.records.push_back(step_record_from_json(parsed));
-        } catch (const InputError&) {
-            ++update.skippedLines;
-        }
-    }
     LineTailer::Poll events = m_events.poll(max_bytes);
-    update.restarted = update.restarted || events.restarted;
-    update.more = update.more || events.more;
-    for (const std::string& line : events.lines) {
-        if (line.empty()) continue;
-        const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
-        try {
-            if (parsed.is_discarded()) throw InputError("not JSON");
-            update.events.push_back(event_from_json(parsed));
-        } catch (const InputError&) {
-            ++update.skippedLines;
-        }
-    }
+    update.restarted = metrics.restarted || events.restarted;
+    update.more = metrics.more || events.more;
+    update.skippedLines = parse_lines(metrics.lines, step_record_from_json, update.records) +
+                          parse_lines(events.lines, event_from_json, update.events);
     m_skipped += update.skippedLines;
     return update;
 }

@@ -14,20 +14,14 @@
 #include "engine/io/run_folder.h"
 #include "engine/io/run_folder_reader.h"
 #include "engine/train/trainer.h"
+#include "tests/engine/model_test_support.h"
 
 namespace normlab {
 namespace {
 namespace fs = std::filesystem;
 
 Config tiny_config(int steps) {
-    Config config;
-    config.model.d_model = 16;
-    config.model.heads = 2;
-    config.model.d_ff = 32;
-    config.model.layers = 2;
-    config.model.seq_len = 16;
-    config.train.batch_size = 4;
-    config.train.steps = steps;
+    Config config = testing::small_model_config(16, 2, 16, 4, steps);
     config.telemetry.every = 3;
     config.threads = 1;
     return config;

@@ -378,9 +378,12 @@ QString MainWindow::startRuns() {
         const normlab::Config edited = m_configPanel->config();
         // Each run's data (a text file that is missing or not UTF-8, say) is checked before anything
         // changes: on error the stopped runs and their charts stay as they were.
+        // Only a user's own text file can fail this way; the shipped corpus and the synthetic tasks are
+        // not built twice (the engine thread builds them again for training).
         for (size_t i = 0; i < m_runs.size(); ++i) {
             const normlab::Config& config = i == size_t(m_activeRun) ? edited : m_runs[i].config;
-            normlab::make_task(config.data, config.model.seq_len, config.train.seed);
+            if (config.data.task == "text" && !config.data.text_path.empty())
+                normlab::make_task(config.data, config.model.seq_len, config.train.seed);
         }
         m_runs.at(m_activeRun).config = edited;
     } catch (const std::exception& error) {

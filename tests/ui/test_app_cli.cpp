@@ -7,9 +7,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "engine/io/records_json.h"
-#include "engine/io/run_folder.h"
-#include "engine/train/trainer.h"
 #include "tests/ui/ui_test_support.h"
 
 class AppCliTest : public QObject {
@@ -153,13 +150,7 @@ void AppCliTest::helpAndVersionNeedNoDisplay() {
 void AppCliTest::openedRunsScreenshot() {
     // A CLI-style run folder opened and saved as a screenshot: nothing trains, exit 0 once it is read.
     const QString folder = m_dir.filePath(QStringLiteral("opened/run-a"));
-    {
-        const normlab::Config config = normlab::test::tinyConfig(30);
-        normlab::Trainer trainer(config);
-        normlab::RunFolder run(folder.toStdString(), config, false);
-        for (int i = 0; i < 30; ++i) run.append_metrics(trainer.step().record);
-        run.write_summary(normlab::summary_json(trainer, 1.0));
-    }
+    normlab::test::writeRunFolder(folder, normlab::test::tinyConfig(30));
     const QString shot = m_dir.filePath(QStringLiteral("opened.png"));
     const Result result =
         run({"--open", m_dir.filePath(QStringLiteral("opened")), "--screenshot", shot}, 60000);

@@ -145,34 +145,6 @@ void LinePlotTest::growingLineKeepsItsHead() {
     QCOMPARE(folded.headCount, int(longTail.size()) - kTailKeep);
 }
 
-void LinePlotTest::longAxisTitleShrinksRatherThanElides() {
-    PlotContent content;
-    content.x.title = QStringLiteral("step");
-    content.y.title = QStringLiteral("||update|| / ||W|| (block)");
-    PlotSeries series;
-    series.name = QStringLiteral("block 0");
-    series.colour = Qt::blue;
-    for (int step = 1; step <= 20; ++step) series.points.append({double(step), 1.0 / step});
-    content.series = {series};
-    LinePlot plot(QStringLiteral("Update ratio"));
-    plot.setStyle(ChartStyle{ChartStyle::kPresentationScale});
-    plot.resize(500, 330);
-    plot.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&plot));
-    plot.setContent(content);
-    QCoreApplication::processEvents();
-    QChart* chart = plot.findChild<QChartView*>()->chart();
-    QAbstractAxis* y = chart->axes(Qt::Vertical).front();
-    const QFont title = y->titleFont();
-    QVERIFY2(title.pointSizeF() < ChartStyle{ChartStyle::kPresentationScale}.points(9),
-             qPrintable(QString::number(title.pointSizeF())));
-    QVERIFY2(QFontMetricsF(title).horizontalAdvance(y->titleText()) <= chart->plotArea().height(),
-             qPrintable(QStringLiteral("%1 pt: %2 px in %3 px")
-                            .arg(title.pointSizeF())
-                            .arg(QFontMetricsF(title).horizontalAdvance(y->titleText()))
-                            .arg(chart->plotArea().height())));
-}
-
 namespace {
 // The step axis' range as QtCharts has it.
 std::pair<double, double> stepAxisRange(LinePlot& plot) {
@@ -193,6 +165,28 @@ PlotContent rampTo(int last) {
     return content;
 }
 }  // namespace
+
+void LinePlotTest::longAxisTitleShrinksRatherThanElides() {
+    PlotContent content = rampTo(20);
+    content.y.title = QStringLiteral("||update|| / ||W|| (block)");
+    LinePlot plot(QStringLiteral("Update ratio"));
+    plot.setStyle(ChartStyle{ChartStyle::kPresentationScale});
+    plot.resize(500, 330);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.setContent(content);
+    QCoreApplication::processEvents();
+    QChart* chart = plot.findChild<QChartView*>()->chart();
+    QAbstractAxis* y = chart->axes(Qt::Vertical).front();
+    const QFont title = y->titleFont();
+    QVERIFY2(title.pointSizeF() < ChartStyle{ChartStyle::kPresentationScale}.points(9),
+             qPrintable(QString::number(title.pointSizeF())));
+    QVERIFY2(QFontMetricsF(title).horizontalAdvance(y->titleText()) <= chart->plotArea().height(),
+             qPrintable(QStringLiteral("%1 pt: %2 px in %3 px")
+                            .arg(title.pointSizeF())
+                            .arg(QFontMetricsF(title).horizontalAdvance(y->titleText()))
+                            .arg(chart->plotArea().height())));
+}
 
 void LinePlotTest::zoomByDragWheelAndDoubleClick() {
     LinePlot plot(QStringLiteral("Zoom"));

@@ -36,22 +36,12 @@ class OpenRunsTest : public QObject {
     void droppedFolderOpens();
 
   private:
-    // Trains `steps` steps of a tiny model into `folder` as normlab-cli does.
-    static void writeRun(const QString& folder, int steps);
     static bool waitLoaded(MainWindow& window);
     QTemporaryDir m_dir;
 };
 
 void OpenRunsTest::initTestCase() {
     qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("runs")).toUtf8());
-}
-
-void OpenRunsTest::writeRun(const QString& folder, int steps) {
-    const normlab::Config config = normlab::test::tinyConfig(steps);
-    normlab::Trainer trainer(config);
-    normlab::RunFolder run(folder.toStdString(), config, false);
-    for (int i = 0; i < steps; ++i) run.append_metrics(trainer.step().record);
-    run.write_summary(normlab::summary_json(trainer, 1.0));
 }
 
 bool OpenRunsTest::waitLoaded(MainWindow& window) {
@@ -61,7 +51,7 @@ bool OpenRunsTest::waitLoaded(MainWindow& window) {
 
 void OpenRunsTest::cliRunOpensWithItsExactValues() {
     const QString folder = m_dir.filePath(QStringLiteral("cli-run"));
-    writeRun(folder, 40);
+    normlab::test::writeRunFolder(folder, normlab::test::tinyConfig(40));
     MainWindow window;
     window.show();
     QCOMPARE(window.openRunFolders({folder}), QStringList());
@@ -104,7 +94,7 @@ void OpenRunsTest::cliRunOpensWithItsExactValues() {
 
 void OpenRunsTest::nonRunFolderIsRefusedByName() {
     const QString good = m_dir.filePath(QStringLiteral("good"));
-    writeRun(good, 5);
+    normlab::test::writeRunFolder(good, normlab::test::tinyConfig(5));
     const QString notes = m_dir.filePath(QStringLiteral("notes"));
     QDir().mkpath(notes);
     MainWindow window;
@@ -145,7 +135,7 @@ void OpenRunsTest::runWrittenWhileWatchedShowsEveryStep() {
 
 void OpenRunsTest::droppedFolderOpens() {
     const QString folder = m_dir.filePath(QStringLiteral("dropped"));
-    writeRun(folder, 7);
+    normlab::test::writeRunFolder(folder, normlab::test::tinyConfig(7));
     MainWindow window;
     window.show();
     QMimeData mime;

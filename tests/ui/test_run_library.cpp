@@ -8,9 +8,6 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "engine/io/records_json.h"
-#include "engine/io/run_folder.h"
-#include "engine/train/trainer.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/controls/run_library_panel.h"
 
@@ -29,10 +26,7 @@ class RunLibraryTest : public QObject {
 void RunLibraryTest::writeRun(const QString& folder, normlab::NormPlacement placement, int steps) {
     normlab::Config config = normlab::test::tinyConfig(steps);
     config.model.norm_placement = placement;
-    normlab::Trainer trainer(config);
-    normlab::RunFolder run(folder.toStdString(), config, false);
-    for (int i = 0; i < steps; ++i) run.append_metrics(trainer.step().record);
-    run.write_summary(normlab::summary_json(trainer, 1.0));
+    normlab::test::writeRunFolder(folder, config);
 }
 
 void RunLibraryTest::listsFiltersAndOpens() {

@@ -8,6 +8,9 @@
 
 #include "app/gui/training_worker.h"
 #include "engine/config/config.h"
+#include "engine/io/records_json.h"
+#include "engine/io/run_folder.h"
+#include "engine/train/trainer.h"
 #include "ui/history/telemetry_store.h"
 
 namespace normlab::test {
@@ -27,6 +30,14 @@ inline normlab::Config tinyConfig(int steps = 2000) {
 }
 
 // Post-LN-free SGD at a huge learning rate: non-finite within a few steps.
+// Trains `config` for its train.steps into a new run folder, as normlab-cli train writes it.
+inline void writeRunFolder(const QString& folder, const normlab::Config& config) {
+    normlab::Trainer trainer(config);
+    normlab::RunFolder run(folder.toStdString(), config, false);
+    for (int i = 0; i < config.train.steps; ++i) run.append_metrics(trainer.step().record);
+    run.write_summary(normlab::summary_json(trainer, 1.0));
+}
+
 inline normlab::Config divergingConfig() {
     normlab::Config config = tinyConfig(200);
     config.model.norm_placement = normlab::NormPlacement::None;

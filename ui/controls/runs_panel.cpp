@@ -70,6 +70,9 @@ void RunsPanel::rebuild() {
     QSignalBlocker blocker(m_list);
     // The selected run stays selected (a live change renames it "... (changed)" and rebuilds the list).
     if (m_list->currentItem()) m_selected = m_list->currentItem()->data(Qt::UserRole).toInt();
+    // What differs depends only on the runs' configs and visibility, which change only here (not on
+    // every ~30 Hz status update).
+    m_differences = differencesByRun(m_store);
     m_list->clear();
     for (const auto& [id, run] : m_store.runs()) {
         auto* item = new QListWidgetItem(swatch(run.colour), run.name);
@@ -85,7 +88,6 @@ void RunsPanel::rebuild() {
 
 void RunsPanel::updateStatus() {
     QSignalBlocker blocker(m_list);
-    const std::map<int, QString> differences = differencesByRun(m_store);
     for (int row = 0; row < m_list->count(); ++row) {
         QListWidgetItem* item = m_list->item(row);
         const auto found = m_store.runs().find(item->data(Qt::UserRole).toInt());
@@ -99,7 +101,7 @@ void RunsPanel::updateStatus() {
                            .arg(loss);
         // Only what differs from the other runs shown: what a reader comparing them wants to know.
         // Short keys here (the list is narrow; captions keep the full key): "norm_placement=post".
-        if (const auto found = differences.find(run.id); found != differences.end())
+        if (const auto found = m_differences.find(run.id); found != m_differences.end())
             text +=
                 QLatin1Char('\n') +
                 QString(found->second).replace(QRegularExpression(QStringLiteral("\\b[a-z]+\\.")), QString());

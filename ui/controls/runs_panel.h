@@ -2,6 +2,7 @@
 // toggle, and a button to add a run with the current settings to the comparison.
 #pragma once
 #include <QWidget>
+#include <map>
 
 #include "ui/history/telemetry_store.h"
 
@@ -31,6 +32,7 @@ class RunsPanel : public QWidget {
 
   private:
     int m_selected = -1;
+    std::map<int, QString> m_differences;  // per visible run: the config keys that differ (rebuild())
     void rebuild();
     TelemetryStore& m_store;
     QListWidget* m_list = nullptr;

@@ -317,7 +317,7 @@ void MainWindow::buildStatusBar() {
 }
 
 void MainWindow::loadConfig(const normlab::Config& config, const QString& name) {
-    setRuns({ui::ExperimentRun{name, config, true}});
+    setRuns({ui::ExperimentRun{name, config, true, {}, {}}});
 }
 
 void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
@@ -785,7 +785,7 @@ QString MainWindow::openExperiment(const QString& path) {
         return QString::fromStdString(error.what());
     }
     if (experiment.runs.empty())
-        experiment.runs.push_back({QStringLiteral("run 1"), experiment.current, true});
+        experiment.runs.push_back({QStringLiteral("run 1"), experiment.current, true, {}, {}});
     setRuns(experiment.runs);
     m_configPanel->setConfig(experiment.current);
     // The saved runs' curves, from their folders where they still are.

@@ -341,7 +341,7 @@ void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
 void MainWindow::startLesson(const ui::Lesson& lesson) {
     std::vector<ui::ExperimentRun> runs;
     for (const QString& preset : lesson.presets)
-        runs.push_back({preset, normlab::preset_config(preset.toStdString()), true});
+        runs.push_back({preset, normlab::preset_config(preset.toStdString()), true, {}, {}});
     setRuns(std::move(runs));
     m_lessonsPanel->setLoadedLesson(lesson.title);
     m_lessonPause = {lesson.pauseAtStep, lesson.pauseText};
@@ -447,7 +447,7 @@ void MainWindow::addRunFromPanel() {
         return;
     }
     const bool restart = runsActive();
-    m_runs.push_back({defaultRunName(config, static_cast<int>(m_runs.size())), config, true});
+    m_runs.push_back({defaultRunName(config, static_cast<int>(m_runs.size())), config, true, {}, {}});
     const int id = static_cast<int>(m_runs.size()) - 1;
     m_store.addRun(id, m_runs.back().name, config, QString());
     m_activeRun = id;

@@ -35,9 +35,13 @@ void ExperimentTest::roundTrip() {
     Experiment experiment;
     experiment.current = normlab::preset_config("deep-deepnorm");
     experiment.current.train.seed = 77;
+    experiment.runs.push_back({QStringLiteral("post, no warmup"),
+                               normlab::preset_config("postln-no-warmup"),
+                               true,
+                               {{100, QStringLiteral("model.norm_placement"), QStringLiteral("pre")}},
+                               QStringLiteral("/runs/post")});
     experiment.runs.push_back(
-        {QStringLiteral("post, no warmup"), normlab::preset_config("postln-no-warmup"), true});
-    experiment.runs.push_back({QStringLiteral("pre"), normlab::preset_config("preln-no-warmup"), false});
+        {QStringLiteral("pre"), normlab::preset_config("preln-no-warmup"), false, {}, {}});
     experiment.runs[1].config.train.seed = 123;
     experiment.dashboardLayout = QByteArray("\x00\x01layout\xff", 9);
     experiment.annotations[QStringLiteral("loss")] = {
@@ -51,6 +55,8 @@ void ExperimentTest::roundTrip() {
     for (size_t i = 0; i < 2; ++i) {
         QCOMPARE(loaded.runs[i].name, experiment.runs[i].name);
         QCOMPARE(loaded.runs[i].visible, experiment.runs[i].visible);
+        QCOMPARE(loaded.runs[i].changes, experiment.runs[i].changes);
+        QCOMPARE(loaded.runs[i].folder, experiment.runs[i].folder);
         QCOMPARE(normlab::config_to_json_text(loaded.runs[i].config),
                  normlab::config_to_json_text(experiment.runs[i].config));
     }

@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
     // Headless modes draw offscreen: no display needed.
     if (!options.exportPath.isEmpty() || options.listCharts) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    // A scripted screenshot needs no screen: without a display it is drawn offscreen (a chosen
+    // platform wins) instead of Qt aborting for want of one.
+    const bool noDisplay =
+        qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
+    if (!options.screenshotPath.isEmpty() && noDisplay) setenv("QT_QPA_PLATFORM", "offscreen", 0);
     QApplication app(argc, argv);
     if (options.listCharts) {
         normlab::ui::TelemetryStore store;

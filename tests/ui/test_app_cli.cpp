@@ -156,6 +156,11 @@ void AppCliTest::openedRunsScreenshot() {
         run({"--open", m_dir.filePath(QStringLiteral("opened")), "--screenshot", shot}, 60000);
     QVERIFY2(result.exitCode == 0, qPrintable(result.output));
     QCOMPARE(QImage(shot).size(), QSize(1680, 1020));
+    // Without a display (and no platform chosen) a screenshot is drawn offscreen, not a Qt abort.
+    const Result headless =
+        run({"--open", m_dir.filePath(QStringLiteral("opened")), "--screenshot", shot}, 60000, false);
+    QVERIFY2(headless.exitCode == 0 && headless.output.contains(QStringLiteral("screenshot saved")),
+             qPrintable(headless.output));
     const Result missing =
         run({"--open", m_dir.filePath(QStringLiteral("nothing-here")), "--screenshot", shot});
     QVERIFY2(missing.exitCode == 2 && missing.output.contains(QStringLiteral("not a folder")),

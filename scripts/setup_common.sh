@@ -24,12 +24,12 @@ normlab_install_packages() {
 }
 
 # Every Debian package the full build and its tests need (the configure stops, naming the package, when one
-# is missing): the compiler and CMake, the header libraries, Qt 6 with Charts (which needs OpenGL's
-# development files) and Svg, a font for offscreen drawing, git (the commit in --version), and the
+# is missing): the compiler and CMake, the header libraries and simdjson, Qt 6 with Charts (which needs
+# OpenGL's development files) and Svg, a font for offscreen drawing, git (the commit in --version), and the
 # validators the install test runs on the desktop entry and the AppStream metadata.
 NORMLAB_BUILD_PACKAGES=(build-essential cmake g++ git libgtest-dev libgmock-dev libeigen3-dev
-                        nlohmann-json3-dev qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev
-                        libgl1-mesa-dev libxkbcommon-dev fonts-dejavu-core desktop-file-utils appstream)
+                        nlohmann-json3-dev libsimdjson-dev qt6-base-dev qt6-charts-dev qt6-svg-dev
+                        libqt6opengl6-dev libgl1-mesa-dev libxkbcommon-dev fonts-dejavu-core desktop-file-utils appstream)
 
 normlab_build() {
     cmake -S "$NORMLAB_ROOT" -B "$NORMLAB_BUILD" -DCMAKE_BUILD_TYPE=Release "$@" >"$NORMLAB_BUILD.configure.log" 2>&1 ||

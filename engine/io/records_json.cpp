@@ -5,56 +5,17 @@
 #include <cmath>
 
 #include "engine/core/errors.h"
+#include "engine/io/record_fields.h"
 #include "engine/train/trainer.h"
 
 namespace normlab {
+
+using namespace record_fields;
 
 namespace {
 nlohmann::json number(double value) {
     return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
 }
-
-// The per-block fields, each with its JSON name: one table for writing and reading. `cross` fields
-// belong to the cross-attention sub-layer of an encoder-decoder's decoder block (written only there).
-struct LayerField {
-    const char* name;
-    double LayerTelemetry::*member;
-    bool cross;
-};
-struct GradField {
-    const char* name;
-    double GradientNorms::*member;
-    bool cross;
-};
-struct DependencyField {
-    const char* name;
-    double LayerTelemetry::*member;
-    bool cross;
-};
-constexpr LayerField kLayerFields[] = {{"resid", &LayerTelemetry::resid, false},
-                                       {"resid_attn", &LayerTelemetry::resid_attn, false},
-                                       {"update_ratio", &LayerTelemetry::update_ratio, false},
-                                       {"attn_entropy", &LayerTelemetry::attn_entropy, false},
-                                       {"attn_max_logit", &LayerTelemetry::attn_max_logit, false},
-                                       {"resid_cross", &LayerTelemetry::resid_cross, true},
-                                       {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true},
-                                       {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true}};
-constexpr GradField kGradFields[] = {{"w_qkv", &GradientNorms::w_qkv, false},
-                                     {"w_o", &GradientNorms::w_o, false},
-                                     {"w_1", &GradientNorms::w_1, false},
-                                     {"w_2", &GradientNorms::w_2, false},
-                                     {"norm1", &GradientNorms::norm1, false},
-                                     {"norm2", &GradientNorms::norm2, false},
-                                     {"norm1_out", &GradientNorms::norm1_out, false},
-                                     {"norm2_out", &GradientNorms::norm2_out, false},
-                                     {"w_cross_q", &GradientNorms::w_cross_q, true},
-                                     {"w_cross_kv", &GradientNorms::w_cross_kv, true},
-                                     {"w_cross_o", &GradientNorms::w_cross_o, true},
-                                     {"norm_cross", &GradientNorms::norm_cross, true},
-                                     {"norm_cross_out", &GradientNorms::norm_cross_out, true}};
-constexpr DependencyField kDependencyFields[] = {{"attn", &LayerTelemetry::dependency_attn, false},
-                                                 {"ffn", &LayerTelemetry::dependency_ffn, false},
-                                                 {"cross", &LayerTelemetry::dependency_cross, true}};
 
 nlohmann::json layers_json(const std::vector<LayerTelemetry>& layers) {
     nlohmann::json out = nlohmann::json::array();
@@ -73,40 +34,6 @@ nlohmann::json layers_json(const std::vector<LayerTelemetry>& layers) {
     return out;
 }
 
-// A number written by number(): null is a non-finite value (NaN); a missing key (a writer that does
-// not measure it) reads as 0, which log charts leave out.
-double read_number(const nlohmann::json& object, const char* key) {
-    if (!object.is_object()) return 0.0;
-    const auto it = object.find(key);
-    if (it == object.end()) return 0.0;
-    if (it->is_null()) return std::nan("");
-    if (!it->is_number()) throw InputError(std::string("\"") + key + "\" is not a number");
-    return it->get<double>();
-}
-
-std::optional<double> read_optional(const nlohmann::json& object, const char* key) {
-    if (!object.contains(key)) return std::nullopt;
-    return read_number(object, key);
-}
-
-std::vector<LayerTelemetry> layers_from_json(const nlohmann::json& layers) {
-    if (!layers.is_array()) throw InputError("\"layers\" is not a list");
-    std::vector<LayerTelemetry> out;
-    out.reserve(layers.size());
-    for (const nlohmann::json& entry : layers) {
-        if (!entry.is_object()) throw InputError("a block of \"layers\" is not an object");
-        LayerTelemetry layer;
-        layer.has_cross = entry.contains("resid_cross");
-        const nlohmann::json grad = entry.value("grad", nlohmann::json::object());
-        const nlohmann::json dependency = entry.value("dependency", nlohmann::json::object());
-        for (const LayerField& field : kLayerFields) layer.*field.member = read_number(entry, field.name);
-        for (const GradField& field : kGradFields) layer.grad.*field.member = read_number(grad, field.name);
-        for (const DependencyField& field : kDependencyFields)
-            layer.*field.member = read_number(dependency, field.name);
-        out.push_back(layer);
-    }
-    return out;
-}
 }  // namespace
 
 nlohmann::json to_json(const StepRecord& record) {
@@ -153,24 +80,6 @@ std::vector<double> block_field_values(const LayerTelemetry& layer, bool cross) 
     for (const DependencyField& field : kDependencyFields)
         if (!field.cross || cross) values.push_back(layer.*field.member);
     return values;
-}
-
-StepRecord step_record_from_json(const nlohmann::json& line) {
-    if (!line.is_object()) throw InputError("a metrics line is not a JSON object");
-    if (!line.contains("step") || !line["step"].is_number_integer())
-        throw InputError("a metrics line has no whole-number \"step\"");
-    StepRecord record;
-    record.step = line["step"].get<int64_t>();
-    record.loss = read_number(line, "loss");
-    record.lr = read_number(line, "lr");
-    record.grad_norm = read_number(line, "grad_norm");
-    record.accuracy = read_optional(line, "accuracy");
-    record.val_loss = read_optional(line, "val_loss");
-    record.val_accuracy = read_optional(line, "val_accuracy");
-    record.steps_per_s = read_number(line, "steps_per_s");
-    if (line.contains("layers")) record.layers = layers_from_json(line["layers"]);
-    if (line.contains("encoder_layers")) record.encoder_layers = layers_from_json(line["encoder_layers"]);
-    return record;
 }
 
 Event event_from_json(const nlohmann::json& line) {

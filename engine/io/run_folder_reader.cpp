@@ -32,15 +32,19 @@ int64_t parse_lines(const std::vector<std::string>& lines, Parse parse, std::vec
     out.reserve(out.size() + lines.size());
     for (const std::string& line : lines) {
         if (line.empty()) continue;
-        const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
         try {
-            if (parsed.is_discarded()) throw InputError("not JSON");
-            out.push_back(parse(parsed));
+            out.push_back(parse(line));
         } catch (const InputError&) {
             ++skipped;
         }
     }
     return skipped;
+}
+
+Event parse_event_line(const std::string& line) {
+    const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
+    if (parsed.is_discarded()) throw InputError("not JSON");
+    return event_from_json(parsed);
 }
 
 std::optional<double> optional_number(const nlohmann::json& json, const char* key) {
@@ -104,8 +108,10 @@ RunFolderReader::Update RunFolderReader::poll(size_t max_bytes) {
     LineTailer::Poll events = m_events.poll(max_bytes);
     update.restarted = metrics.restarted || events.restarted;
     update.more = metrics.more || events.more;
-    update.skippedLines = parse_lines(metrics.lines, step_record_from_json, update.records) +
-                          parse_lines(events.lines, event_from_json, update.events);
+    update.skippedLines =
+        parse_lines(
+            metrics.lines, [this](const std::string& line) { return m_parser.parse(line); }, update.records) +
+        parse_lines(events.lines, parse_event_line, update.events);
     m_skipped += update.skippedLines;
     return update;
 }

@@ -10,6 +10,7 @@
 
 #include "engine/config/config.h"
 #include "engine/io/line_tailer.h"
+#include "engine/io/metrics_line_parser.h"
 #include "engine/train/telemetry.h"
 
 namespace normlab {
@@ -53,6 +54,7 @@ class RunFolderReader {
     Config m_config;
     std::string m_configNote;
     LineTailer m_metrics, m_events;
+    MetricsLineParser m_parser;
     int64_t m_skipped = 0;
 };
 

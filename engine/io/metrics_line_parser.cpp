@@ -1,0 +1,107 @@
+// MetricsLineParser: simdjson's DOM parser over one line at a time (a bad line costs only itself),
+// walking record_fields' tables so the names read are exactly the names written.
+#include "engine/io/metrics_line_parser.h"
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "engine/core/errors.h"
+#include "engine/io/record_fields.h"
+
+namespace normlab {
+
+using namespace record_fields;
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+struct MetricsLineParser::Impl {
+    simdjson::dom::parser parser;
+};
+
+namespace {
+// A number written by to_json: null is a non-finite value (NaN); a missing key (a writer that does
+// not measure it) reads as 0, which log charts leave out.
+double read_number(object parent, const char* key) {
+    element value;
+    if (parent.at_key(key).get(value) != simdjson::SUCCESS) return 0.0;
+    if (value.is_null()) return std::nan("");
+    double number = 0.0;
+    if (value.get_double().get(number) != simdjson::SUCCESS)
+        throw InputError(std::string("\"") + key + "\" is not a number");
+    return number;
+}
+
+std::optional<double> read_optional(object parent, const char* key) {
+    element value;
+    if (parent.at_key(key).get(value) != simdjson::SUCCESS) return std::nullopt;
+    return read_number(parent, key);
+}
+
+// A sub-object such as "grad"; nothing when the writer left it out (its fields then read as 0).
+std::optional<object> child_object(object parent, const char* key) {
+    object child;
+    if (parent.at_key(key).get_object().get(child) != simdjson::SUCCESS) return std::nullopt;
+    return child;
+}
+
+double read_child_number(const std::optional<object>& parent, const char* key) {
+    return parent ? read_number(*parent, key) : 0.0;
+}
+
+std::vector<LayerTelemetry> read_layers(element layers) {
+    simdjson::dom::array list;
+    if (layers.get_array().get(list) != simdjson::SUCCESS) throw InputError("\"layers\" is not a list");
+    std::vector<LayerTelemetry> out;
+    out.reserve(list.size());
+    for (element item : list) {
+        object entry;
+        if (item.get_object().get(entry) != simdjson::SUCCESS)
+            throw InputError("a block of \"layers\" is not an object");
+        LayerTelemetry layer;
+        layer.has_cross = entry.at_key("resid_cross").error() == simdjson::SUCCESS;
+        for (const LayerField& field : kLayerFields) layer.*field.member = read_number(entry, field.name);
+        const std::optional<object> grad = child_object(entry, "grad");
+        for (const GradField& field : kGradFields)
+            layer.grad.*field.member = read_child_number(grad, field.name);
+        const std::optional<object> dependency = child_object(entry, "dependency");
+        for (const DependencyField& field : kDependencyFields)
+            layer.*field.member = read_child_number(dependency, field.name);
+        out.push_back(layer);
+    }
+    return out;
+}
+}  // namespace
+
+MetricsLineParser::MetricsLineParser() : m_impl(std::make_unique<Impl>()) {}
+MetricsLineParser::~MetricsLineParser() = default;
+MetricsLineParser::MetricsLineParser(MetricsLineParser&&) noexcept = default;
+MetricsLineParser& MetricsLineParser::operator=(MetricsLineParser&&) noexcept = default;
+
+StepRecord MetricsLineParser::parse(std::string_view line) {
+    element document;
+    if (m_impl->parser.parse(line.data(), line.size()).get(document) != simdjson::SUCCESS)
+        throw InputError("not JSON");
+    object root;
+    if (document.get_object().get(root) != simdjson::SUCCESS)
+        throw InputError("a metrics line is not a JSON object");
+    StepRecord record;
+    if (root.at_key("step").get_int64().get(record.step) != simdjson::SUCCESS)
+        throw InputError("a metrics line has no whole-number \"step\"");
+    record.loss = read_number(root, "loss");
+    record.lr = read_number(root, "lr");
+    record.grad_norm = read_number(root, "grad_norm");
+    record.accuracy = read_optional(root, "accuracy");
+    record.val_loss = read_optional(root, "val_loss");
+    record.val_accuracy = read_optional(root, "val_accuracy");
+    record.steps_per_s = read_number(root, "steps_per_s");
+    element layers;
+    if (root.at_key("layers").get(layers) == simdjson::SUCCESS) record.layers = read_layers(layers);
+    if (root.at_key("encoder_layers").get(layers) == simdjson::SUCCESS)
+        record.encoder_layers = read_layers(layers);
+    return record;
+}
+
+}  // namespace normlab

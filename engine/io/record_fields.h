@@ -1,0 +1,52 @@
+// The metrics.jsonl contract's per-block fields, each with its JSON name and the LayerTelemetry member
+// it holds: the one table that writing (records_json), reading (metrics_line_parser) and flat tables
+// (block_field_names) walk, so a new telemetry field is added in one place.
+#pragma once
+#include "engine/train/telemetry.h"
+
+namespace normlab::record_fields {
+
+// The per-block fields, each with its JSON name: one table for writing and reading. `cross` fields
+// belong to the cross-attention sub-layer of an encoder-decoder's decoder block (written only there).
+struct LayerField {
+    const char* name;
+    double LayerTelemetry::*member;
+    bool cross;
+};
+struct GradField {
+    const char* name;
+    double GradientNorms::*member;
+    bool cross;
+};
+struct DependencyField {
+    const char* name;
+    double LayerTelemetry::*member;
+    bool cross;
+};
+inline constexpr LayerField kLayerFields[] = {
+    {"resid", &LayerTelemetry::resid, false},
+    {"resid_attn", &LayerTelemetry::resid_attn, false},
+    {"update_ratio", &LayerTelemetry::update_ratio, false},
+    {"attn_entropy", &LayerTelemetry::attn_entropy, false},
+    {"attn_max_logit", &LayerTelemetry::attn_max_logit, false},
+    {"resid_cross", &LayerTelemetry::resid_cross, true},
+    {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true},
+    {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true}};
+inline constexpr GradField kGradFields[] = {{"w_qkv", &GradientNorms::w_qkv, false},
+                                            {"w_o", &GradientNorms::w_o, false},
+                                            {"w_1", &GradientNorms::w_1, false},
+                                            {"w_2", &GradientNorms::w_2, false},
+                                            {"norm1", &GradientNorms::norm1, false},
+                                            {"norm2", &GradientNorms::norm2, false},
+                                            {"norm1_out", &GradientNorms::norm1_out, false},
+                                            {"norm2_out", &GradientNorms::norm2_out, false},
+                                            {"w_cross_q", &GradientNorms::w_cross_q, true},
+                                            {"w_cross_kv", &GradientNorms::w_cross_kv, true},
+                                            {"w_cross_o", &GradientNorms::w_cross_o, true},
+                                            {"norm_cross", &GradientNorms::norm_cross, true},
+                                            {"norm_cross_out", &GradientNorms::norm_cross_out, true}};
+inline constexpr DependencyField kDependencyFields[] = {{"attn", &LayerTelemetry::dependency_attn, false},
+                                                        {"ffn", &LayerTelemetry::dependency_ffn, false},
+                                                        {"cross", &LayerTelemetry::dependency_cross, true}};
+
+}  // namespace normlab::record_fields

@@ -4,8 +4,11 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QFileSystemWatcher>
+#include <algorithm>
 #include <chrono>
 #include <memory>
+#include <semaphore>
 #include <thread>
 
 #include "engine/core/errors.h"
@@ -14,6 +17,14 @@
 namespace normlab::gui {
 
 namespace {
+// Backlogs parsed at once, across all opened folders: one per core. Twenty folders read at once would
+// only hold twenty chunks in memory while the cores take turns.
+std::counting_semaphore<>& parseSlots() {
+    static std::counting_semaphore<> available(std::max(1u, std::thread::hardware_concurrency()));
+    return available;
+}
+constexpr size_t kPollBytes = size_t{4} << 20;  // one chunk of a backlog (about 10 ms of parsing)
+
 // The ending summary.json records (a folder without one reads as still running).
 void applySummary(ui::RunUpdate& update, const std::optional<normlab::RunFolderSummary>& summary) {
     if (!summary) return;
@@ -25,7 +36,36 @@ void applySummary(ui::RunUpdate& update, const std::optional<normlab::RunFolderS
 }  // namespace
 
 RunFolderOpener::RunFolderOpener(ui::TelemetryStore& store, QObject* parent)
-    : QObject(parent), m_store(store) {}
+    : QObject(parent), m_store(store), m_watcher(new QFileSystemWatcher(this)) {
+    connect(m_watcher, &QFileSystemWatcher::directoryChanged, this, [this](const QString& folder) {
+        watchPaths(folder);  // a file replaced by rename is watched again
+        wake(folder);
+    });
+    connect(m_watcher, &QFileSystemWatcher::fileChanged, this,
+            [this](const QString& file) { wake(QFileInfo(file).absolutePath()); });
+}
+
+void RunFolderOpener::watchPaths(const QString& folder) {
+    QStringList paths{folder};
+    for (const char* name : {"metrics.jsonl", "events.jsonl", "summary.json"})
+        if (const QString file = QDir(folder).filePath(QLatin1String(name)); QFileInfo::exists(file))
+            paths << file;
+    const QStringList watched = m_watcher->files() + m_watcher->directories();
+    paths.removeIf([&watched](const QString& path) { return watched.contains(path); });
+    if (!paths.isEmpty()) m_watcher->addPaths(paths);
+}
+
+void RunFolderOpener::unwatch(const QString& folder) {
+    QStringList paths;
+    for (const QString& path : m_watcher->files() + m_watcher->directories())
+        if (path == folder || QFileInfo(path).absolutePath() == folder) paths << path;
+    if (!paths.isEmpty()) m_watcher->removePaths(paths);
+    m_wakeFlags.remove(folder);
+}
+
+void RunFolderOpener::wake(const QString& folder) {
+    if (const auto flag = m_wakeFlags.find(folder); flag != m_wakeFlags.end()) (*flag)->store(true);
+}
 
 RunFolderOpener::~RunFolderOpener() {
     joinThreads();
@@ -52,29 +92,41 @@ QStringList RunFolderOpener::open(const QStringList& folders) {
             continue;
         }
         const int id = m_nextId++;
-        ui::RunHistory& run = m_store.addRun(id, QFileInfo(QDir(folder).absolutePath()).fileName(),
-                                             reader->config(), QDir(folder).absolutePath());
+        const QString path = QDir(folder).absolutePath();
+        ui::RunHistory& run = m_store.addRun(id, QFileInfo(path).fileName(), reader->config(), path);
         run.source = QStringLiteral("opened");
         run.note = QString::fromStdString(reader->configNote());
         ++m_loading;
-        QThread* thread = QThread::create([this, reader, id] { watch(*reader, id); });
+        const WakeFlag wakeFlag = std::make_shared<std::atomic<bool>>(false);
+        m_wakeFlags.insert(path, wakeFlag);
+        m_folders.insert(id, path);
+        watchPaths(path);
+        QThread* thread = QThread::create([this, reader, id, wakeFlag] { watch(*reader, id, wakeFlag); });
         m_threads.push_back(thread);
         thread->start();
     }
     return problems;
 }
 
-void RunFolderOpener::watch(normlab::RunFolderReader& reader, int id) {
-    // Reads the backlog in bounded polls, then, while summary.json says "running", polls about once a
-    // second for what the writer appends; a run with nothing new for staleAfter() is marked stale.
+void RunFolderOpener::watch(normlab::RunFolderReader& reader, int id, const WakeFlag& wake) {
+    // Reads the backlog in bounded polls, then, while summary.json says "running", polls when the file
+    // watcher says something changed, or after a second at the latest; a run with nothing new for
+    // staleAfter() is marked stale.
     using Clock = std::chrono::steady_clock;
     int64_t lastStep = 0;
     bool backlogRead = false, stale = false;
     std::string lastStatus;
     int64_t lastSummarySteps = -1;
     Clock::time_point lastChange = Clock::now();
+    const auto pending = std::make_shared<std::atomic<int>>(0);  // updates posted, not yet absorbed
     while (!m_stopping.load()) {
-        normlab::RunFolderReader::Update read = reader.poll();
+        // Back-pressure: the next chunk waits until the GUI thread has taken the last one, so a backlog
+        // never queues up in memory faster than the charts absorb it.
+        while (pending->load() > 0 && !m_stopping.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        parseSlots().acquire();
+        normlab::RunFolderReader::Update read = reader.poll(kPollBytes);
+        parseSlots().release();
         const std::optional<normlab::RunFolderSummary> summary = reader.summary();
         const bool running = summary && (summary->status == "running" || summary->status.empty());
         const bool summaryChanged =
@@ -95,18 +147,23 @@ void RunFolderOpener::watch(normlab::RunFolderReader& reader, int id) {
             update.events = std::move(read.events);
             applySummary(update, summary);
             const qint64 skipped = reader.skippedLines();
+            pending->fetch_add(1);
             QMetaObject::invokeMethod(
                 this,
-                [this, update = std::move(update), backlogDone, skipped, nowStale,
-                 restarted = read.restarted] { absorb(update, backlogDone, skipped, nowStale, restarted); },
+                [this, pending, update = std::move(update), backlogDone, skipped, nowStale,
+                 restarted = read.restarted] {
+                    absorb(update, backlogDone, skipped, nowStale, restarted);
+                    pending->fetch_sub(1);
+                },
                 Qt::QueuedConnection);
         }
         stale = nowStale;
         backlogRead = backlogRead || !read.more;
         if (read.more) continue;
         if (!running) return;  // finished (or no summary at all): nothing more will come
-        for (int slice = 0; slice < 20 && !m_stopping.load(); ++slice)
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        const Clock::time_point pollAt = Clock::now() + m_pollInterval.load();
+        while (Clock::now() < pollAt && !m_stopping.load() && !wake->exchange(false))
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }
 }
 
@@ -118,6 +175,7 @@ void RunFolderOpener::absorb(const ui::RunUpdate& update, bool backlogDone, qint
     run->skippedLines = skippedLines;
     run->stale = stale;
     m_store.absorb(ui::TelemetryBatch{{update}});
+    if (update.status != normlab::RunStatus::Running) unwatch(m_folders.value(update.runId));
     if (backlogDone && --m_loading == 0) emit allLoaded();
 }
 
@@ -128,6 +186,8 @@ void RunFolderOpener::closeAll() {
     for (const auto& [id, run] : m_store.runs())
         if (!run.source.isEmpty()) opened.push_back(id);
     for (int id : opened) m_store.removeRun(id);
+    for (const QString& folder : m_folders) unwatch(folder);
+    m_folders.clear();
 }
 
 }  // namespace normlab::gui

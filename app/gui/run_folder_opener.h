@@ -1,14 +1,17 @@
 // Opens run folders in the window: each joins the TelemetryStore as an opened run (its own id and
 // colour, marked as not trained here) and is read on a thread of its own in bounded chunks that the
 // GUI thread absorbs as they arrive, so a large folder never blocks the window. A run still being
-// written (summary.json says "running") is watched: new lines arrive about once a second, a file
-// started again is read again, and a writer silent for a minute marks the run stale.
+// written (summary.json says "running") is watched: its folder and files are watched for changes (new
+// lines arrive within ~50 ms) with a poll about once a second behind that for network file systems,
+// a file started again is read again, and a writer silent for a minute marks the run stale.
 #pragma once
+#include <QHash>
 #include <QObject>
 #include <QStringList>
 #include <QThread>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <vector>
 
 #include "ui/history/telemetry_store.h"
@@ -16,6 +19,7 @@
 namespace normlab {
 class RunFolderReader;
 }
+class QFileSystemWatcher;
 
 namespace normlab::gui {
 
@@ -34,6 +38,8 @@ class RunFolderOpener : public QObject {
     int loading() const { return m_loading; }
     // How long a running folder may go without news before it is marked stale (default a minute).
     void setStaleAfter(std::chrono::milliseconds after) { m_staleAfter.store(after); }
+    // The poll behind the file watcher, for file systems that send no change notices (default 1 s).
+    void setPollInterval(std::chrono::milliseconds interval) { m_pollInterval.store(interval); }
     // Removes every opened run from the store (those still loading stop first).
     void closeAll();
 
@@ -42,7 +48,11 @@ class RunFolderOpener : public QObject {
     void allLoaded();
 
   private:
-    void watch(normlab::RunFolderReader& reader, int id);  // on the folder's thread
+    using WakeFlag = std::shared_ptr<std::atomic<bool>>;  // set by the file watcher, taken by the poll
+    void watch(normlab::RunFolderReader& reader, int id, const WakeFlag& wake);  // on the folder's thread
+    void watchPaths(const QString& folder);  // the folder and its files (a replaced file drops its watch)
+    void unwatch(const QString& folder);
+    void wake(const QString& path);
     void absorb(const ui::RunUpdate& update, bool backlogDone, qint64 skippedLines, bool stale,
                 bool restarted);
     void joinThreads();
@@ -51,8 +61,12 @@ class RunFolderOpener : public QObject {
     int m_nextId = kFirstOpenedId;
     int m_loading = 0;
     std::vector<QThread*> m_threads;
+    QFileSystemWatcher* m_watcher = nullptr;
+    QHash<QString, WakeFlag> m_wakeFlags;  // by folder
+    QHash<int, QString> m_folders;         // by run id
     std::atomic<bool> m_stopping{false};
     std::atomic<std::chrono::milliseconds> m_staleAfter{std::chrono::minutes(1)};
+    std::atomic<std::chrono::milliseconds> m_pollInterval{std::chrono::seconds(1)};
 };
 
 }  // namespace normlab::gui

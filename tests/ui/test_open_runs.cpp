@@ -33,6 +33,7 @@ class OpenRunsTest : public QObject {
     void cliRunOpensWithItsExactValues();
     void nonRunFolderIsRefusedByName();
     void runWrittenWhileWatchedShowsEveryStep();
+    void fileWatchDeliversWithoutThePoll();
     void droppedFolderOpens();
 
   private:
@@ -131,6 +132,30 @@ void OpenRunsTest::runWrittenWhileWatchedShowsEveryStep() {
     writer.write_summary(normlab::summary_json(trainer, 1.0));
     QVERIFY(QTest::qWaitFor([&] { return window.store().run(id)->status == normlab::RunStatus::Completed; },
                             10000));
+}
+
+void OpenRunsTest::fileWatchDeliversWithoutThePoll() {
+    // With the poll an hour away, only the folder and file watches can bring news: appended lines, and
+    // a summary.json replaced by rename (which drops a watch on the file itself).
+    const QString folder = m_dir.filePath(QStringLiteral("watched"));
+    const normlab::Config config = normlab::test::tinyConfig(12);
+    normlab::Trainer trainer(config);
+    normlab::RunFolder writer(folder.toStdString(), config, false);
+    writer.append_metrics(trainer.step().record);
+    MainWindow window;
+    auto* opener = window.findChild<RunFolderOpener*>();
+    opener->setPollInterval(std::chrono::hours(1));
+    QCOMPARE(window.openRunFolders({folder}), QStringList());
+    const int id = RunFolderOpener::kFirstOpenedId;
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(id)->step == 1; }, 10000));
+    QTest::qWait(200);  // the reader now waits on the watch
+    for (int i = 1; i < 6; ++i) writer.append_metrics(trainer.step().record);
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(id)->step == 6; }, 10000));
+    for (int i = 6; i < 12; ++i) writer.append_metrics(trainer.step().record);
+    writer.write_summary(normlab::summary_json(trainer, 1.0));
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(id)->status == normlab::RunStatus::Completed; },
+                            10000));
+    QCOMPARE(window.store().run(id)->loss.samples().size(), qsizetype(12));
 }
 
 void OpenRunsTest::droppedFolderOpens() {

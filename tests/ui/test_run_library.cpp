@@ -1,7 +1,10 @@
 // The run library lists every run folder under the runs folder with its summary and config columns,
 // filters by text and status, sorts, and asks to open the selected runs; a folder added by the user
-// is scanned too, and one that is not a run is left out.
+// is scanned too, and one that is not a run is left out; a thousand runs are all listed (the time it
+// took is printed; scripts/bench_open_runs.py measures the same reading code).
 #include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -17,6 +20,7 @@ class RunLibraryTest : public QObject {
     Q_OBJECT
   private slots:
     void listsFiltersAndOpens();
+    void listsAThousandRuns();
 
   private:
     static void writeRun(const QString& folder, normlab::NormPlacement placement, int steps);
@@ -69,6 +73,33 @@ void RunLibraryTest::listsFiltersAndOpens() {
         if (button->text() == QStringLiteral("Open selected")) button->click();
     QCOMPARE(opened.size(), 1);
     QCOMPARE(opened.front().front().toStringList(), QStringList{runs + QStringLiteral("/b-pre")});
+    QSettings().clear();
+}
+
+void RunLibraryTest::listsAThousandRuns() {
+    QCoreApplication::setApplicationName(
+        QStringLiteral("run_library_many_%1").arg(QCoreApplication::applicationPid()));
+    const QString runs = m_dir.filePath(QStringLiteral("many"));
+    const QString first = runs + QStringLiteral("/run0000");
+    writeRun(first, normlab::NormPlacement::Pre, 3);
+    for (int i = 1; i < 1000; ++i) {
+        const QString folder = runs + QStringLiteral("/run%1").arg(i, 4, 10, QLatin1Char('0'));
+        QDir().mkpath(folder);
+        for (const char* name : {"config.json", "summary.json"})
+            QFile::copy(first + QLatin1Char('/') + QLatin1String(name),
+                        folder + QLatin1Char('/') + QLatin1String(name));
+    }
+    qputenv("NORMLAB_RUNS_DIR", runs.toUtf8());
+    RunLibraryPanel library;
+    QSignalSpy scanned(&library, &RunLibraryPanel::scanned);
+    QElapsedTimer timer;
+    timer.start();
+    library.refresh();
+    QVERIFY(scanned.wait(60000));
+    qInfo("listed %d runs in %lld ms", library.rowCount(), static_cast<long long>(timer.elapsed()));
+    QCOMPARE(library.rowCount(), 1000);
+    library.setFilterText(QStringLiteral("run0999"));
+    QCOMPARE(library.visibleCount(), 1);
     QSettings().clear();
 }
 

@@ -62,7 +62,7 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     if (record.layers.empty()) return;
 
     const size_t blocks = record.layers.size();
-    if (updateRatio.size() != blocks) updateRatio.assign(blocks, DecimatedSeries());
+    if (updateRatio.size() != blocks) updateRatio.assign(blocks, DecimatedSeries(kBlockSeriesCapacity));
     std::vector<double> gradColumn(blocks), residColumn(blocks);
     double entropySum = 0.0, maxLogit = -INFINITY;
     for (size_t b = 0; b < blocks; ++b) {

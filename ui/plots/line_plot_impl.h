@@ -235,7 +235,11 @@ struct LinePlot::Impl {
         QPen pen(spec.colour);
         pen.setWidthF(spec.width * widthScale());
         pen.setStyle(spec.style);
-        pen.setCapStyle(Qt::RoundCap);
+        // Qt Charts draws a solid line segment by segment, so round caps join them smoothly; but where
+        // segments are under ~2 px (a dense envelope) the caps cannot be seen and their curves made
+        // redraws of many runs several times slower (measured by scripts/bench_open_runs.py).
+        const bool dense = points.size() > chart->plotArea().width() / 2.0;
+        pen.setCapStyle(dense ? Qt::FlatCap : Qt::RoundCap);
         for (QLineSeries* part : {line.head, line.tail}) {
             const auto attachedY = part->attachedAxes();
             const bool onY2 = y2Axis && attachedY.contains(y2Axis);

@@ -10,6 +10,7 @@
 #include "ui/panels/block_profile_panels.h"
 #include "ui/panels/dynamics_panels.h"
 #include "ui/panels/heatmap_panel.h"
+#include "ui/panels/line_panel.h"
 #include "ui/panels/loss_panel.h"
 
 namespace normlab::ui {
@@ -121,6 +122,14 @@ void Dashboard::toggleMaximised(ChartPanel* panel) {
 void Dashboard::setPresentation(bool large) {
     for (ChartPanel* panel : m_panels) panel->setPresentation(large);
     refreshNow();
+}
+
+void Dashboard::zoomSteps(const normlab::StepRange& steps) {
+    const auto last =
+        static_cast<double>(std::min(steps.last, std::max(m_store.lastStep(), steps.first + 1)));
+    for (ChartPanel* panel : m_panels)
+        if (auto* line = qobject_cast<LinePanel*>(panel); line && line->overSteps())
+            line->plot().setZoom(std::pair{static_cast<double>(steps.first), last});
 }
 
 void Dashboard::scheduleRefresh() {

@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "engine/core/step_range.h"
 #include "ui/history/telemetry_store.h"
 #include "ui/panels/chart_export.h"
 #include "ui/panels/chart_panel.h"
@@ -32,6 +33,8 @@ class Dashboard : public QMainWindow {
     // The dashboard as a figure: the open panels' charts in the default arrangement's rows (charts only:
     // no selectors, no dock buttons), with `caption` under them.
     Figure figure(const QString& caption) const;
+    // Zooms every chart over training steps to `steps` (an open end stops at the newest step).
+    void zoomSteps(const normlab::StepRange& steps);
     // Redraws every visible panel now (tests, screenshots, exports).
     void refreshNow();
     int refreshCount() const { return m_refreshCount; }

@@ -15,6 +15,7 @@
 
 #include "app/cli/commands.h"
 #include "engine/core/errors.h"
+#include "engine/core/step_range.h"
 #include "engine/io/metrics_table.h"
 #include "engine/io/run_folder_reader.h"
 
@@ -24,9 +25,10 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kExportUsage =
-    "usage: normlab-cli export --run DIR [--run DIR...] --metrics --format csv --out FILE\n"
+    "usage: normlab-cli export --run DIR [--run DIR...] --metrics --format csv --out FILE [--steps A:B]\n"
     "       normlab-cli export --run DIR [--run DIR...] (--chart NAME | --dashboard)\n"
     "                          --format png|svg|pdf|csv --out FILE [--size WxH] [--dpi N] [--font-size PT]\n"
+    "                          [--steps A:B]\n"
     "       normlab-cli export --list\n"
     "\n"
     "--metrics: every logged value of the runs as one tidy table, one row per run, step and block,\n"
@@ -34,6 +36,8 @@ const char* kExportUsage =
     "--chart / --dashboard: the window's figures, drawn by the `normlab` program beside normlab-cli\n"
     "offscreen (no display needed): title, axes, legend and caption, at --size pixels (default\n"
     "1600x1000) and --dpi (default 200); csv writes the chart's data. --list names the charts.\n"
+    "--steps A:B keeps steps A to B (A: or :B leave one end open): the table's rows, and the step\n"
+    "axis of the time charts (their csv too).\n"
     "DIR is a run folder or a folder of run folders.\n";
 
 // The desktop app installed or built beside this program.
@@ -62,12 +66,12 @@ fs::path desktop_app() {
     throw InputError("cannot run " + program + ": " + std::strerror(errno));
 }
 
-void write_metrics(const std::vector<std::string>& folders, const std::string& out) {
+void write_metrics(const std::vector<std::string>& folders, const std::string& out, const StepRange& steps) {
     // Written to a temporary file and renamed: a failed export leaves no partial table.
     const std::string temporary = out + ".partial";
     std::ofstream file(temporary, std::ios::binary);
     if (!file) throw InputError("cannot write " + out + "; check that its folder exists and is writable");
-    const int64_t rows = write_metrics_csv(folders, file);
+    const int64_t rows = write_metrics_csv(folders, file, steps);
     file.close();
     if (!file) {
         fs::remove(temporary);
@@ -82,6 +86,7 @@ void write_metrics(const std::vector<std::string>& folders, const std::string& o
 int run_export(int argc, char** argv) {
     std::vector<std::string> folders, figure_arguments;
     std::string format, out, chart;
+    StepRange steps;
     bool metrics = false, dashboard = false, list = false;
     for (int i = 2; i < argc; ++i) {
         const std::string flag = argv[i];
@@ -106,6 +111,11 @@ int run_export(int argc, char** argv) {
             dashboard = true;
         } else if (flag == "--list") {
             list = true;
+        } else if (flag == "--steps") {
+            const std::string text = value();
+            steps = parse_step_range(text);
+            figure_arguments.push_back(flag);
+            figure_arguments.push_back(text);
         } else if (flag == "--size" || flag == "--dpi" || flag == "--font-size") {
             figure_arguments.push_back(flag == "--size" ? "--figure-size" : flag);
             figure_arguments.push_back(value());
@@ -124,7 +134,7 @@ int run_export(int argc, char** argv) {
                 "--format parquet needs Apache Arrow, which Debian 12 does not package; use --format csv "
                 "(pandas.read_csv and polars.read_csv read it in one call)");
         if (format != "csv") throw InputError("--metrics writes --format csv");
-        write_metrics(folders, out);
+        write_metrics(folders, out, steps);
         return 0;
     }
     if (format != "png" && format != "svg" && format != "pdf" && format != "csv")

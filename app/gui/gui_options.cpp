@@ -40,9 +40,9 @@ QString guiHelpText() {
         "usage: normlab [--preset NAME | --config FILE | --experiment FILE] [--set KEY=VALUE]...\n"
         "               [--lesson TITLE] [--autostart] [--quit-after-steps N] [--screenshot FILE]\n"
         "               [--size WxH] [--presentation]\n"
-        "       normlab --open DIR [DIR...] [--screenshot FILE] [--size WxH]\n"
+        "       normlab --open DIR [DIR...] [--screenshot FILE] [--size WxH] [--steps A:B]\n"
         "       normlab --open DIR [DIR...] --export FILE (--chart ID | --dashboard) [--figure-size WxH]\n"
-        "               [--dpi N] [--font-size PT]     (what normlab-cli export runs)\n"
+        "               [--dpi N] [--font-size PT] [--steps A:B]     (what normlab-cli export runs)\n"
         "       normlab --list-charts\n"
         "       normlab --help | --version\n"
         "\n"
@@ -56,8 +56,10 @@ QString guiHelpText() {
         "  --open DIR...          open run folders (or folders of run folders) written by normlab-cli,\n"
         "                         a sweep or another machine; with --screenshot: save it once they are\n"
         "                         read, then quit\n"
+        "  --steps A:B            the time charts show steps A to B (A: or :B leave one end open)\n"
         "  --autostart            start training at once\n"
-        "  --quit-after-steps N   quit when the first run reaches step N (or every run ended)\n"
+        "  --quit-after-steps N   quit when the first run reaches step N (or every run ended); with\n"
+        "                         --open and nothing to train, the first opened run being written\n"
         "  --screenshot FILE      with --quit-after-steps: save a PNG of the window before quitting\n"
         "  --size WxH             window size, e.g. 1680x1020\n"
         "  --presentation         start in presentation mode (F11)\n");
@@ -96,6 +98,8 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
             options.listCharts = true;
         else if (flag == QLatin1String("--figure-size"))
             options.figureSize = parseSize(flag, value(), 64, 16384);
+        else if (flag == QLatin1String("--steps"))
+            options.steps = normlab::parse_step_range(value().toStdString());
         else if (flag == QLatin1String("--dpi"))
             options.figureDpi = parseNumber(flag, value(), 36, 2400);
         else if (flag == QLatin1String("--font-size"))

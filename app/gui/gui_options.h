@@ -6,6 +6,8 @@
 #include <QStringList>
 #include <optional>
 
+#include "engine/core/step_range.h"
+
 namespace normlab::gui {
 
 struct GuiOptions {
@@ -22,6 +24,7 @@ struct GuiOptions {
     QSize figureSize{1600, 1000};
     int figureDpi = 200;
     double figureFontPoints = 9.0;
+    std::optional<normlab::StepRange> steps;  // --steps A:B: the time charts' step axis
     bool listCharts = false;
     bool autostart = false;
     std::optional<long long> quitAfterSteps;

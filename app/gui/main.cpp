@@ -17,6 +17,13 @@
 
 namespace {
 // Applies the options to the window; throws InputError for a bad preset, config or lesson.
+// Opened folders and nothing to train: --quit-after-steps then waits for the first watched run.
+bool onlyWatches(const normlab::gui::GuiOptions& options) {
+    return !options.openFolders.isEmpty() && !options.autostart && options.preset.isEmpty() &&
+           options.configPath.isEmpty() && options.sets.isEmpty() && options.experimentPath.isEmpty() &&
+           options.lesson.isEmpty();
+}
+
 void openRequested(normlab::gui::MainWindow& window, const normlab::gui::GuiOptions& options) {
     if (!options.experimentPath.isEmpty()) {
         const QString error = window.openExperiment(options.experimentPath);
@@ -45,7 +52,7 @@ void openRequested(normlab::gui::MainWindow& window, const normlab::gui::GuiOpti
         window.loadConfig(config, options.preset.isEmpty() ? QStringLiteral("run 1") : options.preset);
     }
     // --quit-after-steps means a scripted run: it starts by itself.
-    if ((options.autostart || options.quitAfterSteps) && options.lesson.isEmpty()) {
+    if ((options.autostart || options.quitAfterSteps) && options.lesson.isEmpty() && !onlyWatches(options)) {
         const QString error = window.startRuns();
         if (!error.isEmpty()) throw normlab::InputError("cannot start: " + error.toStdString());
     }
@@ -118,14 +125,18 @@ int main(int argc, char** argv) {
     normlab::gui::MainWindow window;
     if (options.windowSize.isValid()) window.resize(options.windowSize);
     // Before the runs start: a scripted run skips lesson pause points.
-    if (options.quitAfterSteps) window.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath);
+    if (options.quitAfterSteps && !onlyWatches(options))
+        window.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath);
     if (!options.openFolders.isEmpty()) {
         const QStringList problems = window.openRunFolders(options.openFolders);
         if (!problems.isEmpty() && (!options.screenshotPath.isEmpty() || !options.exportPath.isEmpty())) {
             std::fprintf(stderr, "normlab: %s\n", problems.join(QLatin1Char('\n')).toUtf8().constData());
             return 2;
         }
-        if (!options.quitAfterSteps && !options.screenshotPath.isEmpty())
+        if (options.steps) window.zoomStepsWhenOpened(*options.steps);  // before what it is for
+        if (onlyWatches(options) && options.quitAfterSteps)
+            window.screenshotWhenOpened(options.screenshotPath, *options.quitAfterSteps);
+        else if (!options.quitAfterSteps && !options.screenshotPath.isEmpty())
             window.screenshotWhenOpened(options.screenshotPath);
         if (!options.exportPath.isEmpty()) {
             normlab::ui::ImageExportOptions figure;

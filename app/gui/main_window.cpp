@@ -651,32 +651,65 @@ QStringList MainWindow::openRunFolders(const QStringList& requested) {
     return problems;
 }
 
-void MainWindow::whenOpened(std::function<int()> work) {
-    // Scripted: once every opened folder is read, the charts are drawn, `work` runs, and the app quits
-    // with its exit code.
-    const auto finish = [this, work] {
+void MainWindow::whenOpened(std::function<int()> work, std::optional<int64_t> untilStep, bool quit) {
+    // Scripted: once every opened folder is read (and the first one has reached `untilStep`, or ended,
+    // or gone stale), the charts are drawn, `work` runs, and (with `quit`) the app quits with its exit
+    // code.
+    const auto finish = [this, work, quit] {
         m_dashboard->refreshNow();
         const int code = work();
+        if (!quit) return;
         std::fflush(stdout);
         setDirty(false);
         close();
         QCoreApplication::exit(code);
     };
-    if (m_opener->loading() == 0)
+    const auto ready = [this, untilStep] {
+        if (m_opener->loading() > 0) return false;
+        if (!untilStep) return true;
+        const ui::RunHistory* first = m_store.run(RunFolderOpener::kFirstOpenedId);
+        if (!first || first->step >= *untilStep || first->status != normlab::RunStatus::Running ||
+            first->stale) {
+            if (first)
+                std::printf("normlab: %s: step %lld (target %lld), %s\n", first->name.toUtf8().constData(),
+                            static_cast<long long>(first->step), static_cast<long long>(*untilStep),
+                            first->statusText().toUtf8().constData());
+            return true;
+        }
+        return false;
+    };
+    auto started = std::make_shared<bool>(false);
+    const auto check = [this, ready, finish, started] {
+        if (*started || !ready()) return;
+        *started = true;
         QTimer::singleShot(0, this, finish);
-    else
-        connect(m_opener, &RunFolderOpener::allLoaded, this, finish);
+    };
+    connect(&m_store, &ui::TelemetryStore::dataChanged, this, check);
+    connect(m_opener, &RunFolderOpener::allLoaded, this, check);
+    QTimer::singleShot(0, this, check);
 }
 
-void MainWindow::screenshotWhenOpened(const QString& path) {
-    whenOpened([this, path] {
-        const QString error = saveScreenshot(path);
-        if (error.isEmpty())
-            std::printf("normlab: screenshot saved to %s\n", path.toUtf8().constData());
-        else
-            std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
-        return error.isEmpty() ? 0 : 1;
-    });
+void MainWindow::zoomStepsWhenOpened(const normlab::StepRange& steps) {
+    whenOpened(
+        [this, steps] {
+            m_dashboard->zoomSteps(steps);
+            return 0;
+        },
+        std::nullopt, false);
+}
+
+void MainWindow::screenshotWhenOpened(const QString& path, std::optional<int64_t> untilStep) {
+    whenOpened(
+        [this, path] {
+            if (path.isEmpty()) return 0;
+            const QString error = saveScreenshot(path);
+            if (error.isEmpty())
+                std::printf("normlab: screenshot saved to %s\n", path.toUtf8().constData());
+            else
+                std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
+            return error.isEmpty() ? 0 : 1;
+        },
+        untilStep);
 }
 
 void MainWindow::exportWhenOpened(const QString& path, const QString& chart,

@@ -11,6 +11,7 @@
 
 #include "app/gui/run_folder_opener.h"
 #include "app/gui/training_worker.h"
+#include "engine/core/step_range.h"
 #include "ui/controls/lessons.h"
 #include "ui/experiment/experiment_file.h"
 #include "ui/history/telemetry_store.h"
@@ -43,12 +44,17 @@ class MainWindow : public QMainWindow {
     // Opens run folders (each a run on every chart, read off the GUI thread); returns the problems
     // (also shown in a dialog), one per folder that is not a run folder.
     QStringList openRunFolders(const QStringList& folders);
-    // With --open and --screenshot: save the window once every opened folder is read, then quit.
-    void screenshotWhenOpened(const QString& path);
+    // With --open and --screenshot: save the window once every opened folder is read (and, with
+    // `untilStep`, once the first opened run, still being written, reaches that step or ends), then
+    // quit. An empty `path` only quits.
+    void screenshotWhenOpened(const QString& path, std::optional<int64_t> untilStep = std::nullopt);
     // Headless export (normlab-cli export): once the opened folders are read, write the chart `chart`
     // (its figure, or its data for .csv) or, with an empty id, the dashboard figure; then quit with 0,
     // or 2 and a message.
     void exportWhenOpened(const QString& path, const QString& chart, const ui::ImageExportOptions& options);
+    // Once the opened folders are read, zooms the time charts to `steps` (call it after
+    // openRunFolders and before a scripted screenshot or export, which then show the zoom).
+    void zoomStepsWhenOpened(const normlab::StepRange& steps);
     // Starts every run from step 0; the reason it cannot (also shown in a dialog), or empty.
     QString startRuns();
     // Quits the application once the first run reaches `steps` (or every run ended), after saving a
@@ -97,7 +103,8 @@ class MainWindow : public QMainWindow {
     // Some run has trained steps that no saved experiment holds.
     bool hasUnsavedResults() const;
     static QStringList runFoldersIn(const QString& folder);
-    void whenOpened(std::function<int()> work);
+    void whenOpened(std::function<int()> work, std::optional<int64_t> untilStep = std::nullopt,
+                    bool quit = true);
     void updateControlsTitle();
     // The toolbar's speed limit (steps a second), sent to the worker when chosen.
     QComboBox* makeSpeedBox();

@@ -32,7 +32,8 @@ std::vector<std::optional<double>> run_values(const StepRecord& record) {
 }
 }  // namespace
 
-int64_t write_metrics_csv(const std::vector<std::string>& run_folders, std::ostream& out) {
+int64_t write_metrics_csv(const std::vector<std::string>& run_folders, std::ostream& out,
+                          const StepRange& steps) {
     const std::vector<std::string> block_fields = block_field_names(true);
     // Which columns only a decoder block of an encoder-decoder has (left empty for the others).
     const std::vector<std::string> plain_fields = block_field_names(false);
@@ -51,6 +52,7 @@ int64_t write_metrics_csv(const std::vector<std::string>& run_folders, std::ostr
         const std::string run = std::filesystem::path(folder).filename().string();
         for (RunFolderReader::Update update = reader.poll();; update = reader.poll()) {
             for (const StepRecord& record : update.records) {
+                if (!steps.contains(record.step)) continue;
                 out << run << ',' << record.step << ",run,-1";
                 for (const std::optional<double>& value : run_values(record)) cell(out, value);
                 for (size_t i = 0; i < block_fields.size(); ++i) out << ',';

@@ -7,10 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/step_range.h"
+
 namespace normlab {
 
-// Reads each run folder to its end (RunFolderReader) and writes the table as CSV with a header row.
-// Returns the number of data rows; throws InputError for a folder that is not a run.
-int64_t write_metrics_csv(const std::vector<std::string>& run_folders, std::ostream& out);
+// Reads each run folder to its end (RunFolderReader) and writes the table as CSV with a header row,
+// keeping the steps in `steps`. Returns the number of data rows; throws InputError for a folder that
+// is not a run.
+int64_t write_metrics_csv(const std::vector<std::string>& run_folders, std::ostream& out,
+                          const StepRange& steps = {});
 
 }  // namespace normlab

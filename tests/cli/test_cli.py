@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import math
+import re
 import os
 import resource
 import shutil
@@ -14,6 +15,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -165,6 +167,51 @@ class Export(CliTestCase):
                                str(self.tmp / "n.png")], "unknown chart 'nosuch'")
         self.expect_bad_input(["export", "--run", str(runs), "--chart", "loss", "--format", "png", "--out",
                                str(self.tmp / "n.svg")], "must end in .png")
+        # --steps A:B: the chart's CSV keeps only those steps, and says so.
+        ranged = self.tmp / "loss-4-9.csv"
+        run("export", "--run", str(runs / "pre"), "--chart", "loss", "--format", "csv", "--out", str(ranged),
+            "--steps", "4:9", check_rc=0)
+        text = ranged.read_text()
+        steps = {int(float(r.split(",")[2])) for r in text.splitlines() if r.startswith("train,")}
+        self.assertEqual(steps, set(range(4, 10)))
+        self.assertIn("steps 4 to 9", text)
+
+    def test_metrics_steps_range_and_bad_ranges(self):
+        runs = self.train_two()
+        out = self.tmp / "ranged.csv"
+        run("export", "--run", str(runs / "post"), "--metrics", "--format", "csv", "--out", str(out),
+            "--steps", "5:", check_rc=0)
+        steps = {int(r["step"]) for r in csv.DictReader(out.read_text().splitlines())}
+        self.assertEqual(steps, set(range(5, 13)))
+        for bad in ("9:4", "a:b", "5", "-1:3"):
+            self.expect_bad_input(["export", "--run", str(runs), "--metrics", "--format", "csv", "--out",
+                                   str(self.tmp / "x.csv"), "--steps", bad], "FIRST:LAST")
+
+    def test_window_watches_a_run_while_the_cli_writes_it(self):
+        # `normlab --open DIR --quit-after-steps N` waits for the watched run, not for training of its own.
+        app = Path(CLI).parent / "normlab"
+        if not app.exists():
+            self.skipTest("built without the desktop app (-DNORMLAB_GUI=OFF)")
+        folder = self.tmp / "live"
+        writer = subprocess.Popen([CLI, "train", *TINY, "--steps", "100000", "--out", str(folder), "--quiet"])
+        try:
+            for _ in range(200):
+                if (folder / "summary.json").exists():
+                    break
+                time.sleep(0.05)
+            shot = self.tmp / "watch.png"
+            env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+            watched = subprocess.run([str(app), "--open", str(folder), "--quit-after-steps", "300",
+                                      "--screenshot", str(shot)], capture_output=True, text=True, env=env,
+                                     timeout=120)
+        finally:
+            writer.kill()
+            writer.wait()
+        self.assertEqual(watched.returncode, 0, watched.stderr)
+        reached = re.search(r"live: step (\d+) \(target 300\), opened, running", watched.stdout)
+        self.assertIsNotNone(reached, watched.stdout)
+        self.assertGreaterEqual(int(reached.group(1)), 300)
+        self.assertEqual(shot.read_bytes()[:8], b"\x89PNG\r\n\x1a\n")
 
 
 class TrainResumeEval(CliTestCase):

@@ -16,6 +16,7 @@ class BlockProfilePanel : public LinePanel {
   public:
     BlockProfilePanel(const QString& id, const QString& title, const TelemetryStore& store, QWidget* parent);
     void setInitialOnly(bool initialOnly);
+    bool overSteps() const override { return false; }
 
   protected:
     // Adds the profile series of `run` for a per-block value.

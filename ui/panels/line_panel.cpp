@@ -1,6 +1,8 @@
 // LinePanel: refresh and CSV through buildContent().
 #include "ui/panels/line_panel.h"
 
+#include <functional>
+
 #include <cmath>
 
 #include "ui/panels/plot_csv.h"
@@ -33,7 +35,18 @@ void LinePanel::setAnnotations(std::vector<PlotAnnotation> annotations) {
 }
 
 QString LinePanel::csv() const {
-    return csvFromPlot(title(), buildContent(0), caption());
+    PlotContent content = buildContent(0);
+    const std::optional<std::pair<double, double>> zoom = m_plot->zoom();
+    if (!zoom || !overSteps()) return csvFromPlot(title(), content, caption());
+    const auto inZoom = [&zoom](const QPointF& point) {
+        return point.x() >= zoom->first && point.x() <= zoom->second;
+    };
+    for (PlotSeries& series : content.series) series.points.removeIf(std::not_fn(inZoom));
+    for (PlotBand& band : content.bands)
+        band.lower.removeIf(std::not_fn(inZoom)), band.upper.removeIf(std::not_fn(inZoom));
+    const QString span =
+        tr("steps %1 to %2 (the chart's zoom)").arg(zoom->first, 0, 'f', 0).arg(zoom->second, 0, 'f', 0);
+    return csvFromPlot(title(), content, caption() + QLatin1Char('\n') + span);
 }
 
 void LinePanel::setPresentation(bool large) {

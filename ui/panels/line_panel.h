@@ -15,8 +15,10 @@ class LinePanel : public ChartPanel {
     void refresh() override;
     QString csv() const override;
     void setPresentation(bool large) override;
-    // The figure shows the zoomed span when the chart is zoomed.
+    // The figure and the CSV show the zoomed span when the chart is zoomed over steps.
     std::unique_ptr<QWidget> makeFigureChart(const ChartStyle& style) const override;
+    // True for charts over training steps (zoomed by --steps); false for charts over blocks.
+    virtual bool overSteps() const { return true; }
     LinePlot& plot() const { return *m_plot; }
     // The notes pinned to this chart (drawn on screen and in its figures; saved with experiments).
     const std::vector<PlotAnnotation>& annotations() const { return m_annotations; }

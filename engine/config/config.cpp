@@ -178,6 +178,7 @@ void validate_train(const TrainConfig& t) {
     check_number("train.weight_decay", t.weight_decay, kNonNegative);
     check_number("train.momentum", t.momentum, kUnitHalfOpen);
     check_number("train.min_lr_ratio", t.min_lr_ratio, kUnitClosed);
+    check_number("train.diverge_loss", t.diverge_loss, kNonNegative);
 }
 
 void validate_data(const DataConfig& d) {

@@ -54,6 +54,10 @@ struct TrainConfig {
     double weight_decay = 0.0;  // decoupled for AdamW, L2 for the others; matrices only
     double momentum = 0.9;      // SGD
     double min_lr_ratio = 0.0;  // floor of linear / cosine decay, as a fraction of lr
+    // A run whose training loss exceeds diverge_loss x ln(vocabulary) (a uniform guess's loss) ends
+    // as diverged, so a blown-up run stops the same way in every build instead of training on at
+    // 1e8; 0: only non-finite values end a run.
+    double diverge_loss = 3.0;
 };
 
 struct DataConfig {

@@ -254,27 +254,8 @@ const StepOutcome& Trainer::step() {
         record.accuracy = static_cast<double>(forward.correct) / static_cast<double>(forward.scored);
     }
 
-    const bool diverged =
-        !std::isfinite(forward.loss) || forward.first_nonfinite_block >= 0 || !std::isfinite(grad_total);
-    if (diverged) {
-        m_status = RunStatus::Diverged;
-        m_diverged_at = t;
-        m_first_bad_layer = forward.first_nonfinite_block >= 0
-                                ? forward.first_nonfinite_block
-                                : first_bad_gradient_position(*m_model, m_grad_squares);
-        m_steps_done = t;
-        m_last_loss = forward.loss;
-        std::ostringstream message;
-        message << "training diverged at step " << t << ": non-finite "
-                << (std::isfinite(forward.loss) ? "gradient" : "loss");
-        if (m_first_bad_layer >= 0) {
-            message << ", first in "
-                    << (m_first_bad_layer >= m_config.model.layers
-                            ? std::string("the final norm / output head")
-                            : "block " + std::to_string(m_first_bad_layer));
-        }
-        outcome.events.push_back({t, "diverged", message.str(), "", "", m_first_bad_layer});
-        outcome.logged = true;
+    if (const std::optional<std::string> reason = divergence(forward, grad_total)) {
+        end_diverged(t, forward, *reason, outcome);
         return outcome;
     }
 
@@ -313,6 +294,41 @@ const StepOutcome& Trainer::step() {
     m_step_seconds.push(seconds);
     record.steps_per_s = steps_per_second();
     return outcome;
+}
+
+std::optional<std::string> Trainer::divergence(const ForwardStats& forward, double grad_total) {
+    if (!std::isfinite(forward.loss)) return "non-finite loss";
+    if (forward.first_nonfinite_block >= 0 || !std::isfinite(grad_total)) return "non-finite gradient";
+    if (m_reference_loss == 0.0)
+        m_reference_loss = std::max(std::log(static_cast<double>(m_task->vocab_size())), forward.loss);
+    const double bound = m_config.train.diverge_loss * m_reference_loss;
+    if (bound <= 0.0 || forward.loss <= bound) return std::nullopt;
+    std::ostringstream reason;
+    reason << "loss " << forward.loss << " above " << bound << " (train.diverge_loss "
+           << m_config.train.diverge_loss << " x " << m_reference_loss
+           << ", the larger of ln(vocabulary) and the first step's loss)";
+    return reason.str();
+}
+
+void Trainer::end_diverged(int64_t t, const ForwardStats& forward, const std::string& reason,
+                           StepOutcome& outcome) {
+    m_status = RunStatus::Diverged;
+    m_diverged_at = t;
+    m_first_bad_layer = forward.first_nonfinite_block >= 0
+                            ? forward.first_nonfinite_block
+                            : first_bad_gradient_position(*m_model, m_grad_squares);
+    m_steps_done = t;
+    m_last_loss = forward.loss;
+    std::ostringstream message;
+    message << "training diverged at step " << t << ": " << reason;
+    if (m_first_bad_layer >= 0) {
+        message << ", first in "
+                << (m_first_bad_layer >= m_config.model.layers
+                        ? std::string("the final norm / output head")
+                        : "block " + std::to_string(m_first_bad_layer));
+    }
+    outcome.events.push_back({t, "diverged", message.str(), "", "", m_first_bad_layer});
+    outcome.logged = true;
 }
 
 double Trainer::evaluate(Split split, int batches, double* accuracy) {

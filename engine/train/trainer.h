@@ -111,6 +111,12 @@ class Trainer {
     // Builds the backend `next` asks for (device, threads) and switches to it.
     void switch_to_device_of(const Config& next);
     void fill_layer_telemetry(const ForwardStats& forward, StepRecord& record);
+    // Why this step's pass ends the run (a non-finite value, or a loss above the train.diverge_loss
+    // bound), or nothing.
+    std::optional<std::string> divergence(const ForwardStats& forward, double grad_total);
+    // Ends the run as diverged at step t for `reason`, with the event naming the first bad block.
+    void end_diverged(int64_t t, const ForwardStats& forward, const std::string& reason,
+                      StepOutcome& outcome);
     // Each layout entry's sum of squares of a role buffer (parameters, gradients, updates) into `out`.
     void entry_sum_squares(const float* base, std::vector<double>& out);
 
@@ -136,6 +142,7 @@ class Trainer {
     int64_t m_diverged_at = -1;
     int m_first_bad_layer = -1;
     std::optional<double> m_last_loss;
+    double m_reference_loss = 0.0;  // max(ln vocabulary, the first step's loss): diverge_loss's unit
     std::optional<double> m_last_val_loss;
     TrailingWindow<double> m_step_seconds{20};
 };

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <tuple>
 
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/core/errors.h"
@@ -128,6 +129,41 @@ TEST(Trainer, DivergenceIsAResultWithStepAndBlock) {
     ASSERT_FALSE(events.empty());
     EXPECT_EQ(events.back().kind, "diverged");
     EXPECT_EQ(events.back().step, trainer.diverged_at());
+}
+
+// train.diverge_loss: a loss above diverge_loss x max(ln vocabulary, first loss) ends the run as
+// diverged, with the bound in the event; 0 leaves only non-finite values to end it (later).
+TEST(Trainer, LossAboveTheBoundEndsTheRunEarlierThanNonFiniteValues) {
+    Config config = tiny_config();
+    config.model.norm_placement = NormPlacement::None;
+    config.train.optimizer = OptimizerKind::Sgd;
+    config.train.lr = 50.0;
+    config.train.steps = 200;
+    const auto run = [](Config c) {
+        Trainer trainer(c);
+        std::vector<Event> events;
+        double first = 0.0, last = 0.0;
+        while (!trainer.finished()) {
+            const StepOutcome& outcome = trainer.step();
+            if (outcome.record.step == 1) first = outcome.record.loss;
+            last = outcome.record.loss;
+            events.insert(events.end(), outcome.events.begin(), outcome.events.end());
+        }
+        return std::tuple{trainer.status(), trainer.diverged_at(), first, last, events};
+    };
+    const auto [status, at, first, last, events] = run(config);
+    ASSERT_EQ(status, RunStatus::Diverged);
+    const double bound = 3.0 * std::max(std::log(256.0), first);
+    EXPECT_GT(last, bound);
+    EXPECT_TRUE(std::isfinite(last));
+    ASSERT_FALSE(events.empty());
+    EXPECT_NE(events.back().message.find("train.diverge_loss"), std::string::npos) << events.back().message;
+    config.train.diverge_loss = 0.0;
+    const auto [status_off, at_off, first_off, last_off, events_off] = run(config);
+    EXPECT_EQ(first_off, first);
+    EXPECT_TRUE(status_off == RunStatus::Completed || at_off > at) << at_off << " vs " << at;
+    for (const Event& event : events_off)
+        EXPECT_EQ(event.message.find("train.diverge_loss"), std::string::npos);
 }
 
 TEST(Trainer, TelemetryHasEveryBlockAndSensibleValues) {

@@ -43,6 +43,7 @@ inline normlab::Config divergingConfig() {
     config.model.norm_placement = normlab::NormPlacement::None;
     config.train.optimizer = normlab::OptimizerKind::Sgd;
     config.train.lr = 50.0;
+    config.train.diverge_loss = 0.0;  // diverges by a non-finite value, naming the first bad block
     return config;
 }
 

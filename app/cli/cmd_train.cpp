@@ -1,9 +1,5 @@
 // `normlab-cli train`: builds the trainer (validating everything before the run folder exists), then
-// steps it to the end, writing metrics, events and the summary as it goes. Ctrl-C stops cleanly.
-#include <atomic>
-#include <chrono>
-#include <csignal>
-#include <cstdio>
+// trains it into the run folder (train_loop.h). Ctrl-C stops cleanly.
 #include <iostream>
 #include <memory>
 
@@ -11,60 +7,17 @@
 
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
+#include "app/cli/train_loop.h"
 #include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
 #include "engine/io/provenance.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder.h"
-#include "engine/train/run_control.h"
 #include "engine/train/trainer.h"
 
 namespace normlab::cli {
 
 namespace {
-// The run the signal handler stops; atomic (and lock-free, so async-signal-safe) because the handler
-// may run at any moment, and reset by SignalScope before the RunControl it points to goes away.
-std::atomic<RunControl*> g_control{nullptr};
-static_assert(std::atomic<RunControl*>::is_always_lock_free);
-
-void on_interrupt(int) {
-    if (RunControl* control = g_control.load()) control->stop_from_signal();
-}
-
-// Routes SIGINT / SIGTERM to `control` for its lifetime, on every exit path (exceptions included).
-class SignalScope {
-  public:
-    explicit SignalScope(RunControl& control) {
-        g_control.store(&control);
-        std::signal(SIGINT, on_interrupt);
-        std::signal(SIGTERM, on_interrupt);
-    }
-    ~SignalScope() {
-        std::signal(SIGINT, SIG_DFL);
-        std::signal(SIGTERM, SIG_DFL);
-        g_control.store(nullptr);
-    }
-    SignalScope(const SignalScope&) = delete;
-    SignalScope& operator=(const SignalScope&) = delete;
-};
-
-// Records a run that ended with an error: an event and summary.json with status "failed" and the
-// message. Best effort: when the run folder itself is what failed, the original error is what matters.
-void record_failure(RunFolder& folder, const Trainer& trainer, double wall_seconds, int64_t first_step,
-                    const std::string& message) {
-    try {
-        folder.append_event({trainer.steps_done(), "failed", message, "", "", -1});
-    } catch (const std::exception&) {
-    }
-    try {
-        nlohmann::json summary = summary_json(trainer, wall_seconds, first_step);
-        summary["status"] = "failed";
-        summary["error"] = message;
-        folder.write_summary(summary);
-    } catch (const std::exception&) {
-    }
-}
-
 const char* kTrainHelp =
     "usage: normlab-cli train (--config FILE | --preset NAME) [--set KEY=VALUE]... [--steps N] --out DIR\n"
     "                         [--save-checkpoint] [--resume CHECKPOINT] [--change [STEP:]KEY=VALUE]...\n"
@@ -151,41 +104,9 @@ int run_train(int argc, char** argv) {
         const std::string note = wiring_note(trainer->config().model);
         if (!note.empty()) std::cerr << "normlab-cli train: note: " << note << "\n";
     }
-    RunControl control;
-    const SignalScope signals(control);
-    const auto started = std::chrono::steady_clock::now();
-    auto last_report = started;
-    const auto elapsed = [&started] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    };
-    nlohmann::json summary;
-    try {
-        run_training(*trainer, control, [&](const StepOutcome& outcome) {
-            // Every step's scalars (and val_loss when validation ran); per-layer telemetry only on the
-            // steps that measured it (telemetry.every).
-            folder.append_metrics(outcome.record);
-            for (const Event& event : outcome.events) {
-                folder.append_event(event);
-                if (!quiet) std::cerr << "  [step " << event.step << "] " << event.message << "\n";
-            }
-            const auto now = std::chrono::steady_clock::now();
-            if (!quiet && std::chrono::duration<double>(now - last_report).count() > 2.0) {
-                last_report = now;
-                std::fprintf(stderr, "  step %lld/%d  loss %.4f  lr %.3g  grad %.3g  %.1f steps/s\n",
-                             static_cast<long long>(outcome.record.step), trainer->config().train.steps,
-                             outcome.record.loss, outcome.record.lr, outcome.record.grad_norm,
-                             outcome.record.steps_per_s);
-            }
-        });
-        if (trainer->status() == RunStatus::Stopped) {
-            folder.append_event({trainer->steps_done(), "stopped", "stopped by signal", "", "", -1});
-        }
-        summary = summary_json(*trainer, elapsed(), first_step);
-        folder.write_summary(summary);
-    } catch (const std::exception& error) {
-        record_failure(folder, *trainer, elapsed(), first_step, error.what());
-        throw;
-    }
+    TrainLoopOptions loop;
+    loop.quiet = quiet;
+    nlohmann::json summary = train_into_folder(*trainer, folder, first_step, loop);
     if (save) {
         // After the summary, so a checkpoint that cannot be written does not hide how the run ended.
         try {

@@ -12,5 +12,6 @@ int run_dump_grads(int argc, char** argv);
 int run_probe(int argc, char** argv);
 int run_runs(int argc, char** argv);
 int run_export(int argc, char** argv);
+int run_sweep(int argc, char** argv);
 
 }  // namespace normlab::cli

@@ -25,6 +25,7 @@ const char* kUsage =
     "  presets    list the presets\n"
     "  runs       list run folders: status, steps, losses, and the config keys that differ\n"
     "  export     run folders out: a tidy metrics table (CSV), or the window's charts as figures\n"
+    "  sweep      plan and run grids of runs (here or on a cluster), then collect stability maps\n"
     "  dump-grads write a checkpoint and the gradients of one batch (for the PyTorch parity test)\n";
 }  // namespace
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
         if (command == "presets") return normlab::cli::run_presets(argc, argv);
         if (command == "runs") return normlab::cli::run_runs(argc, argv);
         if (command == "export") return normlab::cli::run_export(argc, argv);
+        if (command == "sweep") return normlab::cli::run_sweep(argc, argv);
         if (command == "probe") return normlab::cli::run_probe(argc, argv);
         if (command == "dump-grads") return normlab::cli::run_dump_grads(argc, argv);
         std::cerr << "normlab-cli: unknown command '" << command << "'\n\n" << kUsage;

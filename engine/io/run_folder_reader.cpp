@@ -129,6 +129,8 @@ std::optional<RunFolderSummary> RunFolderReader::summary() const {
         summary.diverged_at = static_cast<int64_t>(*at);
     if (const auto block = optional_number(*json, "first_bad_layer"))
         summary.first_bad_layer = static_cast<int>(*block);
+    summary.wall_seconds = optional_number(*json, "wall_seconds");
+    summary.heartbeat = optional_number(*json, "heartbeat");
     if (json->contains("error") && (*json)["error"].is_string())
         summary.error = (*json)["error"].get<std::string>();
     return summary;

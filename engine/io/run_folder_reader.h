@@ -23,6 +23,8 @@ struct RunFolderSummary {
     std::optional<int64_t> diverged_at;
     int first_bad_layer = -1;
     std::string error;  // a failed run's reason
+    std::optional<double> wall_seconds;
+    std::optional<double> heartbeat;  // unix seconds of the last rewrite while running
 };
 
 class RunFolderReader {

@@ -59,7 +59,7 @@ class CliTestCase(unittest.TestCase):
 
 class HelpAndPresets(CliTestCase):
     def test_every_subcommand_has_help(self):
-        for command in ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs", "export"):
+        for command in ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs", "export", "sweep"):
             result = run(command, "--help", check_rc=0)
             self.assertIn("usage: normlab-cli " + command, result.stdout)
         self.assertIn("commands:", run("--help", check_rc=0).stdout)
@@ -212,6 +212,138 @@ class Export(CliTestCase):
         self.assertIsNotNone(reached, watched.stdout)
         self.assertGreaterEqual(int(reached.group(1)), 300)
         self.assertEqual(shot.read_bytes()[:8], b"\x89PNG\r\n\x1a\n")
+
+
+class Sweep(CliTestCase):
+    AXES = ["--axis", "train.lr=1e-3,1e-2,1", "--axis", "model.norm_placement=post,pre"]
+
+    def plan(self, folder, *extra, steps=30):
+        run("sweep", "plan", "--preset", "quickstart", *TINY, *self.AXES, "--seeds", "2", "--steps", str(steps),
+            "--out", str(folder), *extra, check_rc=0)
+        return json.loads((folder / "sweep.json").read_text())
+
+    def states(self, folder):
+        status = json.loads(run("sweep", "status", str(folder), "--json", check_rc=0).stdout)
+        return {p["id"]: p["state"] for p in status["points"]}
+
+    def test_planning_is_deterministic_and_a_file_equals_the_flags(self):
+        a, b = self.plan(self.tmp / "a"), self.plan(self.tmp / "b")
+        self.assertEqual(a, b)
+        self.assertEqual(len(a["points"]), 12)
+        self.assertEqual([p["index"] for p in a["points"]], list(range(12)))
+        self.assertEqual(len({p["id"] for p in a["points"]}), 12)
+        # The first axis varies slowest, seeds fastest.
+        self.assertEqual([(p["set"]["train.lr"], p["set"]["model.norm_placement"], p["seed"]) for p in a["points"][:4]],
+                         [(0.001, "post", 1), (0.001, "post", 2), (0.001, "pre", 1), (0.001, "pre", 2)])
+        sweep_file = self.tmp / "grid.json"
+        sweep_file.write_text(json.dumps(a["spec"]))
+        run("sweep", "plan", str(sweep_file), "--out", str(self.tmp / "c"), check_rc=0)
+        self.assertEqual(json.loads((self.tmp / "c" / "sweep.json").read_text())["points"], a["points"])
+        # Planning the same again is fine; a different plan into the same folder is refused.
+        self.plan(self.tmp / "a")
+        self.expect_bad_input(["sweep", "plan", "--preset", "quickstart", "--axis", "train.lr=1,2", "--out",
+                               str(self.tmp / "a")], "different sweep")
+        self.expect_bad_input(["sweep", "plan", "--preset", "quickstart", "--axis", "model.layers=2,0", "--out",
+                               str(self.tmp / "d")], "model.layers")
+        self.expect_bad_input(["sweep", "plan", "--preset", "quickstart", "--axis", "train.lr", "--out",
+                               str(self.tmp / "e")], "KEY=V1,V2")
+        self.assertFalse((self.tmp / "d" / "sweep.json").exists())
+
+    def test_shards_partition_the_points(self):
+        folder = self.tmp / "s"
+        plan = self.plan(folder, steps=5)
+        seen = {}
+        for shard in range(3):
+            run("sweep", "run", str(folder), "--shard", f"{shard}/3", "--quiet", check_rc=0)
+            for point in plan["points"]:
+                if (folder / "runs" / point["id"] / "summary.json").exists() and point["id"] not in seen:
+                    seen[point["id"]] = shard
+        self.assertEqual(seen, {p["id"]: p["index"] % 3 for p in plan["points"]})
+        # Slurm's array variables choose the shard when --shard is not given.
+        other = self.tmp / "slurm"
+        self.plan(other, steps=5)
+        env = dict(os.environ, SLURM_ARRAY_TASK_ID="5", SLURM_ARRAY_TASK_MIN="4", SLURM_ARRAY_TASK_COUNT="4")
+        subprocess.run([CLI, "sweep", "run", str(other), "--quiet"], check=True, env=env, timeout=300)
+        ran = sorted(p["index"] for p in plan["points"] if (other / "runs" / p["id"] / "summary.json").exists())
+        self.assertEqual(ran, [1, 5, 9])
+        self.expect_bad_input(["sweep", "run", str(folder), "--shard", "3/3"], "0 <= i < n")
+
+    def test_a_killed_sweep_resumes_and_runs_each_point_once(self):
+        folder = self.tmp / "k"
+        plan = self.plan(folder, steps=400)
+        worker = subprocess.Popen([CLI, "sweep", "run", str(folder), "--jobs", "1", "--quiet"], start_new_session=True)
+        deadline = time.time() + 120
+        done_before = {}
+        while time.time() < deadline:
+            done_before = {i: s for i, s in self.states(folder).items() if s in ("done", "diverged")}
+            if len(done_before) >= 3:
+                break
+            time.sleep(0.05)
+        os.killpg(worker.pid, signal.SIGKILL)  # the sweep and its running point, at once
+        worker.wait()
+        self.assertGreaterEqual(len(done_before), 3)
+        self.assertLess(len(done_before), 12)
+        finished = {i: (folder / "runs" / i / "metrics.jsonl").stat().st_mtime_ns for i in done_before}
+        # The killed point's claim names a dead process: taken over at once, not after a minute.
+        run("sweep", "run", str(folder), "--quiet", check_rc=0)
+        states = self.states(folder)
+        self.assertTrue(all(s in ("done", "diverged") for s in states.values()), states)
+        for point_id, mtime in finished.items():
+            self.assertEqual((folder / "runs" / point_id / "metrics.jsonl").stat().st_mtime_ns, mtime, point_id)
+        for point in plan["points"]:
+            steps = [json.loads(l)["step"] for l in (folder / "runs" / point["id"] / "metrics.jsonl").read_text().splitlines()]
+            self.assertEqual(steps, list(range(1, len(steps) + 1)), point["id"])  # one run per folder, in order
+        self.assertEqual(list((folder / "claims").glob("*.json")), [])
+
+    def test_a_live_claim_keeps_other_workers_off(self):
+        folder = self.tmp / "c"
+        plan = self.plan(folder, steps=5)
+        point = plan["points"][0]["id"]
+        (folder / "claims").mkdir()
+        holder = subprocess.Popen(["sleep", "60"])
+        try:
+            (folder / "claims" / f"{point}.json").write_text(json.dumps(
+                {"host": os.uname().nodename, "pid": holder.pid, "heartbeat": time.time()}))
+            result = run("sweep", "run-point", str(folder), "--point", point)
+            self.assertEqual(result.returncode, 3, result.stderr)
+            self.assertIn("another worker", result.stderr)
+        finally:
+            holder.kill()
+            holder.wait()
+        run("sweep", "run-point", str(folder), "--point", "0", "--quiet", check_rc=0)  # holder gone: taken over
+        self.assertEqual(self.states(folder)[point], "done")
+        self.expect_bad_input(["sweep", "run-point", str(folder), "--point", "99"], "no point")
+
+    def test_collect_matches_a_hand_computed_case(self):
+        # Final and initial losses written by hand: lr sensitivity = mean over lr of min(final, initial),
+        # seeds averaged first, minus the best; a diverged point counts as its initial loss.
+        folder = self.tmp / "h"
+        plan = self.plan(folder)
+        finals = {(0.001, "post"): [4.0, 4.2], (0.01, "post"): [3.0, 3.2], (1, "post"): [None, None],
+                  (0.001, "pre"): [4.1, 4.1], (0.01, "pre"): [2.9, 3.1], (1, "pre"): [6.0, 3.5]}
+        initial = 5.5
+        for point in plan["points"]:
+            run_dir = folder / "runs" / point["id"]
+            run_dir.mkdir(parents=True)
+            final = finals[(point["set"]["train.lr"], point["set"]["model.norm_placement"])][point["seed"] - 1]
+            (run_dir / "config.json").write_text("{}")
+            (run_dir / "metrics.jsonl").write_text(json.dumps({"step": 1, "loss": initial}) + "\n")
+            (run_dir / "summary.json").write_text(json.dumps(
+                {"status": "diverged" if final is None else "completed", "steps": 30, "final_loss": final,
+                 "final_val_loss": final, "diverged_at": 3 if final is None else None, "wall_seconds": 1.5}))
+        result = run("sweep", "collect", str(folder), check_rc=0)
+        rows = {r["model.norm_placement"]: r for r in csv.DictReader((folder / "lr_sensitivity.csv").read_text().splitlines())}
+        post = [4.1, 3.1, 5.5]          # seed means, the diverged lr at the initial loss
+        pre = [4.1, 3.0, (5.5 + 3.5) / 2]  # 6.0 clamps to the initial 5.5
+        for name, values in (("post", post), ("pre", pre)):
+            self.assertAlmostEqual(float(rows[name]["lr_sensitivity"]), sum(values) / 3 - min(values), places=12)
+            self.assertAlmostEqual(float(rows[name]["best_loss"]), min(values), places=12)
+        self.assertIn("lr sensitivity", result.stdout)
+        points = list(csv.DictReader((folder / "points.csv").read_text().splitlines()))
+        self.assertEqual(len(points), 12)
+        diverged = [p for p in points if p["status"] == "diverged"]
+        self.assertEqual({p["train.lr"] for p in diverged}, {"1"})
+        self.assertEqual({p["diverged_at"] for p in diverged}, {"3"})
 
 
 class TrainResumeEval(CliTestCase):

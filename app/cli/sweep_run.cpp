@@ -1,0 +1,198 @@
+// sweep run / run-point. Each point runs in a child process of its own (posix_spawn of this program):
+// a point that crashes or is killed costs only itself, and the unit of work is the same whether this
+// machine, a Slurm array task or GNU parallel runs it.
+#include "app/cli/sweep_run.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "app/cli/train_loop.h"
+#include "engine/core/errors.h"
+#include "engine/io/provenance.h"
+#include "engine/sweep/sweep_folder.h"
+
+extern char** environ;
+
+namespace normlab::cli {
+
+namespace {
+namespace fs = std::filesystem;
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_interrupt(int) {
+    g_interrupted = 1;
+}
+
+const SweepPoint& find_point(const SweepPlan& plan, const std::string& wanted) {
+    for (const SweepPoint& point : plan.points)
+        if (point.id == wanted || std::to_string(point.index) == wanted) return point;
+    throw InputError("--point " + wanted +
+                     ": no point has that id or index (normlab-cli sweep status lists them)");
+}
+
+std::string point_line(const SweepPoint& point) {
+    std::string labels;
+    for (const std::string& label : point.labels) labels += (labels.empty() ? "" : " ") + label;
+    return labels + " seed " + std::to_string(point.seed);
+}
+
+// Starts `normlab-cli sweep run-point ...` for one point; returns its pid.
+pid_t spawn_point(const std::string& sweep_dir, const SweepPoint& point, int threads) {
+    std::vector<std::string> args = {fs::read_symlink("/proc/self/exe").string(),
+                                     "sweep",
+                                     "run-point",
+                                     sweep_dir,
+                                     "--point",
+                                     point.id,
+                                     "--threads",
+                                     std::to_string(threads),
+                                     "--quiet"};
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    const int error = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+    if (error != 0) throw ResourceError("cannot start a sweep worker: " + std::string(std::strerror(error)));
+    return pid;
+}
+
+// What became of a point whose worker exited with `status`.
+std::string outcome_text(const std::string& sweep_dir, const SweepPoint& point, int status) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kClaimedElsewhere) return "claimed by another worker";
+    const PointProgress progress = point_progress(sweep_dir, point);
+    std::string text = to_string(progress.state);
+    if (progress.summary && progress.summary->final_loss)
+        text += ", final loss " + std::to_string(*progress.summary->final_loss);
+    if (progress.summary && progress.summary->diverged_at)
+        text += " at step " + std::to_string(*progress.summary->diverged_at);
+    if (progress.summary && progress.summary->wall_seconds)
+        text += " (" + std::to_string(static_cast<int>(*progress.summary->wall_seconds + 0.5)) + " s)";
+    if (WIFSIGNALED(status)) text += " (worker killed by signal " + std::to_string(WTERMSIG(status)) + ")";
+    return text;
+}
+}  // namespace
+
+int run_one_point(ArgReader& reader) {
+    if (reader.done()) throw InputError("name the sweep folder: normlab-cli sweep run-point S --point ID");
+    const std::string dir = reader.take();
+    std::string wanted;
+    std::optional<int64_t> threads;
+    bool quiet = false;
+    while (!reader.done()) {
+        const std::string flag = reader.take();
+        if (flag == "--point")
+            wanted = reader.value_of(flag);
+        else if (flag == "--threads")
+            threads = reader.integer_of(flag, 0, 1024);
+        else if (flag == "--quiet")
+            quiet = true;
+        else
+            throw InputError("unknown option '" + flag + "'; see normlab-cli sweep --help");
+    }
+    if (wanted.empty()) throw InputError("--point ID|INDEX is required");
+    const SweepPlan plan = load_sweep(dir);
+    const SweepPoint& point = find_point(plan, wanted);
+    if (const PointProgress progress = point_progress(dir, point); is_finished(progress.state)) {
+        if (!quiet) std::cerr << "point " << point.id << " is already " << to_string(progress.state) << "\n";
+        return 0;
+    }
+    std::optional<PointClaim> claim = PointClaim::acquire(dir, point.id);
+    if (!claim) {
+        if (!quiet) std::cerr << "point " << point.id << " is being run by another worker\n";
+        return kClaimedElsewhere;
+    }
+    Config config = point_config(plan, point);
+    if (threads) config.threads = static_cast<int>(*threads);
+    validate(config);
+    Trainer trainer(config);
+    RunFolder folder(point_folder(dir, point), config, true);  // a killed attempt's files are replaced
+    folder.write_provenance(provenance_json(trainer, std::nullopt));
+    TrainLoopOptions loop;
+    loop.quiet = quiet;
+    loop.on_heartbeat = [&claim] { claim->heartbeat(); };
+    const nlohmann::json summary = train_into_folder(trainer, folder, 0, loop);
+    if (!quiet) std::cerr << "point " << point.id << ": " << summary.value("status", "") << "\n";
+    return 0;
+}
+
+int run_points(ArgReader& reader) {
+    if (reader.done()) throw InputError("name the sweep folder: normlab-cli sweep run S");
+    const std::string dir = reader.take();
+    int64_t jobs = std::max(1u, std::thread::hardware_concurrency()), threads = 1;
+    std::optional<Shard> shard = shard_from_slurm();
+    bool quiet = false;
+    while (!reader.done()) {
+        const std::string flag = reader.take();
+        if (flag == "--jobs")
+            jobs = reader.integer_of(flag, 1, 256);
+        else if (flag == "--threads-per-job")
+            threads = reader.integer_of(flag, 0, 1024);
+        else if (flag == "--shard")
+            shard = parse_shard(reader.value_of(flag));
+        else if (flag == "--quiet")
+            quiet = true;
+        else
+            throw InputError("unknown option '" + flag + "'; see normlab-cli sweep --help");
+    }
+    const SweepPlan plan = load_sweep(dir);
+    std::vector<const SweepPoint*> todo;
+    for (const SweepPoint& point : plan.points)
+        if ((!shard || shard->holds(point.index)) && !is_finished(point_progress(dir, point).state))
+            todo.push_back(&point);
+    if (!quiet)
+        std::cerr << "normlab-cli sweep run: " << todo.size() << " of " << plan.points.size()
+                  << " points to run"
+                  << (shard ? " (shard " + std::to_string(shard->index) + "/" + std::to_string(shard->count) +
+                                  ")"
+                            : "")
+                  << ", " << jobs << " at a time, " << threads << " thread(s) each\n";
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+    std::map<pid_t, const SweepPoint*> running;
+    size_t next = 0, finished = 0;
+    int failed = 0;
+    while ((next < todo.size() && !g_interrupted) || !running.empty()) {
+        while (!g_interrupted && next < todo.size() && static_cast<int64_t>(running.size()) < jobs) {
+            running[spawn_point(dir, *todo[next], static_cast<int>(threads))] = todo[next];
+            ++next;
+        }
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) continue;  // interrupted by a signal: look again
+        const SweepPoint* point = running[pid];
+        running.erase(pid);
+        ++finished;
+        const std::string outcome = outcome_text(dir, *point, status);
+        failed += outcome.rfind("failed", 0) == 0 || WIFSIGNALED(status);
+        if (!quiet)
+            std::fprintf(stderr, "[%zu/%zu] %s (%s): %s\n", finished, todo.size(), point->id.c_str(),
+                         point_line(*point).c_str(), outcome.c_str());
+    }
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    if (g_interrupted) {
+        std::cerr << "normlab-cli sweep run: interrupted; run the same command again to finish the sweep\n";
+        return 130;
+    }
+    if (failed > 0) {
+        std::cerr
+            << "normlab-cli sweep run: " << failed
+            << " point(s) failed (their summary.json says why); run the same command again to retry them\n";
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace normlab::cli

@@ -1,0 +1,109 @@
+// train_into_folder: run_training with a callback that appends each step's record and events,
+// prints progress, and refreshes summary.json and the caller's heartbeat every few seconds.
+#include "app/cli/train_loop.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "engine/io/records_json.h"
+#include "engine/train/run_control.h"
+
+namespace normlab::cli {
+
+namespace {
+// The run the signal handler stops; atomic (and lock-free, so async-signal-safe) because the handler
+// may run at any moment, and reset by SignalScope before the RunControl it points to goes away.
+std::atomic<RunControl*> g_control{nullptr};
+static_assert(std::atomic<RunControl*>::is_always_lock_free);
+
+void on_interrupt(int) {
+    if (RunControl* control = g_control.load()) control->stop_from_signal();
+}
+
+// Routes SIGINT / SIGTERM to `control` for its lifetime, on every exit path (exceptions included).
+class SignalScope {
+  public:
+    explicit SignalScope(RunControl& control) {
+        g_control.store(&control);
+        std::signal(SIGINT, on_interrupt);
+        std::signal(SIGTERM, on_interrupt);
+    }
+    ~SignalScope() {
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+        g_control.store(nullptr);
+    }
+    SignalScope(const SignalScope&) = delete;
+    SignalScope& operator=(const SignalScope&) = delete;
+};
+
+// Records a run that ended with an error: an event and summary.json with status "failed" and the
+// message. Best effort: when the run folder itself is what failed, the original error is what matters.
+void record_failure(RunFolder& folder, const Trainer& trainer, double wall_seconds, int64_t first_step,
+                    const std::string& message) {
+    try {
+        folder.append_event({trainer.steps_done(), "failed", message, "", "", -1});
+    } catch (const std::exception&) {
+    }
+    try {
+        nlohmann::json summary = summary_json(trainer, wall_seconds, first_step);
+        summary["status"] = "failed";
+        summary["error"] = message;
+        folder.write_summary(summary);
+    } catch (const std::exception&) {
+    }
+}
+
+double unix_seconds() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+nlohmann::json train_into_folder(Trainer& trainer, RunFolder& folder, int64_t first_step,
+                                 const TrainLoopOptions& options) {
+    RunControl control;
+    const SignalScope signals(control);
+    using Clock = std::chrono::steady_clock;
+    const auto started = Clock::now();
+    auto last_report = started, last_heartbeat = started;
+    const auto elapsed = [&started] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+    try {
+        run_training(trainer, control, [&](const StepOutcome& outcome) {
+            // Every step's scalars (and val_loss when validation ran); per-layer telemetry only on the
+            // steps that measured it (telemetry.every).
+            folder.append_metrics(outcome.record);
+            for (const Event& event : outcome.events) {
+                folder.append_event(event);
+                if (!options.quiet) std::cerr << "  [step " << event.step << "] " << event.message << "\n";
+            }
+            const auto now = Clock::now();
+            if (!options.quiet && std::chrono::duration<double>(now - last_report).count() > 2.0) {
+                last_report = now;
+                std::fprintf(stderr, "  step %lld/%d  loss %.4f  lr %.3g  grad %.3g  %.1f steps/s\n",
+                             static_cast<long long>(outcome.record.step), trainer.config().train.steps,
+                             outcome.record.loss, outcome.record.lr, outcome.record.grad_norm,
+                             outcome.record.steps_per_s);
+            }
+            if (std::chrono::duration<double>(now - last_heartbeat).count() > options.heartbeat_seconds) {
+                last_heartbeat = now;
+                nlohmann::json summary = summary_json(trainer, elapsed(), first_step);
+                summary["heartbeat"] = unix_seconds();
+                folder.write_summary(summary);
+                if (options.on_heartbeat) options.on_heartbeat();
+            }
+        });
+        if (trainer.status() == RunStatus::Stopped)
+            folder.append_event({trainer.steps_done(), "stopped", "stopped by signal", "", "", -1});
+        nlohmann::json summary = summary_json(trainer, elapsed(), first_step);
+        folder.write_summary(summary);
+        return summary;
+    } catch (const std::exception& error) {
+        record_failure(folder, trainer, elapsed(), first_step, error.what());
+        throw;
+    }
+}
+
+}  // namespace normlab::cli

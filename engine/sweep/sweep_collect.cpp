@@ -1,0 +1,149 @@
+// collect_sweep reads each point's summary and first metrics line; lr_sensitivity groups points by
+// every axis but the learning rate, averages seeds per lr, and takes mean minus best.
+#include "engine/sweep/sweep_collect.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+namespace normlab {
+
+namespace {
+constexpr const char* kLrKey = "train.lr";
+
+int lr_axis(const SweepPlan& plan) {
+    for (size_t a = 0; a < plan.spec.axes.size(); ++a)
+        if (plan.spec.axes[a].keys == std::vector<std::string>{kLrKey}) return static_cast<int>(a);
+    return -1;
+}
+
+// The shortest text that reads back as the same double.
+std::string number_text(double value) {
+    char text[32];
+    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+}
+
+void cell(std::ostream& out, std::optional<double> value) {
+    out << ',';
+    if (value) out << number_text(*value);
+}
+
+std::string csv_text(const std::string& text) {
+    if (text.find_first_of(",\"\n") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+}
+}  // namespace
+
+std::optional<double> CollectedPoint::final_loss() const {
+    if (!progress.summary || progress.state != PointState::Completed) return std::nullopt;
+    const std::optional<double> loss =
+        progress.summary->final_val_loss ? progress.summary->final_val_loss : progress.summary->final_loss;
+    return loss && std::isfinite(*loss) ? loss : std::nullopt;
+}
+
+std::optional<double> CollectedPoint::clamped_loss() const {
+    if (!is_finished(progress.state) || !initial_loss) return std::nullopt;
+    const std::optional<double> loss = final_loss();
+    return loss ? std::min(*loss, *initial_loss) : *initial_loss;
+}
+
+std::vector<CollectedPoint> collect_sweep(const std::string& sweep_dir, const SweepPlan& plan) {
+    std::vector<CollectedPoint> points;
+    points.reserve(plan.points.size());
+    for (const SweepPoint& point : plan.points) {
+        CollectedPoint collected{point, point_progress(sweep_dir, point), std::nullopt};
+        if (collected.progress.summary)
+            collected.initial_loss = first_logged_loss(point_folder(sweep_dir, point));
+        points.push_back(std::move(collected));
+    }
+    return points;
+}
+
+std::vector<SensitivityRow> lr_sensitivity(const SweepPlan& plan, const std::vector<CollectedPoint>& points) {
+    const int lr = lr_axis(plan);
+    if (lr < 0) return {};
+    const std::vector<nlohmann::json>& lr_values = plan.spec.axes[lr].values[0];
+    std::map<std::vector<std::string>, SensitivityRow> groups;  // ordered by the first point's labels
+    std::vector<std::vector<std::string>> order;
+    std::map<std::vector<std::string>, std::vector<std::vector<double>>> samples;  // per lr, per seed
+    for (const CollectedPoint& collected : points) {
+        std::vector<std::string> group = collected.point.labels;
+        group.erase(group.begin() + lr);
+        if (!groups.count(group)) {
+            order.push_back(group);
+            SensitivityRow& row = groups[group];
+            row.group = group;
+            for (const nlohmann::json& value : lr_values) row.lrs.push_back(value.get<double>());
+            samples[group].assign(lr_values.size(), {});
+        }
+        const double lr_value = collected.point.set.at(kLrKey).get<double>();
+        const size_t at = std::find(groups[group].lrs.begin(), groups[group].lrs.end(), lr_value) -
+                          groups[group].lrs.begin();
+        const std::optional<double> clamped = collected.clamped_loss();
+        samples[group][at].push_back(clamped ? *clamped : std::nan(""));
+    }
+    std::vector<SensitivityRow> rows;
+    for (const std::vector<std::string>& group : order) {
+        SensitivityRow row = groups[group];
+        for (const std::vector<double>& seeds : samples[group])
+            row.clamped.push_back(seeds.empty() ? std::nan("")
+                                                : std::accumulate(seeds.begin(), seeds.end(), 0.0) /
+                                                      static_cast<double>(seeds.size()));
+        if (std::all_of(row.clamped.begin(), row.clamped.end(), [](double v) { return std::isfinite(v); })) {
+            const double mean = std::accumulate(row.clamped.begin(), row.clamped.end(), 0.0) /
+                                static_cast<double>(row.clamped.size());
+            row.best = *std::min_element(row.clamped.begin(), row.clamped.end());
+            row.sensitivity = mean - *row.best;
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+void write_points_csv(const SweepPlan& plan, const std::vector<CollectedPoint>& points, std::ostream& out) {
+    out << "index,id";
+    for (const SweepAxis& axis : plan.spec.axes) out << ',' << csv_text(axis.name());
+    out << ",seed,status,steps,final_loss,final_val_loss,initial_loss,diverged_at,wall_seconds\n";
+    for (const CollectedPoint& collected : points) {
+        out << collected.point.index << ',' << csv_text(collected.point.id);
+        for (const std::string& label : collected.point.labels) out << ',' << csv_text(label);
+        out << ',' << collected.point.seed << ',' << to_string(collected.progress.state);
+        const std::optional<RunFolderSummary>& summary = collected.progress.summary;
+        out << ',';
+        if (summary) out << summary->steps;
+        cell(out, summary ? summary->final_loss : std::nullopt);
+        cell(out, summary ? summary->final_val_loss : std::nullopt);
+        cell(out, collected.initial_loss);
+        out << ',';
+        if (summary && summary->diverged_at) out << *summary->diverged_at;
+        cell(out, summary ? summary->wall_seconds : std::nullopt);
+        out << '\n';
+    }
+}
+
+void write_sensitivity_csv(const SweepPlan& plan, const std::vector<SensitivityRow>& rows,
+                           std::ostream& out) {
+    const int lr = lr_axis(plan);
+    std::vector<std::string> names;
+    for (size_t a = 0; a < plan.spec.axes.size(); ++a)
+        if (static_cast<int>(a) != lr) names.push_back(plan.spec.axes[a].name());
+    for (const std::string& name : names) out << csv_text(name) << ',';
+    out << "lr_sensitivity,best_loss";
+    if (!rows.empty())
+        for (double value : rows.front().lrs) out << ",lr=" << number_text(value);
+    out << '\n';
+    for (const SensitivityRow& row : rows) {
+        for (const std::string& label : row.group) out << csv_text(label) << ',';
+        if (row.sensitivity) out << number_text(*row.sensitivity);
+        cell(out, row.best);
+        for (double value : row.clamped)
+            cell(out, std::isfinite(value) ? std::optional(value) : std::nullopt);
+        out << '\n';
+    }
+}
+
+}  // namespace normlab

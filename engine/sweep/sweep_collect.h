@@ -1,0 +1,40 @@
+// What a sweep found: one row per point (its overrides, status, losses, divergence, wall time) and
+// the learning-rate sensitivity of Wortsman et al. 2023 per combination of the other axes: the mean
+// over the learning rates tried of min(final loss, initial loss), minus the best of those.
+#pragma once
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "engine/sweep/sweep_folder.h"
+
+namespace normlab {
+
+struct CollectedPoint {
+    SweepPoint point;
+    PointProgress progress;
+    std::optional<double> initial_loss;  // the first logged step's loss
+    // The loss the maps show: the final validation loss when there is one, else the final training
+    // loss; nothing for a point that has not finished or has no finite final loss.
+    std::optional<double> final_loss() const;
+    // min(final loss, initial loss), and the initial loss for a diverged point.
+    std::optional<double> clamped_loss() const;
+};
+
+std::vector<CollectedPoint> collect_sweep(const std::string& sweep_dir, const SweepPlan& plan);
+
+struct SensitivityRow {
+    std::vector<std::string> group;  // the other axes' labels (seeds pooled)
+    std::vector<double> lrs;         // the learning rates, in the axis' order
+    std::vector<double> clamped;     // per lr: the mean over seeds of the clamped loss (NaN: not yet)
+    std::optional<double> sensitivity, best;  // nothing until every point of the group finished
+};
+
+// Per combination of the axes other than train.lr (empty when the sweep has no train.lr axis).
+std::vector<SensitivityRow> lr_sensitivity(const SweepPlan& plan, const std::vector<CollectedPoint>& points);
+
+void write_points_csv(const SweepPlan& plan, const std::vector<CollectedPoint>& points, std::ostream& out);
+void write_sensitivity_csv(const SweepPlan& plan, const std::vector<SensitivityRow>& rows, std::ostream& out);
+
+}  // namespace normlab

@@ -1,0 +1,262 @@
+// Sweep specs: parsing with messages that say what to change, grid expansion, point ids (readable
+// values plus an FNV-1a hash of the canonical overrides), and the plan's JSON form.
+#include "engine/sweep/sweep_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/config/presets.h"
+#include "engine/core/errors.h"
+
+namespace normlab {
+
+namespace {
+using ojson = nlohmann::ordered_json;
+
+uint64_t fnv1a(const std::string& text) {
+    uint64_t hash = 1469598103934665603ull;
+    for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+    return hash;
+}
+
+// A value as a file-name-safe word: letters, digits, '.', '+', '-' kept; anything else '_'.
+std::string slug(const std::string& text) {
+    std::string out;
+    for (char c : text)
+        out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-') ? c : '_';
+    return out;
+}
+
+std::string point_id(const ojson& set, uint64_t seed) {
+    std::vector<std::string> canonical;
+    std::string readable;
+    for (const auto& [key, value] : set.items()) {
+        canonical.push_back(key + "=" + override_text(value));
+        if (!readable.empty()) readable += '_';
+        readable += slug(override_text(value));
+    }
+    std::sort(canonical.begin(), canonical.end());
+    std::string joined;
+    for (const std::string& entry : canonical) joined += entry + "\n";
+    joined += "seed=" + std::to_string(seed);
+    if (readable.size() > 48) readable.resize(48);
+    char hash[9];
+    std::snprintf(hash, sizeof hash, "%08x", static_cast<unsigned>(fnv1a(joined) & 0xffffffffu));
+    return (readable.empty() ? std::string() : readable + "_") + "s" + std::to_string(seed) + "-" + hash;
+}
+
+std::vector<nlohmann::json> value_list(const ojson& json, const std::string& key) {
+    if (!json.is_array() || json.empty())
+        throw InputError("sweep axis \"" + key + "\" needs a non-empty list of values, e.g. [1e-3, 3e-3]");
+    std::vector<nlohmann::json> values;
+    for (const ojson& value : json) {
+        if (value.is_object() || value.is_array() || value.is_null())
+            throw InputError("sweep axis \"" + key + "\": each value is a number, a word or true/false");
+        values.push_back(nlohmann::json::parse(value.dump()));
+    }
+    return values;
+}
+
+SweepAxis linked_axis(const ojson& group) {
+    if (!group.is_object() || group.empty())
+        throw InputError("each entry of \"linked\" is an object of keys to lists of the same length");
+    SweepAxis axis;
+    for (const auto& [key, values] : group.items()) {
+        if (key == "label") {
+            for (const ojson& label : values)
+                axis.labels.push_back(label.is_string() ? label.get<std::string>() : label.dump());
+            continue;
+        }
+        axis.keys.push_back(key);
+        axis.values.push_back(value_list(values, key));
+    }
+    for (const auto& values : axis.values)
+        if (values.size() != axis.size())
+            throw InputError("linked axis " + axis.name() +
+                             ": every key needs as many values as the first (" + std::to_string(axis.size()) +
+                             ")");
+    if (!axis.labels.empty() && axis.labels.size() != axis.size())
+        throw InputError("linked axis " + axis.name() + ": \"label\" needs one name per value");
+    return axis;
+}
+
+void check_keys(const ojson& json, std::initializer_list<const char*> allowed, const std::string& where) {
+    for (const auto& [key, value] : json.items())
+        if (std::find_if(allowed.begin(), allowed.end(), [&key](const char* name) { return key == name; }) ==
+            allowed.end()) {
+            std::string names;
+            for (const char* name : allowed) names += std::string(names.empty() ? "" : ", ") + name;
+            throw InputError("unknown key \"" + key + "\" in " + where + "; the keys are " + names);
+        }
+}
+}  // namespace
+
+std::string SweepAxis::name() const {
+    std::string joined;
+    for (const std::string& key : keys) joined += (joined.empty() ? "" : "+") + key;
+    return joined;
+}
+
+std::string override_text(const nlohmann::json& value) {
+    return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+SweepSpec sweep_spec_from_json(const ojson& json) {
+    if (!json.is_object()) throw InputError("a sweep file is a JSON object with \"base\" and \"axes\"");
+    check_keys(json, {"base", "axes", "linked", "seeds", "steps"}, "the sweep file");
+    SweepSpec spec;
+    const ojson base = json.value("base", ojson::object());
+    check_keys(base, {"preset", "config", "set"}, "\"base\"");
+    if (base.contains("preset")) spec.preset = base["preset"].get<std::string>();
+    if (base.contains("config")) spec.config_path = base["config"].get<std::string>();
+    if (spec.preset && spec.config_path)
+        throw InputError("\"base\" takes \"preset\" or \"config\", not both");
+    if (base.contains("set")) {
+        if (!base["set"].is_object()) throw InputError("\"base\".\"set\" is an object of key: value");
+        spec.set = base["set"];
+    }
+    const ojson axes = json.value("axes", ojson::object()), linked = json.value("linked", ojson::array());
+    if (!axes.is_object()) throw InputError("\"axes\" is an object of key: [values]");
+    if (!linked.is_array()) throw InputError("\"linked\" is a list of {key: [values], ...} objects");
+    for (const auto& [key, values] : axes.items())
+        spec.axes.push_back(SweepAxis{{key}, {value_list(values, key)}, {}});
+    for (const ojson& group : linked) spec.axes.push_back(linked_axis(group));
+    if (spec.axes.empty()) throw InputError("a sweep needs at least one axis in \"axes\" or \"linked\"");
+    if (json.contains("seeds")) {
+        const ojson& seeds = json["seeds"];
+        if (seeds.is_number_integer() && seeds.get<int64_t>() >= 1 && seeds.get<int64_t>() <= 1000) {
+            for (uint64_t s = 1; s <= seeds.get<uint64_t>(); ++s) spec.seeds.push_back(s);
+        } else if (seeds.is_array() && !seeds.empty()) {
+            for (const ojson& seed : seeds) {
+                if (!seed.is_number_unsigned()) throw InputError("\"seeds\" lists whole numbers >= 0");
+                spec.seeds.push_back(seed.get<uint64_t>());
+            }
+        } else {
+            throw InputError("\"seeds\" is a count from 1 to 1000 (seeds 1..N) or a list of seeds");
+        }
+    }
+    if (json.contains("steps")) {
+        if (!json["steps"].is_number_integer() || json["steps"].get<int64_t>() < 1)
+            throw InputError("\"steps\" is a whole number >= 1");
+        spec.steps = json["steps"].get<int>();
+    }
+    return spec;
+}
+
+ojson sweep_spec_to_json(const SweepSpec& spec) {
+    ojson base = ojson::object();
+    if (spec.preset) base["preset"] = *spec.preset;
+    if (spec.config_path) base["config"] = *spec.config_path;
+    if (!spec.set.empty()) base["set"] = spec.set;
+    ojson out = {{"base", base}};
+    ojson axes = ojson::object(), linked = ojson::array();
+    for (const SweepAxis& axis : spec.axes) {
+        if (axis.keys.size() == 1 && axis.labels.empty()) {
+            axes[axis.keys[0]] = axis.values[0];
+            continue;
+        }
+        ojson group = ojson::object();
+        for (size_t k = 0; k < axis.keys.size(); ++k) group[axis.keys[k]] = axis.values[k];
+        if (!axis.labels.empty()) group["label"] = axis.labels;
+        linked.push_back(group);
+    }
+    out["axes"] = axes;
+    if (!linked.empty()) out["linked"] = linked;
+    if (!spec.seeds.empty()) out["seeds"] = spec.seeds;
+    if (spec.steps) out["steps"] = *spec.steps;
+    return out;
+}
+
+Config point_config(const SweepPlan& plan, const SweepPoint& point) {
+    Config config = plan.base;
+    for (const auto& [key, value] : point.set.items())
+        apply_override(config, key + "=" + override_text(value));
+    config.train.seed = point.seed;
+    return config;
+}
+
+SweepPlan plan_sweep(const SweepSpec& spec) {
+    SweepPlan plan;
+    plan.spec = spec;
+    Config base = spec.config_path ? config_from_file(*spec.config_path)
+                  : spec.preset    ? preset_config(*spec.preset)
+                                   : preset_config("quickstart");
+    for (const auto& [key, value] : spec.set.items()) apply_override(base, key + "=" + override_text(value));
+    if (spec.steps) base.train.steps = *spec.steps;
+    validate(base);
+    plan.base = base;
+    const std::vector<uint64_t> seeds =
+        spec.seeds.empty() ? std::vector<uint64_t>{base.train.seed} : spec.seeds;
+    size_t combinations = 1;
+    for (const SweepAxis& axis : spec.axes) combinations *= axis.size();
+    for (size_t combination = 0; combination < combinations; ++combination) {
+        // Mixed-radix digits of `combination`, the last axis varying fastest.
+        std::vector<size_t> at(spec.axes.size());
+        for (size_t rest = combination, a = spec.axes.size(); a-- > 0;) {
+            at[a] = rest % spec.axes[a].size();
+            rest /= spec.axes[a].size();
+        }
+        for (uint64_t seed : seeds) {
+            SweepPoint point;
+            point.index = static_cast<int>(plan.points.size());
+            point.seed = seed;
+            point.set = ojson::object();
+            for (size_t a = 0; a < spec.axes.size(); ++a) {
+                const SweepAxis& axis = spec.axes[a];
+                for (size_t k = 0; k < axis.keys.size(); ++k) point.set[axis.keys[k]] = axis.values[k][at[a]];
+                point.labels.push_back(axis.labels.empty() ? override_text(axis.values[0][at[a]])
+                                                           : axis.labels[at[a]]);
+            }
+            point.id = point_id(point.set, seed);
+            try {
+                validate(point_config(plan, point));
+            } catch (const InputError& error) {
+                throw InputError("sweep point " + point.id + ": " + error.what());
+            }
+            plan.points.push_back(std::move(point));
+        }
+    }
+    return plan;
+}
+
+ojson sweep_plan_to_json(const SweepPlan& plan) {
+    ojson points = ojson::array();
+    for (const SweepPoint& point : plan.points)
+        points.push_back({{"index", point.index},
+                          {"id", point.id},
+                          {"set", point.set},
+                          {"labels", point.labels},
+                          {"seed", point.seed}});
+    return {{"format", "normlab-sweep"},
+            {"version", 1},
+            {"spec", sweep_spec_to_json(plan.spec)},
+            {"base_config", ojson::parse(config_to_json(plan.base).dump())},
+            {"points", points}};
+}
+
+SweepPlan sweep_plan_from_json(const ojson& json, const std::string& source) {
+    if (!json.is_object() || json.value("format", "") != "normlab-sweep")
+        throw InputError(source + " is not a NormLab sweep plan (made by normlab-cli sweep plan)");
+    if (json.value("version", 0) != 1)
+        throw InputError(source + ": sweep plan version " + json.value("version", ojson()).dump() +
+                         " is not one this NormLab reads (1)");
+    SweepPlan plan;
+    try {
+        plan.spec = sweep_spec_from_json(json.at("spec"));
+        plan.base = config_from_json_text(json.at("base_config").dump(), source);
+        for (const ojson& entry : json.at("points")) {
+            SweepPoint point;
+            point.index = entry.at("index").get<int>();
+            point.id = entry.at("id").get<std::string>();
+            point.set = entry.at("set");
+            point.labels = entry.at("labels").get<std::vector<std::string>>();
+            point.seed = entry.at("seed").get<uint64_t>();
+            plan.points.push_back(std::move(point));
+        }
+    } catch (const nlohmann::json::exception& error) {
+        throw InputError(source + " is damaged: " + error.what());
+    }
+    return plan;
+}
+
+}  // namespace normlab

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The CPU comparison of issue 6 in one command: builds NormLab (Release, build-bench/), sets up the newest
-# PyTorch from PyPI in .venv-peer/ (git-ignored; the test suite does not need it), and prints one table:
-# NormLab vs PyTorch eager / torch.compile / Debian's python3-torch + OpenBLAS, GEMM share, telemetry
-# cost and peak RSS per shape. Extra arguments go to tests/peer/run_comparison.py (e.g. --shapes tiny).
+# The CPU speed comparison with PyTorch (docs/performance.md) in one command: builds NormLab (Release,
+# build-bench/), sets up the newest PyTorch from PyPI in .venv-peer/ (git-ignored; the test suite does not
+# need it), and prints one table: NormLab vs PyTorch eager / torch.compile / Debian's python3-torch +
+# OpenBLAS, GEMM share, telemetry cost and peak RSS per shape. Extra arguments go to
+# tests/peer/run_comparison.py (e.g. --shapes tiny).
 set -euo pipefail
 # An engine-only Release tree of its own, so the comparison never reconfigures build/.
 NORMLAB_BUILD="${NORMLAB_BUILD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build-bench}"

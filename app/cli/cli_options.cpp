@@ -58,7 +58,7 @@ Config ConfigSources::resolve() const {
 }
 
 std::string config_keys_help() {
-    std::string text = "config keys (README \"Config keys\" explains each):\n ";
+    std::string text = "config keys (docs/config.md explains each):\n ";
     size_t column = 1;
     for (const std::string& key : config_keys()) {
         if (column + key.size() + 1 > 100) {
@@ -72,7 +72,7 @@ std::string config_keys_help() {
 }
 
 std::string config_sources_help() {
-    return "  --config FILE        a JSON config (every key optional; see README \"Config keys\")\n"
+    return "  --config FILE        a JSON config (every key optional; see docs/config.md)\n"
            "  --preset NAME        start from a preset (normlab-cli presets lists them); default: "
            "quickstart\n"
            "  --set KEY=VALUE      override any key, e.g. --set model.layers=12 --set "

@@ -30,7 +30,7 @@ const char* kTrainHelp =
     "the run folder cannot be written (disk full), 1 on an internal error. A run that fails part-way\n"
     "leaves summary.json with status \"failed\" and the error.\n"
     "\n"
-    "model.residual=deepnorm and admin are Post-LN schemes (theory.md); with another\n"
+    "model.residual=deepnorm and admin are Post-LN schemes (docs/science.md); with another\n"
     "model.norm_placement they scale that wiring's shortcut instead, as an experiment (a note says so).\n"
     "\n";
 

@@ -1,5 +1,5 @@
 // Averages probes over seeds field by field, and reads a block profile's shape (last/first, max/min),
-// for `normlab-cli probe --seeds N`: the seed-averaged Figure 3 profiles of the README in one command.
+// for `normlab-cli probe --seeds N`: the seed-averaged Figure 3 profiles of docs/science.md in one command.
 #include "engine/analysis/probe_average.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// The narrow interface every compute backend implements (CPU reference now, CUDA in its own issue).
+// The narrow interface every compute backend implements: the CPU reference and fast backends
+// (engine/backend/cpu/) and the CUDA backend (engine/backend/cuda/, docs/cuda.md).
 // All float*/int32_t* arguments live in the backend's memory; matrices are row-major; weights follow
 // PyTorch nn.Linear layout W[out, in]. Backward ops accumulate (+=) into parameter gradients.
 #pragma once

@@ -222,7 +222,7 @@ std::string wiring_note(const ModelConfig& model) {
     const std::string name = model.residual == Residual::DeepNorm ? "DeepNorm" : "Admin";
     return "model.residual=" + to_string(model.residual) +
            " with model.norm_placement=" + to_string(model.norm_placement) + ": " + name +
-           " is a Post-LN scheme (theory.md); here its shortcut scale is applied to the " +
+           " is a Post-LN scheme (docs/science.md); here its shortcut scale is applied to the " +
            to_string(model.norm_placement) +
            " wiring as an experiment. Set model.norm_placement=post for the published scheme.";
 }

@@ -1,4 +1,4 @@
-// The run configuration: one JSON document where every key has a default (see README "Config keys").
+// The run configuration: one JSON document where every key has a default (see docs/config.md).
 // Parsing rejects unknown keys and bad values with an InputError naming the key and what is accepted.
 #pragma once
 #include <cstdint>
@@ -31,7 +31,7 @@ struct ModelConfig {
     Residual residual = Residual::Plain;
     Activation activation = Activation::Relu;
     InitScheme init = InitScheme::XavierNormal;
-    bool theory_mode = false;     // Xiong et al.'s simplified model (see theory.md)
+    bool theory_mode = false;     // Xiong et al.'s simplified model (see docs/science.md)
     double deepnorm_alpha = 0.0;  // 0: (2N)^(1/4) from the depth
     double deepnorm_beta = 0.0;   // 0: (8N)^(-1/4) from the depth
     AdminInit admin_init = AdminInit::Closed;
@@ -101,7 +101,7 @@ void validate(const Config& config);
 // The most OpenMP threads a config may ask for (threads = 0 means every core).
 inline constexpr int kMaxThreads = 1024;
 
-// DeepNorm and Admin are Post-LN schemes (theory.md). Other placements are deliberately allowed (the
+// DeepNorm and Admin are Post-LN schemes (docs/science.md). Other placements are deliberately allowed (the
 // model composes s = c x + a F for every wiring, live changes may switch placement mid-run, and the
 // gradient tests cover every combination), so this is a note for the user, not an error: empty for the
 // published wirings, else one line saying what the combination does and what to set instead.

@@ -1,5 +1,6 @@
-// The preset table. Models follow theory.md's small-scale reproductions: byte-level LM on the shipped
-// corpus, Adam (0.9, 0.98), Xavier normal, ReLU FFN with d_ff = 4d, 4 heads, seq 32, batch 16.
+// The preset table (measured in docs/science.md#the-presets-measured). Models follow the small-scale
+// reference figures of docs/science.md: byte-level LM on the shipped corpus, Adam (0.9, 0.98), Xavier
+// normal, ReLU FFN with d_ff = 4d, 4 heads, seq 32, batch 16.
 #include "engine/config/presets.h"
 
 #include "engine/core/errors.h"

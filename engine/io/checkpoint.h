@@ -1,6 +1,6 @@
-// Checkpoints: the model's active tensors under the contract names of design.md (PyTorch nn.Linear
-// layout), Adam/SGD moments under "optimizer.m." / "optimizer.v.", and the config and progress in the
-// header's __metadata__ (normlab_config, normlab_step, normlab_schedule_origin).
+// Checkpoints: the model's active tensors under the contract names of docs/formats.md#checkpoints
+// (PyTorch nn.Linear layout), Adam/SGD moments under "optimizer.m." / "optimizer.v.", and the config and
+// progress in the header's __metadata__ (normlab_config, normlab_step, normlab_schedule_origin).
 #pragma once
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
-// The run folder (design.md): config.json, metrics.jsonl, events.jsonl and summary.json, written
-// incrementally and flushed per line, so a crash loses nothing already logged.
+// The run folder (docs/formats.md#the-run-folder): config.json, metrics.jsonl, events.jsonl and
+// summary.json, written incrementally and flushed per line, so a crash loses nothing already logged.
 #pragma once
 #include <fstream>
 #include <string>

@@ -1,4 +1,4 @@
-// DeepNorm (Wang et al. 2022) and Admin (Liu et al. 2020) constants, as given in theory.md.
+// DeepNorm (Wang et al. 2022) and Admin (Liu et al. 2020) constants, as given in docs/science.md.
 // Worked values (N = 6, 12, 100 blocks; S = 12, 24 sub-layers) are pinned in test_formulas.cpp.
 #include "engine/model/constants.h"
 

@@ -1,5 +1,6 @@
-// The parameter layout table: every tensor's name (checkpoint contract of design.md), shape, offset in
-// the single parameter buffer, owning block and role. Gradients and optimizer moments share it.
+// The parameter layout table: every tensor's name (the checkpoint contract, docs/formats.md#checkpoints),
+// shape, offset in the single parameter buffer, owning block and role. Gradients and optimizer moments
+// share it.
 // The table holds every tensor any wiring can use; which are active depends on the model config.
 #pragma once
 #include <cstddef>

@@ -1,7 +1,7 @@
 // The Transformer: decoder-only, or with model.encoder_layers an encoder and cross-attention in every
 // decoder block. Parameters and gradients in single backend buffers (named views from the layout
 // table), activations in one buffer per batch shape, forward + backward laid out per sub-layer for
-// every norm placement x norm type x residual scheme of theory.md.
+// every norm placement x norm type x residual scheme of docs/science.md and docs/model.md.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -71,7 +71,7 @@ class Model {
     // active start at their init values (norm gain 1, bias 0, DyT alpha 0.5, ReZero 0, Admin closed
     // form). Returns those entries so the optimizer can zero their moments.
     std::vector<int> set_wiring(const ModelConfig& wiring);
-    // Admin's profiled initialisation: omega per sub-layer from one batch (theory.md).
+    // Admin's profiled initialisation: omega per sub-layer from one batch (docs/science.md, Admin).
     void profile_admin(const Batch& batch);
 
     // Forward pass; with `backward`, zeroes and fills the gradient buffer. Attention statistics are

@@ -1,4 +1,4 @@
-// Implements the schedule formulas of theory.md. Warmup: lr * t / T for t <= T; Noam:
+// Implements the schedule formulas of docs/science.md. Warmup: lr * t / T for t <= T; Noam:
 // lr * d^-0.5 * min(t^-0.5, t * w^-1.5) (train.lr is Noam's factor, warmup_steps its w).
 #include "engine/train/schedule.h"
 

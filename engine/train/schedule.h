@@ -1,5 +1,6 @@
-// Learning-rate schedules (theory.md): linear warmup followed by constant, linear decay, inverse-sqrt
-// or cosine, and the Noam schedule; plus RAdam's variance rectification term.
+// Learning-rate schedules (docs/science.md#warmup-schedules-and-optimizers): linear warmup followed by
+// constant, linear decay, inverse-sqrt or cosine, and the Noam schedule; plus RAdam's variance
+// rectification term.
 #pragma once
 #include <cstdint>
 

@@ -1,5 +1,6 @@
-// What one logged training step reports (the metrics.jsonl contract of design.md), and the events
-// (live changes, loss spikes, divergence) the trainer emits, as plain values that can cross threads.
+// What one logged training step reports (the metrics.jsonl contract, docs/formats.md#metricsjsonl), and
+// the events (live changes, loss spikes, divergence; docs/formats.md#eventsjsonl) the trainer emits, as
+// plain values that can cross threads.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -365,7 +365,7 @@ TEST(ConfigWiring, DeepNormAndAdminOutsidePostLnGetANoteNotAnError) {
     EXPECT_NO_THROW(validate(config)) << "the model supports every placement x residual deliberately";
     EXPECT_EQ(wiring_note(config.model),
               "model.residual=deepnorm with model.norm_placement=pre: DeepNorm is a Post-LN scheme "
-              "(theory.md); here its shortcut scale is applied to the pre wiring as an experiment. Set "
+              "(docs/science.md); here its shortcut scale is applied to the pre wiring as an experiment. Set "
               "model.norm_placement=post for the published scheme.");
     config.model.residual = Residual::Admin;
     config.model.norm_placement = NormPlacement::Peri;

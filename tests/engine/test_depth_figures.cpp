@@ -62,10 +62,10 @@ std::vector<double> theory_w2_profile(NormPlacement placement, int seeds, int ba
     return profile;
 }
 
-// Figure 3(a, b)'s within-model shape is a property of the paper's encoder-decoder (see README): in a
-// decoder-only stack each LayerNorm's sqrt(2/3) contraction is undone by its sub-layer's Jacobian, so
-// Post-LN stays flat (LN alone would give (3/2)^(5/2) = 2.8x from block 1 to 6), while Pre-LN's early
-// branches, reading a still-small residual stream, add the most to the backward signal.
+// Figure 3(a, b)'s within-model shape is a property of the paper's encoder-decoder (see docs/science.md,
+// Figure 3): in a decoder-only stack each LayerNorm's sqrt(2/3) contraction is undone by its sub-layer's
+// Jacobian, so Post-LN stays flat (LN alone would give (3/2)^(5/2) = 2.8x from block 1 to 6), while
+// Pre-LN's early branches, reading a still-small residual stream, add the most to the backward signal.
 TEST(DepthFigure3, DecoderOnlyPostLnIsFlatAcrossBlocksAndPreLnFallsTowardTheOutput) {
     const std::vector<double> post = theory_w2_profile(NormPlacement::Post, 4, 8);
     const std::vector<double> pre = theory_w2_profile(NormPlacement::Pre, 4, 8);

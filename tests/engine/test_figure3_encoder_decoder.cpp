@@ -48,11 +48,11 @@ double spread(const std::vector<double>& profile) {
 }
 
 // Measured (seeds 1-8): Post-LN 0.200 0.298 0.421 0.554 0.881 1.283 (last/first 6.4; every single seed
-// 3.88-8.88); Pre-LN 0.618 0.551 0.499 0.444 0.443 0.398 (max/min 1.56). The issue asked for Pre-LN's
+// 3.88-8.88); Pre-LN 0.618 0.551 0.499 0.444 0.443 0.398 (max/min 1.56). The original target was Pre-LN's
 // max/min <= 1.5: it is not met. Pre-LN falls steadily towards the output (each later sub-layer reads a
 // larger residual stream, so its Jacobian adds less to the backward signal), by 1.41-1.61 over seed
 // sets and 1.30-2.23 for single seeds, whatever the batches (8 or 100) or d (64-512). The bound
-// below is the measured value with room for rounding, not the issue's 1.5 (see README, Figure 3);
+// below is the measured value with room for rounding, not the original 1.5 (see docs/science.md, Figure 3);
 // the contrast with Post-LN is what the figure shows, and that is tested with a wide margin.
 TEST(EncoderDecoderFigure3, PostLnDecoderGradientGrowsWithTheBlockWhilePreLnStaysWithinAFactor) {
     const std::vector<double> post = decoder_w2_profile(NormPlacement::Post, 6, 8);

@@ -1,4 +1,4 @@
-// Closed-form figures from theory.md: DeepNorm and Admin constants, warmup / Noam / inverse-sqrt
+// Closed-form figures from docs/science.md: DeepNorm and Admin constants, warmup / Noam / inverse-sqrt
 // schedules, RAdam's rectification, and single optimizer steps against their update rules.
 #include <gtest/gtest.h>
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""An independent reference for Xiong et al.'s Figure 3 (a, b): theory.md's simplified model written from
-its description alone (Xavier normal, d_ff = d, W_Q = W_K = 0 so attention averages x W_V uniformly, no
-output projection, ReLU, unit-variance inputs), as a 6 + 6 encoder-decoder at initialisation, with
-uniformly random tokens. Prints, per decoder block, ||mean over batches of grad W2||_F averaged over seeds,
-for Post-LN and Pre-LN: what NormLab's `probe` measures on the presets theory-encdec-postln / -preln.
-Not part of the test suite (NormLab's own gradients are checked against PyTorch by torch_parity.py)."""
+"""An independent reference for Xiong et al.'s Figure 3 (a, b): the simplified model of docs/science.md
+("What happens at initialisation") written from its description alone (Xavier normal, d_ff = d,
+W_Q = W_K = 0 so attention averages x W_V uniformly, no output projection, ReLU, unit-variance inputs), as a
+6 + 6 encoder-decoder at initialisation, with uniformly random tokens. Prints, per decoder block,
+||mean over batches of grad W2||_F averaged over seeds, for Post-LN and Pre-LN: what NormLab's `probe`
+measures on the presets theory-encdec-postln / -preln. Not part of the test suite (NormLab's own
+gradients are checked against PyTorch by torch_parity.py)."""
 import argparse
 import math
 

@@ -128,7 +128,8 @@ def deepnorm_shortcut(m, encoder):
 
 def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=None):
     """Residual blocks under `base` ("blocks." or "encoder.blocks."): self-attention, cross-attention to
-    `memory` when given, FFN; each wired by the placement and residual scheme of design.md."""
+    `memory` when given, FFN; each wired by the placement and residual scheme of docs/science.md (block variants)
+    and docs/model.md (encoder-decoder mode)."""
     m = config["model"]
     theory = m["theory_mode"]
     placement, norm_type, residual, eps = m["norm_placement"], m["norm_type"], m["residual"], m["norm_eps"]
@@ -164,7 +165,7 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
 
 
 def model_loss(params, config, inputs, targets, source_len):
-    """The NormLab model of design.md / theory.md (decoder-only, or with model.encoder_layers an
+    """The NormLab model of docs/model.md / docs/science.md (decoder-only, or with model.encoder_layers an
     encoder-decoder whose encoder reads the source positions [0, source_len)), written independently in
     PyTorch."""
     m = config["model"]

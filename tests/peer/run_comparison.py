@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-# Runs the CPU comparison of issue 6 side by side and prints two Markdown tables: NormLab (median of 3
-# interleaved runs with telemetry every step and off, the GEMM limit, peak RSS) against the newest
-# PyTorch (eager and torch.compile, in a virtual environment) and Debian's python3-torch with OpenBLAS,
-# each at its best thread count, and the ceiling PyTorch's own fp32 GEMM (MKL) puts on any implementation
-# built on these products: the step rate if every FLOP ran at its rate and nothing else cost time.
+# Runs the CPU speed comparison (docs/performance.md) side by side and prints two Markdown tables:
+# NormLab (median of 3 interleaved runs with telemetry every step and off, the GEMM limit, peak RSS)
+# against the newest PyTorch (eager and torch.compile, in a virtual environment) and Debian's
+# python3-torch with OpenBLAS, each at its best thread count, and the ceiling PyTorch's own fp32 GEMM (MKL)
+# puts on any implementation built on these products: the step rate if every FLOP ran at its rate and
+# nothing else cost time.
 # With --device cuda: NormLab's CUDA backend against PyTorch (eager, compile) on the same GPU.
 import argparse
 import json
@@ -91,7 +92,8 @@ def best_per_mode(lines):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="NormLab vs PyTorch on the CPU (issue 6)")
+    parser = argparse.ArgumentParser(description="NormLab vs PyTorch training speed on the CPU (docs/performance.md)"
+                                                 " or, with --device cuda, on a GPU (docs/cuda.md)")
     parser.add_argument("--cli", required=True, help="path to normlab-cli")
     parser.add_argument("--venv-python", help="python of the virtual environment with the newest torch")
     parser.add_argument("--system-python", default="/usr/bin/python3", help="python with Debian's python3-torch")

@@ -1,4 +1,5 @@
-// The lesson table. Figures quoted are what these presets produce on the CPU backend (README table).
+// The lesson table. Figures quoted are what these presets produce on the CPU backend (the measured table in
+// docs/science.md#the-presets-measured; the live switch's recovery in docs/window.md#lessons).
 #include "ui/controls/lessons.h"
 
 namespace normlab::ui {

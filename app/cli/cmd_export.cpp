@@ -38,7 +38,8 @@ const char* kExportUsage =
     "1600x1000) and --dpi (default 200); csv writes the chart's data. --list names the charts.\n"
     "--steps A:B keeps steps A to B (A: or :B leave one end open): the table's rows, and the step\n"
     "axis of the time charts (their csv too).\n"
-    "DIR is a run folder or a folder of run folders.\n";
+    "DIR is a run folder, a folder of run folders, or a sweep folder (--chart stability_map draws its\n"
+    "map and final loss against lr; csv: the map's grid).\n";
 
 // The desktop app installed or built beside this program.
 fs::path desktop_app() {
@@ -84,7 +85,7 @@ void write_metrics(const std::vector<std::string>& folders, const std::string& o
 }  // namespace
 
 int run_export(int argc, char** argv) {
-    std::vector<std::string> folders, figure_arguments;
+    std::vector<std::string> folders, sweeps, figure_arguments;
     std::string format, out, chart;
     StepRange steps;
     bool metrics = false, dashboard = false, list = false;
@@ -98,7 +99,13 @@ int run_export(int argc, char** argv) {
             std::cout << kExportUsage;
             return 0;
         } else if (flag == "--run") {
-            for (const std::string& folder : find_run_folders(value())) folders.push_back(folder);
+            // A sweep folder goes to the window as it is: it opens as its stability map.
+            const std::string folder = value();
+            if (fs::exists(fs::path(folder) / "sweep.json")) {
+                sweeps.push_back(folder);
+                continue;
+            }
+            for (const std::string& run : find_run_folders(folder)) folders.push_back(run);
         } else if (flag == "--format") {
             format = value();
         } else if (flag == "--out") {
@@ -124,7 +131,8 @@ int run_export(int argc, char** argv) {
         }
     }
     if (list) run_desktop_app({"--list-charts"});
-    if (folders.empty()) throw InputError("name the runs with --run DIR; see normlab-cli export --help");
+    if (folders.empty() && sweeps.empty())
+        throw InputError("name the runs with --run DIR; see normlab-cli export --help");
     if (out.empty()) throw InputError("--out FILE is required");
     if (metrics + dashboard + !chart.empty() != 1)
         throw InputError("give exactly one of --metrics, --chart NAME, --dashboard");
@@ -134,6 +142,9 @@ int run_export(int argc, char** argv) {
                 "--format parquet needs Apache Arrow, which Debian 12 does not package; use --format csv "
                 "(pandas.read_csv and polars.read_csv read it in one call)");
         if (format != "csv") throw InputError("--metrics writes --format csv");
+        for (const std::string& sweep : sweeps)
+            for (const std::string& run : find_run_folders((fs::path(sweep) / "runs").string()))
+                folders.push_back(run);
         write_metrics(folders, out, steps);
         return 0;
     }
@@ -143,6 +154,7 @@ int run_export(int argc, char** argv) {
         throw InputError("--out " + out + " must end in ." + format + " to match --format " + format);
     std::vector<std::string> arguments{"--open"};
     arguments.insert(arguments.end(), folders.begin(), folders.end());
+    arguments.insert(arguments.end(), sweeps.begin(), sweeps.end());
     arguments.push_back("--export");
     arguments.push_back(out);
     if (dashboard) arguments.push_back("--dashboard");

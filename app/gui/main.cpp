@@ -115,6 +115,8 @@ int main(int argc, char** argv) {
         const normlab::ui::Dashboard dashboard(store);
         for (const normlab::ui::ChartPanel* panel : dashboard.panels())
             std::printf("%-16s %s\n", panel->id().toUtf8().constData(), panel->title().toUtf8().constData());
+        std::printf("%-16s %s\n", normlab::gui::MainWindow::kStabilityMapChart,
+                    "Stability map and final loss against lr (of a sweep folder)");
         return 0;
     }
     QApplication::setOrganizationName(QStringLiteral("NormLab"));

@@ -637,14 +637,48 @@ QStringList MainWindow::runFoldersIn(const QString& folder) {
     return runs.isEmpty() ? QStringList{folder} : runs;  // none: opening it says why
 }
 
+QString MainWindow::openSweepMap(const QString& folder) {
+    try {
+        auto* map = new ui::SweepMapWindow(QDir(folder).absolutePath(), this);
+        map->setAttribute(Qt::WA_DeleteOnClose);
+        connect(map, &ui::SweepMapWindow::openRunsRequested, this, [this](const QStringList& runs) {
+            openRunFolders(runs);
+            raise();
+            activateWindow();
+        });
+        map->show();
+        m_sweepMaps.emplace_back(map);
+        return {};
+    } catch (const normlab::InputError& error) {
+        return QString::fromStdString(error.what());
+    }
+}
+
+ui::SweepMapWindow* MainWindow::lastSweepMap() const {
+    for (auto it = m_sweepMaps.rbegin(); it != m_sweepMaps.rend(); ++it)
+        if (*it) return *it;
+    return nullptr;
+}
+
 QStringList MainWindow::openRunFolders(const QStringList& requested) {
-    QStringList folders;
-    for (const QString& folder : requested) folders << runFoldersIn(folder);
+    QStringList folders, sweepProblems;
+    for (const QString& folder : requested) {
+        // A sweep folder opens as its stability map (a cell's click opens its runs here).
+        if (QDir(folder).exists(QStringLiteral("sweep.json"))) {
+            if (const QString problem = openSweepMap(folder); !problem.isEmpty()) sweepProblems << problem;
+            continue;
+        }
+        folders << runFoldersIn(folder);
+    }
+    if (folders.isEmpty()) {
+        if (!sweepProblems.isEmpty()) showMessage(tr("Cannot open"), sweepProblems.join(QLatin1Char('\n')));
+        return sweepProblems;
+    }
     // Trained runs that have not started are placeholders: hidden (ticked again in Runs) while the
     // opened runs are looked at.
     for (const auto& [id, run] : m_store.runs())
         if (run.source.isEmpty() && !run.started) m_store.setVisible(id, false);
-    const QStringList problems = m_opener->open(folders);
+    const QStringList problems = sweepProblems + m_opener->open(folders);
     if (!problems.isEmpty()) showMessage(tr("Cannot open"), problems.join(QLatin1Char('\n')));
     statusBar()->showMessage(tr("Opening %n run folder(s)", nullptr, int(folders.size() - problems.size())),
                              4000);
@@ -657,6 +691,8 @@ void MainWindow::whenOpened(std::function<int()> work, std::optional<int64_t> un
     // code.
     const auto finish = [this, work, quit] {
         m_dashboard->refreshNow();
+        for (const QPointer<ui::SweepMapWindow>& map : m_sweepMaps)
+            if (map) map->refreshNow();
         const int code = work();
         if (!quit) return;
         std::fflush(stdout);
@@ -723,9 +759,15 @@ void MainWindow::exportWhenOpened(const QString& path, const QString& chart,
                     : ui::exportFigure(m_dashboard->figure(ui::captionForRuns(m_store)), path, options);
         } else if (ui::ChartPanel* panel = m_dashboard->panel(chart)) {
             error = ui::exportPanel(*panel, path, options);
+        } else if (chart == QLatin1String(kStabilityMapChart) && lastSweepMap()) {
+            ui::SweepMapWindow& map = *lastSweepMap();
+            error = QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0
+                        ? ui::exportText(map.csv(), path)
+                        : ui::exportFigure(map.figure(), path, options);
         } else {
             QStringList ids;
             for (const ui::ChartPanel* each : m_dashboard->panels()) ids << each->id();
+            ids << QLatin1String(kStabilityMapChart) + QStringLiteral(" (with a sweep folder)");
             std::fprintf(stderr, "normlab: unknown chart '%s'; charts: %s\n", chart.toUtf8().constData(),
                          ids.join(QStringLiteral(", ")).toUtf8().constData());
             return 2;
@@ -863,9 +905,11 @@ void MainWindow::rebuildRecentMenu() {
 }
 
 QString MainWindow::saveScreenshot(const QString& path) {
+    // With a sweep opened, the picture that matters is its stability map.
     m_dashboard->refreshNow();
     QCoreApplication::processEvents();
-    const QImage image = grab().toImage();
+    QWidget* shown = lastSweepMap() ? static_cast<QWidget*>(lastSweepMap()) : this;
+    const QImage image = shown->grab().toImage();
     if (image.isNull()) return tr("the window could not be captured");
     if (!image.save(path, "PNG"))
         return tr("cannot write %1: check the folder exists and is writable").arg(path);

@@ -3,6 +3,7 @@
 // turns user actions into queued worker calls; telemetry comes back by value into the store.
 #pragma once
 #include <QMainWindow>
+#include <QPointer>
 #include <QSet>
 #include <QThread>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "ui/experiment/experiment_file.h"
 #include "ui/history/telemetry_store.h"
 #include "ui/panels/chart_export.h"
+#include "ui/sweep/sweep_map_window.h"
 
 class QAction;
 class QComboBox;
@@ -35,6 +37,7 @@ namespace normlab::gui {
 class MainWindow : public QMainWindow {
     Q_OBJECT
   public:
+    static constexpr const char* kStabilityMapChart = "stability_map";  // --chart id of a sweep's map
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -103,6 +106,10 @@ class MainWindow : public QMainWindow {
     // Some run has trained steps that no saved experiment holds.
     bool hasUnsavedResults() const;
     static QStringList runFoldersIn(const QString& folder);
+    // Opens a sweep folder's stability map in a window of its own; the problem, or empty.
+    QString openSweepMap(const QString& folder);
+    // The newest stability map still open, if any.
+    ui::SweepMapWindow* lastSweepMap() const;
     void whenOpened(std::function<int()> work, std::optional<int64_t> untilStep = std::nullopt,
                     bool quit = true);
     void updateControlsTitle();
@@ -125,6 +132,7 @@ class MainWindow : public QMainWindow {
     ui::RunsPanel* m_runsPanel = nullptr;
     ui::LessonsPanel* m_lessonsPanel = nullptr;
     RunFolderOpener* m_opener = nullptr;
+    std::vector<QPointer<ui::SweepMapWindow>> m_sweepMaps;  // stability maps of opened sweep folders
     ui::RunLibraryPanel* m_library = nullptr;
     QThread m_engineThread;
     TrainingWorker* m_worker = nullptr;

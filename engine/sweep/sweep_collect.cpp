@@ -38,16 +38,17 @@ std::string csv_text(const std::string& text) {
 }
 }  // namespace
 
-std::optional<double> CollectedPoint::final_loss() const {
+std::optional<double> CollectedPoint::final_loss(bool validation) const {
     if (!progress.summary || progress.state != PointState::Completed) return std::nullopt;
-    const std::optional<double> loss =
-        progress.summary->final_val_loss ? progress.summary->final_val_loss : progress.summary->final_loss;
+    const std::optional<double> loss = validation && progress.summary->final_val_loss
+                                           ? progress.summary->final_val_loss
+                                           : progress.summary->final_loss;
     return loss && std::isfinite(*loss) ? loss : std::nullopt;
 }
 
-std::optional<double> CollectedPoint::clamped_loss() const {
+std::optional<double> CollectedPoint::clamped_loss(bool validation) const {
     if (!is_finished(progress.state) || !initial_loss) return std::nullopt;
-    const std::optional<double> loss = final_loss();
+    const std::optional<double> loss = final_loss(validation);
     return loss ? std::min(*loss, *initial_loss) : *initial_loss;
 }
 

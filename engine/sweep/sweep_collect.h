@@ -15,11 +15,11 @@ struct CollectedPoint {
     SweepPoint point;
     PointProgress progress;
     std::optional<double> initial_loss;  // the first logged step's loss
-    // The loss the maps show: the final validation loss when there is one, else the final training
-    // loss; nothing for a point that has not finished or has no finite final loss.
-    std::optional<double> final_loss() const;
+    // The loss the maps show: with `validation`, the final validation loss when there is one, else
+    // the final training loss; nothing for a point that has not finished or has no finite final loss.
+    std::optional<double> final_loss(bool validation = true) const;
     // min(final loss, initial loss), and the initial loss for a diverged point.
-    std::optional<double> clamped_loss() const;
+    std::optional<double> clamped_loss(bool validation = true) const;
 };
 
 std::vector<CollectedPoint> collect_sweep(const std::string& sweep_dir, const SweepPlan& plan);

@@ -68,6 +68,15 @@ class HelpAndPresets(CliTestCase):
         self.assertEqual(run("frobnicate").returncode, 2)
         self.expect_bad_input(["train", "--out", str(self.tmp / "r"), "--bogus"], "unknown option '--bogus'")
 
+    def test_config_doc_lists_exactly_the_engine_keys(self):
+        # docs/config.md's table and the engine's key table (as train --help prints it) cannot drift.
+        help_text = run("train", "--help", check_rc=0).stdout
+        keys_part = help_text[help_text.index("config keys"):].split(":", 1)[1]
+        engine_keys = keys_part.split()
+        doc = (Path(__file__).resolve().parents[2] / "docs" / "config.md").read_text()
+        documented = re.findall(r"^\| `([a-z_.0-9]+)` \|", doc, flags=re.M)
+        self.assertEqual(documented, engine_keys)
+
     def test_presets_lists_the_required_names(self):
         lines = run("presets", check_rc=0).stdout.splitlines()
         names = [line.split()[0] for line in lines]
@@ -313,6 +322,40 @@ class Sweep(CliTestCase):
         run("sweep", "run-point", str(folder), "--point", "0", "--quiet", check_rc=0)  # holder gone: taken over
         self.assertEqual(self.states(folder)[point], "done")
         self.expect_bad_input(["sweep", "run-point", str(folder), "--point", "99"], "no point")
+
+    def test_the_map_exports_headless_and_opens_in_the_window(self):
+        app = Path(CLI).parent / "normlab"
+        if not app.exists():
+            self.skipTest("built without the desktop app (-DNORMLAB_GUI=OFF)")
+        folder = self.tmp / "m"
+        self.plan(folder, steps=5)
+        run("sweep", "run", str(folder), "--quiet", check_rc=0)
+        grid = self.tmp / "map.csv"
+        run("export", "--run", str(folder), "--chart", "stability_map", "--format", "csv", "--out", str(grid),
+            check_rc=0)
+        rows = [r for r in csv.DictReader(l for l in grid.read_text().splitlines() if not l.startswith("#"))]
+        self.assertEqual(len(rows), 6)  # 3 lr x 2 placements, seeds pooled
+        run("sweep", "collect", str(folder), check_rc=0)
+        collected = list(csv.DictReader((folder / "points.csv").read_text().splitlines()))
+        for row in rows:
+            mine = [p for p in collected if p["train.lr"] == row["train.lr"]
+                    and p["model.norm_placement"] == row["model.norm_placement"]]
+            clamped = [float(p["initial_loss"]) if p["status"] == "diverged" else
+                       min(float(p["final_val_loss"] or p["final_loss"]), float(p["initial_loss"])) for p in mine]
+            self.assertAlmostEqual(float(row["value"]), sum(clamped) / len(clamped), places=9)
+        png = self.tmp / "map.png"
+        run("export", "--run", str(folder), "--chart", "stability_map", "--format", "png", "--out", str(png),
+            "--size", "1400x1000", check_rc=0)
+        self.assertEqual(struct.unpack(">II", png.read_bytes()[16:24]), (1400, 1000))
+        metrics = self.tmp / "all.csv"
+        run("export", "--run", str(folder), "--metrics", "--format", "csv", "--out", str(metrics), check_rc=0)
+        self.assertEqual({r["run"] for r in csv.DictReader(metrics.read_text().splitlines())},
+                         {p["id"] for p in collected})
+        shot = self.tmp / "window.png"
+        opened = subprocess.run([str(app), "--open", str(folder), "--screenshot", str(shot)], capture_output=True,
+                                text=True, env=dict(os.environ, QT_QPA_PLATFORM="offscreen"), timeout=120)
+        self.assertEqual(opened.returncode, 0, opened.stderr)
+        self.assertEqual(shot.read_bytes()[:8], b"\x89PNG\r\n\x1a\n")
 
     def test_collect_matches_a_hand_computed_case(self):
         # Final and initial losses written by hand: lr sensitivity = mean over lr of min(final, initial),

@@ -160,7 +160,8 @@ bool LinePlot::setContent(const PlotContent& content) {
     }
     if (content.x.log) {
         DataRange positive;
-        if (xData.set) positive.include(std::max(xData.min, 1.0)), positive.include(xData.max);
+        // Drawable points are positive already; a range that reaches 0 (a step at 0) starts at 1.
+        if (xData.set) positive.include(xData.min > 0.0 ? xData.min : 1.0), positive.include(xData.max);
         xData = positive;
     }
     const AxisRange xRange =

@@ -1,0 +1,270 @@
+// SweepMapWindow: controls that rebuild the map from the last read, a timer that re-reads the folder
+// on a detached thread (results cross back to the GUI thread only while the window exists), and the
+// export of both charts through the figure machinery every chart uses.
+#include "ui/sweep/sweep_map_window.h"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPointer>
+#include <QPushButton>
+#include <QTime>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <cmath>
+#include <thread>
+
+#include "engine/sweep/sweep_folder.h"
+#include "ui/history/telemetry_store.h"
+#include "ui/panels/panel_export.h"
+#include "ui/plots/line_plot.h"
+#include "ui/sweep/sweep_map_view.h"
+
+namespace normlab::ui {
+
+namespace {
+constexpr int kRereadMs = 1000;
+
+QString axisName(const normlab::SweepAxis& axis) {
+    return QString::fromStdString(axis.name());
+}
+}  // namespace
+
+SweepMapWindow::SweepMapWindow(const QString& sweepDir, QWidget* parent)
+    : QWidget(parent, Qt::Window), m_dir(sweepDir), m_plan(normlab::load_sweep(sweepDir.toStdString())) {
+    setWindowTitle(tr("Stability map: %1").arg(sweepDir));
+    auto* layout = new QVBoxLayout(this);
+    auto* header = new QHBoxLayout;
+    layout->addLayout(header);
+    buildControls(header);
+    m_map = new SweepMapView;
+    layout->addWidget(m_map, 3);
+    connect(m_map, &SweepMapView::cellActivated, this, &SweepMapWindow::openRunsRequested);
+    if (hasSensitivity()) {
+        m_sensitivity = new LinePlot(tr("Final loss against learning rate"));
+        m_sensitivity->setTitleShown(true);
+        layout->addWidget(m_sensitivity, 2);
+    }
+    m_status = new QLabel;
+    layout->addWidget(m_status);
+    m_timer = new QTimer(this);
+    m_timer->setInterval(kRereadMs);
+    connect(m_timer, &QTimer::timeout, this, &SweepMapWindow::readInBackground);
+    m_timer->start();
+    resize(1200, 860);
+    readInBackground();
+}
+
+SweepMapWindow::~SweepMapWindow() {
+    m_alive->store(false);
+}
+
+void SweepMapWindow::buildControls(QHBoxLayout* header) {
+    const MapChoice initial = defaultMapChoice(m_plan);
+    const auto axisCombo = [this](bool withNone) {
+        auto* combo = new QComboBox;
+        if (withNone) combo->addItem(tr("(none)"), -1);
+        for (size_t a = 0; a < m_plan.spec.axes.size(); ++a)
+            combo->addItem(axisName(m_plan.spec.axes[a]), int(a));
+        return combo;
+    };
+    m_x = axisCombo(false), m_y = axisCombo(true), m_facet = axisCombo(true);
+    m_x->setCurrentIndex(m_x->findData(initial.xAxis));
+    m_y->setCurrentIndex(m_y->findData(initial.yAxis));
+    m_facet->setCurrentIndex(m_facet->findData(initial.facetAxis));
+    m_value = new QComboBox;
+    m_value->addItem(tr("final validation loss"), true);
+    m_value->addItem(tr("final training loss"), false);
+    header->addWidget(new QLabel(tr("x")));
+    header->addWidget(m_x);
+    header->addWidget(new QLabel(tr("y")));
+    header->addWidget(m_y);
+    header->addWidget(new QLabel(tr("facets")));
+    header->addWidget(m_facet);
+    for (const normlab::SweepAxis& axis : m_plan.spec.axes) {
+        auto* fixed = new QComboBox;
+        fixed->setToolTip(tr("%1, held at this value (the axis is not on the map)").arg(axisName(axis)));
+        for (size_t i = 0; i < axis.size(); ++i)
+            fixed->addItem(axisName(axis) + QStringLiteral(" = ") +
+                           QString::fromStdString(axis.labels.empty()
+                                                      ? normlab::override_text(axis.values[0][i])
+                                                      : axis.labels[i]));
+        header->addWidget(fixed);
+        m_fixed.push_back(fixed);
+        connect(fixed, &QComboBox::currentIndexChanged, this, &SweepMapWindow::redraw);
+    }
+    header->addWidget(m_value);
+    header->addStretch();
+    auto* exportButton = new QPushButton(tr("Export"));
+    auto* menu = new QMenu(exportButton);
+    for (const QString& suffix :
+         {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf"), QStringLiteral("csv")})
+        menu->addAction(suffix.toUpper() + QStringLiteral("..."), this, [this, suffix] { exportAs(suffix); });
+    exportButton->setMenu(menu);
+    header->addWidget(exportButton);
+    for (QComboBox* combo : {m_x, m_y, m_facet, m_value})
+        connect(combo, &QComboBox::currentIndexChanged, this, &SweepMapWindow::redraw);
+}
+
+MapChoice SweepMapWindow::choice() const {
+    MapChoice chosen;
+    chosen.xAxis = m_x->currentData().toInt();
+    chosen.yAxis = m_y->currentData().toInt();
+    chosen.facetAxis = m_facet->currentData().toInt();
+    if (chosen.yAxis == chosen.xAxis) chosen.yAxis = -1;
+    if (chosen.facetAxis == chosen.xAxis || chosen.facetAxis == chosen.yAxis) chosen.facetAxis = -1;
+    for (QComboBox* fixed : m_fixed) chosen.fixed.push_back(std::max(0, fixed->currentIndex()));
+    chosen.validation = m_value->currentData().toBool();
+    return chosen;
+}
+
+bool SweepMapWindow::hasSensitivity() const {
+    for (const normlab::SweepAxis& axis : m_plan.spec.axes)
+        if (axis.keys == std::vector<std::string>{"train.lr"}) return true;
+    return false;
+}
+
+void SweepMapWindow::readInBackground() {
+    if (m_reading->exchange(true)) return;  // the last read is still going
+    QPointer<SweepMapWindow> window(this);
+    std::thread([window, dir = m_dir.toStdString(), plan = m_plan, reading = m_reading, alive = m_alive] {
+        std::vector<normlab::CollectedPoint> points = normlab::collect_sweep(dir, plan);
+        reading->store(false);
+        if (!alive->load()) return;
+        QMetaObject::invokeMethod(qApp, [window, points = std::move(points)]() mutable {
+            if (window) window->showPoints(std::move(points));
+        });
+    }).detach();
+}
+
+void SweepMapWindow::refreshNow() {
+    showPoints(normlab::collect_sweep(m_dir.toStdString(), m_plan));
+}
+
+void SweepMapWindow::showPoints(std::vector<normlab::CollectedPoint> points) {
+    m_points = std::move(points);
+    redraw();
+    const auto [finished, total] = progress();
+    int running = 0;
+    for (const normlab::CollectedPoint& point : m_points)
+        running += point.progress.state == normlab::PointState::Running;
+    m_status->setText(tr("%1 of %2 points finished, %3 running; read at %4")
+                          .arg(finished)
+                          .arg(total)
+                          .arg(running)
+                          .arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))));
+    if (finished == total) m_timer->setInterval(5 * kRereadMs);  // a finished sweep changes rarely
+    emit refreshed();
+}
+
+std::pair<int, int> SweepMapWindow::progress() const {
+    int finished = 0;
+    for (const normlab::CollectedPoint& point : m_points)
+        finished += normlab::is_finished(point.progress.state);
+    return {finished, static_cast<int>(m_plan.points.size())};
+}
+
+void SweepMapWindow::redraw() {
+    const MapChoice chosen = choice();
+    for (size_t a = 0; a < m_fixed.size(); ++a)
+        m_fixed[a]->setVisible(int(a) != chosen.xAxis && int(a) != chosen.yAxis &&
+                               int(a) != chosen.facetAxis);
+    SweepMapContent content = buildSweepMap(m_plan, m_points, chosen, m_dir);
+    content.title = tr("Stability map: %1").arg(QFileInfo(m_dir).fileName());
+    m_map->setContent(std::move(content));
+    if (m_sensitivity) m_sensitivity->setContent(sensitivityContent());
+}
+
+PlotContent SweepMapWindow::sensitivityContent() const {
+    PlotContent content;
+    content.x = AxisSpec{QStringLiteral("learning rate"), true, std::nullopt, std::nullopt, QString()};
+    content.y =
+        AxisSpec{QStringLiteral("final loss (clamped)"), false, std::nullopt, std::nullopt, QString()};
+    content.emptyText = tr("Appears as points finish");
+    const std::vector<normlab::SensitivityRow> rows = normlab::lr_sensitivity(m_plan, m_points);
+    // The axes a group is named by: all but train.lr, in order. Plain values get their key's last
+    // part ("warmup_steps=150"); labelled ones ("Post-LN") stand alone.
+    std::vector<const normlab::SweepAxis*> others;
+    for (const normlab::SweepAxis& axis : m_plan.spec.axes)
+        if (axis.keys != std::vector<std::string>{"train.lr"}) others.push_back(&axis);
+    int index = 0;
+    for (const normlab::SensitivityRow& row : rows) {
+        PlotSeries series;
+        QStringList group;
+        for (size_t a = 0; a < row.group.size() && a < others.size(); ++a) {
+            const QString label = QString::fromStdString(row.group[a]);
+            const QString key = QString::fromStdString(others[a]->keys.front()).section(QLatin1Char('.'), -1);
+            group << (others[a]->labels.empty() ? key + QLatin1Char('=') + label : label);
+        }
+        series.name =
+            (group.isEmpty() ? tr("all") : group.join(QStringLiteral(", "))) +
+            (row.sensitivity ? tr(": sensitivity %1").arg(*row.sensitivity, 0, 'f', 3) : tr(": running"));
+        series.colour = TelemetryStore::paletteColour(index++);
+        series.pointsVisible = true;
+        for (size_t i = 0; i < row.lrs.size(); ++i)
+            if (std::isfinite(row.clamped[i])) series.points.append({row.lrs[i], row.clamped[i]});
+        content.series.push_back(series);
+    }
+    return content;
+}
+
+QString SweepMapWindow::caption() const {
+    QStringList parts;
+    parts << tr("Sweep %1: %2 points, base %3, %4 steps")
+                 .arg(QFileInfo(m_dir).fileName())
+                 .arg(m_plan.points.size())
+                 .arg(QString::fromStdString(
+                     m_plan.spec.preset.value_or(m_plan.spec.config_path.value_or("quickstart"))))
+                 .arg(m_plan.base.train.steps);
+    parts << tr(
+        "Cells: mean over seeds of min(final loss, initial loss); a cross marks a diverged run (its value "
+        "is the initial loss); grey: not run yet. Sensitivity: mean over lr minus the best (Wortsman et al. "
+        "2023).");
+    return parts.join(QLatin1Char('\n'));
+}
+
+Figure SweepMapWindow::figure() const {
+    Figure out;
+    out.title = tr("Stability map: %1").arg(QFileInfo(m_dir).fileName());
+    out.caption = caption();
+    const SweepMapContent mapContent = m_map->content();
+    out.rows.push_back({[mapContent](const ChartStyle& style) {
+        auto view = std::make_unique<SweepMapView>();
+        view->setStyle(style);
+        view->setTitleShown(true);
+        view->setContent(mapContent);
+        return std::unique_ptr<QWidget>(std::move(view));
+    }});
+    if (m_sensitivity) {
+        const PlotContent lines = sensitivityContent();
+        out.rows.push_back({[lines](const ChartStyle& style) {
+            auto plot = std::make_unique<LinePlot>(QObject::tr("Final loss against learning rate"));
+            plot->setStyle(style);
+            plot->setTitleShown(true);
+            plot->setContent(lines);
+            return std::unique_ptr<QWidget>(std::move(plot));
+        }});
+    }
+    return out;
+}
+
+QString SweepMapWindow::csv() const {
+    return sweepMapCsv(m_map->content(), caption());
+}
+
+void SweepMapWindow::exportAs(const QString& suffix) {
+    if (suffix == QLatin1String("csv")) {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export the map's grid"), QFileInfo(m_dir).fileName() + QStringLiteral(".csv"));
+        if (path.isEmpty()) return;
+        if (const QString error = exportText(csv(), path); !error.isEmpty())
+            QMessageBox::warning(this, tr("Export failed"), error);
+        return;
+    }
+    exportFigureInteractively(figure(), QFileInfo(m_dir).fileName(), suffix, ImageExportOptions{}, this);
+}
+
+}  // namespace normlab::ui

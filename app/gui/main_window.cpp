@@ -1,6 +1,7 @@
 // MainWindow: wiring of panels, actions, the engine thread and experiment files.
 #include "app/gui/main_window.h"
 
+#include "app/gui/new_sweep_dialog.h"
 #include "engine/core/version.h"
 #include "engine/data/task.h"
 
@@ -227,6 +228,10 @@ void MainWindow::buildMenus() {
                         if (!folder.isEmpty()) openRunFolders({folder});
                     });
     file->addAction(tr("Close opened runs"), this, [this] { m_opener->closeAll(); });
+    file->addAction(tr("New s&weep over the current settings..."), this, [this] {
+        NewSweepDialog dialog(m_configPanel->config(), runsRoot(), this);
+        if (dialog.exec() == QDialog::Accepted) openSweepMap(dialog.folder());
+    });
     file->addSeparator();
     file->addAction(tr("&New experiment"), QKeySequence::New, this, [this] {
         if (!confirmDiscard()) return;
@@ -352,12 +357,16 @@ void MainWindow::startLesson(const ui::Lesson& lesson) {
     startRuns();
 }
 
+QString MainWindow::runsRoot() {
+    const QString chosen = qEnvironmentVariable("NORMLAB_RUNS_DIR");
+    if (!chosen.isEmpty()) return chosen;
+    return QSettings()
+        .value(QStringLiteral("runs/root"), QDir::home().filePath(QStringLiteral("normlab-runs")))
+        .toString();
+}
+
 QString MainWindow::runFolderFor(const QString& name, const QString& stamp, int index) {
-    QString root = qEnvironmentVariable("NORMLAB_RUNS_DIR");
-    if (root.isEmpty())
-        root = QSettings()
-                   .value(QStringLiteral("runs/root"), QDir::home().filePath(QStringLiteral("normlab-runs")))
-                   .toString();
+    const QString root = runsRoot();
     QString safe = name;
     safe.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
     // Unique even for two starts within a millisecond or two windows at once: a numbered suffix.

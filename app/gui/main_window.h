@@ -106,6 +106,8 @@ class MainWindow : public QMainWindow {
     // Some run has trained steps that no saved experiment holds.
     bool hasUnsavedResults() const;
     static QStringList runFoldersIn(const QString& folder);
+    // Where new runs and sweeps go: $NORMLAB_RUNS_DIR, else the chosen folder, else ~/normlab-runs.
+    static QString runsRoot();
     // Opens a sweep folder's stability map in a window of its own; the problem, or empty.
     QString openSweepMap(const QString& folder);
     // The newest stability map still open, if any.

@@ -211,7 +211,11 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
             try {
                 validate(point_config(plan, point));
             } catch (const InputError& error) {
-                throw InputError("sweep point " + point.id + ": " + error.what());
+                std::string values;
+                for (const auto& [key, value] : point.set.items())
+                    values += (values.empty() ? "" : ", ") + key + "=" + override_text(value);
+                throw InputError("the sweep point " + values + " (seed " + std::to_string(seed) +
+                                 ") is not a valid run: " + error.what());
             }
             plan.points.push_back(std::move(point));
         }

@@ -357,6 +357,27 @@ class Sweep(CliTestCase):
         self.assertEqual(opened.returncode, 0, opened.stderr)
         self.assertEqual(shot.read_bytes()[:8], b"\x89PNG\r\n\x1a\n")
 
+    def test_the_shipped_warmup_map_headline_holds_across_seeds(self):
+        # The shipped warmup-map at reduced scale (its base and steps; one high lr, the extreme warmups,
+        # two seeds): Post-LN without warmup stalls near the unigram loss, 500 warmup steps rescue it,
+        # and Pre-LN trains without any warmup.
+        shipped = json.loads((Path(__file__).resolve().parents[2] / "resources" / "sweeps" / "warmup-map.json").read_text())
+        spec = dict(shipped, axes={"train.lr": [5e-3], "train.warmup_steps": [0, 500]}, seeds=2)
+        sweep_file = self.tmp / "reduced.json"
+        sweep_file.write_text(json.dumps(spec))
+        folder = self.tmp / "w"
+        run("sweep", "plan", str(sweep_file), "--out", str(folder), check_rc=0)
+        run("sweep", "run", str(folder), "--quiet", check_rc=0)
+        run("sweep", "collect", str(folder), check_rc=0)
+        loss = {}
+        for p in csv.DictReader((folder / "points.csv").read_text().splitlines()):
+            self.assertEqual(p["status"], "done", p)
+            loss[(p["model.norm_placement"], p["train.warmup_steps"], p["seed"])] = float(p["final_val_loss"])
+        for seed in ("1", "2"):
+            self.assertGreater(loss[("Post-LN", "0", seed)], 2.8, loss)   # stuck (unigram loss ~3.1)
+            self.assertLess(loss[("Post-LN", "500", seed)], 2.3, loss)    # warmup rescues it
+            self.assertLess(loss[("Pre-LN", "0", seed)], 2.0, loss)       # no warmup needed
+
     def test_collect_matches_a_hand_computed_case(self):
         # Final and initial losses written by hand: lr sensitivity = mean over lr of min(final, initial),
         # seeds averaged first, minus the best; a diverged point counts as its initial loss.

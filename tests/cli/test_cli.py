@@ -357,26 +357,59 @@ class Sweep(CliTestCase):
         self.assertEqual(opened.returncode, 0, opened.stderr)
         self.assertEqual(shot.read_bytes()[:8], b"\x89PNG\r\n\x1a\n")
 
-    def test_the_shipped_warmup_map_headline_holds_across_seeds(self):
-        # The shipped warmup-map at reduced scale (its base and steps; one high lr, the extreme warmups,
-        # two seeds): Post-LN without warmup stalls near the unigram loss, 500 warmup steps rescue it,
-        # and Pre-LN trains without any warmup.
-        shipped = json.loads((Path(__file__).resolve().parents[2] / "resources" / "sweeps" / "warmup-map.json").read_text())
-        spec = dict(shipped, axes={"train.lr": [5e-3], "train.warmup_steps": [0, 500]}, seeds=2)
-        sweep_file = self.tmp / "reduced.json"
-        sweep_file.write_text(json.dumps(spec))
-        folder = self.tmp / "w"
+    def reduced_shipped_map(self, name, **changes):
+        """Plans, runs and collects the shipped sweep `name` with some entries replaced (reduced scale);
+        returns collect's points.csv rows and lr_sensitivity.csv rows."""
+        shipped = json.loads((Path(__file__).resolve().parents[2] / "resources" / "sweeps" / f"{name}.json").read_text())
+        sweep_file = self.tmp / f"{name}.json"
+        sweep_file.write_text(json.dumps(dict(shipped, **changes)))
+        folder = self.tmp / name
         run("sweep", "plan", str(sweep_file), "--out", str(folder), check_rc=0)
         run("sweep", "run", str(folder), "--quiet", check_rc=0)
         run("sweep", "collect", str(folder), check_rc=0)
-        loss = {}
-        for p in csv.DictReader((folder / "points.csv").read_text().splitlines()):
-            self.assertEqual(p["status"], "done", p)
-            loss[(p["model.norm_placement"], p["train.warmup_steps"], p["seed"])] = float(p["final_val_loss"])
+        points = list(csv.DictReader((folder / "points.csv").read_text().splitlines()))
+        sensitivity = folder / "lr_sensitivity.csv"
+        return points, list(csv.DictReader(sensitivity.read_text().splitlines())) if sensitivity.exists() else []
+
+    def test_the_shipped_warmup_map_headline_holds_across_seeds(self):
+        # One high lr, the extreme warmups, two seeds: Post-LN without warmup stalls near the unigram
+        # loss, 500 warmup steps rescue it, and Pre-LN trains without any warmup.
+        points, _ = self.reduced_shipped_map("warmup-map", axes={"train.lr": [5e-3], "train.warmup_steps": [0, 500]},
+                                             seeds=2)
+        loss = {(p["model.norm_placement"], p["train.warmup_steps"], p["seed"]): float(p["final_val_loss"])
+                for p in points if p["status"] == "done"}
+        self.assertEqual(len(loss), 8, points)
         for seed in ("1", "2"):
             self.assertGreater(loss[("Post-LN", "0", seed)], 2.8, loss)   # stuck (unigram loss ~3.1)
             self.assertLess(loss[("Post-LN", "500", seed)], 2.3, loss)    # warmup rescues it
             self.assertLess(loss[("Pre-LN", "0", seed)], 2.0, loss)       # no warmup needed
+
+    def test_the_shipped_depth_map_headline_holds_across_seeds(self):
+        # 12 blocks instead of up to 48, two seeds: Post-LN stalls while DeepNorm and Pre-LN train.
+        points, _ = self.reduced_shipped_map("depth-map", axes={"model.layers": [12]}, seeds=2,
+                                             linked=[{"model.norm_placement": ["post", "pre", "post"],
+                                                      "model.residual": ["plain", "plain", "deepnorm"],
+                                                      "label": ["Post-LN", "Pre-LN", "DeepNorm"]}])
+        loss = {(p["model.norm_placement+model.residual"], p["seed"]): float(p["final_val_loss"])
+                for p in points if p["status"] == "done"}
+        self.assertEqual(len(loss), 6, points)
+        for seed in ("1", "2"):
+            self.assertGreater(loss[("Post-LN", seed)], 2.8, loss)
+            self.assertLess(loss[("Pre-LN", seed)], 2.2, loss)
+            self.assertLess(loss[("DeepNorm", seed)], 2.2, loss)
+
+    def test_the_shipped_lr_sensitivity_headline_holds_across_seeds(self):
+        # Three of its learning rates (1e-3, 1e-2, 1e-1), two seeds: Pre-LN is less sensitive.
+        points, _ = self.reduced_shipped_map("lr-sensitivity", axes={"train.lr": [1e-3, 1e-2, 1e-1]}, seeds=2)
+        for seed in ("1", "2"):
+            value = {}
+            for placement in ("Post-LN", "Pre-LN"):
+                mine = [p for p in points if p["seed"] == seed and p["model.norm_placement"] == placement]
+                clamped = [float(p["initial_loss"]) if p["status"] == "diverged" else
+                           min(float(p["final_val_loss"]), float(p["initial_loss"])) for p in mine]
+                self.assertEqual(len(clamped), 3, mine)
+                value[placement] = sum(clamped) / 3 - min(clamped)
+            self.assertLess(value["Pre-LN"] + 0.2, value["Post-LN"], (seed, value))
 
     def test_collect_matches_a_hand_computed_case(self):
         # Final and initial losses written by hand: lr sensitivity = mean over lr of min(final, initial),

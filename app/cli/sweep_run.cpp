@@ -3,6 +3,7 @@
 // machine, a Slurm array task or GNU parallel runs it.
 #include "app/cli/sweep_run.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -33,6 +34,13 @@ namespace fs = std::filesystem;
 volatile std::sig_atomic_t g_interrupted = 0;
 void on_interrupt(int) {
     g_interrupted = 1;
+}
+
+// The cores this process may run on (a Slurm or cgroup CPU set, else the machine's).
+int64_t usable_cores() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return std::max(1u, std::thread::hardware_concurrency());
 }
 
 const SweepPoint& find_point(const SweepPlan& plan, const std::string& wanted) {
@@ -130,7 +138,7 @@ int run_one_point(ArgReader& reader) {
 int run_points(ArgReader& reader) {
     if (reader.done()) throw InputError("name the sweep folder: normlab-cli sweep run S");
     const std::string dir = reader.take();
-    int64_t jobs = std::max(1u, std::thread::hardware_concurrency()), threads = 1;
+    int64_t jobs = usable_cores(), threads = 1;
     std::optional<Shard> shard = shard_from_slurm();
     bool quiet = false;
     while (!reader.done()) {

@@ -1,7 +1,8 @@
 // The run library lists every run folder under the runs folder with its summary and config columns,
 // filters by text and status, sorts, and asks to open the selected runs; a folder added by the user
-// is scanned too, and one that is not a run is left out; a thousand runs are all listed (the time it
-// took is printed; scripts/bench_open_runs.py measures the same reading code).
+// is scanned too, one that is not a run is left out, and a sweep folder is one row with its progress; a
+// thousand runs are all listed (the time it took is printed; scripts/bench_open_runs.py measures the same
+// reading code).
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -11,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "engine/sweep/sweep_folder.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/controls/run_library_panel.h"
 
@@ -42,6 +44,14 @@ void RunLibraryTest::listsFiltersAndOpens() {
     writeRun(runs + QStringLiteral("/a-post"), normlab::NormPlacement::Post, 6);
     writeRun(runs + QStringLiteral("/b-pre"), normlab::NormPlacement::Pre, 9);
     QDir().mkpath(runs + QStringLiteral("/not-a-run"));
+    // A sweep folder (planned, one of its two points done) is one row of its own.
+    const nlohmann::ordered_json spec = nlohmann::ordered_json::parse(
+        R"({"base": {"preset": "quickstart"}, "axes": {"train.lr": [0.001, 0.01]}, "steps": 4})");
+    const normlab::SweepPlan plan = normlab::plan_sweep(normlab::sweep_spec_from_json(spec));
+    const QString sweep = runs + QStringLiteral("/lr-sweep");
+    normlab::write_sweep(sweep.toStdString(), plan);
+    writeRun(QString::fromStdString(normlab::point_folder(sweep.toStdString(), plan.points[0])),
+             normlab::NormPlacement::Pre, 4);
     const QString elsewhere = m_dir.filePath(QStringLiteral("elsewhere"));
     writeRun(elsewhere + QStringLiteral("/c-pre"), normlab::NormPlacement::Pre, 4);
 
@@ -49,21 +59,29 @@ void RunLibraryTest::listsFiltersAndOpens() {
     QSignalSpy scanned(&library, &RunLibraryPanel::scanned);
     library.refresh();
     QVERIFY(scanned.wait(10000));
-    QCOMPARE(library.rowCount(), 2);
+    QCOMPARE(library.rowCount(), 3);
+    library.setStatusFilter(QStringLiteral("sweep"));
+    QCOMPARE(library.visibleCount(), 1);
+    library.selectAll();
+    QCOMPARE(library.selectedFolders(), QStringList{QDir(sweep).absolutePath()});
+    library.setFilterText(QStringLiteral("sweep: 1/2 finished"));  // its status text
+    QCOMPARE(library.visibleCount(), 1);
+    library.setFilterText(QString());
+    library.setStatusFilter(QString());
     library.addRoot(elsewhere);
     QVERIFY(scanned.wait(10000));
-    QCOMPARE(library.rowCount(), 3);
+    QCOMPARE(library.rowCount(), 4);
     QVERIFY(library.roots().contains(elsewhere));
 
     library.setFilterText(QStringLiteral("pre"));
-    QCOMPARE(library.visibleCount(), 2);
+    QCOMPARE(library.visibleCount(), 3);  // b-pre, c-pre and the sweep (quickstart is Pre-LN)
     library.setStatusFilter(QStringLiteral("diverged"));
     QCOMPARE(library.visibleCount(), 0);
     library.setStatusFilter(QStringLiteral("completed"));
     QCOMPARE(library.visibleCount(), 2);
     library.setFilterText(QString());
     library.setStatusFilter(QString());
-    QCOMPARE(library.visibleCount(), 3);
+    QCOMPARE(library.visibleCount(), 4);
 
     QSignalSpy opened(&library, &RunLibraryPanel::openRequested);
     library.setFilterText(QStringLiteral("b-pre"));

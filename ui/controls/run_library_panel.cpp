@@ -21,6 +21,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/io/run_folder_reader.h"
+#include "engine/sweep/sweep_folder.h"
 
 namespace normlab::ui {
 
@@ -44,6 +45,40 @@ QString runsFolder() {
     return chosen.isEmpty() ? QDir::home().filePath(QStringLiteral("normlab-runs")) : chosen;
 }
 
+// The sweep folders in `root` (itself, or its sub-folders holding sweep.json), one row each: status
+// "sweep: D/N finished", the base config's columns, and the date of its plan.
+template <typename Row>
+std::vector<Row> sweepRows(const QString& root) {
+    std::vector<Row> rows;
+    QStringList candidates{root};
+    for (const QString& name : QDir(root).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+        candidates << QDir(root).filePath(name);
+    for (const QString& folder : candidates) {
+        if (!QFileInfo::exists(QDir(folder).filePath(QStringLiteral("sweep.json")))) continue;
+        try {
+            const normlab::SweepPlan plan = normlab::load_sweep(folder.toStdString());
+            int finished = 0;
+            for (const normlab::SweepPoint& point : plan.points)
+                finished += normlab::is_finished(normlab::point_progress(folder.toStdString(), point).state);
+            Row row;
+            row.folder = QDir(folder).absolutePath();
+            row.name = QFileInfo(row.folder).fileName();
+            row.status = QStringLiteral("sweep: %1/%2 finished").arg(finished).arg(plan.points.size());
+            row.date = QFileInfo(QDir(folder).filePath(QStringLiteral("sweep.json"))).lastModified();
+            row.steps = plan.base.train.steps;
+            row.placement = QString::fromStdString(normlab::to_string(plan.base.model.norm_placement));
+            row.norm = QString::fromStdString(normlab::to_string(plan.base.model.norm_type));
+            row.residual = QString::fromStdString(normlab::to_string(plan.base.model.residual));
+            row.lr = plan.base.train.lr;
+            row.warmup = plan.base.train.warmup_steps;
+            rows.push_back(std::move(row));
+        } catch (const normlab::InputError&) {
+            // a damaged plan: left out, like a folder that is not a run
+        }
+    }
+    return rows;
+}
+
 // The text and status filters: a row passes when its status matches and some cell contains the text.
 class LibraryFilter : public QSortFilterProxyModel {
   public:
@@ -57,7 +92,7 @@ class LibraryFilter : public QSortFilterProxyModel {
   protected:
     bool filterAcceptsRow(int row, const QModelIndex& parent) const override {
         const QAbstractItemModel& model = *sourceModel();
-        if (!m_status.isEmpty() && model.index(row, Status, parent).data().toString() != m_status)
+        if (!m_status.isEmpty() && !model.index(row, Status, parent).data().toString().startsWith(m_status))
             return false;
         if (m_text.isEmpty()) return true;
         for (int column = 0; column < ColumnCount; ++column)
@@ -89,7 +124,7 @@ RunLibraryPanel::RunLibraryPanel(QWidget* parent) : QWidget(parent) {
     m_status = new QComboBox;
     m_status->setObjectName(QStringLiteral("libraryStatus"));
     m_status->addItem(tr("any status"), QString());
-    for (const char* status : {"completed", "diverged", "running", "stopped", "failed"})
+    for (const char* status : {"completed", "diverged", "running", "stopped", "failed", "sweep"})
         m_status->addItem(QString::fromLatin1(status), QString::fromLatin1(status));
     filters->addWidget(m_filter, 1);
     filters->addWidget(m_status);
@@ -164,6 +199,7 @@ void RunLibraryPanel::refresh() {
     m_scan = QThread::create([this, roots = roots()] {
         std::vector<Row> rows;
         for (const QString& root : roots) {
+            for (Row& sweep : sweepRows<Row>(root)) rows.push_back(std::move(sweep));
             std::vector<std::string> folders;
             try {
                 folders = normlab::find_run_folders(root.toStdString());

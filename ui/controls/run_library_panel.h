@@ -1,7 +1,8 @@
 // The run library: every run folder under the runs folder ($NORMLAB_RUNS_DIR, else ~/normlab-runs)
 // and the folders the user added, as a sortable table (status, date, steps, final and validation loss,
-// placement, norm, residual scheme, lr, warmup) filtered by text and status. Only summary.json and
-// config.json are read, on a thread of its own. Double-click (or Open) opens the selected runs.
+// placement, norm, residual scheme, lr, warmup) filtered by text and status, and the sweep folders
+// there (status "sweep: D/N finished"). Only summary.json and config.json (and sweep.json) are read,
+// on a thread of its own. Double-click (or Open) opens the selected runs, a sweep as its map.
 #pragma once
 #include <QStringList>
 #include <QWidget>

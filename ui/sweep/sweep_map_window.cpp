@@ -107,6 +107,12 @@ void SweepMapWindow::buildControls(QHBoxLayout* header) {
     header->addWidget(exportButton);
     for (QComboBox* combo : {m_x, m_y, m_facet, m_value})
         connect(combo, &QComboBox::currentIndexChanged, this, &SweepMapWindow::redraw);
+    // Long axis names ("model.norm_placement+model.residual") must not widen the window: the boxes
+    // keep a modest width and show the whole name in their lists.
+    for (QComboBox* combo : findChildren<QComboBox*>()) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(16);
+    }
 }
 
 MapChoice SweepMapWindow::choice() const {

@@ -143,8 +143,7 @@ int run_export(int argc, char** argv) {
                 "(pandas.read_csv and polars.read_csv read it in one call)");
         if (format != "csv") throw InputError("--metrics writes --format csv");
         for (const std::string& sweep : sweeps)
-            for (const std::string& run : find_run_folders((fs::path(sweep) / "runs").string()))
-                folders.push_back(run);
+            for (const std::string& run : find_run_folders(sweep)) folders.push_back(run);
         write_metrics(folders, out, steps);
         return 0;
     }

@@ -63,6 +63,9 @@ std::vector<std::string> find_run_folders(const std::string& dir) {
         return fs::exists(folder / "config.json", ignored) || fs::exists(folder / "metrics.jsonl", ignored);
     };
     if (is_run(root)) return {root.string()};
+    // A sweep folder stands for the runs of its points (S/runs/<id>/); none yet is not an error.
+    if (fs::exists(root / "sweep.json", error) && fs::is_directory(root / "runs", error))
+        return find_run_folders((root / "runs").string());
     std::vector<std::string> runs;
     for (const fs::directory_entry& entry : fs::directory_iterator(root, error))
         if (entry.is_directory() && is_run(entry.path())) runs.push_back(entry.path().string());

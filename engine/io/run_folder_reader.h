@@ -60,8 +60,9 @@ class RunFolderReader {
     int64_t m_skipped = 0;
 };
 
-// The run folders `dir` stands for: itself when it is one (config.json or metrics.jsonl), else its
-// sub-folders that are (sorted by name). Throws InputError when it is not a folder or holds none.
+// The run folders `dir` stands for: itself when it is one (config.json or metrics.jsonl), the runs of
+// a sweep folder's points, else its sub-folders that are runs (sorted by name). Throws InputError when
+// it is not a folder or holds none.
 std::vector<std::string> find_run_folders(const std::string& dir);
 
 // The run's status as the engine's enum, from summary.json's text ("failed" reads as Stopped).

@@ -347,6 +347,8 @@ class Sweep(CliTestCase):
         run("export", "--run", str(folder), "--chart", "stability_map", "--format", "png", "--out", str(png),
             "--size", "1400x1000", check_rc=0)
         self.assertEqual(struct.unpack(">II", png.read_bytes()[16:24]), (1400, 1000))
+        listed = json.loads(run("runs", str(folder), "--json", check_rc=0).stdout)
+        self.assertEqual(len(listed), 12)  # a sweep folder stands for its points' runs
         metrics = self.tmp / "all.csv"
         run("export", "--run", str(folder), "--metrics", "--format", "csv", "--out", str(metrics), check_rc=0)
         self.assertEqual({r["run"] for r in csv.DictReader(metrics.read_text().splitlines())},

@@ -32,6 +32,8 @@ int64_t ArgReader::integer_of(const std::string& flag, int64_t minimum, int64_t 
 }
 
 bool ConfigSources::consume(const std::string& flag, ArgReader& reader) {
+    if ((flag == "--config" && config_path) || (flag == "--preset" && preset))
+        throw InputError(flag + " is given twice; give one (the second would silently win)");
     if (flag == "--config") {
         config_path = reader.value_of(flag);
     } else if (flag == "--preset") {

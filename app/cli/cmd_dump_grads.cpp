@@ -1,5 +1,6 @@
 // `normlab-cli dump-grads`: trains a few steps, writes the checkpoint, then the gradients of the next
 // training batch (grad.<name>), the batch itself and its loss, for tests/parity/torch_parity.py.
+#include <filesystem>
 #include <iostream>
 
 #include "app/cli/cli_options.h"
@@ -34,6 +35,10 @@ int run_dump_grads(int argc, char** argv) {
         }
     }
     if (out.empty()) throw InputError("--out DIR is required");
+    // Like train and probe, the output folder is made when it does not exist yet.
+    std::error_code error;
+    std::filesystem::create_directories(out, error);
+    if (error) throw InputError("cannot create --out " + out + ": " + error.message());
     ConfigSources run_sources = sources;
     if (!run_sources.steps) run_sources.steps = 3;
     Trainer trainer(run_sources.resolve());

@@ -47,6 +47,8 @@ int run_probe(int argc, char** argv) {
     bool overwrite = false;
     while (!reader.done()) {
         const std::string flag = reader.take();
+        if (flag == "--steps")
+            throw InputError("probe measures a model at initialisation and trains no steps; drop --steps");
         if (sources.consume(flag, reader)) continue;
         if (flag == "--help" || flag == "-h") {
             std::cout << kProbeHelp << config_sources_help();

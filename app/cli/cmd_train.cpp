@@ -13,6 +13,7 @@
 #include "engine/io/provenance.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder.h"
+#include "engine/train/commands.h"
 #include "engine/train/trainer.h"
 
 namespace normlab::cli {
@@ -26,26 +27,34 @@ const char* kTrainHelp =
     "Trains a model and writes the run folder DIR incrementally: config.json, metrics.jsonl,\n"
     "events.jsonl, summary.json (and model.safetensors with --save-checkpoint). metrics.jsonl has one\n"
     "line per step (val_loss on validation steps); per-layer telemetry every telemetry.every steps.\n"
-    "Exit code 0 when the run completed or diverged (a divergence is a result), 2 on bad input or when\n"
-    "the run folder cannot be written (disk full), 1 on an internal error. A run that fails part-way\n"
-    "leaves summary.json with status \"failed\" and the error.\n"
+    "Exit code 0 when the run completed or diverged (a divergence is a result), 130 when stopped by a\n"
+    "signal, 2 on bad input or when the run folder cannot be written (disk full), 1 on an internal\n"
+    "error. A run that fails part-way leaves summary.json with status \"failed\" and the error.\n"
     "\n"
     "model.residual=deepnorm and admin are Post-LN schemes (docs/science.md); with another\n"
     "model.norm_placement they scale that wiring's shortcut instead, as an experiment (a note says so).\n"
     "\n";
 
-const char* kTrainHelpTail =
-    "  --out DIR            the run folder (must be new or empty, unless --overwrite)\n"
-    "  --save-checkpoint    write DIR/model.safetensors at the end (optimizer state included)\n"
-    "  --resume FILE        continue from a checkpoint (its config; --set / --steps still apply)\n"
-    "  --change S:KEY=VAL   a live change applied before step S, e.g. --change 200:model.norm_placement=pre\n"
-    "                       live keys: train.lr, train.warmup_steps, train.schedule, train.clip_grad_norm,\n"
-    "                       train.weight_decay, model.norm_placement, model.norm_type, model.residual,\n"
-    "                       model.deepnorm_alpha, model.deepnorm_beta, telemetry.every, "
-    "telemetry.val_every,\n"
-    "                       device and threads (the run moves to the new backend, losing nothing),\n"
-    "                       and the action reinit_deepnorm_beta\n"
-    "  --quiet              no progress lines on stderr\n";
+// The options after the config sources; the live keys come from the engine's own list.
+std::string train_help_tail() {
+    std::string live;
+    for (const std::string& key : live_keys()) live += (live.empty() ? "" : ", ") + key;
+    return "  --out DIR            the run folder (must be new or empty, unless --overwrite)\n"
+           "  --save-checkpoint    write DIR/model.safetensors at the end (optimizer state included)\n"
+           "  --resume FILE        continue from a checkpoint (its config; --set / --steps still apply;\n"
+           "                       --steps must go beyond the checkpoint's step)\n"
+           "  --change S:KEY=VAL   a live change applied before step S, e.g. --change "
+           "200:model.norm_placement=pre;\n"
+           "                       every change is checked before the run starts. Live keys (device and "
+           "threads\n"
+           "                       move the run to a new backend, losing nothing; reinit_deepnorm_beta is "
+           "an\n"
+           "                       action): " +
+           live +
+           "\n"
+           "  --quiet              no progress lines on stderr\n"
+           "Exit code 130 when stopped by Ctrl-C or SIGTERM (the run folder says \"stopped\").\n";
+}
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -61,7 +70,8 @@ int run_train(int argc, char** argv) {
         const std::string flag = reader.take();
         if (sources.consume(flag, reader)) continue;
         if (flag == "--help" || flag == "-h") {
-            std::cout << kTrainHelp << config_sources_help() << kTrainHelpTail << "\n" << config_keys_help();
+            std::cout << kTrainHelp << config_sources_help() << train_help_tail() << "\n"
+                      << config_keys_help();
             return 0;
         } else if (flag == "--out") {
             out = reader.value_of(flag);
@@ -88,12 +98,18 @@ int run_train(int argc, char** argv) {
         std::vector<std::string> overrides = sources.sets;
         if (sources.steps) overrides.push_back("train.steps=" + std::to_string(*sources.steps));
         trainer = load_checkpoint(resume, overrides);
+        if (trainer->steps_done() >= trainer->config().train.steps)
+            throw InputError("the checkpoint is at step " + std::to_string(trainer->steps_done()) +
+                             " and train.steps is " + std::to_string(trainer->config().train.steps) +
+                             ": nothing to train; pass --steps N with N > " +
+                             std::to_string(trainer->steps_done()));
     } else {
         trainer = std::make_unique<Trainer>(sources.resolve());
     }
+    const int64_t first_step = trainer->steps_done();
+    validate_planned_changes(trainer->config(), first_step, trainer->config().train.steps, changes);
     for (Command& change : changes) trainer->post(change);
 
-    const int64_t first_step = trainer->steps_done();
     RunFolder folder(out, trainer->config(), overwrite);
     folder.write_provenance(provenance_json(
         *trainer, resume.empty() ? std::nullopt : std::optional<ResumedFrom>{{resume, first_step}}));
@@ -124,7 +140,7 @@ int run_train(int argc, char** argv) {
     if (!quiet)
         std::cerr << "normlab-cli train: " << summary["status"].get<std::string>() << "; run folder: " << out
                   << "\n";
-    return 0;
+    return trainer->status() == RunStatus::Stopped ? 130 : 0;  // a script can tell Ctrl-C from the end
 }
 
 }  // namespace normlab::cli

@@ -130,6 +130,11 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
     const int sources = !options.preset.isEmpty() + !options.configPath.isEmpty() +
                         !options.experimentPath.isEmpty() + !options.lesson.isEmpty();
     if (sources > 1) fail(QStringLiteral("give at most one of --preset, --config, --experiment, --lesson"));
+    // A lesson's runs are its presets, compared as they are: a --set would be silently dropped.
+    if (!options.lesson.isEmpty() && !options.sets.isEmpty())
+        fail(
+            QStringLiteral("--set does not combine with --lesson (a lesson runs its presets as they are); "
+                           "use --preset NAME --set KEY=VALUE for a changed run"));
     if (!options.exportPath.isEmpty() &&
         (options.openFolders.isEmpty() || options.exportDashboard == !options.exportChart.isEmpty()))
         fail(QStringLiteral("--export FILE needs --open DIR... and exactly one of --chart ID, --dashboard"));

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "engine/config/config.h"
+#include "engine/config/config_keys.h"
 #include "engine/core/errors.h"
 
 namespace normlab {
@@ -30,6 +32,7 @@ const std::vector<std::string>& live_keys() {
 void require_live_key(const std::string& key) {
     const auto& keys = live_keys();
     if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+    if (!find_key(key)) throw_unknown_key(key);  // a typo: "did you mean ..."
     std::string list;
     for (const auto& live : keys) list += (list.empty() ? "" : ", ") + live;
     throw InputError("'" + key + "' cannot change during a run; live keys are: " + list +
@@ -61,6 +64,41 @@ Command parse_command(const std::string& text) {
         throw InputError("live change '" + text + "' has no value; use KEY=VALUE, e.g. train.lr=1e-4");
     }
     return command;
+}
+
+void validate_planned_changes(const Config& start, int64_t first_step, int64_t last_step,
+                              const std::vector<Command>& changes) {
+    std::vector<Command> ordered = changes;
+    std::stable_sort(ordered.begin(), ordered.end(), [first_step](const Command& a, const Command& b) {
+        return (a.at_step < 0 ? first_step + 1 : a.at_step) < (b.at_step < 0 ? first_step + 1 : b.at_step);
+    });
+    Config config = start;
+    for (const Command& change : ordered) {
+        const std::string name =
+            (change.at_step >= 0 ? std::to_string(change.at_step) + ":" : std::string()) + change.key +
+            (change.key == "reinit_deepnorm_beta" ? "" : "=" + change.value);
+        if (change.at_step > last_step)
+            throw InputError("--change " + name + " comes after the run's last step " +
+                             std::to_string(last_step) + "; give a step up to " + std::to_string(last_step) +
+                             " or more train.steps");
+        if (change.at_step >= 0 && change.at_step <= first_step)
+            throw InputError("--change " + name + " is at or before step " + std::to_string(first_step) +
+                             ", where this run starts; give a later step");
+        if (change.key == "reinit_deepnorm_beta") {
+            if (config.model.residual != Residual::DeepNorm)
+                throw InputError("--change " + name +
+                                 " re-initialises with DeepNorm's beta, and this run's " +
+                                 "model.residual is " + to_string(config.model.residual) +
+                                 " at that step; change model.residual to deepnorm first");
+            continue;
+        }
+        try {
+            apply_override(config, change.key + "=" + change.value);
+            validate(config);
+        } catch (const InputError& error) {
+            throw InputError("--change " + name + ": " + error.what());
+        }
+    }
 }
 
 void CommandQueue::post(Command command) {

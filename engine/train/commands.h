@@ -9,6 +9,8 @@
 
 namespace normlab {
 
+struct Config;
+
 struct Command {
     std::string key;       // a live config key (see live_keys()) or "reinit_deepnorm_beta"
     std::string value;     // as in --set: JSON or a bare word
@@ -23,6 +25,13 @@ void require_live_key(const std::string& key);
 
 // Parses "KEY=VALUE" or "STEP:KEY=VALUE" (as given to `normlab-cli train --change`). Throws InputError.
 Command parse_command(const std::string& text);
+
+// Checks changes planned before a run starts (--change), in the order they will apply: each value
+// is valid on the config the earlier changes leave, no step lies beyond `last_step`, and the
+// reinit_deepnorm_beta action meets a DeepNorm run. Throws InputError naming the change, so a run
+// never trains to its end only to log a rejected change.
+void validate_planned_changes(const Config& start, int64_t first_step, int64_t last_step,
+                              const std::vector<Command>& changes);
 
 // A mutex-protected queue: the GUI thread posts, the engine thread takes what is due.
 class CommandQueue {

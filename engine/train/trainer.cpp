@@ -268,7 +268,7 @@ const StepOutcome& Trainer::step() {
         m_optimizer->update(m_config.train, t, record.lr, grad_scale);
     }
     m_steps_done = t;
-    m_last_loss = forward.loss;
+    note_loss(forward.loss);
 
     if (logged) fill_layer_telemetry(forward, record);
     outcome.logged = logged;
@@ -296,6 +296,11 @@ const StepOutcome& Trainer::step() {
     return outcome;
 }
 
+void Trainer::note_loss(double loss) {
+    m_last_loss = loss;
+    if (std::isfinite(loss)) m_last_finite_loss = loss;
+}
+
 std::optional<std::string> Trainer::divergence(const ForwardStats& forward, double grad_total) {
     if (!std::isfinite(forward.loss)) return "non-finite loss";
     if (forward.first_nonfinite_block >= 0 || !std::isfinite(grad_total)) return "non-finite gradient";
@@ -318,7 +323,7 @@ void Trainer::end_diverged(int64_t t, const ForwardStats& forward, const std::st
                             ? forward.first_nonfinite_block
                             : first_bad_gradient_position(*m_model, m_grad_squares);
     m_steps_done = t;
-    m_last_loss = forward.loss;
+    note_loss(forward.loss);
     std::ostringstream message;
     message << "training diverged at step " << t << ": " << reason;
     if (m_first_bad_layer >= 0) {

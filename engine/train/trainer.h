@@ -62,8 +62,9 @@ class Trainer {
     int first_bad_layer() const { return m_first_bad_layer; }
     // The loss of the last step taken (0 before any step; see final_loss()).
     double last_loss() const { return m_last_loss.value_or(0.0); }
-    // The loss of the last step taken by this trainer, or nothing when it took no step.
-    std::optional<double> final_loss() const { return m_last_loss; }
+    // The last finite loss of a step this trainer took (a run that diverged to NaN keeps the loss
+    // before it), or nothing when it took none with a finite loss.
+    std::optional<double> final_loss() const { return m_last_finite_loss; }
     std::optional<double> last_val_loss() const { return m_last_val_loss; }
     double steps_per_second() const;
 
@@ -111,6 +112,8 @@ class Trainer {
     // Builds the backend `next` asks for (device, threads) and switches to it.
     void switch_to_device_of(const Config& next);
     void fill_layer_telemetry(const ForwardStats& forward, StepRecord& record);
+    // Remembers a step's loss (and, when finite, as the run's final loss).
+    void note_loss(double loss);
     // Why this step's pass ends the run (a non-finite value, or a loss above the train.diverge_loss
     // bound), or nothing.
     std::optional<std::string> divergence(const ForwardStats& forward, double grad_total);
@@ -141,7 +144,7 @@ class Trainer {
     RunStatus m_status = RunStatus::Running;
     int64_t m_diverged_at = -1;
     int m_first_bad_layer = -1;
-    std::optional<double> m_last_loss;
+    std::optional<double> m_last_loss, m_last_finite_loss;
     double m_reference_loss = 0.0;  // max(ln vocabulary, the first step's loss): diverge_loss's unit
     std::optional<double> m_last_val_loss;
     TrailingWindow<double> m_step_seconds{20};

@@ -652,16 +652,42 @@ class TrainResumeEval(CliTestCase):
         self.assertFalse((out / "model.safetensors").exists())
         self.assertFalse((out / "model.safetensors.tmp").exists())
 
-    def test_final_loss_is_null_when_no_step_ran(self):
+    def test_a_resume_with_nothing_to_train_is_refused(self):
+        # It used to train nothing and exit 0 as "completed".
         first, second = self.tmp / "first", self.tmp / "second"
         run("train", "--preset", "quickstart", *TINY, "--steps", "2", "--out", str(first), "--save-checkpoint",
             "--quiet", check_rc=0)
-        result = run("train", "--resume", str(first / "model.safetensors"), "--steps", "2", "--out", str(second),
-                     "--quiet", check_rc=0)
-        summary = json.loads((second / "summary.json").read_text())
-        self.assertEqual(summary["steps"], 2)
-        self.assertIsNone(summary["final_loss"])
-        self.assertIsNone(json.loads(result.stdout)["final_loss"])
+        checkpoint = str(first / "model.safetensors")
+        self.expect_bad_input(["train", "--resume", checkpoint, "--out", str(second)], "nothing to train",
+                              "--steps N with N > 2", out=second)
+        self.expect_bad_input(["train", "--resume", checkpoint, "--steps", "2", "--out", str(second)],
+                              "nothing to train", out=second)
+        run("train", "--resume", checkpoint, "--steps", "4", "--out", str(second), "--quiet", check_rc=0)
+        self.assertEqual(json.loads((second / "summary.json").read_text())["steps"], 4)
+
+    def test_a_diverged_run_keeps_its_last_finite_loss(self):
+        out = self.tmp / "run"
+        run("train", "--preset", "quickstart", *TINY, "--set", "model.norm_placement=none", "--set",
+            "train.optimizer=sgd", "--set", "train.lr=1e8", "--set", "train.diverge_loss=0", "--steps", "50",
+            "--out", str(out), "--quiet", check_rc=0)
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["status"], "diverged")
+        losses = [json.loads(l)["loss"] for l in (out / "metrics.jsonl").read_text().splitlines()]
+        finite = [l for l in losses if l is not None and math.isfinite(l)]
+        self.assertTrue(finite)
+        self.assertEqual(summary["final_loss"], finite[-1])
+
+    def test_sigint_exits_130_and_the_folder_says_stopped(self):
+        out = self.tmp / "run"
+        train = subprocess.Popen([CLI, "train", "--preset", "quickstart", *TINY, "--steps", "1000000", "--out",
+                                  str(out), "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(400):
+            if (out / "metrics.jsonl").exists() and (out / "metrics.jsonl").stat().st_size > 0:
+                break
+            time.sleep(0.025)
+        train.send_signal(signal.SIGINT)
+        self.assertEqual(train.wait(timeout=60), 130)
+        self.assertEqual(json.loads((out / "summary.json").read_text())["status"], "stopped")
 
     def test_deepnorm_outside_post_ln_trains_with_a_note(self):
         out = self.tmp / "run"
@@ -752,6 +778,29 @@ class BadInput(CliTestCase):
 
     def test_non_live_change(self):
         self.expect_bad_input(self.train_args("--change", "5:model.layers=3"), "model.layers", out=self.tmp / "run")
+
+    def test_bad_changes_are_refused_before_training(self):
+        # Each of these used to train to the end, exit 0, and log only a rejected_change event.
+        run_dir = self.tmp / "run"
+        for change, fragments in (("100:train.lr=abc", ["100:train.lr=abc", "train.lr"]),
+                                  ("100:train.lr=-1", ["100:train.lr=-1", "train.lr"]),
+                                  ("100:model.norm_placement=sideways", ["sideways", "post"]),
+                                  ("700:train.lr=1e-4", ["after the run's last step 200"]),
+                                  ("100:train.lrr=1e-4", ["did you mean 'train.lr'"]),
+                                  ("100:reinit_deepnorm_beta", ["deepnorm", "model.residual"])):
+            self.expect_bad_input(self.train_args("--steps", "200", "--change", change), *fragments, out=run_dir)
+        # A change made valid by an earlier one is accepted: DeepNorm switched on, then its re-init.
+        run(*self.train_args("--steps", "6", "--change", "3:model.residual=deepnorm", "--change",
+                             "4:reinit_deepnorm_beta", "--quiet"), check_rc=0)
+
+    def test_small_silent_successes_are_refused(self):
+        self.expect_bad_input(["train", "--preset", "quickstart", "--preset", "periln", "--out",
+                               str(self.tmp / "run")], "--preset is given twice", out=self.tmp / "run")
+        self.expect_bad_input(["probe", "--preset", "theory-postln", "--steps", "10", "--out",
+                               str(self.tmp / "probe")], "drop --steps")
+        grads = self.tmp / "does" / "not" / "exist"
+        run("dump-grads", "--preset", "quickstart", *TINY, "--steps", "1", "--out", str(grads), check_rc=0)
+        self.assertTrue((grads / "grads.safetensors").exists())
 
     def test_oversized_integers_name_the_flag(self):
         self.expect_bad_input(self.train_args("--steps", "4294967295"), "--steps", "[0, 2147483647]",

@@ -98,6 +98,10 @@ void AppCliTest::badInputExitsTwo_data() {
     QTest::newRow("unknown lesson") << QStringList{"--lesson", "Nope"} << QStringLiteral("Quickstart");
     QTest::newRow("two sources") << QStringList{"--preset", "periln", "--lesson", "Depth"}
                                  << QStringLiteral("at most one");
+    QTest::newRow("set with a lesson") << QStringList{"--lesson", "Depth", "--set", "train.lr=1e-2"}
+                                       << QStringLiteral("does not combine with --lesson");
+    QTest::newRow("bad steps range") << QStringList{"--open", ".", "--steps", "9:4"}
+                                     << QStringLiteral("FIRST:LAST");
 }
 
 void AppCliTest::badInputExitsTwo() {

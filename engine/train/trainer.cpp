@@ -333,6 +333,11 @@ void Trainer::end_diverged(int64_t t, const ForwardStats& forward, const std::st
                         : "block " + std::to_string(m_first_bad_layer));
     }
     outcome.events.push_back({t, "diverged", message.str(), "", "", m_first_bad_layer});
+    // The step that matters most gets its per-block values (non-finite ones are written as null), so
+    // the first bad block shows on the charts; no update was made, so no update ratio.
+    fill_layer_telemetry(forward, outcome.record);
+    for (LayerTelemetry& layer : outcome.record.layers) layer.update_ratio = 0.0;
+    for (LayerTelemetry& layer : outcome.record.encoder_layers) layer.update_ratio = 0.0;
     outcome.logged = true;
 }
 

@@ -665,7 +665,7 @@ class TrainResumeEval(CliTestCase):
         run("train", "--resume", checkpoint, "--steps", "4", "--out", str(second), "--quiet", check_rc=0)
         self.assertEqual(json.loads((second / "summary.json").read_text())["steps"], 4)
 
-    def test_a_diverged_run_keeps_its_last_finite_loss(self):
+    def test_a_diverged_run_keeps_its_last_finite_loss_and_its_blocks(self):
         out = self.tmp / "run"
         run("train", "--preset", "quickstart", *TINY, "--set", "model.norm_placement=none", "--set",
             "train.optimizer=sgd", "--set", "train.lr=1e8", "--set", "train.diverge_loss=0", "--steps", "50",
@@ -676,6 +676,11 @@ class TrainResumeEval(CliTestCase):
         finite = [l for l in losses if l is not None and math.isfinite(l)]
         self.assertTrue(finite)
         self.assertEqual(summary["final_loss"], finite[-1])
+        # The diverging step's line has every block, the bad values as null.
+        last = json.loads((out / "metrics.jsonl").read_text().splitlines()[-1])
+        self.assertEqual(last["step"], summary["diverged_at"])
+        self.assertEqual(len(last["layers"]), 2)
+        self.assertIn("null", json.dumps(last["layers"]))
 
     def test_sigint_exits_130_and_the_folder_says_stopped(self):
         out = self.tmp / "run"

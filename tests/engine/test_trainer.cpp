@@ -118,9 +118,11 @@ TEST(Trainer, DivergenceIsAResultWithStepAndBlock) {
     config.train.lr = 1e8;
     Trainer trainer(config);
     std::vector<Event> events;
+    StepRecord last;
     while (!trainer.finished()) {
         const auto outcome = trainer.step();
         events.insert(events.end(), outcome.events.begin(), outcome.events.end());
+        last = outcome.record;
     }
     EXPECT_EQ(trainer.status(), RunStatus::Diverged);
     EXPECT_GT(trainer.diverged_at(), 1);
@@ -129,6 +131,11 @@ TEST(Trainer, DivergenceIsAResultWithStepAndBlock) {
     ASSERT_FALSE(events.empty());
     EXPECT_EQ(events.back().kind, "diverged");
     EXPECT_EQ(events.back().step, trainer.diverged_at());
+    // The diverging step's record carries every block, and the first bad block's values are not finite.
+    ASSERT_EQ(last.step, trainer.diverged_at());
+    ASSERT_EQ(static_cast<int>(last.layers.size()), config.model.layers);
+    const LayerTelemetry& bad = last.layers[std::min(trainer.first_bad_layer(), config.model.layers - 1)];
+    EXPECT_TRUE(!std::isfinite(bad.resid) || !std::isfinite(bad.grad.w_2) || !std::isfinite(bad.grad.w_qkv));
 }
 
 // train.diverge_loss: a loss above diverge_loss x max(ln vocabulary, first loss) ends the run as

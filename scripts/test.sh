@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One command to test NormLab: installs what is missing (plus python3-torch for the PyTorch parity
-# test and poppler-utils, whose pdftotext reads exported PDFs back), builds Release into build/ and
+# test, poppler-utils, whose pdftotext reads exported PDFs back, and clang-format, which every C++
+# file must pass unchanged: scripts/check_format.sh runs first), builds Release into build/ and
 # runs every test with ctest (failing when the desktop app or its ui tests are missing); then
 # rebuilds the engine and its tests with AddressSanitizer + UndefinedBehaviorSanitizer (without CUDA)
 # into build-asan/ and runs those.
@@ -8,7 +9,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 
 normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-torch python3-numpy libopenblas0-pthread \
-    poppler-utils
+    poppler-utils clang-format
+bash "$NORMLAB_ROOT/scripts/check_format.sh"
 normlab_build
 
 # Tests run one at a time: each already uses every core, so side by side they would only slow each

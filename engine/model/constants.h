@@ -1,6 +1,7 @@
-// Closed-form constants of the residual schemes (docs/science.md#block-variants-norm-placement-x-residual-scheme):
-// DeepNorm's alpha and beta for a decoder-only model of N blocks (and DeepNet's encoder-decoder values,
-// docs/model.md#encoder-decoder-mode), and Admin's closed-form shortcut scale omega for S sub-layers.
+// Closed-form constants of the residual schemes
+// (docs/science.md#block-variants-norm-placement-x-residual-scheme): DeepNorm's alpha and beta for a
+// decoder-only model of N blocks (and DeepNet's encoder-decoder values, docs/model.md#encoder-decoder-mode),
+// and Admin's closed-form shortcut scale omega for S sub-layers.
 #pragma once
 #include "engine/config/config.h"
 

@@ -51,13 +51,7 @@ std::pair<std::string, ojson> parse_axis(const std::string& text) {
     const size_t equals = text.find('=');
     if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
         throw InputError("--axis " + text + ": write KEY=V1,V2,... (e.g. --axis train.lr=1e-3,3e-3)");
-    ojson values = ojson::array();
-    std::stringstream list(text.substr(equals + 1));
-    for (std::string item; std::getline(list, item, ',');) {
-        const ojson parsed = ojson::parse(item, nullptr, false);
-        values.push_back(parsed.is_discarded() || parsed.is_structured() ? ojson(item) : parsed);
-    }
-    return {text.substr(0, equals), values};
+    return {text.substr(0, equals), values_from_text(text.substr(equals + 1))};
 }
 
 // A sweep file, or the name of one that ships (resources/sweeps/NAME.json: warmup-map, ...).
@@ -94,9 +88,7 @@ int run_plan(ArgReader& reader) {
             const std::string assignment = reader.value_of(flag);
             const size_t equals = assignment.find('=');
             if (equals == std::string::npos) throw InputError("--set " + assignment + ": write KEY=VALUE");
-            const ojson value = ojson::parse(assignment.substr(equals + 1), nullptr, false);
-            set[assignment.substr(0, equals)] =
-                value.is_discarded() ? ojson(assignment.substr(equals + 1)) : value;
+            set[assignment.substr(0, equals)] = value_from_text(assignment.substr(equals + 1));
         } else if (flag == "--axis") {
             const auto [key, values] = parse_axis(reader.value_of(flag));
             axes[key] = values;

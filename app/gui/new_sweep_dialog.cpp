@@ -25,20 +25,6 @@
 
 namespace normlab::gui {
 
-namespace {
-// Values as the sweep file would hold them: JSON where the text reads as JSON (numbers), else a word.
-nlohmann::ordered_json valueList(const QString& text) {
-    nlohmann::ordered_json values = nlohmann::ordered_json::array();
-    for (const QString& item : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-        const std::string word = item.trimmed().toStdString();
-        const auto parsed = nlohmann::ordered_json::parse(word, nullptr, false);
-        values.push_back(parsed.is_discarded() || parsed.is_structured() ? nlohmann::ordered_json(word)
-                                                                         : parsed);
-    }
-    return values;
-}
-}  // namespace
-
 NewSweepDialog::NewSweepDialog(const normlab::Config& base, const QString& runsRoot, QWidget* parent)
     : QDialog(parent), m_base(base) {
     setWindowTitle(tr("New sweep over the current settings"));
@@ -127,7 +113,7 @@ normlab::SweepSpec NewSweepDialog::spec(const std::string& baseConfigPath) const
         if (key.isEmpty() && values.isEmpty()) continue;
         if (key.isEmpty())
             throw normlab::InputError("axis " + std::to_string(row + 1) + " has values but no key");
-        json["axes"][key.toStdString()] = valueList(values);
+        json["axes"][key.toStdString()] = normlab::values_from_text(values.toStdString());
     }
     json["seeds"] = m_seeds->value();
     json["steps"] = m_steps->value();

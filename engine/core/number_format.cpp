@@ -13,4 +13,9 @@ std::string format_number(double value) {
     return std::string(buffer.data(), result.ptr);
 }
 
+void write_csv_number(std::ostream& out, std::optional<double> value) {
+    out << ',';
+    if (value) out << format_number(*value);
+}
+
 }  // namespace normlab

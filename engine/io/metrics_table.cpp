@@ -2,11 +2,11 @@
 #include "engine/io/metrics_table.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <optional>
 
+#include "engine/core/number_format.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder_reader.h"
 
@@ -15,15 +15,6 @@ namespace normlab {
 namespace {
 const char* const kRunColumns[] = {"loss",     "lr",           "grad_norm",  "accuracy",
                                    "val_loss", "val_accuracy", "steps_per_s"};
-
-// The shortest text that reads back as the same double (nan and inf as such).
-void cell(std::ostream& out, std::optional<double> value) {
-    out << ',';
-    if (!value) return;
-    char text[32];
-    const auto written = std::to_chars(text, text + sizeof text, *value);
-    out.write(text, written.ptr - text);
-}
 
 // One step's run-level values, in kRunColumns' order.
 std::vector<std::optional<double>> run_values(const StepRecord& record) {
@@ -54,7 +45,7 @@ int64_t write_metrics_csv(const std::vector<std::string>& run_folders, std::ostr
             for (const StepRecord& record : update.records) {
                 if (!steps.contains(record.step)) continue;
                 out << run << ',' << record.step << ",run,-1";
-                for (const std::optional<double>& value : run_values(record)) cell(out, value);
+                for (const std::optional<double>& value : run_values(record)) write_csv_number(out, value);
                 for (size_t i = 0; i < block_fields.size(); ++i) out << ',';
                 out << '\n';
                 ++rows;
@@ -66,8 +57,8 @@ int64_t write_metrics_csv(const std::vector<std::string>& run_folders, std::ostr
                         for (size_t i = 0; i < run_count; ++i) out << ',';
                         const std::vector<double> values = block_field_values(layer, true);
                         for (size_t i = 0; i < values.size(); ++i)
-                            cell(out,
-                                 layer.has_cross || !cross_only[i] ? std::optional(values[i]) : std::nullopt);
+                            write_csv_number(out, layer.has_cross || !cross_only[i] ? std::optional(values[i])
+                                                                                    : std::nullopt);
                         out << '\n';
                         ++rows;
                     }

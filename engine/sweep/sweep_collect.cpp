@@ -2,8 +2,9 @@
 // every axis but the learning rate, averages seeds per lr, and takes mean minus best.
 #include "engine/sweep/sweep_collect.h"
 
+#include "engine/core/number_format.h"
+
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -17,17 +18,6 @@ int lr_axis(const SweepPlan& plan) {
     for (size_t a = 0; a < plan.spec.axes.size(); ++a)
         if (plan.spec.axes[a].keys == std::vector<std::string>{kLrKey}) return static_cast<int>(a);
     return -1;
-}
-
-// The shortest text that reads back as the same double.
-std::string number_text(double value) {
-    char text[32];
-    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
-}
-
-void cell(std::ostream& out, std::optional<double> value) {
-    out << ',';
-    if (value) out << number_text(*value);
 }
 
 std::string csv_text(const std::string& text) {
@@ -116,12 +106,12 @@ void write_points_csv(const SweepPlan& plan, const std::vector<CollectedPoint>& 
         const std::optional<RunFolderSummary>& summary = collected.progress.summary;
         out << ',';
         if (summary) out << summary->steps;
-        cell(out, summary ? summary->final_loss : std::nullopt);
-        cell(out, summary ? summary->final_val_loss : std::nullopt);
-        cell(out, collected.initial_loss);
+        write_csv_number(out, summary ? summary->final_loss : std::nullopt);
+        write_csv_number(out, summary ? summary->final_val_loss : std::nullopt);
+        write_csv_number(out, collected.initial_loss);
         out << ',';
         if (summary && summary->diverged_at) out << *summary->diverged_at;
-        cell(out, summary ? summary->wall_seconds : std::nullopt);
+        write_csv_number(out, summary ? summary->wall_seconds : std::nullopt);
         out << '\n';
     }
 }
@@ -135,14 +125,14 @@ void write_sensitivity_csv(const SweepPlan& plan, const std::vector<SensitivityR
     for (const std::string& name : names) out << csv_text(name) << ',';
     out << "lr_sensitivity,best_loss";
     if (!rows.empty())
-        for (double value : rows.front().lrs) out << ",lr=" << number_text(value);
+        for (double value : rows.front().lrs) out << ",lr=" << format_number(value);
     out << '\n';
     for (const SensitivityRow& row : rows) {
         for (const std::string& label : row.group) out << csv_text(label) << ',';
-        if (row.sensitivity) out << number_text(*row.sensitivity);
-        cell(out, row.best);
+        if (row.sensitivity) out << format_number(*row.sensitivity);
+        write_csv_number(out, row.best);
         for (double value : row.clamped)
-            cell(out, std::isfinite(value) ? std::optional(value) : std::nullopt);
+            write_csv_number(out, std::isfinite(value) ? std::optional(value) : std::nullopt);
         out << '\n';
     }
 }

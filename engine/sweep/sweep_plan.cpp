@@ -101,6 +101,25 @@ std::string override_text(const nlohmann::json& value) {
     return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
+ojson value_from_text(const std::string& text) {
+    const ojson parsed = ojson::parse(text, nullptr, false);
+    return parsed.is_discarded() || parsed.is_structured() ? ojson(text) : parsed;
+}
+
+ojson values_from_text(const std::string& list) {
+    ojson values = ojson::array();
+    size_t start = 0;
+    while (start <= list.size()) {
+        const size_t comma = std::min(list.find(',', start), list.size());
+        std::string item = list.substr(start, comma - start);
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (!item.empty()) values.push_back(value_from_text(item));
+        start = comma + 1;
+    }
+    return values;
+}
+
 SweepSpec sweep_spec_from_json(const ojson& json) {
     if (!json.is_object()) throw InputError("a sweep file is a JSON object with \"base\" and \"axes\"");
     check_keys(json, {"base", "axes", "linked", "seeds", "steps"}, "the sweep file");

@@ -58,6 +58,10 @@ SweepPlan plan_sweep(const SweepSpec& spec);
 Config point_config(const SweepPlan& plan, const SweepPoint& point);
 // The text an override's value takes on a command line / in apply_override ("0.001", "post").
 std::string override_text(const nlohmann::json& value);
+// The inverse, for values typed by a user (--axis, --set, the New sweep dialog): JSON where the text
+// reads as a number, true/false or a quoted string, else the word itself. And "V1, V2, ..." as a list.
+nlohmann::ordered_json value_from_text(const std::string& text);
+nlohmann::ordered_json values_from_text(const std::string& list);
 
 // S/sweep.json: the spec, the resolved base config and the points.
 nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan);

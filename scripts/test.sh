@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command to test NormLab: installs what is missing (plus python3-torch for the PyTorch parity
 # test, poppler-utils, whose pdftotext reads exported PDFs back, and clang-format, which every C++
-# file must pass unchanged: scripts/check_format.sh runs first), builds Release into build/ and
+# file must pass unchanged: scripts/check_format.sh runs first), makes the PyTorch bridge's PyPI
+# environment outside the clone (scripts/bridge_venv.sh), builds Release into build/ and
 # runs every test with ctest (failing when the desktop app or its ui tests are missing); then
 # rebuilds the engine and its tests with AddressSanitizer + UndefinedBehaviorSanitizer (without CUDA)
 # into build-asan/ and runs those.
@@ -9,8 +10,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 
 normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-torch python3-numpy libopenblas0-pthread \
-    poppler-utils clang-format
+    poppler-utils clang-format python3-venv
 bash "$NORMLAB_ROOT/scripts/check_format.sh"
+bash "$NORMLAB_ROOT/scripts/bridge_venv.sh"
 normlab_build
 
 # Tests run one at a time: each already uses every core, so side by side they would only slow each
@@ -24,8 +26,9 @@ fi
 count_tests() { (cd "$NORMLAB_BUILD" && ctest -N -L "$1" | sed -n 's/^Total Tests: //p'); }
 UI_TESTS="$(count_tests ui)"
 INSTALL_TESTS="$(count_tests install)"
-if [ "${UI_TESTS:-0}" -lt 1 ] || [ "${INSTALL_TESTS:-0}" -lt 1 ]; then
-    echo "normlab: FAILED: ${UI_TESTS:-0} ui tests and ${INSTALL_TESTS:-0} install tests configured; expected both" >&2
+BRIDGE_TESTS="$(count_tests bridge)"
+if [ "${UI_TESTS:-0}" -lt 1 ] || [ "${INSTALL_TESTS:-0}" -lt 1 ] || [ "${BRIDGE_TESTS:-0}" -lt 1 ]; then
+    echo "normlab: FAILED: ${UI_TESTS:-0} ui, ${INSTALL_TESTS:-0} install and ${BRIDGE_TESTS:-0} bridge tests configured; expected all three" >&2
     exit 1
 fi
 echo "normlab: running the test suite (Release; desktop app built, $UI_TESTS ui tests among them)"

@@ -94,7 +94,9 @@ QStringList RunFolderOpener::open(const QStringList& folders) {
         const int id = m_nextId++;
         const QString path = QDir(folder).absolutePath();
         ui::RunHistory& run = m_store.addRun(id, QFileInfo(path).fileName(), reader->config(), path);
-        run.source = QStringLiteral("opened");
+        run.source = reader->source().empty()
+                         ? QStringLiteral("opened")
+                         : QStringLiteral("opened from %1").arg(QString::fromStdString(reader->source()));
         run.note = QString::fromStdString(reader->configNote());
         ++m_loading;
         const WakeFlag wakeFlag = std::make_shared<std::atomic<bool>>(false);

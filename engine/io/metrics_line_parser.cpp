@@ -23,10 +23,10 @@ struct MetricsLineParser::Impl {
 
 namespace {
 // A number written by to_json: null is a non-finite value (NaN); a missing key (a writer that does
-// not measure it) reads as 0, which log charts leave out.
-double read_number(object parent, const char* key) {
+// not measure it) reads as `missing`: 0, which log charts leave out, unless the field's table says NaN.
+double read_number(object parent, const char* key, double missing = 0.0) {
     element value;
-    if (parent.at_key(key).get(value) != simdjson::SUCCESS) return 0.0;
+    if (parent.at_key(key).get(value) != simdjson::SUCCESS) return missing;
     if (value.is_null()) return std::nan("");
     double number = 0.0;
     if (value.get_double().get(number) != simdjson::SUCCESS)
@@ -62,7 +62,8 @@ std::vector<LayerTelemetry> read_layers(element layers) {
             throw InputError("a block of \"layers\" is not an object");
         LayerTelemetry layer;
         layer.has_cross = entry.at_key("resid_cross").error() == simdjson::SUCCESS;
-        for (const LayerField& field : kLayerFields) layer.*field.member = read_number(entry, field.name);
+        for (const LayerField& field : kLayerFields)
+            layer.*field.member = read_number(entry, field.name, field.missing);
         const std::optional<object> grad = child_object(entry, "grad");
         for (const GradField& field : kGradFields)
             layer.grad.*field.member = read_child_number(grad, field.name);

@@ -2,17 +2,23 @@
 // it holds: the one table that writing (records_json), reading (metrics_line_parser) and flat tables
 // (block_field_names) walk, so a new telemetry field is added in one place.
 #pragma once
+#include <limits>
+
 #include "engine/train/telemetry.h"
 
 namespace normlab::record_fields {
 
 // The per-block fields, each with its JSON name: one table for writing and reading. `cross` fields
 // belong to the cross-attention sub-layer of an encoder-decoder's decoder block (written only there).
+// `missing` is what a reader takes when a writer left the field out: 0 (log charts leave it out), or
+// NaN for the attention fields, which a writer may sample on fewer steps (a gap on linear charts).
 struct LayerField {
     const char* name;
     double LayerTelemetry::*member;
     bool cross;
+    double missing = 0.0;
 };
+inline constexpr double kNotSampled = std::numeric_limits<double>::quiet_NaN();
 struct GradField {
     const char* name;
     double GradientNorms::*member;
@@ -27,11 +33,11 @@ inline constexpr LayerField kLayerFields[] = {
     {"resid", &LayerTelemetry::resid, false},
     {"resid_attn", &LayerTelemetry::resid_attn, false},
     {"update_ratio", &LayerTelemetry::update_ratio, false},
-    {"attn_entropy", &LayerTelemetry::attn_entropy, false},
-    {"attn_max_logit", &LayerTelemetry::attn_max_logit, false},
+    {"attn_entropy", &LayerTelemetry::attn_entropy, false, kNotSampled},
+    {"attn_max_logit", &LayerTelemetry::attn_max_logit, false, kNotSampled},
     {"resid_cross", &LayerTelemetry::resid_cross, true},
-    {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true},
-    {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true}};
+    {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true, kNotSampled},
+    {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true, kNotSampled}};
 inline constexpr GradField kGradFields[] = {{"w_qkv", &GradientNorms::w_qkv, false},
                                             {"w_o", &GradientNorms::w_o, false},
                                             {"w_1", &GradientNorms::w_1, false},

@@ -52,6 +52,22 @@ std::optional<double> optional_number(const nlohmann::json& json, const char* ke
     if (it == json.end() || !it->is_number()) return std::nullopt;
     return it->get<double>();
 }
+
+// What another writer's config.json shares with NormLab's: the model's shape, where it gives one.
+Config shared_config(const nlohmann::json& foreign) {
+    Config config;
+    const auto model = foreign.find("model");
+    if (model == foreign.end() || !model->is_object()) return config;
+    auto take = [&](const char* key, int& member) {
+        const auto it = model->find(key);
+        if (it != model->end() && it->is_number_integer() && it->get<int64_t>() > 0)
+            member = static_cast<int>(std::min<int64_t>(it->get<int64_t>(), 1 << 20));
+    };
+    take("layers", config.model.layers);
+    take("d_model", config.model.d_model);
+    take("heads", config.model.heads);
+    return config;
+}
 }  // namespace
 
 std::vector<std::string> find_run_folders(const std::string& dir) {
@@ -95,6 +111,14 @@ RunFolderReader::RunFolderReader(std::string folder)
         throw InputError(m_folder + " is not a run folder: it has neither config.json nor metrics.jsonl");
     if (!has_config) {
         m_configNote = "no config.json: the configuration is unknown";
+        return;
+    }
+    const std::optional<nlohmann::json> raw = parse_json_file(root / "config.json");
+    if (raw && raw->is_object() && raw->contains("source") && (*raw)["source"].is_string()) {
+        m_source = (*raw)["source"].get<std::string>();
+        m_config = shared_config(*raw);
+        m_configNote =
+            "written by " + m_source + "; of its config, only the model's shape is a NormLab setting";
         return;
     }
     try {

@@ -37,6 +37,9 @@ class RunFolderReader {
     // (configNote() then says why).
     const Config& config() const { return m_config; }
     const std::string& configNote() const { return m_configNote; }
+    // The writer named by config.json's "source" (e.g. "normlab-torch", the PyTorch bridge); empty for
+    // NormLab's own runs. Of another writer's config only the model's shape is read.
+    const std::string& source() const { return m_source; }
 
     struct Update {
         std::vector<StepRecord> records;
@@ -55,6 +58,7 @@ class RunFolderReader {
     std::string m_folder;
     Config m_config;
     std::string m_configNote;
+    std::string m_source;
     LineTailer m_metrics, m_events;
     MetricsLineParser m_parser;
     int64_t m_skipped = 0;

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -109,6 +110,53 @@ TEST_F(RunFolderReaderTest, NonRunFoldersAreRefusedWithAMessage) {
     } catch (const InputError& error) {
         EXPECT_NE(std::string(error.what()).find("not a run folder"), std::string::npos) << error.what();
     }
+}
+
+TEST(RunFolderReaderForeign, ReadsAFolderWrittenByThePyTorchBridge) {
+    // tests/data/bridge-run: 8 steps of a 3-block Hugging Face GPT-2 (d 32, 4 heads) recorded by the
+    // bridge (python/tests/bridge_fixture.py) with blocks every 2 steps and attention every 4.
+    RunFolderReader reader(std::string(NORMLAB_TEST_DATA_DIR) + "/bridge-run");
+    EXPECT_EQ(reader.source(), "normlab-torch");
+    EXPECT_NE(reader.configNote().find("written by normlab-torch"), std::string::npos) << reader.configNote();
+    EXPECT_EQ(reader.config().model.layers, 3);
+    EXPECT_EQ(reader.config().model.d_model, 32);
+    EXPECT_EQ(reader.config().model.heads, 4);
+
+    const RunFolderReader::Update update = reader.poll();
+    EXPECT_EQ(update.skippedLines, 0);
+    ASSERT_EQ(update.records.size(), 8u);
+    for (size_t i = 0; i < update.records.size(); ++i) {
+        const StepRecord& record = update.records[i];
+        EXPECT_EQ(record.step, static_cast<int64_t>(i + 1));
+        EXPECT_NEAR(record.loss, std::log(64.0), 0.1);  // a fresh model on a 64-token vocabulary
+        EXPECT_EQ(record.layers.empty(), record.step != 1 && record.step % 2 != 0) << record.step;
+    }
+    const StepRecord& logged = update.records[1];  // step 2: blocks, no attention sample
+    ASSERT_EQ(logged.layers.size(), 3u);
+    for (const LayerTelemetry& layer : logged.layers) {
+        EXPECT_GT(layer.grad.w_qkv, 0.0);
+        EXPECT_GT(layer.grad.norm2, 0.0);
+        EXPECT_EQ(layer.grad.norm1_out, 0.0);  // a role the model does not have
+        EXPECT_GT(layer.resid, 0.0);
+        EXPECT_GT(layer.resid_attn, 0.0);
+        EXPECT_GT(layer.update_ratio, 0.0);
+        EXPECT_TRUE(std::isnan(layer.attn_entropy)) << "not sampled on step 2: a gap, not 0";
+    }
+    const StepRecord& sampled = update.records[3];  // step 4: attention sampled
+    for (const LayerTelemetry& layer : sampled.layers) {
+        EXPECT_GT(layer.attn_entropy, 0.0);
+        EXPECT_LE(layer.attn_entropy, std::log(16.0));  // at most uniform over the 16 positions
+        EXPECT_TRUE(std::isfinite(layer.attn_max_logit));
+    }
+    ASSERT_EQ(update.events.size(), 1u);
+    EXPECT_EQ(update.events[0].kind, "change");
+    EXPECT_EQ(update.events[0].key, "train.lr");
+
+    const std::optional<RunFolderSummary> summary = reader.summary();
+    ASSERT_TRUE(summary.has_value());
+    EXPECT_EQ(summary->status, "completed");
+    EXPECT_EQ(summary->steps, 8);
+    EXPECT_TRUE(summary->heartbeat.has_value());
 }
 
 }  // namespace

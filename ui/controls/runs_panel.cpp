@@ -79,7 +79,9 @@ void RunsPanel::rebuild() {
         item->setData(Qt::UserRole, id);
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(run.visible ? Qt::Checked : Qt::Unchecked);
-        item->setToolTip(configSummary(run.config) + QStringLiteral("\n") + run.folder);
+        // An opened folder whose config NormLab could not (fully) read says so instead of showing defaults.
+        const QString about = run.note.isEmpty() ? configSummary(run.config) : run.note;
+        item->setToolTip(about + QStringLiteral("\n") + run.folder);
         m_list->addItem(item);
         if (id == m_selected) m_list->setCurrentItem(item);
     }

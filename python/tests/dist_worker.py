@@ -1,0 +1,47 @@
+# One rank of the distributed tests (started by torch.multiprocessing.spawn with the gloo backend):
+# trains the nanoGPT-shaped model on its half of each batch under DDP, FSDP2 or HSDP, optionally in
+# micro-batches under no_sync, with normlab.watch recording; rank 0 writes the run folder.
+import contextlib
+
+import torch
+import torch.distributed as dist
+
+import normlab
+from models import batch, loss_of, make
+
+STEPS, BATCH = 4, 4
+
+
+def wrap(mode, model, world):
+    if mode.startswith("ddp"):
+        return torch.nn.parallel.DistributedDataParallel(model)
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh("cpu", (world,)) if mode == "fsdp2" else init_device_mesh(
+        "cpu", (world, 1), mesh_dim_names=("replicate", "shard"))
+    for block in model.transformer.h:
+        fully_shard(block, mesh=mesh)
+    return fully_shard(model, mesh=mesh)
+
+
+def run_rank(rank, world, mode, out, init_file):
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
+    torch.set_num_threads(1)
+    model, _ = make("nanogpt")
+    wrapped = wrap(mode, model, world)
+    optimizer = torch.optim.AdamW(wrapped.parameters(), lr=3e-3, weight_decay=0.1)
+    w = normlab.watch(wrapped, optimizer, out=out, every=1, attn_every=0, verbose=False)
+    share = BATCH // world
+    for step in range(1, STEPS + 1):
+        mine = batch(step, BATCH)[rank * share:(rank + 1) * share]
+        micro = mine.split(1) if mode == "ddp_accum" else [mine]
+        for i, part in enumerate(micro):
+            last = i == len(micro) - 1
+            sync = contextlib.nullcontext() if last or mode != "ddp_accum" else wrapped.no_sync()
+            with sync:
+                (loss_of("nanogpt", wrapped, part) / len(micro)).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    w.close()
+    dist.destroy_process_group()

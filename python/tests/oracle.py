@@ -1,0 +1,123 @@
+# Direct computation of what the bridge should log, from each tiny model's weights and the inputs of its
+# blocks: block outputs and attention sums by hand (checked against the model's own outputs), attention
+# logits and probabilities from queries and keys (rotary applied for Llama), gradient norms by name.
+import torch
+import torch.nn.functional as F
+
+from models import HEADS, WIDTH
+
+# Written out here, independently of normlab.layout's table: parameter names per role, per model kind.
+ROLE_NAMES = {
+    "gpt2": {"w_qkv": ["attn.c_attn.weight"], "w_o": ["attn.c_proj.weight"], "w_1": ["mlp.c_fc.weight"],
+             "w_2": ["mlp.c_proj.weight"], "norm1": ["ln_1.weight"], "norm2": ["ln_2.weight"]},
+    "llama": {"w_qkv": ["self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight"],
+              "w_o": ["self_attn.o_proj.weight"], "w_1": ["mlp.gate_proj.weight", "mlp.up_proj.weight"],
+              "w_2": ["mlp.down_proj.weight"], "norm1": ["input_layernorm.weight"],
+              "norm2": ["post_attention_layernorm.weight"]},
+    "plain": {"w_qkv": ["qkv.weight"], "w_o": ["proj.weight"], "w_1": ["up.weight"], "w_2": ["down.weight"],
+              "norm1": ["pre_attn.weight"], "norm2": ["pre_ffn.weight"]},
+}
+ROLE_NAMES["nanogpt"] = ROLE_NAMES["gpt2"]
+BLOCK_PREFIX = {"gpt2": "transformer.h.{}.", "nanogpt": "transformer.h.{}.", "llama": "model.layers.{}.",
+                "plain": "stack.{}."}
+
+
+def blocks_of(kind, model):
+    return {"gpt2": lambda: model.transformer.h, "nanogpt": lambda: model.transformer.h,
+            "llama": lambda: model.model.layers, "plain": lambda: model.stack}[kind]()
+
+
+def _heads(x, heads):
+    b, t, _ = x.shape
+    return x.view(b, t, heads, -1).transpose(1, 2)
+
+
+def _qkv(kind, model, block, a_in):
+    """Queries, keys, values [B, H, T, d] as the block's attention sees them."""
+    if kind in ("gpt2", "nanogpt"):
+        q, k, v = block.attn.c_attn(a_in).split(WIDTH, dim=2)
+        return _heads(q, HEADS), _heads(k, HEADS), _heads(v, HEADS)
+    if kind == "plain":
+        q, k, v = block.qkv(a_in).chunk(3, -1)
+        return _heads(q, HEADS), _heads(k, HEADS), _heads(v, HEADS)
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    attn = block.self_attn
+    kv_heads = model.config.num_key_value_heads
+    q, k, v = _heads(attn.q_proj(a_in), HEADS), _heads(attn.k_proj(a_in), kv_heads), _heads(attn.v_proj(a_in), kv_heads)
+    positions = torch.arange(a_in.shape[1])[None]
+    cos, sin = model.model.rotary_emb(a_in, positions)
+    q, k = apply_rotary_pos_emb(q, k, cos, sin)
+    return q, k.repeat_interleave(HEADS // kv_heads, 1), v.repeat_interleave(HEADS // kv_heads, 1)
+
+
+def _parts(kind, block):
+    """(first norm, output projection, second norm, feed-forward) of a block."""
+    if kind == "gpt2":
+        return block.ln_1, block.attn.c_proj, block.ln_2, block.mlp
+    if kind == "nanogpt":
+        return block.ln_1, block.attn.c_proj, block.ln_2, lambda x: block.mlp.c_proj(F.gelu(block.mlp.c_fc(x)))
+    if kind == "plain":
+        return block.pre_attn, block.proj, block.pre_ffn, lambda x: block.down(F.relu(block.up(x)))
+    return block.input_layernorm, block.self_attn.o_proj, block.post_attention_layernorm, block.mlp
+
+
+def block_by_hand(kind, model, block, h):
+    """(attention residual sum, block output, scaled logits of sequence 0 with -inf where masked)."""
+    norm1, out_proj, norm2, ffn = _parts(kind, block)
+    q, k, v = _qkv(kind, model, block, norm1(h))
+    length = h.shape[1]
+    logits = (q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5
+    causal = torch.ones(length, length, dtype=torch.bool).tril()
+    logits = logits.masked_fill(~causal, float("-inf"))
+    y = (logits.softmax(-1) @ v).transpose(1, 2).reshape(h.shape)
+    attn_sum = h + out_proj(y)
+    return attn_sum, attn_sum + ffn(norm2(attn_sum)), logits[0]
+
+
+class BlockInputs:
+    """Captures what enters and leaves each block during one forward (the model's own values)."""
+
+    def __init__(self, blocks):
+        self.inputs, self.outputs = {}, {}
+        self.handles = []
+        for i, block in enumerate(blocks):
+            self.handles.append(block.register_forward_pre_hook(
+                lambda m, args, kwargs, i=i: self.inputs.__setitem__(i, (args[0] if args else kwargs["hidden_states"]).detach()),
+                with_kwargs=True))
+            self.handles.append(block.register_forward_hook(
+                lambda m, args, out, i=i: self.outputs.__setitem__(i, (out[0] if isinstance(out, tuple) else out).detach())))
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+def expected_forward(kind, model, captured):
+    """Per block, from the weights the forward used: resid, resid_attn, attention entropy and logit."""
+    expected = []
+    for i, block in enumerate(blocks_of(kind, model)):
+        with torch.no_grad():
+            attn_sum, out, logits = block_by_hand(kind, model, block, captured.inputs[i])
+        torch.testing.assert_close(out, captured.outputs[i], rtol=1e-4, atol=1e-5)  # the oracle is right
+        p = logits.softmax(-1)
+        entropy = -(p * torch.where(p > 0, p.log(), torch.zeros_like(p))).sum(-1)
+        expected.append({"resid": float(out.double().square().mean()),
+                         "resid_attn": float(attn_sum.double().square().mean()),
+                         "attn_entropy": float(entropy.mean()),
+                         "attn_max_logit": float(logits[torch.isfinite(logits)].max())})
+    return expected
+
+
+def expected_step(kind, model, forward, grads_before_step, params_before, params_after):
+    """Per block, adding to expected_forward's values: gradient norms per role and the update ratio."""
+    for i, values in enumerate(forward):
+        prefix = BLOCK_PREFIX[kind].format(i)
+        values["grad"] = {role: float(torch.sqrt(sum(grads_before_step[prefix + n].double().square().sum()
+                                                     for n in names)))
+                          for role, names in ROLE_NAMES[kind].items()}
+        names = [n for n in params_before if n.startswith(prefix)]
+        update = sum((params_after[n] - params_before[n]).double().square().sum() for n in names)
+        param = sum(params_after[n].double().square().sum() for n in names)
+        values["update_ratio"] = float(torch.sqrt(update / param))
+    return forward

@@ -1,0 +1,61 @@
+# The bridge's folders are NormLab run folders: what it writes has the committed fixture's structure
+# (tests/data/bridge-run, which the C++ reader's test reads), NormLab's own reader (normlab-cli export
+# --metrics) reads back the values the bridge wrote, and load_run reads an engine-written folder too.
+import csv
+import json
+import math
+import os
+import subprocess
+
+import pytest
+
+import normlab
+from bridge_fixture import FIXTURE, structure, write_run
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+@pytest.fixture(scope="module")
+def cli():
+    path = os.environ.get("NORMLAB_CLI") or os.path.join(ROOT, "build", "app", "normlab-cli")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"normlab-cli not found at {path}: build NormLab (scripts/test.sh does) or set NORMLAB_CLI")
+    return path
+
+
+def test_the_bridge_writes_what_the_committed_fixture_holds(tmp_path):
+    write_run(str(tmp_path / "run"))
+    fresh, committed = structure(tmp_path / "run"), structure(FIXTURE)
+    assert fresh == committed, "the bridge's output changed: regenerate with python tests/bridge_fixture.py"
+
+
+def test_normlab_reads_back_the_values_the_bridge_wrote(tmp_path, cli):
+    write_run(str(tmp_path / "run"))
+    subprocess.run([cli, "export", "--run", str(tmp_path / "run"), "--metrics", "--format", "csv",
+                    "--out", str(tmp_path / "m.csv")], check=True, capture_output=True)
+    rows = {(int(r["step"]), int(r["block"])): r for r in csv.DictReader(open(tmp_path / "m.csv"))}
+    checked = 0
+    for line in open(tmp_path / "run" / "metrics.jsonl"):
+        record = json.loads(line)
+        assert math.isclose(float(rows[(record["step"], -1)]["loss"]), record["loss"], rel_tol=1e-12)
+        for block, layer in enumerate(record.get("layers", [])):
+            row = rows[(record["step"], block)]
+            for field in ("resid", "resid_attn", "update_ratio", "attn_entropy", "attn_max_logit"):
+                if field in layer:
+                    assert math.isclose(float(row[field]), layer[field], rel_tol=1e-12), field
+                    checked += 1
+            for role, value in layer["grad"].items():
+                assert math.isclose(float(row[f"grad.{role}"]), value, rel_tol=1e-12), role
+                checked += 1
+    assert checked > 100
+
+
+def test_load_run_reads_an_engine_run(tmp_path, cli):
+    out = tmp_path / "engine"
+    subprocess.run([cli, "train", "--preset", "quickstart", "--steps", "12", "--set", "telemetry.every=4",
+                    "--out", str(out)], check=True, capture_output=True)
+    run = normlab.load_run(out)
+    assert run.summary["status"] == "completed" and list(run.steps.step) == list(range(1, 13))
+    assert sorted(set(run.blocks.step)) == [1, 4, 8, 12]
+    assert run.blocks.groupby("step").size().iloc[0] == run.config["model"]["layers"]
+    assert (run.blocks["grad.w_qkv"] > 0).all() and run.blocks["attn_entropy"].notna().all()

@@ -37,7 +37,7 @@ RunRow read_row(const fs::path& folder) {
     RunRow row;
     row.folder = folder.string();
     row.summary = reader.summary().value_or(RunFolderSummary{});
-    row.config = flatten_config(reader.config());
+    row.config = flatten_config(reader.config(), reader.knownKeys());
     return row;
 }
 

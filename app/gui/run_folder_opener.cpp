@@ -98,6 +98,7 @@ QStringList RunFolderOpener::open(const QStringList& folders) {
                          ? QStringLiteral("opened")
                          : QStringLiteral("opened from %1").arg(QString::fromStdString(reader->source()));
         run.note = QString::fromStdString(reader->configNote());
+        run.knownKeys = reader->knownKeys();
         ++m_loading;
         const WakeFlag wakeFlag = std::make_shared<std::atomic<bool>>(false);
         m_wakeFlags.insert(path, wakeFlag);

@@ -1,7 +1,9 @@
-// flatten_config walks config_to_json; differing_keys compares every config against the first.
+// flatten_config walks config_to_json; differing_keys collects each key's values over the configs.
 #include "engine/config/config_diff.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace normlab {
 
@@ -16,21 +18,23 @@ void flatten(const nlohmann::json& json, const std::string& prefix, FlatConfig& 
 }
 }  // namespace
 
-FlatConfig flatten_config(const Config& config) {
+FlatConfig flatten_config(const Config& config, const std::vector<std::string>& only) {
     FlatConfig out;
     flatten(config_to_json(config), "", out);
+    if (!only.empty())
+        std::erase_if(out, [&](const auto& entry) {
+            return std::find(only.begin(), only.end(), entry.first) == only.end();
+        });
     return out;
 }
 
 std::vector<std::string> differing_keys(const std::vector<FlatConfig>& configs) {
+    std::map<std::string, std::set<std::string>> values;  // key -> the values of the configs that have it
+    for (const FlatConfig& config : configs)
+        for (const auto& [key, value] : config) values[key].insert(value);
     std::vector<std::string> keys;
-    if (configs.size() < 2) return keys;
-    for (const auto& [key, value] : configs.front())
-        for (const FlatConfig& other : configs)
-            if (const auto found = other.find(key); found == other.end() || found->second != value) {
-                keys.push_back(key);
-                break;
-            }
+    for (const auto& [key, seen] : values)
+        if (seen.size() > 1) keys.push_back(key);
     return keys;
 }
 

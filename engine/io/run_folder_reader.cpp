@@ -53,15 +53,17 @@ std::optional<double> optional_number(const nlohmann::json& json, const char* ke
     return it->get<double>();
 }
 
-// What another writer's config.json shares with NormLab's: the model's shape, where it gives one.
-Config shared_config(const nlohmann::json& foreign) {
+// What another writer's config.json shares with NormLab's: the model's shape, where it gives one;
+// `known` collects the keys it gave.
+Config shared_config(const nlohmann::json& foreign, std::vector<std::string>& known) {
     Config config;
     const auto model = foreign.find("model");
     if (model == foreign.end() || !model->is_object()) return config;
     auto take = [&](const char* key, int& member) {
         const auto it = model->find(key);
-        if (it != model->end() && it->is_number_integer() && it->get<int64_t>() > 0)
-            member = static_cast<int>(std::min<int64_t>(it->get<int64_t>(), 1 << 20));
+        if (it == model->end() || !it->is_number_integer() || it->get<int64_t>() <= 0) return;
+        member = static_cast<int>(std::min<int64_t>(it->get<int64_t>(), 1 << 20));
+        known.push_back(std::string("model.") + key);
     };
     take("layers", config.model.layers);
     take("d_model", config.model.d_model);
@@ -116,7 +118,7 @@ RunFolderReader::RunFolderReader(std::string folder)
     const std::optional<nlohmann::json> raw = parse_json_file(root / "config.json");
     if (raw && raw->is_object() && raw->contains("source") && (*raw)["source"].is_string()) {
         m_source = (*raw)["source"].get<std::string>();
-        m_config = shared_config(*raw);
+        m_config = shared_config(*raw, m_knownKeys);
         m_configNote =
             "written by " + m_source + "; of its config, only the model's shape is a NormLab setting";
         return;

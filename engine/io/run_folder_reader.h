@@ -40,6 +40,9 @@ class RunFolderReader {
     // The writer named by config.json's "source" (e.g. "normlab-torch", the PyTorch bridge); empty for
     // NormLab's own runs. Of another writer's config only the model's shape is read.
     const std::string& source() const { return m_source; }
+    // The config keys another writer gave (e.g. "model.layers"); empty for NormLab's own runs, whose
+    // every key is known. Comparisons of runs use only these (config_diff's flatten_config `only`).
+    const std::vector<std::string>& knownKeys() const { return m_knownKeys; }
 
     struct Update {
         std::vector<StepRecord> records;
@@ -59,6 +62,7 @@ class RunFolderReader {
     Config m_config;
     std::string m_configNote;
     std::string m_source;
+    std::vector<std::string> m_knownKeys;
     LineTailer m_metrics, m_events;
     MetricsLineParser m_parser;
     int64_t m_skipped = 0;

@@ -1,6 +1,7 @@
 // Tests of engine/config: defaults, parsing, --set overrides, the JSON round trip and every
 // validate() rule, with the error messages checked for the key and the accepted values.
 #include "engine/config/config.h"
+#include "engine/config/config_diff.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -554,4 +555,26 @@ TEST(ConfigValidate, StringsBuiltInCodeAreChecked) {
 }
 
 }  // namespace
+TEST(ConfigDiff, NamesTheKeysWhoseValuesDifferAmongTheConfigsThatHaveThem) {
+    Config post;
+    post.model.norm_placement = NormPlacement::Post;
+    Config pre = post;
+    pre.model.norm_placement = NormPlacement::Pre;
+    pre.train.lr = 0.01;
+    EXPECT_EQ(differing_keys({flatten_config(post), flatten_config(pre)}),
+              (std::vector<std::string>{"model.norm_placement", "train.lr"}));
+    EXPECT_TRUE(differing_keys({flatten_config(post)}).empty());
+    EXPECT_TRUE(differing_keys({flatten_config(post), flatten_config(post)}).empty());
+
+    // Another writer's run knows only its shape: its missing keys are unknown, not different.
+    Config other;
+    other.model.layers = 24;
+    const FlatConfig shape = flatten_config(other, {"model.layers", "model.d_model"});
+    EXPECT_EQ(shape.size(), 2u);
+    EXPECT_EQ(shape.at("model.layers"), "24");
+    EXPECT_EQ(differing_keys({flatten_config(post), shape}), (std::vector<std::string>{"model.layers"}));
+    EXPECT_EQ(differing_keys({shape, flatten_config(post), flatten_config(pre)}),
+              (std::vector<std::string>{"model.layers", "model.norm_placement", "train.lr"}));
+}
+
 }  // namespace normlab

@@ -121,6 +121,7 @@ TEST(RunFolderReaderForeign, ReadsAFolderWrittenByThePyTorchBridge) {
     EXPECT_EQ(reader.config().model.layers, 3);
     EXPECT_EQ(reader.config().model.d_model, 32);
     EXPECT_EQ(reader.config().model.heads, 4);
+    EXPECT_EQ(reader.knownKeys(), (std::vector<std::string>{"model.layers", "model.d_model", "model.heads"}));
 
     const RunFolderReader::Update update = reader.poll();
     EXPECT_EQ(update.skippedLines, 0);

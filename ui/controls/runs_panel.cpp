@@ -80,7 +80,8 @@ void RunsPanel::rebuild() {
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(run.visible ? Qt::Checked : Qt::Unchecked);
         // An opened folder whose config NormLab could not (fully) read says so instead of showing defaults.
-        const QString about = run.note.isEmpty() ? configSummary(run.config) : run.note;
+        QString about = runSummary(run);
+        if (!run.note.isEmpty()) about += QStringLiteral("\n") + run.note;
         item->setToolTip(about + QStringLiteral("\n") + run.folder);
         m_list->addItem(item);
         if (id == m_selected) m_list->setCurrentItem(item);

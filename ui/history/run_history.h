@@ -29,11 +29,12 @@ struct RunHistory {
     QColor colour;
     bool visible = true;
     normlab::Config config;
-    QString folder;            // its run folder on disk
-    QString source;            // empty: trained in this window; "opened": a run folder opened from disk
-    QString note;              // what could not be read (an opened folder's foreign config, say)
-    int64_t skippedLines = 0;  // an opened folder's lines that were not valid records
-    bool stale = false;        // an opened folder says "running" but its writer has gone quiet
+    QString folder;  // its run folder on disk
+    QString source;  // empty: trained in this window; "opened": a run folder opened from disk
+    QString note;    // what could not be read (an opened folder's foreign config, say)
+    std::vector<std::string> knownKeys;  // another writer's run: the config keys it gave (else all)
+    int64_t skippedLines = 0;            // an opened folder's lines that were not valid records
+    bool stale = false;                  // an opened folder says "running" but its writer has gone quiet
 
     normlab::RunStatus status = normlab::RunStatus::Running;
     bool started = false;  // an update from the engine has arrived

@@ -61,20 +61,35 @@ PlotSeries runSeries(const TelemetryStore& store, const RunHistory& run, const Q
     return series;
 }
 
+QString runSummary(const RunHistory& run) {
+    if (!run.knownKeys.empty()) {  // another writer: only the shape it gave
+        const auto& m = run.config.model;
+        return QStringLiteral("%1, %2 blocks, d %3, %4 heads")
+            .arg(run.source.isEmpty() ? QStringLiteral("another writer") : run.source)
+            .arg(m.layers)
+            .arg(m.d_model)
+            .arg(m.heads);
+    }
+    if (!run.note.isEmpty()) return QStringLiteral("configuration unknown");  // config.json unread
+    return configSummary(run.config);
+}
+
 std::map<int, QString> differencesByRun(const TelemetryStore& store) {
     std::vector<int> ids;
     std::vector<normlab::FlatConfig> configs;
     for (const auto& [id, run] : store.runs()) {
         if (!run.visible) continue;
         ids.push_back(id);
-        configs.push_back(normlab::flatten_config(run.config));
+        configs.push_back(normlab::flatten_config(run.config, run.knownKeys));
     }
     const std::vector<std::string> keys = normlab::differing_keys(configs);
     std::map<int, QString> out;
     for (size_t i = 0; i < ids.size() && !keys.empty(); ++i) {
         QStringList pairs;
-        for (const std::string& key : keys) pairs << QString::fromStdString(key + "=" + configs[i][key]);
-        out[ids[i]] = pairs.join(QLatin1Char(' '));
+        for (const std::string& key : keys)
+            if (const auto value = configs[i].find(key); value != configs[i].end())
+                pairs << QString::fromStdString(key + "=" + value->second);
+        if (!pairs.isEmpty()) out[ids[i]] = pairs.join(QLatin1Char(' '));
     }
     return out;
 }
@@ -82,7 +97,7 @@ std::map<int, QString> differencesByRun(const TelemetryStore& store) {
 QString captionForRuns(const TelemetryStore& store) {
     QStringList lines;
     for (const auto& [id, run] : store.runs())
-        if (run.visible) lines << QStringLiteral("%1: %2").arg(run.name, configSummary(run.config));
+        if (run.visible) lines << QStringLiteral("%1: %2").arg(run.name, runSummary(run));
     // What the reader most wants to know: what differs between the runs shown.
     const std::map<int, QString> differences = differencesByRun(store);
     if (!differences.empty()) {

@@ -13,6 +13,8 @@ namespace normlab::ui {
 QString placementLabel(normlab::NormPlacement placement);
 // "Post-LN LayerNorm, DeepNorm, 48x64, Adam lr 0.001, warmup 0, seed 1"
 QString configSummary(const normlab::Config& config);
+// configSummary of a run; for another writer's run, its source and the model shape it gave.
+QString runSummary(const RunHistory& run);
 // Names a run's series for the legend. One visible run: "what", every series in the legend. Several:
 // the primary series is the run's name (one legend entry per run, its colour), the others are
 // "run what" and left out of the legend (their line style is explained in the axis titles).

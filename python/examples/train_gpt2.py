@@ -54,4 +54,5 @@ with normlab.watch(trained, optimizer, out=args.out, overwrite=True, config=vars
         schedule.step()
         w.log(grad_norm=grad_norm)  # optional: the pre-clip total, so block norms are pre-clip too
 if distributed:
+    dist.barrier()  # no process tears the group down while another still uses it
     dist.destroy_process_group()

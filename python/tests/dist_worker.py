@@ -44,4 +44,5 @@ def run_rank(rank, world, mode, out, init_file):
         optimizer.step()
         optimizer.zero_grad()
     w.close()
+    dist.barrier()  # no rank tears gloo down while another still talks to it
     dist.destroy_process_group()

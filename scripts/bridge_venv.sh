@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Creates, or reuses, the virtual environment the PyTorch bridge's tests and benchmark run in: torch,
-# transformers, pandas and pytest from PyPI (the bridge needs torch>=2.4; Debian has 1.13). It lives
-# outside the clone, in $NORMLAB_BRIDGE_VENV (default ~/.cache/normlab/bridge-venv), so later runs and
-# other clones reuse it: the first install downloads about 3 GB and takes a few minutes.
+# transformers, pandas, pyarrow (it reads the Parquet export back) and pytest from PyPI (the bridge
+# needs torch>=2.4; Debian has 1.13). It lives outside the clone, in $NORMLAB_BRIDGE_VENV (default
+# ~/.cache/normlab/bridge-venv), so later runs and other clones reuse it: the first install downloads
+# about 3 GB and takes a few minutes.
 set -euo pipefail
 VENV="${NORMLAB_BRIDGE_VENV:-$HOME/.cache/normlab/bridge-venv}"
-PACKAGES=(torch transformers pandas pytest)
-if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import torch, transformers, pandas, pytest" 2>/dev/null; then
+PACKAGES=(torch transformers pandas pyarrow pytest)
+if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import torch, transformers, pandas, pyarrow, pytest" 2>/dev/null; then
     echo "normlab: bridge environment ready at $VENV (torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)'))"
     exit 0
 fi

@@ -63,12 +63,20 @@ step() {
     return $status
 }
 
-# A root ready to chroot into: a copy of the base with /proc, /sys and /dev mounted and name resolution.
+# A root ready to chroot into: a copy of the base with /proc, /sys and /dev mounted, and the network as
+# this machine sees it: name resolution, plus any local certificate authorities (a TLS-intercepting
+# proxy's, which update-ca-certificates adds when ca-certificates is installed) and the pip setting
+# that trusts them, so PyPI answers inside the root as it does here. Nothing of NormLab's is copied.
 prepare_root() {
     local target="$1"
     safe_remove "$target" || exit 1
     cp -a "$WORK/base" "$target"
     cp /etc/resolv.conf "$target/etc/resolv.conf"
+    if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+        mkdir -p "$target/usr/local/share/ca-certificates"
+        cp /usr/local/share/ca-certificates/*.crt "$target/usr/local/share/ca-certificates/"
+    fi
+    if [ -f /etc/pip.conf ]; then cp /etc/pip.conf "$target/etc/pip.conf"; fi
     for fs in proc sys dev dev/pts; do
         mount --bind "/$fs" "$target/$fs" && MOUNTED+=("$target/$fs")
     done

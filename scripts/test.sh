@@ -10,7 +10,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 
 normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-torch python3-numpy libopenblas0-pthread \
-    poppler-utils clang-format python3-venv
+    poppler-utils clang-format python3-venv ca-certificates
 bash "$NORMLAB_ROOT/scripts/check_format.sh"
 bash "$NORMLAB_ROOT/scripts/bridge_venv.sh"
 normlab_build

@@ -1,7 +1,7 @@
 // `normlab-cli export`: run folders out as data or figures. --metrics writes every logged value as one
-// tidy CSV table (engine/io/metrics_table.h). Figures (--chart NAME, --dashboard, --list) are drawn by
-// the desktop app's own code: the `normlab` program beside this one, run offscreen, so the CLI and the
-// window make the same figures and no display is needed.
+// tidy table, CSV or Parquet (engine/io/metrics_table.h). Figures (--chart NAME, --dashboard, --list)
+// are drawn by the desktop app's own code: the `normlab` program beside this one, run offscreen, so the
+// CLI and the window make the same figures and no display is needed.
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,14 +25,16 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* kExportUsage =
-    "usage: normlab-cli export --run DIR [--run DIR...] --metrics --format csv --out FILE [--steps A:B]\n"
+    "usage: normlab-cli export --run DIR [--run DIR...] --metrics --format csv|parquet --out FILE\n"
+    "                          [--steps A:B]\n"
     "       normlab-cli export --run DIR [--run DIR...] (--chart NAME | --dashboard)\n"
     "                          --format png|svg|pdf|csv --out FILE [--size WxH] [--dpi N] [--font-size PT]\n"
     "                          [--steps A:B]\n"
     "       normlab-cli export --list\n"
     "\n"
     "--metrics: every logged value of the runs as one tidy table, one row per run, step and block,\n"
-    "one column per field (run-level fields on block -1): pandas.read_csv reads it in one call.\n"
+    "one column per field (run-level fields on block -1): pandas.read_csv or read_parquet reads it\n"
+    "in one call (Parquet: uncompressed, typed columns, empty cells as nulls).\n"
     "--chart / --dashboard: the window's figures, drawn by the `normlab` program beside normlab-cli\n"
     "offscreen (no display needed): title, axes, legend and caption, at --size pixels (default\n"
     "1600x1000) and --dpi (default 200); csv writes the chart's data. --list names the charts.\n"
@@ -67,12 +69,14 @@ fs::path desktop_app() {
     throw InputError("cannot run " + program + ": " + std::strerror(errno));
 }
 
-void write_metrics(const std::vector<std::string>& folders, const std::string& out, const StepRange& steps) {
+void write_metrics(const std::vector<std::string>& folders, const std::string& out, const std::string& format,
+                   const StepRange& steps) {
     // Written to a temporary file and renamed: a failed export leaves no partial table.
     const std::string temporary = out + ".partial";
     std::ofstream file(temporary, std::ios::binary);
     if (!file) throw InputError("cannot write " + out + "; check that its folder exists and is writable");
-    const int64_t rows = write_metrics_csv(folders, file, steps);
+    const int64_t rows = format == "parquet" ? write_metrics_parquet(folders, file, steps)
+                                             : write_metrics_csv(folders, file, steps);
     file.close();
     if (!file) {
         fs::remove(temporary);
@@ -137,14 +141,13 @@ int run_export(int argc, char** argv) {
     if (metrics + dashboard + !chart.empty() != 1)
         throw InputError("give exactly one of --metrics, --chart NAME, --dashboard");
     if (metrics) {
-        if (format == "parquet")
-            throw InputError(
-                "--format parquet needs Apache Arrow, which Debian 12 does not package; use --format csv "
-                "(pandas.read_csv and polars.read_csv read it in one call)");
-        if (format != "csv") throw InputError("--metrics writes --format csv");
+        if (format != "csv" && format != "parquet")
+            throw InputError("--metrics writes --format csv or --format parquet");
+        if (fs::path(out).extension() != "." + format)
+            throw InputError("--out " + out + " must end in ." + format + " to match --format " + format);
         for (const std::string& sweep : sweeps)
             for (const std::string& run : find_run_folders(sweep)) folders.push_back(run);
-        write_metrics(folders, out, steps);
+        write_metrics(folders, out, format, steps);
         return 0;
     }
     if (format != "png" && format != "svg" && format != "pdf" && format != "csv")

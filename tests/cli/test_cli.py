@@ -139,8 +139,16 @@ class Export(CliTestCase):
                     self.assertEqual(float(block_row["resid"]), layer["resid"])
                     self.assertEqual(float(block_row["grad.w_2"]), layer["grad"]["w_2"])
         self.assertEqual(len(rows), expected)
+        # Parquet: NormLab's own writer (pyarrow reads it back in python/tests/test_parquet.py).
+        parquet = self.tmp / "m.parquet"
+        run("export", "--run", str(runs), "--metrics", "--format", "parquet", "--out", str(parquet), check_rc=0)
+        data = parquet.read_bytes()
+        self.assertEqual((data[:4], data[-4:]), (b"PAR1", b"PAR1"))
+        self.assertLess(int.from_bytes(data[-8:-4], "little"), len(data) - 12)  # the footer's length
+        self.expect_bad_input(["export", "--run", str(runs), "--metrics", "--format", "xlsx", "--out",
+                               str(self.tmp / "m.xlsx")], "--format csv or --format parquet")
         self.expect_bad_input(["export", "--run", str(runs), "--metrics", "--format", "parquet", "--out",
-                               str(self.tmp / "m.parquet")], "Apache Arrow")
+                               str(self.tmp / "m.csv")], "must end in .parquet")
 
     def test_figures_are_the_windows_drawn_offscreen(self):
         runs = self.train_two()

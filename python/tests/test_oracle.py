@@ -95,3 +95,38 @@ def test_cadence_logs_blocks_on_step_one_and_every_nth(tmp_path):
     with_attention = run.blocks.dropna(subset=["attn_entropy"])
     assert sorted(set(with_attention.step)) == [1, 8, 16]
     assert run.steps.loss.notna().all()
+
+
+@pytest.mark.parametrize("implementation", ["sdpa", "eager"])
+def test_attention_follows_the_models_padding_mask(implementation, tmp_path):
+    # Sequence 0 ends in 5 padding tokens: no query may attend to them, as the model's own mask says.
+    from models import hf_gpt2
+    from oracle import _qkv
+
+    torch.manual_seed(0)
+    model = hf_gpt2(implementation)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    w = normlab.watch(model, optimizer, out=str(tmp_path / "run"), every=1, attn_every=1, attn_rows=SEQ,
+                      verbose=False)
+    tokens = batch(1)
+    mask = torch.ones_like(tokens)
+    mask[0, -5:] = 0
+    captured = BlockInputs(blocks_of("gpt2", model))
+    labels = tokens.masked_fill(mask == 0, -100)
+    model(input_ids=tokens, attention_mask=mask, labels=labels).loss.backward()
+    captured.remove()
+    allowed = torch.ones(SEQ, SEQ, dtype=torch.bool).tril() & (mask[0] == 1)[None, :]
+    expected = []
+    for i, block in enumerate(blocks_of("gpt2", model)):  # from the weights this forward used
+        with torch.no_grad():
+            q, k, _ = _qkv("gpt2", model, block, block.ln_1(captured.inputs[i]))
+            expected.append(((q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5)[0].masked_fill(~allowed, float("-inf")))
+    optimizer.step()
+    w.close()
+    logged = normlab.load_run(tmp_path / "run").blocks.sort_values("block")
+    for i, logits in enumerate(expected):
+        p = logits.softmax(-1)
+        entropy = -(p * torch.where(p > 0, p.log(), torch.zeros_like(p))).sum(-1).mean()
+        assert_close(logged.iloc[i]["attn_entropy"], float(entropy), rel=2e-5, what=f"block {i} entropy")
+        assert_close(logged.iloc[i]["attn_max_logit"], float(logits[torch.isfinite(logits)].max()), rel=2e-5,
+                     what=f"block {i} max logit")

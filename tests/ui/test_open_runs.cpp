@@ -2,11 +2,13 @@
 // run (its status, steps and colour) and its loss chart's CSV holds exactly metrics.jsonl's values;
 // a folder that is not a run is refused by name while the others open; opened runs stay when other
 // runs are loaded, and Close opened runs removes them; a run written while watched shows every step,
-// goes stale when its writer is quiet, and ends when its summary does.
+// goes stale when its writer is quiet, and ends when its summary does; a folder the PyTorch bridge
+// wrote (tests/data/bridge-run) shows its writer and its per-block and attention charts.
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMimeData>
@@ -14,6 +16,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUrl>
+#include <cmath>
+#include <map>
 
 #include "app/gui/main_window.h"
 #include "engine/io/records_json.h"
@@ -35,6 +39,7 @@ class OpenRunsTest : public QObject {
     void runWrittenWhileWatchedShowsEveryStep();
     void fileWatchDeliversWithoutThePoll();
     void droppedFolderOpens();
+    void bridgeRunShowsPerBlockCharts();
 
   private:
     static bool waitLoaded(MainWindow& window);
@@ -180,6 +185,53 @@ void OpenRunsTest::droppedFolderOpens() {
     refused.setAccepted(false);
     QCoreApplication::sendEvent(&window, &refused);
     QVERIFY(!refused.isAccepted());
+}
+
+void OpenRunsTest::bridgeRunShowsPerBlockCharts() {
+    const QString folder = QStringLiteral(NORMLAB_TEST_DATA_DIR "/bridge-run");
+    MainWindow window;
+    window.show();
+    QCOMPARE(window.openRunFolders({folder}), QStringList());
+    QVERIFY(waitLoaded(window));
+    const normlab::ui::RunHistory* opened = window.store().run(RunFolderOpener::kFirstOpenedId);
+    QVERIFY(opened);
+    QCOMPARE(opened->statusText(), QStringLiteral("opened from normlab-torch, completed"));
+    QCOMPARE(opened->step, int64_t(8));
+
+    // The block-gradient chart ("all matrices") shows, for steps 1 and 8, each block's norm over its
+    // four weight matrices: the root of the summed squares of the norms the bridge wrote.
+    std::map<std::pair<int, int>, double> expected;  // (step, block) -> norm over the matrices
+    QFile metrics(folder + QStringLiteral("/metrics.jsonl"));
+    QVERIFY(metrics.open(QIODevice::ReadOnly));
+    for (const QByteArray& line : metrics.readAll().split('\n')) {
+        const QJsonObject record = QJsonDocument::fromJson(line).object();
+        const QJsonArray layers = record.value(QStringLiteral("layers")).toArray();
+        for (int b = 0; b < layers.size(); ++b) {
+            double squares = 0.0;
+            const QJsonObject grad = layers[b].toObject().value(QStringLiteral("grad")).toObject();
+            for (const char* matrix : {"w_qkv", "w_o", "w_1", "w_2"})
+                squares += std::pow(grad.value(QLatin1String(matrix)).toDouble(), 2);
+            expected[{record.value(QStringLiteral("step")).toInt(), b}] = std::sqrt(squares);
+        }
+    }
+    auto* dashboard = window.findChild<normlab::ui::Dashboard*>();
+    int compared = 0;
+    for (const QString& row : dashboard->panel(QStringLiteral("block_gradient"))->csv().split('\n')) {
+        const QStringList fields = row.split(',');
+        if (row.startsWith('#') || fields.size() != 4 || !fields[0].startsWith(QStringLiteral("step ")))
+            continue;
+        const int step = fields[0].mid(5).toInt();
+        QVERIFY2(std::abs(fields[3].toDouble() / expected.at({step, fields[2].toInt()}) - 1.0) < 1e-12,
+                 qPrintable(row));
+        ++compared;
+    }
+    QCOMPARE(compared, 6);  // steps 1 and 8, blocks 0-2
+
+    // Attention was sampled on steps 1, 4 and 8 only: the chart has those points, no zeros between.
+    QStringList entropySteps;
+    for (const QString& row : dashboard->panel(QStringLiteral("attention"))->csv().split('\n'))
+        if (row.startsWith(QStringLiteral("entropy,"))) entropySteps << row.split(',')[2];
+    QCOMPARE(entropySteps, (QStringList{QStringLiteral("1"), QStringLiteral("4"), QStringLiteral("8")}));
 }
 
 QTEST_MAIN(OpenRunsTest)

@@ -119,10 +119,62 @@ class PlainModel(nn.Module):
         return self.out(x)
 
 
+class _TitanAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wq, self.wk, self.wv, self.wo = (nn.Linear(WIDTH, WIDTH, bias=False) for _ in range(4))
+
+    def forward(self, x):
+        import normlab
+
+        b, t, c = x.shape
+        q, k, v = (w(x).view(b, t, HEADS, c // HEADS).transpose(1, 2) for w in (self.wq, self.wk, self.wv))
+        normlab.record_attention(q, k)  # what a torchtitan user adds to see attention
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.wo(y.transpose(1, 2).reshape(b, t, c))
+
+
+class _TitanFeedForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w1, self.w3 = nn.Linear(WIDTH, 2 * WIDTH, bias=False), nn.Linear(WIDTH, 2 * WIDTH, bias=False)
+        self.w2 = nn.Linear(2 * WIDTH, WIDTH, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class _TitanBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention_norm, self.attention = nn.RMSNorm(WIDTH), _TitanAttention()
+        self.ffn_norm, self.feed_forward = nn.RMSNorm(WIDTH), _TitanFeedForward()
+
+    def forward(self, x):
+        h = x + self.attention(self.attention_norm(x))
+        return h + self.feed_forward(self.ffn_norm(h))
+
+
+class TitanLlama(nn.Module):
+    """The shape of torchtitan's Llama 3 (layers in a ModuleDict, wq/wk/wv/wo, w1/w2/w3); no RoPE."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok_embeddings = nn.Embedding(VOCAB, WIDTH)
+        self.layers = nn.ModuleDict({str(i): _TitanBlock() for i in range(LAYERS)})
+        self.norm, self.output = nn.RMSNorm(WIDTH), nn.Linear(WIDTH, VOCAB, bias=False)
+
+    def forward(self, idx):
+        x = self.tok_embeddings(idx)
+        for layer in self.layers.values():
+            x = layer(x)
+        return self.output(self.norm(x))
+
+
 PLAIN_ROLES = {"w_qkv": ["qkv.weight"], "w_o": ["proj.weight"], "w_1": ["up.weight"], "w_2": ["down.weight"],
                "norm1": ["pre_attn.weight"], "norm2": ["pre_ffn.weight"], "attn_sum_input": "pre_ffn"}
 
-BUILDERS = {"gpt2": hf_gpt2, "llama": hf_llama, "nanogpt": NanoGPT, "plain": PlainModel}
+BUILDERS = {"gpt2": hf_gpt2, "llama": hf_llama, "nanogpt": NanoGPT, "plain": PlainModel, "titan": TitanLlama}
 
 
 def batch(step, size=4, seed=0):
@@ -136,7 +188,7 @@ def loss_of(kind, model, tokens):
         return model(input_ids=tokens, labels=tokens).loss
     if kind == "nanogpt":
         return model(tokens[:, :-1], tokens[:, 1:])[1]
-    logits = model(tokens[:, :-1])
+    logits = model(tokens[:, :-1])  # plain and titan: the logits only
     return F.cross_entropy(logits.reshape(-1, VOCAB), tokens[:, 1:].reshape(-1))
 
 
@@ -151,8 +203,8 @@ def watch_options(kind):
 
 
 def log_loss(kind):
-    """The plain model returns logits only: its user passes the loss to w.log."""
-    return kind == "plain"
+    """The plain and torchtitan-shaped models return logits only: their user passes the loss to w.log."""
+    return kind in ("plain", "titan")
 
 
 def expected_entropy(p):

@@ -18,13 +18,18 @@ ROLE_NAMES = {
               "norm1": ["pre_attn.weight"], "norm2": ["pre_ffn.weight"]},
 }
 ROLE_NAMES["nanogpt"] = ROLE_NAMES["gpt2"]
+ROLE_NAMES["titan"] = {"w_qkv": ["attention.wq.weight", "attention.wk.weight", "attention.wv.weight"],
+                       "w_o": ["attention.wo.weight"], "w_1": ["feed_forward.w1.weight", "feed_forward.w3.weight"],
+                       "w_2": ["feed_forward.w2.weight"], "norm1": ["attention_norm.weight"],
+                       "norm2": ["ffn_norm.weight"]}
 BLOCK_PREFIX = {"gpt2": "transformer.h.{}.", "nanogpt": "transformer.h.{}.", "llama": "model.layers.{}.",
-                "plain": "stack.{}."}
+                "plain": "stack.{}.", "titan": "layers.{}."}
 
 
 def blocks_of(kind, model):
     return {"gpt2": lambda: model.transformer.h, "nanogpt": lambda: model.transformer.h,
-            "llama": lambda: model.model.layers, "plain": lambda: model.stack}[kind]()
+            "llama": lambda: model.model.layers, "plain": lambda: model.stack,
+            "titan": lambda: list(model.layers.values())}[kind]()
 
 
 def _heads(x, heads):
@@ -40,6 +45,8 @@ def _qkv(kind, model, block, a_in):
     if kind == "plain":
         q, k, v = block.qkv(a_in).chunk(3, -1)
         return _heads(q, HEADS), _heads(k, HEADS), _heads(v, HEADS)
+    if kind == "titan":
+        return tuple(_heads(w(a_in), HEADS) for w in (block.attention.wq, block.attention.wk, block.attention.wv))
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
     attn = block.self_attn
@@ -59,6 +66,8 @@ def _parts(kind, block):
         return block.ln_1, block.attn.c_proj, block.ln_2, lambda x: block.mlp.c_proj(F.gelu(block.mlp.c_fc(x)))
     if kind == "plain":
         return block.pre_attn, block.proj, block.pre_ffn, lambda x: block.down(F.relu(block.up(x)))
+    if kind == "titan":
+        return block.attention_norm, block.attention.wo, block.ffn_norm, block.feed_forward
     return block.input_layernorm, block.self_attn.o_proj, block.post_attention_layernorm, block.mlp
 
 

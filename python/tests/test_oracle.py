@@ -1,5 +1,5 @@
 # What the bridge logs on one process equals direct computation, for Hugging Face GPT-2 and Llama, a
-# nanoGPT-shaped model and a plain module: loss, per-block gradient norms per role (1e-6), resid and
+# nanoGPT-shaped model, a torchtitan-Llama-shaped model and a plain module: loss, per-block gradient norms per role (1e-6), resid and
 # resid_attn, attention entropy and largest logit over every row, update ratio around optimizer.step().
 import pytest
 import torch
@@ -8,7 +8,7 @@ import normlab
 from models import SEQ, assert_close, batch, log_loss, loss_of, make, watch_options
 from oracle import BlockInputs, blocks_of, expected_forward, expected_step
 
-KINDS = ["gpt2", "llama", "nanogpt", "plain"]
+KINDS = ["gpt2", "llama", "nanogpt", "plain", "titan"]
 
 
 def train_with_oracle(kind, out, steps=3, clip=None, **options):

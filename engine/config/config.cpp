@@ -164,6 +164,7 @@ void validate_model(const ModelConfig& m) {
     check_number("model.deepnorm_beta", m.deepnorm_beta, kNonNegative);
     check_number("model.norm_eps", m.norm_eps, kPositive);
     check_number("model.embedding_std", m.embedding_std, kNonNegative);
+    check_number("model.dyt_alpha", m.dyt_alpha, kPositive);
 }
 
 void validate_train(const TrainConfig& t) {

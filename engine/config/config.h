@@ -37,6 +37,7 @@ struct ModelConfig {
     AdminInit admin_init = AdminInit::Closed;
     double norm_eps = 1e-5;
     double embedding_std = 0.0;  // std of token and of position embeddings; 0: the init scheme's
+    double dyt_alpha = 0.5;      // DyT: the initial alpha of tanh(alpha x) (the DyT paper: 1.0 for LLMs)
 };
 
 struct TrainConfig {

@@ -238,6 +238,7 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(model, admin_init),
         NORMLAB_KEY(model, norm_eps),
         NORMLAB_KEY(model, embedding_std),
+        NORMLAB_KEY(model, dyt_alpha),
         NORMLAB_KEY(train, optimizer),
         NORMLAB_KEY(train, lr),
         NORMLAB_KEY(train, warmup_steps),

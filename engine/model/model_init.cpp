@@ -105,7 +105,7 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
             for (float& v : values) v = 1.0f;
             break;
         case ParamRole::NormAlpha:
-            values[0] = 0.5f;
+            values[0] = static_cast<float>(c.dyt_alpha);
             break;
         case ParamRole::AdminOmega:
             for (float& v : values) v = static_cast<float>(admin_closed_omega(residual_sublayers(c)));

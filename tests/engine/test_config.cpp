@@ -73,6 +73,7 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.model.admin_init, b.model.admin_init);
     EXPECT_EQ(a.model.norm_eps, b.model.norm_eps);
     EXPECT_EQ(a.model.embedding_std, b.model.embedding_std);
+    EXPECT_EQ(a.model.dyt_alpha, b.model.dyt_alpha);
     EXPECT_EQ(a.train.optimizer, b.train.optimizer);
     EXPECT_EQ(a.train.lr, b.train.lr);
     EXPECT_EQ(a.train.warmup_steps, b.train.warmup_steps);
@@ -121,7 +122,8 @@ Config non_default_config() {
                0.25,
                AdminInit::Profiled,
                1e-6,
-               0.5};
+               0.5,
+               1.0};
     c.train.optimizer = OptimizerKind::RAdam;
     c.train.lr = 3e-4;
     c.train.warmup_steps = 100;
@@ -179,6 +181,7 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "model.admin_init",
                                                "model.norm_eps",
                                                "model.embedding_std",
+                                               "model.dyt_alpha",
                                                "train.optimizer",
                                                "train.lr",
                                                "train.warmup_steps",

@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/config/config.h"
+#include "engine/core/errors.h"
 #include "engine/model/constants.h"
 #include "engine/model/model.h"
 
@@ -131,6 +133,25 @@ TEST(Init, ActiveTensorsFollowTheWiring) {
     EXPECT_NEAR(model.read_entry(layout.find("blocks.1.admin_omega"))[1], admin_closed_omega(8), 1e-6);
     EXPECT_FLOAT_EQ(model.read_entry(layout.find("blocks.0.norm2_out.alpha"))[0], 0.5f);
     EXPECT_FALSE(activated.empty());
+}
+
+TEST(Init, DytAlphaStartsAtTheConfiguredValue) {
+    // model.dyt_alpha sets every DyT norm's alpha (the DyT paper: 0.5 by default, 1.0 for LLMs).
+    for (const double alpha : {0.5, 1.0, 0.25}) {
+        ModelConfig config = wide_config();
+        config.norm_type = NormType::DyT;
+        config.norm_placement = NormPlacement::Peri;
+        config.dyt_alpha = alpha;
+        CpuBackend backend(1);
+        Model model(config, 256, backend);
+        model.initialize(1);
+        for (const char* name : {"blocks.0.norm1.alpha", "blocks.1.norm2_out.alpha", "final_norm.alpha"})
+            EXPECT_FLOAT_EQ(model.read_entry(model.layout().find(name))[0], static_cast<float>(alpha))
+                << name;
+    }
+    Config bad;
+    bad.model.dyt_alpha = 0.0;
+    EXPECT_THROW(validate(bad), InputError);
 }
 
 }  // namespace

@@ -99,6 +99,8 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
               tr("Post-LN: norm after the residual sum; Pre-LN: before each sub-layer; Peri-LN: around it"));
     bindCombo(norms, tr("Norm type"), "model.norm_type", {"layernorm", "rmsnorm", "dyt"},
               tr("LayerNorm, RMSNorm or DyT (tanh)"));
+    bindNumber(norms, tr("DyT alpha"), "model.dyt_alpha",
+               tr("DyT's initial alpha in tanh(alpha x) (norm type dyt); the DyT paper uses 1.0 for LLMs"));
     bindCombo(norms, tr("Residual scheme"), "model.residual", {"plain", "deepnorm", "rezero", "admin"},
               tr("DeepNorm and Admin rescale the shortcut of Post-LN; ReZero gates each branch"));
     bindCombo(norms, tr("Admin init"), "model.admin_init", {"closed", "profiled"},

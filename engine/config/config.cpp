@@ -177,6 +177,11 @@ void validate_train(const TrainConfig& t) {
     check_number("train.beta2", t.beta2, kUnitHalfOpen);
     check_number("train.eps", t.eps, kPositive);
     check_number("train.weight_decay", t.weight_decay, kNonNegative);
+    if (t.weight_decay_mode == WeightDecayMode::Independent && t.optimizer != OptimizerKind::AdamW)
+        throw InputError(
+            "train.weight_decay_mode=independent scales AdamW's decoupled decay; set "
+            "train.optimizer=adamw (sgd, adam and radam add weight decay to the gradient) or "
+            "train.weight_decay_mode=lr_coupled");
     check_number("train.momentum", t.momentum, kUnitHalfOpen);
     check_number("train.min_lr_ratio", t.min_lr_ratio, kUnitClosed);
     check_number("train.diverge_loss", t.diverge_loss, kNonNegative);

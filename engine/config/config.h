@@ -18,6 +18,9 @@ enum class InitScheme { XavierNormal, XavierUniform, Gpt2 };
 enum class AdminInit { Closed, Profiled };
 enum class OptimizerKind { Sgd, Adam, AdamW, RAdam };
 enum class ScheduleKind { Constant, Linear, InverseSqrt, Cosine, Noam };
+// AdamW's decoupled decay per step: lr_t x weight_decay (LrCoupled, PyTorch's AdamW), or weight_decay x
+// lr_t / train.lr, the schedule's factor only (Independent: Wortsman et al. 2023, as nanodo does it).
+enum class WeightDecayMode { LrCoupled, Independent };
 
 struct ModelConfig {
     int d_model = 64;
@@ -53,7 +56,8 @@ struct TrainConfig {
     double beta2 = 0.98;
     double eps = 1e-8;
     double weight_decay = 0.0;  // decoupled for AdamW, L2 for the others; matrices only
-    double momentum = 0.9;      // SGD
+    WeightDecayMode weight_decay_mode = WeightDecayMode::LrCoupled;  // AdamW only
+    double momentum = 0.9;                                           // SGD
     double min_lr_ratio = 0.0;  // floor of linear / cosine decay, as a fraction of lr
     // A run whose training loss exceeds diverge_loss x ln(vocabulary) (a uniform guess's loss) ends
     // as diverged, so a blown-up run stops the same way in every build instead of training on at
@@ -120,5 +124,6 @@ std::string to_string(InitScheme v);
 std::string to_string(AdminInit v);
 std::string to_string(OptimizerKind v);
 std::string to_string(ScheduleKind v);
+std::string to_string(WeightDecayMode v);
 
 }  // namespace normlab

@@ -60,6 +60,11 @@ constexpr auto enum_names(ScheduleKind) {
                                                           {E::Cosine, "cosine"},
                                                           {E::Noam, "noam"}});
 }
+constexpr auto enum_names(WeightDecayMode) {
+    using E = WeightDecayMode;
+    return std::to_array<std::pair<E, std::string_view>>(
+        {{E::LrCoupled, "lr_coupled"}, {E::Independent, "independent"}});
+}
 
 template <class E>
 std::string enum_to_string(E value) {
@@ -251,6 +256,7 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(train, beta2),
         NORMLAB_KEY(train, eps),
         NORMLAB_KEY(train, weight_decay),
+        NORMLAB_KEY(train, weight_decay_mode),
         NORMLAB_KEY(train, momentum),
         NORMLAB_KEY(train, min_lr_ratio),
         NORMLAB_KEY(train, diverge_loss),
@@ -373,6 +379,9 @@ std::string to_string(OptimizerKind v) {
     return enum_to_string(v);
 }
 std::string to_string(ScheduleKind v) {
+    return enum_to_string(v);
+}
+std::string to_string(WeightDecayMode v) {
     return enum_to_string(v);
 }
 

@@ -16,6 +16,7 @@ const std::vector<std::string>& live_keys() {
                                                   "train.schedule",
                                                   "train.clip_grad_norm",
                                                   "train.weight_decay",
+                                                  "train.weight_decay_mode",
                                                   "model.norm_placement",
                                                   "model.norm_type",
                                                   "model.residual",

@@ -47,13 +47,17 @@ void Optimizer::update(const TrainConfig& train, int64_t step, double lr, double
     m_active.clear();
     m_slices.clear();
     m_weight_decays.clear();
+    // The kernels decay AdamW's weights by lr_t x decay: `independent` makes that weight_decay x lr_t /
+    // train.lr (validate() allows it for AdamW only; a zero peak lr makes no update to decay).
+    const double decay = train.weight_decay_mode == WeightDecayMode::Independent && train.lr > 0.0
+                             ? train.weight_decay / train.lr
+                             : train.weight_decay;
     for (size_t i = 0; i < layout.entries.size(); ++i) {
         if (!m_model.active(static_cast<int>(i))) continue;
         const ParamEntry& entry = layout.entries[i];
         m_active.push_back(static_cast<int>(i));
         m_slices.push_back({entry.offset, entry.count});
-        m_weight_decays.push_back(entry.role == ParamRole::Matrix ? static_cast<float>(train.weight_decay)
-                                                                  : 0.0f);
+        m_weight_decays.push_back(entry.role == ParamRole::Matrix ? static_cast<float>(decay) : 0.0f);
     }
     const bool telemetry = param_squares && update_squares;
     Backend::UpdateSquares squares;

@@ -86,6 +86,7 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.train.beta2, b.train.beta2);
     EXPECT_EQ(a.train.eps, b.train.eps);
     EXPECT_EQ(a.train.weight_decay, b.train.weight_decay);
+    EXPECT_EQ(a.train.weight_decay_mode, b.train.weight_decay_mode);
     EXPECT_EQ(a.train.momentum, b.train.momentum);
     EXPECT_EQ(a.train.min_lr_ratio, b.train.min_lr_ratio);
     EXPECT_EQ(a.train.diverge_loss, b.train.diverge_loss);
@@ -124,7 +125,8 @@ Config non_default_config() {
                1e-6,
                0.5,
                1.0};
-    c.train.optimizer = OptimizerKind::RAdam;
+    c.train.optimizer = OptimizerKind::AdamW;
+    c.train.weight_decay_mode = WeightDecayMode::Independent;
     c.train.lr = 3e-4;
     c.train.warmup_steps = 100;
     c.train.schedule = ScheduleKind::InverseSqrt;
@@ -194,6 +196,7 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "train.beta2",
                                                "train.eps",
                                                "train.weight_decay",
+                                               "train.weight_decay_mode",
                                                "train.momentum",
                                                "train.min_lr_ratio",
                                                "train.diverge_loss",
@@ -500,6 +503,8 @@ TEST(ConfigValidate, TrainingNumbers) {
                 HasSubstr("train.eps must be a finite number > 0"));
     EXPECT_THAT(validate_error([](Config& c) { c.train.weight_decay = -0.01; }),
                 HasSubstr("train.weight_decay must be a finite number >= 0"));
+    EXPECT_THAT(validate_error([](Config& c) { c.train.weight_decay_mode = WeightDecayMode::Independent; }),
+                HasSubstr("set train.optimizer=adamw"));
     EXPECT_THAT(validate_error([](Config& c) { c.train.momentum = 1.0; }),
                 HasSubstr("train.momentum must be a finite number in [0, 1)"));
     EXPECT_THAT(validate_error([](Config& c) { c.train.min_lr_ratio = 1.5; }),

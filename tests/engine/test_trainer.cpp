@@ -15,6 +15,7 @@
 #include "engine/io/checkpoint.h"
 #include "engine/io/records_json.h"
 #include "engine/io/safetensors.h"
+#include "engine/train/optimizer.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
 
@@ -443,6 +444,36 @@ TEST(Checkpoint, ProgressMetadataMustBeAStepCount) {
     save_checkpoint(trainer, path);
     EXPECT_EQ(load_checkpoint(path, {})->steps_done(), 2);
     std::filesystem::remove(path);
+}
+
+TEST(Optimizer, IndependentWeightDecayFollowsTheScheduleNotTheLearningRate) {
+    // With zero gradients AdamW's step is the decay alone: theta *= 1 - lr_t x decay, where decay is
+    // weight_decay (lr_coupled) or weight_decay / train.lr (independent: weight_decay x lr_t / lr).
+    for (const WeightDecayMode mode : {WeightDecayMode::LrCoupled, WeightDecayMode::Independent}) {
+        ModelConfig model_config;
+        model_config.d_model = 16;
+        model_config.d_ff = 32;
+        model_config.layers = 1;
+        CpuBackend backend(1);
+        Model model(model_config, 256, backend);
+        model.initialize(1);
+        Optimizer optimizer(model);
+        TrainConfig train;
+        train.optimizer = OptimizerKind::AdamW;
+        train.lr = 1e-3;
+        train.weight_decay = 0.1;
+        train.weight_decay_mode = mode;
+        const int matrix = model.layout().find("blocks.0.ffn.fc1.weight");
+        const int gain = model.layout().find("blocks.0.norm1.weight");
+        const std::vector<float> before = model.read_entry(matrix), gain_before = model.read_entry(gain);
+        const double lr_t = 0.25e-3;  // a quarter into a warmup, say
+        optimizer.update(train, 1, lr_t, 1.0);
+        const double factor = 1.0 - lr_t * (mode == WeightDecayMode::Independent ? 0.1 / 1e-3 : 0.1);
+        const std::vector<float> after = model.read_entry(matrix);
+        for (size_t i = 0; i < before.size(); i += 97)
+            EXPECT_NEAR(after[i], before[i] * factor, 1e-6 * std::fabs(before[i])) << to_string(mode);
+        EXPECT_EQ(model.read_entry(gain), gain_before) << "gains are not decayed";
+    }
 }
 
 }  // namespace

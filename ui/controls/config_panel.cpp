@@ -122,6 +122,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
                tr("Global gradient-norm clipping; 0: off"));
     bindNumber(optimisation, tr("Weight decay"), "train.weight_decay",
                tr("Decoupled for AdamW, L2 otherwise"));
+    bindCombo(optimisation, tr("Decay mode"), "train.weight_decay_mode", {"lr_coupled", "independent"},
+              tr("AdamW: decay by lr x weight decay (lr_coupled, PyTorch's AdamW) or by weight decay x "
+                 "lr / peak lr (independent: Wortsman et al., who use 1e-4)"));
     bindInt(optimisation, tr("Batch size"), "train.batch_size", 1, 4096, tr("Sequences per step"));
     bindInt(optimisation, tr("Steps"), "train.steps", 1, 100000000, tr("Optimizer steps of the run"));
     bindInt(optimisation, tr("Seed"), "train.seed", 0, 2147483647,

@@ -41,8 +41,6 @@ class Dashboard : public QMainWindow {
     // Time spent redrawing (updates and the painting they cause), in total and per panel id.
     double refreshSeconds() const { return m_refreshSeconds; }
     const std::map<QString, double>& panelSeconds() const { return m_panelSeconds; }
-    // CPU seconds of the GUI thread since the dashboard was made (everything it did, not only drawing).
-    double guiThreadSeconds() const { return RefreshPacer::threadCpuSeconds() - m_cpuAtStart; }
     static constexpr int kRefreshIntervalMs = 33;   // at most ~30 redraws a second
     static constexpr int kSlowestRefreshMs = 1000;  // at least one a second
     static constexpr double kMaxGuiShare = 0.04;    // of one core, for the whole GUI thread
@@ -71,7 +69,6 @@ class Dashboard : public QMainWindow {
     QTimer m_refreshTimer;
     RefreshPacer m_pacer{kMaxGuiShare, kRefreshIntervalMs, kSlowestRefreshMs};
     bool m_staleWhileHidden = false;
-    double m_cpuAtStart = RefreshPacer::threadCpuSeconds();
     QByteArray m_layoutBeforeMaximise;
     int m_refreshCount = 0;
     double m_refreshSeconds = 0.0;

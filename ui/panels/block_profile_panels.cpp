@@ -66,10 +66,6 @@ BlockGradientPanel::BlockGradientPanel(const TelemetryStore& store, QWidget* par
     connect(m_tensor, &QComboBox::currentIndexChanged, this, &BlockGradientPanel::refresh);
 }
 
-void BlockGradientPanel::setTensor(GradientTensor tensor) {
-    m_tensor->setCurrentIndex(m_tensor->findData(static_cast<int>(tensor)));
-}
-
 PlotContent BlockGradientPanel::buildContent(int) const {
     const auto tensor = static_cast<GradientTensor>(m_tensor->currentData().toInt());
     PlotContent content;

@@ -32,7 +32,6 @@ class BlockGradientPanel : public BlockProfilePanel {
   public:
     explicit BlockGradientPanel(const TelemetryStore& store, QWidget* parent = nullptr);
     PlotContent buildContent(int columns) const override;
-    void setTensor(GradientTensor tensor);
 
   private:
     QComboBox* m_tensor = nullptr;

@@ -12,7 +12,6 @@ class RefreshPacer {
 
     // Called at the end of each redraw (on the GUI thread): the wait before the next one.
     int nextIntervalMs();
-    int intervalMs() const { return m_intervalMs; }
     // The calling thread's CPU time so far, in seconds.
     static double threadCpuSeconds();
 

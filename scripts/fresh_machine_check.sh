@@ -72,6 +72,10 @@ prepare_root() {
     safe_remove "$target" || exit 1
     cp -a "$WORK/base" "$target"
     cp /etc/resolv.conf "$target/etc/resolv.conf"
+    # /etc/hosts as Debian's installer writes it (debootstrap writes none, and without it "localhost"
+    # does not resolve: torchrun's rendezvous then waits forever).
+    printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' "$(hostname)" \
+        >"$target/etc/hosts"
     if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
         mkdir -p "$target/usr/local/share/ca-certificates"
         cp /usr/local/share/ca-certificates/*.crt "$target/usr/local/share/ca-certificates/"

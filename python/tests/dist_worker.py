@@ -2,6 +2,7 @@
 # trains the nanoGPT-shaped model on its half of each batch under DDP, FSDP2 or HSDP, optionally in
 # micro-batches under no_sync, with normlab.watch recording; rank 0 writes the run folder.
 import contextlib
+import os
 
 import torch
 import torch.distributed as dist
@@ -26,6 +27,7 @@ def wrap(mode, model, world):
 
 
 def run_rank(rank, world, mode, out, init_file):
+    os.environ["GLOO_SOCKET_IFNAME"] = "lo"  # loopback, whatever the machine's hostname resolves to
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
     torch.set_num_threads(1)
     model, _ = make("nanogpt")
@@ -46,3 +48,7 @@ def run_rank(rank, world, mode, out, init_file):
     w.close()
     dist.barrier()  # no rank tears gloo down while another still talks to it
     dist.destroy_process_group()
+    # Leave without the interpreter's shutdown: gloo's threads of the 2-D (HSDP) mesh's groups have
+    # aborted it now and then ("terminate called without an active exception", about 1 in 80 runs
+    # here). Everything the test reads was written and closed above.
+    os._exit(0)

@@ -14,7 +14,7 @@ EXAMPLE = os.path.join(PYTHON_DIR, "examples", "train_gpt2.py")
 
 def torchrun(out, steps, processes=2):
     torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
-    env = {**os.environ, "PYTHONPATH": PYTHON_DIR, "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": PYTHON_DIR, "OMP_NUM_THREADS": "1", "GLOO_SOCKET_IFNAME": "lo"}
     return subprocess.Popen([torchrun, "--standalone", f"--nproc-per-node={processes}", EXAMPLE, "--out", str(out),
                              "--steps", str(steps)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)

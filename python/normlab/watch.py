@@ -118,11 +118,12 @@ class Watch:
         returns it; block gradient norms are then reported before clipping too."""
         values = {k: v for k, v in (("loss", loss), ("grad_norm", grad_norm), ("val_loss", val_loss))
                   if v is not None}
+        # Only attaches values: the read-back waits for the next optimizer.step() (or close()), the same
+        # point on every rank, so a w.log called on rank 0 alone never pairs its all-reduce with another
+        # rank's gradient all-reduce.
         if self.step > self._last_user_step and self._window and self._window[-1].step == self.step:
             self._window[-1].user.update(values)
             self._last_user_step = self.step
-            if self._logged is not None and self._logged.step == self.step:
-                self._guarded(self._flush)
         else:
             self._pending_user.update(values)
 
@@ -289,7 +290,7 @@ class Watch:
 
     def _prepare(self, optimizer):
         if self._logged is not None:
-            self._flush()  # the previous logged step, when w.log did not come for it
+            self._flush()  # the previous logged step: its w.log values have come by now
         step = self.step + 1
         lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
         self._window.append(_Step(step, lr, None, dict(self._pending_user)))

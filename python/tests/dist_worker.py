@@ -45,6 +45,8 @@ def run_rank(rank, world, mode, out, init_file):
                 (loss_of("nanogpt", wrapped, part) / len(micro)).backward()
         optimizer.step()
         optimizer.zero_grad()
+        if mode == "ddp" and rank == 0:  # many scripts log from rank 0 alone: that must not hang
+            w.log(val_loss=float(step))
     w.close()
     dist.barrier()  # no rank tears gloo down while another still talks to it
     dist.destroy_process_group()

@@ -46,6 +46,8 @@ def test_two_processes_log_what_one_process_logs(mode, single, tmp_path):
             for field in BLOCK_FIELDS:
                 assert_close(mine.iloc[block][field], theirs.iloc[block][field], rel=1e-5,
                              what=f"{mode} step {step} block {block} {field}")
+    if mode == "ddp":  # w.log called on rank 0 only
+        assert list(run.steps.val_loss) == [float(s) for s in range(1, STEPS + 1)]
     # rank 1 wrote nothing: the folder holds one writer's files
     assert sorted(os.listdir(out)) == ["config.json", "events.jsonl", "metrics.jsonl", "summary.json"] or \
         sorted(os.listdir(out)) == ["config.json", "metrics.jsonl", "summary.json"]

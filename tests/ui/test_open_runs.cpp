@@ -43,6 +43,8 @@ class OpenRunsTest : public QObject {
 
   private:
     static bool waitLoaded(MainWindow& window);
+    // Opens `folder` in `window` (shown) and waits until it is read; the opened run, or null.
+    static const normlab::ui::RunHistory* openAndLoad(MainWindow& window, const QString& folder);
     QTemporaryDir m_dir;
 };
 
@@ -55,14 +57,17 @@ bool OpenRunsTest::waitLoaded(MainWindow& window) {
     return QTest::qWaitFor([opener] { return opener->loading() == 0; }, 30000);
 }
 
+const normlab::ui::RunHistory* OpenRunsTest::openAndLoad(MainWindow& window, const QString& folder) {
+    window.show();
+    if (!window.openRunFolders({folder}).isEmpty() || !waitLoaded(window)) return nullptr;
+    return window.store().run(RunFolderOpener::kFirstOpenedId);
+}
+
 void OpenRunsTest::cliRunOpensWithItsExactValues() {
     const QString folder = m_dir.filePath(QStringLiteral("cli-run"));
     normlab::test::writeRunFolder(folder, normlab::test::tinyConfig(40));
     MainWindow window;
-    window.show();
-    QCOMPARE(window.openRunFolders({folder}), QStringList());
-    QVERIFY(waitLoaded(window));
-    const normlab::ui::RunHistory* opened = window.store().run(RunFolderOpener::kFirstOpenedId);
+    const normlab::ui::RunHistory* opened = openAndLoad(window, folder);
     QVERIFY(opened);
     QCOMPARE(opened->step, int64_t(40));
     QCOMPARE(opened->status, normlab::RunStatus::Completed);
@@ -190,10 +195,7 @@ void OpenRunsTest::droppedFolderOpens() {
 void OpenRunsTest::bridgeRunShowsPerBlockCharts() {
     const QString folder = QStringLiteral(NORMLAB_TEST_DATA_DIR "/bridge-run");
     MainWindow window;
-    window.show();
-    QCOMPARE(window.openRunFolders({folder}), QStringList());
-    QVERIFY(waitLoaded(window));
-    const normlab::ui::RunHistory* opened = window.store().run(RunFolderOpener::kFirstOpenedId);
+    const normlab::ui::RunHistory* opened = openAndLoad(window, folder);
     QVERIFY(opened);
     QCOMPARE(opened->statusText(), QStringLiteral("opened from normlab-torch, completed"));
     QCOMPARE(opened->step, int64_t(8));

@@ -50,7 +50,7 @@ def record_attention(q, k, scale=None, mask=None, causal=True):
         _sink(None, q, k, scale if scale is not None else q.shape[-1] ** -0.5, mask, causal)
 
 
-def install_hf_interface(root, sink_name: str):
+def install_hf_interface(root):
     """Routes a Hugging Face model's attention through a wrapper of its current implementation that
     hands queries and keys to the active recorder, then calls the original. Returns the original name."""
     from transformers import AttentionInterface

@@ -41,9 +41,7 @@ def layer_record(values: BlockValues, roles: Sequence[str], grad_scale: float, h
         resid_attn = _ratio(values.acts[RESID_ATTN], values.acts[RESID_ATTN_COUNT])
         if resid_attn is not None:
             record["resid_attn"] = resid_attn
-    record["grad"] = {role: math.sqrt(values.grad_squares[ROLES.index(role)]) * grad_scale
-                      if math.isfinite(values.grad_squares[ROLES.index(role)]) else float("nan")
-                      for role in roles}
+    record["grad"] = {role: math.sqrt(values.grad_squares[ROLES.index(role)]) * grad_scale for role in roles}
     if update_ratio and values.param_square > 0:
         record["update_ratio"] = math.sqrt(values.update_square / values.param_square)
     if values.acts[ENTROPY_ROWS] > 0:

@@ -130,13 +130,8 @@ class Watch:
     def event(self, message, key=None, value=None, kind="change"):
         """A marker of your own (a change of learning rate, data, anything), shown on the charts like a
         live change, at the step it applies from."""
-        if self.writer is not None and self.disabled is None:
-            record = {"step": self.step + 1, "kind": kind, "message": str(message)}
-            if key is not None:
-                record["key"] = str(key)
-            if value is not None:
-                record["value"] = str(value)
-            self.writer.event(record)
+        if self.disabled is None:
+            self._event(self.step + 1, kind, str(message), key=key, value=value)
 
     def close(self, status="completed", error=None):
         """Ends the run: the last steps are written and summary.json says `status` (or `diverged`)."""
@@ -150,14 +145,12 @@ class Watch:
             collective = status == "completed"  # a failing rank must not wait for the others
             self._guarded(lambda: self._flush(collective=collective))
         if self.writer is not None:
+            if status in ("failed", "stopped") and self.disabled is None:
+                self._event(self.step, status, error or f"the run was {status} at step {self.step}")
             if self.diverged_at is not None:
                 status = "diverged"
             elif self.disabled is not None:  # what was recorded ends early: say why
                 status, error = "failed", f"the bridge stopped recording: {self.disabled}"
-            if status != "completed" and self.disabled is None:
-                kind = "failed" if status == "failed" else "stopped"
-                self.writer.event({"step": self.step, "kind": kind,
-                                   "message": error or f"the run was {status} at step {self.step}"})
             self.writer.summary(self._summary(status, error))
             self.writer.close()
         sys.excepthook = self._previous_excepthook
@@ -229,7 +222,7 @@ class Watch:
                 handles.append(layout.qkv_split[b].register_forward_hook(
                     attention.qkv_split_hook(n_head, self._sample_attention)))
         if layout.hf_attention and self.attn_every > 0:
-            attention.install_hf_interface(layout.root, "normlab")
+            attention.install_hf_interface(layout.root)
         attention._sink = self._sample_attention
         handles.append(layout.root.register_forward_hook(self._loss_hook))
         return handles, [optimizer.register_step_pre_hook(self._before_step),
@@ -341,8 +334,8 @@ class Watch:
             if logged is not None and logged.sampled:
                 dist.all_reduce(logged.attn_max, op=dist.ReduceOp.MAX)
         host = packed.tolist()
-        user_norms = [self._host(s.user.get("grad_norm")) for s in window]
-        lrs = [self._host(s.lr) for s in window]
+        user_norms = self._host_values([s.user.get("grad_norm") for s in window])
+        lrs = self._host_values([s.lr for s in window])
         if host[-1] > 0:
             self._disable("the run folder could not be written on rank 0")
             return
@@ -418,19 +411,29 @@ class Watch:
         return torch.tensor([float(value), 1.0], dtype=torch.float64, device=self.device)
 
     @staticmethod
-    def _host(value):
-        if isinstance(value, torch.Tensor):
-            return float(local(value.detach()).float().cpu())
-        return None if value is None else float(value)
+    def _host_values(values):
+        """Floats (None kept) of values that may be tensors (lr, clip_grad_norm_'s result), with the
+        tensors copied to the host together: one synchronisation, not one per step."""
+        tensors = [i for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
+        out = [None if v is None else (v if i in tensors else float(v)) for i, v in enumerate(values)]
+        if tensors:
+            stacked = torch.stack([local(values[i].detach()).float().reshape(()) for i in tensors])
+            for i, value in zip(tensors, stacked.cpu().tolist()):
+                out[i] = value
+        return out
 
     def _writer_failed(self) -> bool:
         return self.writer is not None and self.writer.error is not None
 
-    def _event(self, step, kind, message, block=None):
+    def _event(self, step, kind, message, block=None, key=None, value=None):
+        """One events.jsonl record (rank 0 writes; the others have no writer)."""
         if self.writer is not None:
             record = {"step": step, "kind": kind, "message": message}
             if kind == "diverged":
                 record["block"] = block
+            for name, text in (("key", key), ("value", value)):
+                if text is not None:
+                    record[name] = str(text)
             self.writer.event(record)
 
     def _summary(self, status, error=None):
@@ -463,9 +466,7 @@ class Watch:
         if self._writer_failed():
             return  # the writer has already said so, once, on stderr and as an event
         print(f"normlab: the bridge stopped recording: {reason}", file=sys.stderr, flush=True)
-        if self.writer is not None:
-            self.writer.event({"step": self.step, "kind": "failed",
-                               "message": f"the bridge stopped recording: {reason}"})
+        self._event(self.step, "failed", f"the bridge stopped recording: {reason}")
 
     def _excepthook(self, kind, value, traceback):
         self._exception = value

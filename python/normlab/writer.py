@@ -88,12 +88,12 @@ class RunWriter:
         self._thread = threading.Thread(target=self._run, name="normlab-writer", daemon=True)
         self._thread.start()
 
-    # Called from the training thread: never blocks on the disk.
+    # Called from the training thread: they only queue the records; JSON is made on the writer's thread.
     def metrics(self, lines):
-        self._queue.put(("append", "metrics.jsonl", "".join(dumps(r) + "\n" for r in lines)))
+        self._queue.put(("append", "metrics.jsonl", lines))
 
     def event(self, record):
-        self._queue.put(("append", "events.jsonl", dumps(record) + "\n"))
+        self._queue.put(("append", "events.jsonl", [record]))
 
     def summary(self, record):
         self._queue.put(("summary", "summary.json", record))
@@ -135,7 +135,7 @@ class RunWriter:
             kind, name, payload = item
             try:
                 if kind == "append":
-                    self._append(name, payload)
+                    self._append(name, "".join(dumps(record) + "\n" for record in payload))
                 else:
                     self._write_atomic(name, payload)
             except OSError as problem:

@@ -9,9 +9,9 @@ if [ "${1:-}" = "--cli" ]; then
     export NORMLAB_CLI="$2"
     shift 2
 fi
-if ! "$VENV/bin/python" -c "import torch, transformers, pandas, pyarrow, pytest" 2>/dev/null; then
-    echo "normlab: FAILED: the bridge's tests need torch>=2.4, transformers, pandas, pyarrow and pytest in $VENV;" >&2
-    echo "normlab: create it with: bash $(cd "$HERE/../.." && pwd)/scripts/bridge_venv.sh" >&2
+SETUP="$(cd "$HERE/../.." && pwd)/scripts/bridge_venv.sh"
+if ! bash "$SETUP" --check; then
+    echo "normlab: FAILED: the bridge's tests need that environment; create it with: bash $SETUP" >&2
     exit 1
 fi
 cd "$HERE/.."

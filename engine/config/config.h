@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -11,6 +12,9 @@ namespace normlab {
 
 enum class NormPlacement { Post, Pre, Peri, None };
 enum class NormType { LayerNorm, RmsNorm, DyT };
+// QK-norm: each head's queries and keys normalised over the head dimension before the dot product, with
+// one learnable gain per head dimension shared by the heads and no bias (Wortsman et al. 2023).
+enum class QkNorm { None, LayerNorm, RmsNorm };
 // DeepNorm and Admin scale the shortcut of Post-LN; with other placements see wiring_note().
 enum class Residual { Plain, DeepNorm, ReZero, Admin };
 enum class Activation { Relu, Gelu };
@@ -41,6 +45,7 @@ struct ModelConfig {
     double norm_eps = 1e-5;
     double embedding_std = 0.0;  // std of token and of position embeddings; 0: the init scheme's
     double dyt_alpha = 0.5;      // DyT: the initial alpha of tanh(alpha x) (the DyT paper: 1.0 for LLMs)
+    QkNorm qk_norm = QkNorm::None;
 };
 
 struct TrainConfig {
@@ -114,10 +119,14 @@ std::string wiring_note(const ModelConfig& model);
 
 // Every key as "a.b", for --help and error messages.
 std::vector<std::string> config_keys();
+// The strings a key accepts (an enum's names, data.task's tasks, device's), in the engine's order; empty
+// for a key that takes numbers, booleans or any string. Throws InputError for an unknown key.
+std::vector<std::string> config_key_choices(std::string_view key);
 
 // Enum <-> string, as written in JSON.
 std::string to_string(NormPlacement v);
 std::string to_string(NormType v);
+std::string to_string(QkNorm v);
 std::string to_string(Residual v);
 std::string to_string(Activation v);
 std::string to_string(InitScheme v);

@@ -29,6 +29,11 @@ constexpr auto enum_names(NormType) {
     return std::to_array<std::pair<E, std::string_view>>(
         {{E::LayerNorm, "layernorm"}, {E::RmsNorm, "rmsnorm"}, {E::DyT, "dyt"}});
 }
+constexpr auto enum_names(QkNorm) {
+    using E = QkNorm;
+    return std::to_array<std::pair<E, std::string_view>>(
+        {{E::None, "none"}, {E::LayerNorm, "layernorm"}, {E::RmsNorm, "rmsnorm"}});
+}
 constexpr auto enum_names(Residual) {
     using E = Residual;
     return std::to_array<std::pair<E, std::string_view>>(
@@ -244,6 +249,7 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(model, norm_eps),
         NORMLAB_KEY(model, embedding_std),
         NORMLAB_KEY(model, dyt_alpha),
+        NORMLAB_KEY(model, qk_norm),
         NORMLAB_KEY(train, optimizer),
         NORMLAB_KEY(train, lr),
         NORMLAB_KEY(train, warmup_steps),
@@ -357,10 +363,19 @@ std::vector<std::string> config_keys() {
     return keys;
 }
 
+std::vector<std::string> config_key_choices(std::string_view key) {
+    const KeyDescriptor* descriptor = find_key(key);
+    if (!descriptor) throw_unknown_key(key);
+    return descriptor->choices;
+}
+
 std::string to_string(NormPlacement v) {
     return enum_to_string(v);
 }
 std::string to_string(NormType v) {
+    return enum_to_string(v);
+}
+std::string to_string(QkNorm v) {
     return enum_to_string(v);
 }
 std::string to_string(Residual v) {

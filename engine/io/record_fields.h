@@ -35,6 +35,8 @@ inline constexpr LayerField kLayerFields[] = {
     {"update_ratio", &LayerTelemetry::update_ratio, false},
     {"attn_entropy", &LayerTelemetry::attn_entropy, false, kNotSampled},
     {"attn_max_logit", &LayerTelemetry::attn_max_logit, false, kNotSampled},
+    {"q_rms", &LayerTelemetry::q_rms, false, kNotSampled},
+    {"k_rms", &LayerTelemetry::k_rms, false, kNotSampled},
     {"resid_cross", &LayerTelemetry::resid_cross, true},
     {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true, kNotSampled},
     {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true, kNotSampled}};

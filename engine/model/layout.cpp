@@ -1,6 +1,7 @@
 // Builds the parameter layout table in checkpoint-contract names and decides which entries are active
 // for a given wiring (e.g. Peri-LN's output norms only under peri, RMSNorm has no bias). An encoder and
-// the decoder's cross-attention come after the decoder-only model's entries, which keep their order.
+// the decoder's cross-attention come after the decoder-only model's entries, which keep their order;
+// QK-norm's gains close each part.
 #include "engine/model/layout.h"
 
 namespace normlab {
@@ -68,6 +69,12 @@ class LayoutBuilder {
         block.cross_admin_omega = add(p + "cross_attn.admin_omega", {1}, i, ParamRole::AdminOmega);
     }
 
+    // QK-norm's gains of a block's attention ("attn." or "cross_attn." under the block's prefix).
+    void add_qk_norm(int& q_norm, int& k_norm, const std::string& p, int i, int head_dim) {
+        q_norm = add(p + "q_norm.weight", {head_dim}, i, ParamRole::QkNormWeight);
+        k_norm = add(p + "k_norm.weight", {head_dim}, i, ParamRole::QkNormWeight);
+    }
+
   private:
     ParamLayout& m_layout;
     int m_encoder_block = -1;
@@ -92,12 +99,19 @@ ParamLayout build_layout(const ModelConfig& model, int vocab) {
     LayoutBuilder builder(layout);
     const int d = model.d_model;
     const int d_ff = model.d_ff;
+    const int head_dim = d / model.heads;
     layout.wte = builder.add("wte.weight", {vocab, d}, -1, ParamRole::Embedding);
     layout.wpe = builder.add("wpe.weight", {model.seq_len, d}, -1, ParamRole::Embedding);
     for (int i = 0; i < model.layers; ++i)
         layout.blocks.push_back(builder.add_block(block_prefix(i), i, d, d_ff));
     layout.final_norm = builder.add_norm("final_norm", d, -1);
     layout.head = builder.add("head.weight", {vocab, d}, -1, ParamRole::Matrix);
+    // QK-norm's gains after the rest of each model, so the entries before them (and the seeds that
+    // initialise each entry by its index) stay what they were before QK-norm existed.
+    for (int i = 0; i < model.layers; ++i) {
+        BlockIndex& block = layout.blocks[i];
+        builder.add_qk_norm(block.q_norm, block.k_norm, block_prefix(i) + "attn.", i, head_dim);
+    }
     if (model.encoder_layers <= 0) return layout;
     for (int i = 0; i < model.layers; ++i)
         builder.add_cross_attention(layout.blocks[i], block_prefix(i), i, d);
@@ -107,6 +121,17 @@ ParamLayout build_layout(const ModelConfig& model, int vocab) {
     }
     builder.set_encoder_block(model.encoder_layers);
     layout.encoder_final_norm = builder.add_norm("encoder.final_norm", d, -1);
+    for (int i = 0; i < model.encoder_layers; ++i) {
+        builder.set_encoder_block(i);
+        BlockIndex& block = layout.encoder_blocks[i];
+        builder.add_qk_norm(block.q_norm, block.k_norm, "encoder." + block_prefix(i) + "attn.", i, head_dim);
+    }
+    builder.set_encoder_block(-1);
+    for (int i = 0; i < model.layers; ++i) {
+        BlockIndex& block = layout.blocks[i];
+        builder.add_qk_norm(block.cross_q_norm, block.cross_k_norm, block_prefix(i) + "cross_attn.", i,
+                            head_dim);
+    }
     return layout;
 }
 
@@ -118,6 +143,8 @@ bool is_active(const ParamEntry& entry, const ModelConfig& model) {
             return norm_active(entry.name, model.norm_placement) && model.norm_type != NormType::RmsNorm;
         case ParamRole::NormAlpha:
             return norm_active(entry.name, model.norm_placement) && model.norm_type == NormType::DyT;
+        case ParamRole::QkNormWeight:
+            return model.qk_norm != QkNorm::None;
         case ParamRole::ReZeroAlpha:
             return model.residual == Residual::ReZero;
         case ParamRole::AdminOmega:

@@ -12,7 +12,17 @@
 
 namespace normlab {
 
-enum class ParamRole { Embedding, Matrix, Bias, NormWeight, NormBias, NormAlpha, ReZeroAlpha, AdminOmega };
+enum class ParamRole {
+    Embedding,
+    Matrix,
+    Bias,
+    NormWeight,
+    NormBias,
+    NormAlpha,
+    QkNormWeight,  // a QK-norm gain [head_dim], shared by the heads (model.qk_norm)
+    ReZeroAlpha,
+    AdminOmega
+};
 
 struct ParamEntry {
     std::string name;
@@ -34,6 +44,7 @@ struct NormIndex {
 struct BlockIndex {
     NormIndex norm1, norm2, norm1_out, norm2_out;
     int qkv_weight = -1, qkv_bias = -1, out_weight = -1, out_bias = -1;
+    int q_norm = -1, k_norm = -1;  // QK-norm gains [head_dim] of the queries and the keys
     int fc1_weight = -1, fc1_bias = -1, fc2_weight = -1, fc2_bias = -1;
     int rezero_alpha = -1;  // [1], shared by the block's sub-layers
     int admin_omega = -1;   // [2], one shortcut scale per sub-layer (attention, FFN)
@@ -43,6 +54,7 @@ struct BlockIndex {
     int cross_q_weight = -1, cross_q_bias = -1;    // [d, d]
     int cross_kv_weight = -1, cross_kv_bias = -1;  // [2d, d]: k then v
     int cross_out_weight = -1, cross_out_bias = -1;
+    int cross_q_norm = -1, cross_k_norm = -1;
     int cross_admin_omega = -1;  // [1]
 };
 

@@ -73,6 +73,8 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     m_stats.resid_attn.resize(layers);
     m_stats.attn_entropy.reserve(layers);
     m_stats.attn_max_logit.reserve(layers);
+    m_stats.q_rms.reserve(layers);
+    m_stats.k_rms.reserve(layers);
     m_stats.dependency.reserve(slots);
     if (m_config.encoder_layers > 0) {
         const size_t encoder = static_cast<size_t>(m_config.encoder_layers);
@@ -134,7 +136,9 @@ size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
     const size_t probs = static_cast<size_t>(batch) * c.heads * static_cast<size_t>(seq) * seq;
     const size_t per_sublayer_common =
         6 * n * d + 6 * n;  // normed, branch, branch_normed, sum, output + stats
-    const size_t attention = 3 * n * d + probs + n * d;
+    // with QK-norm also the normalised q and k and their statistics
+    const size_t qk_norm = c.qk_norm == QkNorm::None ? 0 : 2 * n * d + 4 * n * static_cast<size_t>(c.heads);
+    const size_t attention = 3 * n * d + probs + n * d + qk_norm;
     const size_t feed_forward = 2 * n * d_ff;
     const size_t globals = 2 * n * d + 2 * n + n * static_cast<size_t>(vocab);
     const size_t scratch = 6 * n * d + 3 * n * d + n * d_ff;
@@ -176,6 +180,18 @@ void Model::ensure_activations(int batch, int seq) {
     carve_activations();
 }
 
+void Model::release_activations() {
+    m_backend->release(m_activations);
+    m_backend->release(m_tokens);
+    m_backend->release(m_targets);
+    m_activations = nullptr;
+    m_tokens = nullptr;
+    m_targets = nullptr;
+    m_batch = 0;
+    m_seq = 0;
+    m_sublayers.clear();
+}
+
 void Model::carve_activations() {
     const size_t n = static_cast<size_t>(m_batch) * m_seq;
     const size_t d = m_config.d_model;
@@ -202,6 +218,10 @@ void Model::carve_activations() {
             acts.qkv = take(3 * n * d);  // cross-attention: q [n, d], then kv [n, 2d]
             acts.probs = take(probs);
             acts.heads = take(n * d);
+            if (m_config.qk_norm != QkNorm::None) {
+                acts.qk_normed = take(2 * n * d);
+                acts.qk_stats = take(4 * n * static_cast<size_t>(m_config.heads));
+            }
         }
         acts.branch = take(n * d);
         acts.branch_normed = take(n * d);
@@ -316,17 +336,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
             stats = {slot, slot + 1};
         }
         const bool cross = step.kind == kCrossAttention;
-        if (cross) {
-            // q [n, d] from the decoder stream, kv [n, 2d] from the encoder's memory
-            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.cross_q_weight),
-                                      entry_ptr(index.cross_q_bias), n, d, d);
-            m_backend->linear_forward(acts.qkv + nd, memory_buffer(), entry_ptr(index.cross_kv_weight),
-                                      entry_ptr(index.cross_kv_bias), n, d, 2 * d);
-        } else {
-            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n,
-                                      d, 3 * d);
-        }
-        m_backend->attention_forward(acts.heads, acts.probs, attention_inputs(acts, cross),
+        m_backend->attention_forward(acts.heads, acts.probs, project_attention(step, u, n),
                                      attention_shape(step, batch, seq), stats);
         if (m_config.theory_mode) {
             f = acts.heads;
@@ -359,8 +369,11 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
 
 AttentionInputs Model::attention_inputs(const SublayerActivations& acts, bool cross) const {
     const int d = m_config.d_model;
+    const size_t nd = static_cast<size_t>(m_batch) * m_seq * d;
+    if (m_config.qk_norm != QkNorm::None)
+        return {acts.qk_normed, acts.qk_normed + nd, acts.qkv + 2 * nd, d, d};
     if (!cross) return packed_qkv(acts.qkv, d);
-    const float* kv = acts.qkv + static_cast<size_t>(m_batch) * m_seq * d;
+    const float* kv = acts.qkv + nd;
     return {acts.qkv, kv, kv + d, d, 2 * d};
 }
 
@@ -449,6 +462,8 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     collect_residual_stats(nd);
     stats.attn_entropy.clear();
     stats.attn_max_logit.clear();
+    stats.q_rms.clear();
+    stats.k_rms.clear();
     stats.cross_attn_entropy.clear();
     stats.cross_attn_max_logit.clear();
     stats.encoder_attn_entropy.clear();
@@ -456,6 +471,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     stats.dependency.clear();
     if (attention_stats) {
         collect_attention_stats(batch.batch, batch.seq);
+        measure_qk_rms(n);
         measure_dependency(nd);
     }
     if (!backward) return stats;
@@ -724,24 +740,17 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
                                        grad_branch, acts.heads, entry_ptr(out_weight), n, d, d, false);
             grad_heads = m_scratch[kGradHeads];
         }
+        // dq, dk, dv where the projections wrote q, k, v: planar with QK-norm, else packed like them
         float* grad_q = m_scratch[kGradQkv];
-        const AttentionShape shape = attention_shape(step, batch, seq);
-        const AttentionInputs inputs = attention_inputs(acts, cross);
-        if (!cross) {
-            m_backend->attention_backward({grad_q, grad_q + d, grad_q + 2 * d, 3 * d, 3 * d}, grad_heads,
-                                          inputs, acts.probs, shape);
-            m_backend->linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias), grad_q,
-                                       u, entry_ptr(index.qkv_weight), n, d, 3 * d, accumulate_u);
-        } else {
-            float* grad_kv = grad_q + nd;  // dq [n, d], then dkv [n, 2d]
-            m_backend->attention_backward({grad_q, grad_kv, grad_kv + d, d, 2 * d}, grad_heads, inputs,
-                                          acts.probs, shape);
-            m_backend->linear_backward(grad_u, grad_ptr(index.cross_q_weight), grad_ptr(index.cross_q_bias),
-                                       grad_q, u, entry_ptr(index.cross_q_weight), n, d, d, accumulate_u);
-            m_backend->linear_backward(m_scratch[kGradMemory], grad_ptr(index.cross_kv_weight),
-                                       grad_ptr(index.cross_kv_bias), grad_kv, memory_buffer(),
-                                       entry_ptr(index.cross_kv_weight), n, d, 2 * d, true);
-        }
+        AttentionGrads grads{grad_q, grad_q + nd, grad_q + 2 * nd, d, d};
+        if (m_config.qk_norm == QkNorm::None && !cross)
+            grads = {grad_q, grad_q + d, grad_q + 2 * d, 3 * d, 3 * d};
+        if (m_config.qk_norm == QkNorm::None && cross)
+            grads = {grad_q, grad_q + nd, grad_q + nd + d, d, 2 * d};
+        m_backend->attention_backward(grads, grad_heads, attention_inputs(acts, cross), acts.probs,
+                                      attention_shape(step, batch, seq));
+        backward_attention_projection(step, grad_q, u, grad_u, accumulate_u, m_scratch[kGradMemory],
+                                      m_scratch[kGradHeads], n);
     }
     if (input_norm) {
         m_backend->norm_backward(type, grad_residual, grad_ptr(norm_in.weight), grad_ptr(norm_in.bias),

@@ -24,6 +24,8 @@ struct ForwardStats {
     std::vector<double> attn_entropy;    // per block, with attention statistics (else empty): mean
                                          // entropy of attention rows (nats)
     std::vector<double> attn_max_logit;  // per block, with attention statistics: largest scaled logit
+    std::vector<double> q_rms, k_rms;    // per block, with attention statistics: RMS of the queries and of
+                                         // the keys entering attention, before any QK-norm
     std::vector<double> dependency;      // per sub-layer (2 per block), with attention statistics:
                                          // Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added;
                                          // with an encoder, then one per block's cross-attention, then
@@ -112,7 +114,10 @@ class Model {
         const float* input = nullptr;  // x entering the sub-layer [n, d]
         float* normed = nullptr;       // Norm_in(x) [n, d] (pre, peri)
         float* normed_stats = nullptr;
-        float* qkv = nullptr;            // [n, 3d]; cross-attention: q [n, d] then kv [n, 2d]
+        float* qkv = nullptr;            // [n, 3d]; cross-attention: q [n, d] then kv [n, 2d]; with
+                                         // QK-norm planar q, k, v [3, n, d] before the norm
+        float* qk_normed = nullptr;      // QK-norm only: normalised q then k [2, n, d]
+        float* qk_stats = nullptr;       // their norm statistics [2, n * heads, 2]
         float* probs = nullptr;          // [batch, heads, seq, seq]
         float* heads = nullptr;          // attention output before the projection [n, d]
         float* hidden_pre = nullptr;     // fc1 output [n, d_ff]
@@ -125,7 +130,8 @@ class Model {
         float* output_stats = nullptr;
     };
     void ensure_activations(int batch, int seq);
-    void carve_activations();  // points every activation view into m_activations for m_batch x m_seq
+    void release_activations();  // the next pass allocates them again (e.g. after QK-norm comes or goes)
+    void carve_activations();    // points every activation view into m_activations for m_batch x m_seq
     const float* head_input_buffer() const;  // the head's input: final norm output or last sub-layer
     void build_plan();
     const BlockIndex& block_index(const SublayerStep& step) const;
@@ -139,6 +145,15 @@ class Model {
     const float* sublayer_output(const SublayerStep& step) const;
     const float* memory_buffer() const;  // the encoder's output after its final norm, if any
     AttentionInputs attention_inputs(const SublayerActivations& acts, bool cross) const;
+    // Attention's input projections (attention_projection.cpp): q from u, k and v from u or (cross-
+    // attention) the memory, then QK-norm; returns where attention reads them.
+    AttentionInputs project_attention(const SublayerStep& step, const float* u, int n);
+    // Their backward pass from dq, dk, dv in `grads` (planar with QK-norm, else packed as attention's
+    // backward wrote them): adds the weights' gradients, writes (adds, with accumulate_u) dL/du to grad_u,
+    // and adds cross-attention's key and value part to the memory's gradient. `scratch` holds [n, d].
+    void backward_attention_projection(const SublayerStep& step, float* grads, const float* u, float* grad_u,
+                                       bool accumulate_u, float* grad_memory, float* scratch, int n);
+    void measure_qk_rms(int n);  // fills m_stats.q_rms and k_rms from the decoder's attention inputs
     int source_length(const Batch& batch) const;          // memory keys: 0 without an encoder, else [1, seq]
     std::vector<float> read_buffer(const float* buffer);  // host copy of an [n, d] activation
     void initialize_entry(int entry, uint64_t seed);
@@ -193,6 +208,8 @@ class Model {
     std::vector<double> m_slice_squares;
     std::vector<double> m_slice_sums;
     std::vector<float> m_attention_host;
+    std::vector<Slice> m_qk_slices;  // the queries' and keys' rows, for measure_qk_rms
+    std::vector<double> m_qk_squares;
 };
 
 }  // namespace normlab

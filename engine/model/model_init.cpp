@@ -102,6 +102,7 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
             break;
         }
         case ParamRole::NormWeight:
+        case ParamRole::QkNormWeight:
             for (float& v : values) v = 1.0f;
             break;
         case ParamRole::NormAlpha:
@@ -156,6 +157,11 @@ std::vector<int> Model::set_wiring(const ModelConfig& wiring) {
     m_config.residual = wiring.residual;
     m_config.deepnorm_alpha = wiring.deepnorm_alpha;
     m_config.deepnorm_beta = wiring.deepnorm_beta;
+    if (wiring.qk_norm != m_config.qk_norm) {
+        const bool buffers_change = (wiring.qk_norm == QkNorm::None) != (m_config.qk_norm == QkNorm::None);
+        m_config.qk_norm = wiring.qk_norm;
+        if (buffers_change) release_activations();  // QK-norm's buffers come and go with it
+    }
     refresh_active();
     std::vector<int> activated;
     for (size_t i = 0; i < m_active.size(); ++i) {

@@ -20,6 +20,7 @@ const std::vector<std::string>& live_keys() {
                                                   "model.norm_placement",
                                                   "model.norm_type",
                                                   "model.residual",
+                                                  "model.qk_norm",
                                                   "model.deepnorm_alpha",
                                                   "model.deepnorm_beta",
                                                   "telemetry.every",

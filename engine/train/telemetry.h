@@ -23,6 +23,8 @@ struct LayerTelemetry {
     double update_ratio = 0.0;  // ||update|| / ||parameters|| over the block's active tensors
     double attn_entropy = 0.0;
     double attn_max_logit = 0.0;
+    double q_rms = 0.0;  // RMS of the queries and of the keys entering attention (before any QK-norm)
+    double k_rms = 0.0;
     // Admin's dependency of each sub-layer on its branch: Var[F(x)] / Var[x + F(x)].
     double dependency_attn = 0.0;
     double dependency_ffn = 0.0;

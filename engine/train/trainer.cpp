@@ -167,6 +167,8 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
         if (!forward.attn_entropy.empty()) {
             layer.attn_entropy = forward.attn_entropy[b];
             layer.attn_max_logit = forward.attn_max_logit[b];
+            layer.q_rms = forward.q_rms[b];
+            layer.k_rms = forward.k_rms[b];
         }
         if (!forward.dependency.empty()) {
             layer.dependency_attn = forward.dependency[2 * b];

@@ -36,6 +36,7 @@ struct Wiring {
     Residual residual;
     bool theory_mode = false;
     int encoder_layers = 0;  // > 0: encoder-decoder (bidirectional encoder, cross-attention)
+    QkNorm qk_norm = QkNorm::None;
 };
 
 void PrintTo(const Wiring& wiring, std::ostream* out) {
@@ -59,6 +60,7 @@ TEST_P(CudaModelParity, LossTelemetryAndGradientsMatchTheCpuReference) {
     config.residual = wiring.residual;
     config.theory_mode = wiring.theory_mode;
     config.encoder_layers = wiring.encoder_layers;
+    config.qk_norm = wiring.qk_norm;
     const int vocab = 13;
     const Batch batch = testing::small_batch(vocab, 3, config.seq_len, 5);
 
@@ -79,6 +81,8 @@ TEST_P(CudaModelParity, LossTelemetryAndGradientsMatchTheCpuReference) {
     expect_values_close("resid_attn", actual.resid_attn, expected.resid_attn, kTolerance);
     expect_values_close("attn_entropy", actual.attn_entropy, expected.attn_entropy, kTolerance);
     expect_values_close("attn_max_logit", actual.attn_max_logit, expected.attn_max_logit, kTolerance);
+    expect_values_close("q_rms", actual.q_rms, expected.q_rms, kTolerance);
+    expect_values_close("k_rms", actual.k_rms, expected.k_rms, kTolerance);
     expect_values_close("dependency", actual.dependency, expected.dependency, 1e-3);  // a ratio of variances
     EXPECT_EQ(actual.first_nonfinite_block, expected.first_nonfinite_block);
     expect_values_close("resid_cross", actual.resid_cross, expected.resid_cross, kTolerance);
@@ -119,7 +123,13 @@ INSTANTIATE_TEST_SUITE_P(
         Wiring{"EncoderDecoderPostLN", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, false, 2},
         Wiring{"EncoderDecoderPeriDyTAdmin", NormPlacement::Peri, NormType::DyT, Residual::Admin, false, 2},
         Wiring{"EncoderDecoderTheoryPreLN", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain, true,
-               2}),
+               2},
+        Wiring{"PreLNQkLayerNorm", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain, false, 0,
+               QkNorm::LayerNorm},
+        Wiring{"PostLNQkRMSNorm", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, false, 0,
+               QkNorm::RmsNorm},
+        Wiring{"EncoderDecoderQkRMSNorm", NormPlacement::Pre, NormType::RmsNorm, Residual::Plain, false, 2,
+               QkNorm::RmsNorm}),
     [](const ::testing::TestParamInfo<Wiring>& info) { return info.param.name; });
 
 Config curve_config(const std::string& device, OptimizerKind optimizer) {

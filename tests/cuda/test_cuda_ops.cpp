@@ -304,6 +304,18 @@ void add_embeddings_and_linears(std::vector<OpCase>& cases) {
 
 void add_norms(std::vector<OpCase>& cases) {
     const int n = 70;  // three 32-row chunks, the last one partial
+    // QK-norm's LayerNorm: one head's width, no bias (b null), the gain shared by every row
+    for (const int d : {8, 32}) {
+        const size_t count = static_cast<size_t>(n) * d;
+        cases.push_back(
+            {"NormForwardLayerNormNoBias_d" + std::to_string(d),
+             {rnd(count, 61, 2.0), rnd(d, 62, 0.3, 1.0f), zeros(count), zeros(2 * static_cast<size_t>(n))},
+             {},
+             [n, d](Backend& b, float* const* f, int32_t* const*) {
+                 b.norm_forward(NormType::LayerNorm, f[2], f[3], f[0], f[1], nullptr, {}, n, d, 1e-5f);
+                 return std::vector<double>{};
+             }});
+    }
     for (const int d : {40, 96}) {
         const size_t count = static_cast<size_t>(n) * d;
         for (const NormType type : {NormType::LayerNorm, NormType::RmsNorm, NormType::DyT}) {

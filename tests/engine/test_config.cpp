@@ -74,6 +74,7 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.model.norm_eps, b.model.norm_eps);
     EXPECT_EQ(a.model.embedding_std, b.model.embedding_std);
     EXPECT_EQ(a.model.dyt_alpha, b.model.dyt_alpha);
+    EXPECT_EQ(a.model.qk_norm, b.model.qk_norm);
     EXPECT_EQ(a.train.optimizer, b.train.optimizer);
     EXPECT_EQ(a.train.lr, b.train.lr);
     EXPECT_EQ(a.train.warmup_steps, b.train.warmup_steps);
@@ -124,7 +125,8 @@ Config non_default_config() {
                AdminInit::Profiled,
                1e-6,
                0.5,
-               1.0};
+               1.0,
+               QkNorm::RmsNorm};
     c.train.optimizer = OptimizerKind::AdamW;
     c.train.weight_decay_mode = WeightDecayMode::Independent;
     c.train.lr = 3e-4;
@@ -184,6 +186,7 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "model.norm_eps",
                                                "model.embedding_std",
                                                "model.dyt_alpha",
+                                               "model.qk_norm",
                                                "train.optimizer",
                                                "train.lr",
                                                "train.warmup_steps",

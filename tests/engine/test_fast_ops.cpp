@@ -114,6 +114,21 @@ TEST_P(FastOps, Norms) {
     }
 }
 
+// QK-norm's LayerNorm has no bias (b null): the same values as a zero bias, in both paths.
+TEST_P(FastOps, LayerNormWithoutBias) {
+    const int d = 16;
+    const Floats x = random_tensor(n * d, 11), w = random_tensor(d, 12), zero_bias(d, 0.0f);
+    Floats y_ref(n * d), y_fast(n * d), y_zero(n * d), stats(2 * n);
+    reference.norm_forward(NormType::LayerNorm, y_ref.data(), stats.data(), x.data(), w.data(), nullptr, {},
+                           n, d, 1e-5f);
+    fast.norm_forward(NormType::LayerNorm, y_fast.data(), stats.data(), x.data(), w.data(), nullptr, {}, n, d,
+                      1e-5f);
+    reference.norm_forward(NormType::LayerNorm, y_zero.data(), stats.data(), x.data(), w.data(),
+                           zero_bias.data(), {}, n, d, 1e-5f);
+    expect_close("layernorm without bias, fast", y_fast, y_ref);
+    expect_close("layernorm without bias against a zero bias", y_ref, y_zero, 0.0);
+}
+
 TEST_P(FastOps, Attention) {
     const int heads = 2, head_dim = 8, seq = 16, batch = std::max(1, n / seq);
     const int d = heads * head_dim, rows = batch * seq;

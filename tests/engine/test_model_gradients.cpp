@@ -113,6 +113,22 @@ TEST(ModelGradientsTheory, TheoryModeModel) {
     }
 }
 
+// QK-norm (LayerNorm without bias, RMSNorm) on every attention: decoder-only under each placement, and
+// an encoder-decoder, whose cross-attention normalises the memory's keys.
+TEST(ModelGradientsQkNorm, EveryPlacementAndEncoderDecoder) {
+    for (QkNorm qk : {QkNorm::LayerNorm, QkNorm::RmsNorm}) {
+        for (NormPlacement placement :
+             {NormPlacement::Post, NormPlacement::Pre, NormPlacement::Peri, NormPlacement::None}) {
+            ModelConfig config = wired_config(placement, NormType::LayerNorm, Residual::Plain);
+            config.qk_norm = qk;
+            check_model_gradients(config, "qk " + to_string(qk) + "/" + to_string(placement));
+        }
+        ModelConfig encoder_decoder = wired_config(NormPlacement::Pre, NormType::RmsNorm, Residual::Plain, 2);
+        encoder_decoder.qk_norm = qk;
+        check_model_gradients(encoder_decoder, "qk " + to_string(qk) + "/encoder-decoder");
+    }
+}
+
 // Encoder-decoder: the encoder's bidirectional self-attention over the source, cross-attention whose
 // keys and values come from the memory (gradients flow back into the encoder), shared embeddings.
 ModelConfig encoder_decoder_config(NormPlacement placement, NormType type, Residual residual) {

@@ -41,6 +41,10 @@ CASES = {
     "encdec-admin": ["model.encoder_layers=2", "model.norm_placement=post", "model.residual=admin",
                      "model.admin_init=profiled"],
     "encdec-rezero": ["model.encoder_layers=2", "model.norm_placement=none", "model.residual=rezero"],
+    # QK-norm: each head's q and k normalised over the head dimension, one gain per head dimension
+    "qk-layernorm": ["model.norm_placement=pre", "model.qk_norm=layernorm"],
+    "qk-rmsnorm-post": ["model.norm_placement=post", "model.qk_norm=rmsnorm"],
+    "encdec-qk-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=pre", "model.qk_norm=rmsnorm"],
 }
 DTYPES = {"F32": np.float32, "F64": np.float64}
 
@@ -89,20 +93,41 @@ def source_mask(seq, source_len):
     return (torch.arange(seq) >= source_len).expand(seq, seq)
 
 
-def attention(params, prefix, u, heads, theory, mask):
+def qk_norm(params, name, x, heads, kind, eps):
+    """QK-norm: x [batch, positions, d] normalised per head over the head dimension, one gain [head_dim]
+    shared by the heads, no bias."""
+    if kind == "none":
+        return x
+    batch, positions, d = x.shape
+    h = x.reshape(batch, positions, heads, d // heads)
+    weight = params[name]
+    if kind == "layernorm":
+        h = F.layer_norm(h, (h.shape[-1],), weight, None, eps)
+    else:
+        h = weight * h * torch.rsqrt((h * h).mean(-1, keepdim=True) + eps)
+    return h.reshape(batch, positions, d)
+
+
+def attention(params, prefix, u, heads, theory, mask, qk=("none", 1e-5)):
     d = u.shape[-1]
     qkv = u @ params[prefix + "attn.qkv.weight"].T + params[prefix + "attn.qkv.bias"]
-    y = multi_head(*qkv.split(d, dim=-1), heads, mask)
+    q, k, v = qkv.split(d, dim=-1)
+    q = qk_norm(params, prefix + "attn.q_norm.weight", q, heads, *qk)
+    k = qk_norm(params, prefix + "attn.k_norm.weight", k, heads, *qk)
+    y = multi_head(q, k, v, heads, mask)
     if theory:
         return y
     return y @ params[prefix + "attn.out.weight"].T + params[prefix + "attn.out.bias"]
 
 
-def cross_attention(params, prefix, u, memory, heads, theory, mask):
+def cross_attention(params, prefix, u, memory, heads, theory, mask, qk=("none", 1e-5)):
     d = u.shape[-1]
     q = u @ params[prefix + "cross_attn.q.weight"].T + params[prefix + "cross_attn.q.bias"]
     kv = memory @ params[prefix + "cross_attn.kv.weight"].T + params[prefix + "cross_attn.kv.bias"]
-    y = multi_head(q, *kv.split(d, dim=-1), heads, mask)
+    k, v = kv.split(d, dim=-1)
+    q = qk_norm(params, prefix + "cross_attn.q_norm.weight", q, heads, *qk)
+    k = qk_norm(params, prefix + "cross_attn.k_norm.weight", k, heads, *qk)
+    y = multi_head(q, k, v, heads, mask)
     if theory:
         return y
     return y @ params[prefix + "cross_attn.out.weight"].T + params[prefix + "cross_attn.out.bias"]
@@ -136,6 +161,7 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
     heads = 1 if theory else m["heads"]
     activation = "relu" if theory else m["activation"]
     alpha = deepnorm_shortcut(m, encoder=base.startswith("encoder."))
+    qk = (m["qk_norm"], eps)
     for i in range(layers):
         prefix = f"{base}{i}."
         kinds = ["attention", "cross", "ffn"] if memory is not None else ["attention", "ffn"]
@@ -143,9 +169,9 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
             norm_name = {"attention": "norm1", "cross": "norm_cross", "ffn": "norm2"}[kind]
             u = norm(params, prefix + norm_name, x, norm_type, eps) if placement in ("pre", "peri") else x
             if kind == "attention":
-                f = attention(params, prefix, u, heads, theory, self_mask)
+                f = attention(params, prefix, u, heads, theory, self_mask, qk)
             elif kind == "cross":
-                f = cross_attention(params, prefix, u, memory, heads, theory, memory_mask)
+                f = cross_attention(params, prefix, u, memory, heads, theory, memory_mask, qk)
             else:
                 f = feed_forward(params, prefix, u, activation)
             if placement == "peri":

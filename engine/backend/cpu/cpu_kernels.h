@@ -74,7 +74,7 @@ inline void norm_forward_row(NormType type, float* out, float* stats, const floa
     const double rstd = 1.0 / std::sqrt(second_moment / d + eps);
     stats[0] = static_cast<float>(mean);
     stats[1] = static_cast<float>(rstd);
-    const bool has_bias = type == NormType::LayerNorm;  // RMSNorm has no bias (b may be null)
+    const bool has_bias = type == NormType::LayerNorm && b;  // RMSNorm and QK-norm have none (b null)
     for (int i = 0; i < d; ++i) out[i] = norm_value(type, in[i], mean, rstd, w[i], has_bias ? b[i] : 0.0f);
 }
 

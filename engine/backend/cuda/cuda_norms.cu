@@ -45,7 +45,7 @@ __global__ void norm_forward_kernel(NormType type, float* y, float* stats, const
         stats[2 * static_cast<size_t>(row)] = static_cast<float>(mean);
         stats[2 * static_cast<size_t>(row) + 1] = static_cast<float>(rstd);
     }
-    const bool has_bias = type == NormType::LayerNorm;
+    const bool has_bias = type == NormType::LayerNorm && b;  // QK-norm's LayerNorm has none
     for (int i = lane; i < d; i += kWarp)
         out[i] = norm_value(type, in[i], mean, rstd, w[i], has_bias ? b[i] : 0.0f);
 }

@@ -1,0 +1,154 @@
+// Attention's input projections, forward and backward: q from the sub-layer's input u, k and v from u
+// (self-attention) or the encoder's memory (cross-attention). Without QK-norm one packed product; with
+// it, q, k and v planar [3, n, d] and each head's q and k normalised over the head dimension with one
+// gain per head dimension, no bias (docs/model.md#qk-norm). Also the queries' and keys' RMS telemetry.
+#include <array>
+#include <cmath>
+
+#include "engine/model/model.h"
+
+namespace normlab {
+
+namespace {
+// One of q, k, v: the rows [first_row, first_row + d) of a projection weight and its bias.
+struct ProjectionPart {
+    int weight = -1;
+    int bias = -1;
+    int first_row = 0;
+};
+
+std::array<ProjectionPart, 3> projection_parts(const BlockIndex& index, bool cross, int d) {
+    if (cross)
+        return {{{index.cross_q_weight, index.cross_q_bias, 0},
+                 {index.cross_kv_weight, index.cross_kv_bias, 0},
+                 {index.cross_kv_weight, index.cross_kv_bias, d}}};
+    return {{{index.qkv_weight, index.qkv_bias, 0},
+             {index.qkv_weight, index.qkv_bias, d},
+             {index.qkv_weight, index.qkv_bias, 2 * d}}};
+}
+
+NormType qk_norm_type(QkNorm qk_norm) {
+    return qk_norm == QkNorm::RmsNorm ? NormType::RmsNorm : NormType::LayerNorm;
+}
+}  // namespace
+
+AttentionInputs Model::project_attention(const SublayerStep& step, const float* u, int n) {
+    const BlockIndex& index = block_index(step);
+    SublayerActivations& acts = m_sublayers[step.slot];
+    const int d = m_config.d_model;
+    const size_t nd = static_cast<size_t>(n) * d;
+    const bool cross = step.kind == kCrossAttentionSublayer;
+    const float* kv_source = cross ? memory_buffer() : u;
+    if (m_config.qk_norm == QkNorm::None) {
+        if (cross) {  // q [n, d], then kv [n, 2d]
+            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.cross_q_weight),
+                                      entry_ptr(index.cross_q_bias), n, d, d);
+            m_backend->linear_forward(acts.qkv + nd, kv_source, entry_ptr(index.cross_kv_weight),
+                                      entry_ptr(index.cross_kv_bias), n, d, 2 * d);
+        } else {
+            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n,
+                                      d, 3 * d);
+        }
+        return attention_inputs(acts, cross);
+    }
+    const auto parts = projection_parts(index, cross, d);
+    for (int part = 0; part < 3; ++part) {
+        const ProjectionPart& p = parts[part];
+        m_backend->linear_forward(acts.qkv + part * nd, part == 0 ? u : kv_source,
+                                  entry_ptr(p.weight) + static_cast<size_t>(p.first_row) * d,
+                                  entry_ptr(p.bias) + p.first_row, n, d, d);
+    }
+    const int rows = n * m_config.heads;  // one per (position, head)
+    const int head_dim = d / m_config.heads;
+    const int gains[2] = {cross ? index.cross_q_norm : index.q_norm,
+                          cross ? index.cross_k_norm : index.k_norm};
+    for (int part = 0; part < 2; ++part) {
+        m_backend->norm_forward(qk_norm_type(m_config.qk_norm), acts.qk_normed + part * nd,
+                                acts.qk_stats + 2 * static_cast<size_t>(part) * rows, acts.qkv + part * nd,
+                                entry_ptr(gains[part]), nullptr, {}, rows, head_dim,
+                                static_cast<float>(m_config.norm_eps));
+    }
+    return attention_inputs(acts, cross);
+}
+
+void Model::backward_attention_projection(const SublayerStep& step, float* grads, const float* u,
+                                          float* grad_u, bool accumulate_u, float* grad_memory,
+                                          float* scratch, int n) {
+    const BlockIndex& index = block_index(step);
+    const SublayerActivations& acts = m_sublayers[step.slot];
+    const int d = m_config.d_model;
+    const size_t nd = static_cast<size_t>(n) * d;
+    const bool cross = step.kind == kCrossAttentionSublayer;
+    const float* kv_source = cross ? memory_buffer() : u;
+    if (m_config.qk_norm == QkNorm::None) {
+        if (cross) {
+            m_backend->linear_backward(grad_u, grad_ptr(index.cross_q_weight), grad_ptr(index.cross_q_bias),
+                                       grads, u, entry_ptr(index.cross_q_weight), n, d, d, accumulate_u);
+            m_backend->linear_backward(grad_memory, grad_ptr(index.cross_kv_weight),
+                                       grad_ptr(index.cross_kv_bias), grads + nd, kv_source,
+                                       entry_ptr(index.cross_kv_weight), n, d, 2 * d, true);
+        } else {
+            m_backend->linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias), grads, u,
+                                       entry_ptr(index.qkv_weight), n, d, 3 * d, accumulate_u);
+        }
+        return;
+    }
+    const auto parts = projection_parts(index, cross, d);
+    const int rows = n * m_config.heads;
+    const int head_dim = d / m_config.heads;
+    const int gains[2] = {cross ? index.cross_q_norm : index.q_norm,
+                          cross ? index.cross_k_norm : index.k_norm};
+    for (int part = 0; part < 3; ++part) {
+        const float* grad_out = grads + part * nd;
+        if (part < 2) {  // through the norm to the raw projection's output
+            m_backend->norm_backward(qk_norm_type(m_config.qk_norm), scratch, grad_ptr(gains[part]), nullptr,
+                                     nullptr, grad_out, acts.qkv + part * nd,
+                                     acts.qk_stats + 2 * static_cast<size_t>(part) * rows,
+                                     entry_ptr(gains[part]), {}, rows, head_dim, false);
+            grad_out = scratch;
+        }
+        const ProjectionPart& p = parts[part];
+        const bool from_u = part == 0 || !cross;
+        const size_t row_offset = static_cast<size_t>(p.first_row) * d;
+        m_backend->linear_backward(from_u ? grad_u : grad_memory, grad_ptr(p.weight) + row_offset,
+                                   grad_ptr(p.bias) + p.first_row, grad_out, from_u ? u : kv_source,
+                                   entry_ptr(p.weight) + row_offset, n, d, d,
+                                   part == 0 ? accumulate_u : true);
+    }
+}
+
+void Model::measure_qk_rms(int n) {
+    const int d = m_config.d_model;
+    const size_t nd = static_cast<size_t>(n) * d;
+    const bool planar = m_config.qk_norm != QkNorm::None;
+    // per decoder block: its queries' slices, then its keys' (one each when planar, else one per row)
+    const size_t per_part = planar ? 1 : static_cast<size_t>(n);
+    m_qk_slices.clear();
+    for (int block = 0; block < m_config.layers; ++block) {
+        const size_t qkv =
+            static_cast<size_t>(m_sublayers[2 * static_cast<size_t>(block)].qkv - m_activations);
+        for (int part = 0; part < 2; ++part) {
+            if (planar) {
+                m_qk_slices.push_back({qkv + part * nd, nd});
+                continue;
+            }
+            for (int row = 0; row < n; ++row)
+                m_qk_slices.push_back({qkv + static_cast<size_t>(row) * 3 * d + static_cast<size_t>(part) * d,
+                                       static_cast<size_t>(d)});
+        }
+    }
+    m_qk_squares.resize(m_qk_slices.size());
+    m_backend->sum_squares(m_activations, m_qk_slices, m_qk_squares.data());
+    m_stats.q_rms.clear();
+    m_stats.k_rms.clear();
+    for (int block = 0; block < m_config.layers; ++block) {
+        for (int part = 0; part < 2; ++part) {
+            const size_t first = (2 * static_cast<size_t>(block) + part) * per_part;
+            double total = 0.0;
+            for (size_t i = first; i < first + per_part; ++i) total += m_qk_squares[i];
+            (part == 0 ? m_stats.q_rms : m_stats.k_rms).push_back(std::sqrt(total / static_cast<double>(nd)));
+        }
+    }
+}
+
+}  // namespace normlab

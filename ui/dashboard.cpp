@@ -18,7 +18,7 @@ namespace normlab::ui {
 namespace {
 // The default arrangement's rows of panels (indices in the order they are added), top to bottom; the
 // dashboard figure uses the same rows.
-const std::vector<std::vector<size_t>> kRows = {{0, 1, 2}, {3, 4}, {5, 6}};
+const std::vector<std::vector<size_t>> kRows = {{0, 1, 2}, {3, 4}, {5, 6, 7}};
 }  // namespace
 
 Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(parent), m_store(store) {
@@ -33,6 +33,7 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
     addPanel(new HeatmapPanel(HeatmapPanel::Quantity::Resid, store));
     addPanel(new UpdateRatioPanel(store));
     addPanel(new AttentionPanel(store));
+    addPanel(new AttentionLogitPanel(store));
     resetLayout();
 
     m_refreshTimer.setSingleShot(true);

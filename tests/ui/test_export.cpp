@@ -44,6 +44,8 @@ void fillStore(TelemetryStore& store) {
                 record.layers[b].update_ratio = 1e-3 / (b + 1);
                 record.layers[b].attn_entropy = 2.0;
                 record.layers[b].attn_max_logit = 5.0 + b;
+                record.layers[b].q_rms = 1.0 + 0.01 * step;
+                record.layers[b].k_rms = 0.5 + 0.002 * step * (b + 1);
             }
             update.records.push_back(record);
         }
@@ -133,7 +135,7 @@ void ExportTest::initTestCase() {
 }
 
 void ExportTest::everyPanelExportsEveryFormat() {
-    QCOMPARE(m_dashboard->panels().size(), size_t(7));
+    QCOMPARE(m_dashboard->panels().size(), size_t(8));
     for (ChartPanel* panel : m_dashboard->panels()) {
         const QString base = m_dir.filePath(panel->id());
         ImageExportOptions options;

@@ -88,22 +88,23 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     bindInt(model, tr("Heads"), "model.heads", 1, 128, tr("Attention heads; must divide d_model"));
     bindInt(model, tr("d_ff"), "model.d_ff", 4, 16384, tr("Hidden width of the feed-forward layer"));
     bindInt(model, tr("Sequence length"), "model.seq_len", 2, 4096, tr("Tokens per training sequence"));
-    bindCombo(model, tr("Activation"), "model.activation", {"relu", "gelu"}, tr("Feed-forward activation"));
-    bindCombo(model, tr("Init"), "model.init", {"xavier_normal", "xavier_uniform", "gpt2"},
-              tr("Weight initialisation"));
+    bindCombo(model, tr("Activation"), "model.activation", tr("Feed-forward activation"));
+    bindCombo(model, tr("Init"), "model.init", tr("Weight initialisation"));
     bindCheck(model, tr("Theory mode"), "model.theory_mode",
               tr("Xiong et al.'s simplified model (Lemma 2 bands appear on the activation chart)"));
 
     QFormLayout* norms = addGroup(tr("Normalisation and residuals"));
-    bindCombo(norms, tr("Norm placement"), "model.norm_placement", {"post", "pre", "peri", "none"},
+    bindCombo(norms, tr("Norm placement"), "model.norm_placement",
               tr("Post-LN: norm after the residual sum; Pre-LN: before each sub-layer; Peri-LN: around it"));
-    bindCombo(norms, tr("Norm type"), "model.norm_type", {"layernorm", "rmsnorm", "dyt"},
-              tr("LayerNorm, RMSNorm or DyT (tanh)"));
+    bindCombo(norms, tr("Norm type"), "model.norm_type", tr("LayerNorm, RMSNorm or DyT (tanh)"));
+    bindCombo(norms, tr("QK-norm"), "model.qk_norm",
+              tr("Normalise each head's queries and keys before the dot product (learnable gain per head "
+                 "dimension): bounds attention logits at high learning rates"));
     bindNumber(norms, tr("DyT alpha"), "model.dyt_alpha",
                tr("DyT's initial alpha in tanh(alpha x) (norm type dyt); the DyT paper uses 1.0 for LLMs"));
-    bindCombo(norms, tr("Residual scheme"), "model.residual", {"plain", "deepnorm", "rezero", "admin"},
+    bindCombo(norms, tr("Residual scheme"), "model.residual",
               tr("DeepNorm and Admin rescale the shortcut of Post-LN; ReZero gates each branch"));
-    bindCombo(norms, tr("Admin init"), "model.admin_init", {"closed", "profiled"},
+    bindCombo(norms, tr("Admin init"), "model.admin_init",
               tr("Admin's omega from the closed form or profiled on a batch at init"));
     m_residualConstants = new QLabel;
     m_residualConstants->setObjectName(QStringLiteral("residualConstants"));
@@ -111,18 +112,15 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     norms->addRow(QString(), m_residualConstants);
 
     QFormLayout* optimisation = addGroup(tr("Optimisation"));
-    bindCombo(optimisation, tr("Optimizer"), "train.optimizer", {"adam", "adamw", "radam", "sgd"},
-              tr("Update rule"));
+    bindCombo(optimisation, tr("Optimizer"), "train.optimizer", tr("Update rule"));
     bindNumber(optimisation, tr("Learning rate"), "train.lr", tr("Peak learning rate (e.g. 3e-3)"));
     addWarmupRow(optimisation);
-    bindCombo(optimisation, tr("Schedule"), "train.schedule",
-              {"constant", "linear", "inverse_sqrt", "cosine", "noam"},
-              tr("Learning-rate schedule after warmup"));
+    bindCombo(optimisation, tr("Schedule"), "train.schedule", tr("Learning-rate schedule after warmup"));
     bindNumber(optimisation, tr("Clip grad norm"), "train.clip_grad_norm",
                tr("Global gradient-norm clipping; 0: off"));
     bindNumber(optimisation, tr("Weight decay"), "train.weight_decay",
                tr("Decoupled for AdamW, L2 otherwise"));
-    bindCombo(optimisation, tr("Decay mode"), "train.weight_decay_mode", {"lr_coupled", "independent"},
+    bindCombo(optimisation, tr("Decay mode"), "train.weight_decay_mode",
               tr("AdamW: decay by lr x weight decay (lr_coupled, PyTorch's AdamW) or by weight decay x "
                  "lr / peak lr (independent: Wortsman et al., who use 1e-4)"));
     bindInt(optimisation, tr("Batch size"), "train.batch_size", 1, 4096, tr("Sequences per step"));
@@ -131,7 +129,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
             tr("Seed of initialisation and data order"));
 
     QFormLayout* task = addGroup(tr("Task"));
-    bindCombo(task, tr("Task"), "data.task", {"text", "copy", "reverse", "sort", "modadd"},
+    bindCombo(task, tr("Task"), "data.task",
               tr("text: byte-level language model; the others are synthetic sequence tasks"));
     addTextFileRow(task);
 
@@ -174,10 +172,12 @@ void ConfigPanel::addRow(QFormLayout* form, const QString& label, const QString&
     form->addRow(name, widget);
 }
 
-void ConfigPanel::bindCombo(QFormLayout* form, const QString& label, const QString& key,
-                            const QStringList& choices, const QString& tip) {
+void ConfigPanel::bindCombo(QFormLayout* form, const QString& label, const QString& key, const QString& tip) {
     std::vector<Choice> items;
-    for (const QString& choice : choices) items.push_back({choice, choice, QString()});
+    for (const std::string& name : normlab::config_key_choices(key.toStdString())) {
+        const QString choice = QString::fromStdString(name);
+        items.push_back({choice, choice, QString()});
+    }
     bindChoices(form, label, key, items, tip);
 }
 

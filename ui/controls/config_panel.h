@@ -54,8 +54,8 @@ class ConfigPanel : public QWidget {
     QFormLayout* addGroup(const QString& title);
     void addRow(QFormLayout* form, const QString& label, const QString& key, QWidget* widget,
                 const QString& tip);
-    void bindCombo(QFormLayout* form, const QString& label, const QString& key, const QStringList& choices,
-                   const QString& tip);
+    // A combo of the strings the engine accepts for `key` (config_key_choices).
+    void bindCombo(QFormLayout* form, const QString& label, const QString& key, const QString& tip);
     void bindChoices(QFormLayout* form, const QString& label, const QString& key,
                      const std::vector<Choice>& choices, const QString& tip);
     void bindInt(QFormLayout* form, const QString& label, const QString& key, int min, int max,

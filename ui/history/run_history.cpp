@@ -62,12 +62,17 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     if (record.layers.empty()) return;
 
     const size_t blocks = record.layers.size();
-    if (updateRatio.size() != blocks) updateRatio.assign(blocks, DecimatedSeries(kBlockSeriesCapacity));
+    for (auto* perBlock : {&updateRatio, &blockMaxLogit, &queryRms, &keyRms}) {
+        if (perBlock->size() != blocks) perBlock->assign(blocks, DecimatedSeries(kBlockSeriesCapacity));
+    }
     std::vector<double> gradColumn(blocks), residColumn(blocks);
     double entropySum = 0.0, maxLogit = -INFINITY;
     for (size_t b = 0; b < blocks; ++b) {
         const normlab::LayerTelemetry& layer = record.layers[b];
         updateRatio[b].append(x, layer.update_ratio);
+        blockMaxLogit[b].append(x, layer.attn_max_logit);  // steps without attention statistics: NaN, skipped
+        queryRms[b].append(x, layer.q_rms);
+        keyRms[b].append(x, layer.k_rms);
         entropySum += layer.attn_entropy;
         maxLogit = std::max(maxLogit, layer.attn_max_logit);
         gradColumn[b] = gradientOf(layer, GradientTensor::Total);
@@ -88,6 +93,9 @@ void RunHistory::clearHistory() {
     lr.clear();
     gradNorm.clear();
     updateRatio.clear();
+    blockMaxLogit.clear();
+    queryRms.clear();
+    keyRms.clear();
     attnEntropyMean.clear();
     attnMaxLogit.clear();
     latestLayers.clear();

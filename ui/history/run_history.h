@@ -45,8 +45,10 @@ struct RunHistory {
     int firstBadLayer = -1;
 
     DecimatedSeries loss, valLoss, lr, gradNorm;
-    DecimatedSeries attnEntropyMean, attnMaxLogit;       // mean entropy / largest logit over blocks
-    std::vector<DecimatedSeries> updateRatio;            // per block
+    DecimatedSeries attnEntropyMean, attnMaxLogit;  // mean entropy / largest logit over blocks
+    std::vector<DecimatedSeries> updateRatio;       // per block
+    // per block, on steps with attention statistics: the largest logit and the queries' and keys' RMS
+    std::vector<DecimatedSeries> blockMaxLogit, queryRms, keyRms;
     std::vector<normlab::LayerTelemetry> latestLayers;   // newest logged step
     std::vector<normlab::LayerTelemetry> initialLayers;  // first logged step
     int64_t latestLayersStep = 0;

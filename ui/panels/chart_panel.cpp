@@ -6,12 +6,14 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
 #include <QVBoxLayout>
 
 #include "ui/panels/panel_export.h"
 #include "ui/panels/run_captions.h"
+#include "ui/panels/run_selector.h"
 
 namespace normlab::ui {
 
@@ -25,6 +27,15 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, const TelemetryS
     m_header = new QHBoxLayout;
     m_header->setContentsMargins(4, 0, 4, 0);
     layout->addLayout(m_header);
+}
+
+RunSelector* ChartPanel::addRunSelector() {
+    auto* runs = new RunSelector(m_store);
+    header()->addWidget(new QLabel(tr("Run")));
+    header()->addWidget(runs);
+    header()->addStretch();
+    connect(runs, &QComboBox::currentIndexChanged, this, &ChartPanel::refresh);
+    return runs;
 }
 
 void ChartPanel::setChartWidget(QWidget* chart) {

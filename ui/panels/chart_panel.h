@@ -13,6 +13,8 @@ class QMenu;
 
 namespace normlab::ui {
 
+class RunSelector;
+
 class ChartPanel : public QWidget {
     Q_OBJECT
   public:
@@ -39,6 +41,8 @@ class ChartPanel : public QWidget {
   protected:
     void setChartWidget(QWidget* chart);
     QHBoxLayout* header() const { return m_header; }
+    // A "Run" chooser in the header, refreshing the chart when the choice changes.
+    RunSelector* addRunSelector();
     const TelemetryStore& store() const { return m_store; }
     void contextMenuEvent(QContextMenuEvent* event) override;
     // Entries a kind of chart adds to the context menu (zoom, notes), for a right click at `at` in the

@@ -1,21 +1,14 @@
-// Content of the update-ratio and attention charts.
+// Content of the update-ratio, attention and attention-logit charts.
 #include "ui/panels/dynamics_panels.h"
-
-#include <QLabel>
 
 #include "ui/panels/event_markers.h"
 #include "ui/panels/run_captions.h"
-#include "ui/plots/colour_map.h"
 
 namespace normlab::ui {
 
 UpdateRatioPanel::UpdateRatioPanel(const TelemetryStore& store, QWidget* parent)
     : LinePanel(QStringLiteral("update_ratio"), tr("Update / parameter ratio per block"), store, parent) {
-    m_runs = new RunSelector(store);
-    header()->addWidget(new QLabel(tr("Run")));
-    header()->addWidget(m_runs);
-    header()->addStretch();
-    connect(m_runs, &QComboBox::currentIndexChanged, this, &UpdateRatioPanel::refresh);
+    m_runs = addRunSelector();
 }
 
 PlotContent UpdateRatioPanel::buildContent(int columns) const {
@@ -26,15 +19,28 @@ PlotContent UpdateRatioPanel::buildContent(int columns) const {
     content.emptyText = tr("Appears after the first step");
     const RunHistory* run = m_runs->selectedRun();
     if (!run) return content;
-    const int blocks = static_cast<int>(run->updateRatio.size());
-    for (int b = 0; b < blocks; ++b) {
-        // Colour runs from dark (block 0) to light (last block); legend only at the ends.
-        const double depth = blocks > 1 ? static_cast<double>(b) / (blocks - 1) : 0.0;
-        PlotSeries series{tr("block %1").arg(b), viridis(depth * 0.9), pointsOf(run->updateRatio[b], columns),
-                          1.3};
-        series.inLegend = b == 0 || b == blocks - 1;
-        content.series.push_back(series);
-    }
+    addBlockSeries(content, run->updateRatio, columns);
+    content.markers = eventMarkers(store());
+    return content;
+}
+
+AttentionLogitPanel::AttentionLogitPanel(const TelemetryStore& store, QWidget* parent)
+    : LinePanel(QStringLiteral("attention_logits"), tr("Attention logits and q, k RMS per block"), store,
+                parent) {
+    m_runs = addRunSelector();
+}
+
+PlotContent AttentionLogitPanel::buildContent(int columns) const {
+    PlotContent content;
+    content.x = stepAxis();
+    content.y = AxisSpec{tr("largest logit"), true, std::nullopt, std::nullopt, tr("solid")};
+    content.y2 = AxisSpec{tr("RMS of q, k"), true, std::nullopt, std::nullopt, tr("q dashed, k dotted")};
+    content.emptyText = tr("Appears after the first step with attention statistics");
+    const RunHistory* run = m_runs->selectedRun();
+    if (!run) return content;
+    addBlockSeries(content, run->blockMaxLogit, columns);
+    addBlockSeries(content, run->queryRms, columns, tr(" q RMS"), Qt::DashLine, true);
+    addBlockSeries(content, run->keyRms, columns, tr(" k RMS"), Qt::DotLine, true);
     content.markers = eventMarkers(store());
     return content;
 }

@@ -1,5 +1,6 @@
-// Training dynamics over steps: the update/parameter ratio per block of one run (colour = depth), and
-// attention health for every visible run (mean entropy over blocks, largest logit on a second axis).
+// Training dynamics over steps: the update/parameter ratio per block of one run (colour = depth),
+// attention health for every visible run (mean entropy over blocks, largest logit on a second axis), and
+// attention-logit growth per block of one run with the RMS of the queries and keys that drive it.
 #pragma once
 #include "ui/panels/line_panel.h"
 #include "ui/panels/run_selector.h"
@@ -10,6 +11,16 @@ class UpdateRatioPanel : public LinePanel {
     Q_OBJECT
   public:
     explicit UpdateRatioPanel(const TelemetryStore& store, QWidget* parent = nullptr);
+    PlotContent buildContent(int columns) const override;
+
+  private:
+    RunSelector* m_runs = nullptr;
+};
+
+class AttentionLogitPanel : public LinePanel {
+    Q_OBJECT
+  public:
+    explicit AttentionLogitPanel(const TelemetryStore& store, QWidget* parent = nullptr);
     PlotContent buildContent(int columns) const override;
 
   private:

@@ -1,8 +1,6 @@
 // HeatmapPanel content and CSV.
 #include "ui/panels/heatmap_panel.h"
 
-#include <QLabel>
-
 #include "ui/panels/plot_csv.h"
 
 namespace normlab::ui {
@@ -14,13 +12,9 @@ HeatmapPanel::HeatmapPanel(Quantity quantity, const TelemetryStore& store, QWidg
                                                 : tr("Activation norm (resid), block x step"),
                  store, parent),
       m_quantity(quantity) {
-    m_runs = new RunSelector(store);
-    header()->addWidget(new QLabel(tr("Run")));
-    header()->addWidget(m_runs);
-    header()->addStretch();
+    m_runs = addRunSelector();
     m_view = new HeatmapView;
     setChartWidget(m_view);
-    connect(m_runs, &QComboBox::currentIndexChanged, this, &HeatmapPanel::refresh);
 }
 
 HeatmapContent HeatmapPanel::buildContent() const {

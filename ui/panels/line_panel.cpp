@@ -7,6 +7,7 @@
 
 #include "ui/panels/plot_csv.h"
 #include "ui/plots/axis_range.h"
+#include "ui/plots/colour_map.h"
 
 #include <QInputDialog>
 #include <QLineEdit>
@@ -95,6 +96,20 @@ QVector<QPointF> LinePanel::pointsOf(const DecimatedSeries& series, int columns)
     const double width = niceStep(last / columns);
     const int count = static_cast<int>(std::ceil(last / width - 1e-9));
     return series.envelope(0.0, count * width, std::max(count, 1));
+}
+
+void LinePanel::addBlockSeries(PlotContent& content, const std::vector<DecimatedSeries>& perBlock,
+                               int columns, const QString& suffix, Qt::PenStyle style, bool secondary) const {
+    const int blocks = static_cast<int>(perBlock.size());
+    for (int b = 0; b < blocks; ++b) {
+        const double depth = blocks > 1 ? static_cast<double>(b) / (blocks - 1) : 0.0;
+        PlotSeries series{tr("block %1").arg(b) + suffix, viridis(depth * 0.9),
+                          pointsOf(perBlock[b], columns), 1.3};
+        series.style = style;
+        series.onSecondaryAxis = secondary;
+        series.inLegend = b == 0 || b == blocks - 1;
+        content.series.push_back(series);
+    }
 }
 
 AxisSpec LinePanel::stepAxis() const {

@@ -32,6 +32,11 @@ class LinePanel : public ChartPanel {
     static constexpr int kFigureColumns = 2000;
     // A series' points: the per-column envelope over [first, last] step, or every stored sample.
     QVector<QPointF> pointsOf(const DecimatedSeries& series, int columns) const;
+    // One series per block, coloured from dark (block 0) to light (the last block); the legend names only
+    // the ends, "block N" + `suffix` (for charts of several quantities per block).
+    void addBlockSeries(PlotContent& content, const std::vector<DecimatedSeries>& perBlock, int columns,
+                        const QString& suffix = QString(), Qt::PenStyle style = Qt::SolidLine,
+                        bool secondary = false) const;
     // The step axis of the time charts: it keeps room to grow while a run trains; once none trains,
     // it ends at the last step (so a finished chart, and its export, has no empty margin).
     AxisSpec stepAxis() const;

@@ -31,6 +31,16 @@ std::vector<std::string> deep_stack(const std::string& placement, const std::str
             "telemetry.every=5"};
 }
 
+// The attention-logit-growth setting of Wortsman et al. (2023) at laptop scale: Pre-LN, Adam (0.9, 0.95),
+// clipping at 1, 50 warmup steps then cosine decay, a learning rate far above what the model tolerates.
+std::vector<std::string> logit_growth(const std::string& qk_norm) {
+    return {"model.layers=4",        "model.d_model=128",        "model.d_ff=512",
+            "model.seq_len=64",      "model.norm_placement=pre", "model.qk_norm=" + qk_norm,
+            "train.lr=0.1",          "train.beta2=0.95",         "train.clip_grad_norm=1",
+            "train.warmup_steps=50", "train.schedule=cosine",    "train.steps=800",
+            "telemetry.every=10"};
+}
+
 std::vector<std::string> theory(const std::string& placement) {
     return {"model.theory_mode=true",
             "model.layers=6",
@@ -65,6 +75,13 @@ const std::vector<Preset>& presets() {
         {"deep-deepnorm", "48-block Post-LN with DeepNorm (alpha shortcut, beta init): trains",
          deep_stack("post", "deepnorm")},
         {"deep-rezero", "48 blocks without norms, ReZero residuals: trains", deep_stack("none", "rezero")},
+        {"logit-growth",
+         "Pre-LN at Adam lr 0.1 (warmup, cosine, clip 1): attention logits grow to ~1e5 and attention "
+         "collapses to one key while the loss stalls",
+         logit_growth("none")},
+        {"logit-growth-qknorm",
+         "the same model and lr with QK-norm: the largest logit stays in the tens and the model trains",
+         logit_growth("layernorm")},
         {"theory-postln", "Xiong et al.'s simplified Post-LN model: E||x||^2/d = 1.5 in every block",
          theory("post")},
         {"theory-preln", "Xiong et al.'s simplified Pre-LN model: E||x_l||^2/d grows linearly with l",

@@ -54,6 +54,23 @@ const std::vector<Lesson>& lessons() {
              "<p>Peri-LN normalises each sub-layer's output as well as its input. Compare the "
              "<b>activation norm per block</b>: Pre-LN's residual stream grows with depth, Peri-LN's grows "
              "more slowly, with similar loss.</p>")},
+        {QStringLiteral("Attention-logit growth: QK-norm"),
+         {"logit-growth", "logit-growth-qknorm"},
+         QStringLiteral(
+             "<p>Two 4-block Pre-LN models at Adam lr 0.1, far above what they tolerate (Wortsman et al. "
+             "2023's attention-logit growth). <b>Attention logits and q, k RMS per block</b> (pick the run): "
+             "without QK-norm the queries and keys grow and the largest logit passes 1000 by step 40 and "
+             "reaches about 7e5; the <b>attention</b> chart's entropy falls to 0 (each query attends to one "
+             "key) and the loss stalls near 2.7. With QK-norm (each head's q and k normalised, a learnable "
+             "gain) the queries grow just as much, but the largest logit stays under 31 and the loss "
+             "reaches about 1.6.</p><p>Fix it live: the lesson pauses at step 60. Select logit-growth in "
+             "<i>Runs</i>, set <i>QK-norm</i> to layernorm and press Space: its logits fall back to the tens "
+             "and it ends near 1.66 (switched at step 200: 1.99).</p>"),
+         false,
+         60,
+         QStringLiteral(
+             "Paused at step 60: select logit-growth in Runs, set QK-norm to layernorm, then press "
+             "Space (switched now, it ends near 1.66 at step 800)")},
         {QStringLiteral("Quickstart: a healthy run"),
          {"quickstart"},
          QStringLiteral(

@@ -50,7 +50,8 @@ int run_dump_grads(int argc, char** argv) {
     trainer.task().make_batch(Split::Train, static_cast<uint64_t>(trainer.steps_done()),
                               config.train.batch_size, config.model.seq_len, batch);
     Model& model = trainer.model();
-    const ForwardStats stats = model.forward_backward(batch, true, false);
+    const ForwardStats stats =
+        model.forward_backward(batch, true, false, static_cast<float>(config.train.z_loss));
     std::vector<std::vector<float>> host;
     std::vector<TensorRef> tensors;
     const auto& entries = model.layout().entries;
@@ -64,10 +65,16 @@ int run_dump_grads(int argc, char** argv) {
     tensors.push_back({"batch.inputs", {batch.batch, batch.seq}, host.back().data()});
     host.emplace_back(batch.targets.begin(), batch.targets.end());
     tensors.push_back({"batch.targets", {batch.batch, batch.seq}, host.back().data()});
-    char loss_text[64];
-    std::snprintf(loss_text, sizeof loss_text, "%.17g", stats.loss);
+    auto exact = [](double value) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%.17g", value);
+        return std::string(text);
+    };
+    // the cross-entropy and, apart, the z-loss term; the gradients are of their sum
     write_safetensors(out + "/grads.safetensors", tensors,
-                      {{"loss", loss_text}, {"source_len", std::to_string(model.source_len())}});
+                      {{"loss", exact(stats.loss)},
+                       {"z_loss", exact(stats.z_loss)},
+                       {"source_len", std::to_string(model.source_len())}});
     std::cout << out << "\n";
     return 0;
 }

@@ -175,16 +175,22 @@ class Backend {
     virtual void residual_backward(float* dx, float* df, float* dc, float* da, const float* ds,
                                    const float* x, const float* f, ScaleRef c, ScaleRef a, size_t count) = 0;
 
-    // Softmax cross-entropy of logits[n, vocab] against targets (-1 = not scored). Writes
-    // dlogits = (softmax - onehot) / scored (0 on unscored rows; may alias logits) and returns, on the
-    // host, the summed loss, the number of scored rows and of rows where argmax == target.
+    // Softmax cross-entropy of logits[n, vocab] against targets (-1 = not scored), plus z-loss: z_loss x
+    // (log Z)^2 per scored row, Z = sum of exp(logits) (PaLM; Wortsman et al. 2023). Writes the gradient
+    // of their mean over scored rows, dlogits = (softmax (1 + 2 z_loss log Z) - onehot) / scored (0 on
+    // unscored rows; may alias logits), and returns, on the host, sums over the scored rows.
     struct CrossEntropyResult {
-        double loss_sum = 0.0;
+        double loss_sum = 0.0;  // the cross-entropy alone
         int64_t scored = 0;
-        int64_t correct = 0;
+        int64_t correct = 0;         // rows where argmax == target
+        double z_loss_sum = 0.0;     // z_loss (log Z)^2
+        double log_z_sum = 0.0;      // log Z
+        double log_z_max_abs = 0.0;  // the largest |log Z|
+        double logit_sum = 0.0;      // every logit of the scored rows
+        double logit_max = 0.0;      // the largest of them (0 when nothing is scored)
     };
     virtual CrossEntropyResult cross_entropy(float* dlogits, const float* logits, const int32_t* targets,
-                                             int n, int vocab, bool want_gradient) = 0;
+                                             int n, int vocab, bool want_gradient, float z_loss) = 0;
 
     // Host-side sums of squares (double) of each slice of base.
     virtual void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) = 0;

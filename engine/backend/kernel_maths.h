@@ -97,11 +97,19 @@ NORMLAB_HOST_DEVICE inline float dyt_pre_grad(float grad_out, float w, float t) 
     return grad_out * w * (1.0f - t * t);
 }
 
-// Softmax cross-entropy's gradient for one logit: (softmax - onehot) * inverse_scored.
+// Softmax cross-entropy's gradient for one logit, with z-loss's: (softmax * softmax_scale - onehot) *
+// inverse_scored, where softmax_scale = 1 + 2 z_loss log Z (d/dlogit of z_loss (log Z)^2 is
+// 2 z_loss log Z softmax; 1 without z-loss).
 NORMLAB_HOST_DEVICE inline float cross_entropy_grad(float logit, float row_max, double log_total,
-                                                    bool is_target, float inverse_scored) {
+                                                    bool is_target, float inverse_scored,
+                                                    float softmax_scale) {
     const float probability = static_cast<float>(std::exp(logit - row_max - log_total));
-    return (probability - (is_target ? 1.0f : 0.0f)) * inverse_scored;
+    return (probability * softmax_scale - (is_target ? 1.0f : 0.0f)) * inverse_scored;
+}
+
+// z-loss's factor on a row's softmax in the gradient (see cross_entropy_grad).
+NORMLAB_HOST_DEVICE inline float z_loss_softmax_scale(float z_loss, double log_z) {
+    return static_cast<float>(1.0 + 2.0 * static_cast<double>(z_loss) * log_z);
 }
 
 }  // namespace normlab

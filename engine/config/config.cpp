@@ -182,6 +182,7 @@ void validate_train(const TrainConfig& t) {
             "train.weight_decay_mode=independent scales AdamW's decoupled decay; set "
             "train.optimizer=adamw (sgd, adam and radam add weight decay to the gradient) or "
             "train.weight_decay_mode=lr_coupled");
+    check_number("train.z_loss", t.z_loss, kNonNegative);
     check_number("train.momentum", t.momentum, kUnitHalfOpen);
     check_number("train.min_lr_ratio", t.min_lr_ratio, kUnitClosed);
     check_number("train.diverge_loss", t.diverge_loss, kNonNegative);

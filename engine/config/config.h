@@ -62,7 +62,8 @@ struct TrainConfig {
     double eps = 1e-8;
     double weight_decay = 0.0;  // decoupled for AdamW, L2 for the others; matrices only
     WeightDecayMode weight_decay_mode = WeightDecayMode::LrCoupled;  // AdamW only
-    double momentum = 0.9;                                           // SGD
+    double z_loss = 0.0;        // z-loss coefficient: + z_loss (log Z)^2 per token (PaLM uses 1e-4); 0: off
+    double momentum = 0.9;      // SGD
     double min_lr_ratio = 0.0;  // floor of linear / cosine decay, as a fraction of lr
     // A run whose training loss exceeds diverge_loss x ln(vocabulary) (a uniform guess's loss) ends
     // as diverged, so a blown-up run stops the same way in every build instead of training on at

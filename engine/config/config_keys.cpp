@@ -263,6 +263,7 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(train, eps),
         NORMLAB_KEY(train, weight_decay),
         NORMLAB_KEY(train, weight_decay_mode),
+        NORMLAB_KEY(train, z_loss),
         NORMLAB_KEY(train, momentum),
         NORMLAB_KEY(train, min_lr_ratio),
         NORMLAB_KEY(train, diverge_loss),

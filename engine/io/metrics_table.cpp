@@ -9,6 +9,7 @@
 #include "engine/core/number_format.h"
 #include "engine/core/version.h"
 #include "engine/io/parquet_writer.h"
+#include "engine/io/record_fields.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder_reader.h"
 
@@ -18,10 +19,16 @@ namespace {
 const char* const kRunColumns[] = {"loss",     "lr",           "grad_norm",  "accuracy",
                                    "val_loss", "val_accuracy", "steps_per_s"};
 
-// One step's run-level values, in kRunColumns' order.
+// One step's run-level values: kRunColumns' order, then the output-logit fields (empty on steps without).
 std::vector<std::optional<double>> run_values(const StepRecord& record) {
-    return {record.loss,     record.lr,           record.grad_norm,  record.accuracy,
-            record.val_loss, record.val_accuracy, record.steps_per_s};
+    std::vector<std::optional<double>> values{record.loss,       record.lr,       record.grad_norm,
+                                              record.accuracy,   record.val_loss, record.val_accuracy,
+                                              record.steps_per_s};
+    for (const record_fields::OutputField& field : record_fields::kOutputFields) {
+        values.push_back(record.output ? std::optional<double>((*record.output).*field.member)
+                                       : std::nullopt);
+    }
+    return values;
 }
 
 class CsvSink : public MetricsTableSink {
@@ -73,6 +80,8 @@ class ParquetSink : public MetricsTableSink {
 
 std::vector<std::string> metrics_table_value_columns() {
     std::vector<std::string> columns(std::begin(kRunColumns), std::end(kRunColumns));
+    for (const record_fields::OutputField& field : record_fields::kOutputFields)
+        columns.emplace_back(field.name);
     for (const std::string& field : block_field_names(true)) columns.push_back(field);
     return columns;
 }
@@ -86,7 +95,7 @@ int64_t walk_metrics_table(const std::vector<std::string>& run_folders, MetricsT
     for (const std::string& field : block_fields)
         cross_only.push_back(std::find(plain_fields.begin(), plain_fields.end(), field) ==
                              plain_fields.end());
-    const size_t run_count = std::size(kRunColumns);
+    const size_t run_count = std::size(kRunColumns) + std::size(record_fields::kOutputFields);
     std::vector<std::optional<double>> cells(run_count + block_fields.size());
     int64_t rows = 0;
     for (const std::string& folder : run_folders) {

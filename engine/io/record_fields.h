@@ -53,6 +53,17 @@ inline constexpr GradField kGradFields[] = {{"w_qkv", &GradientNorms::w_qkv, fal
                                             {"w_cross_o", &GradientNorms::w_cross_o, true},
                                             {"norm_cross", &GradientNorms::norm_cross, true},
                                             {"norm_cross_out", &GradientNorms::norm_cross_out, true}};
+// The output-logit fields of a logged step (StepRecord::output), each written at the top level of its
+// line when the step has them.
+struct OutputField {
+    const char* name;
+    double OutputLogits::*member;
+};
+inline constexpr OutputField kOutputFields[] = {{"z_loss", &OutputLogits::z_loss},
+                                                {"log_z_mean", &OutputLogits::log_z_mean},
+                                                {"log_z_max_abs", &OutputLogits::log_z_max_abs},
+                                                {"logit_mean", &OutputLogits::logit_mean},
+                                                {"logit_max", &OutputLogits::logit_max}};
 inline constexpr DependencyField kDependencyFields[] = {{"attn", &LayerTelemetry::dependency_attn, false},
                                                         {"ffn", &LayerTelemetry::dependency_ffn, false},
                                                         {"cross", &LayerTelemetry::dependency_cross, true}};

@@ -412,7 +412,8 @@ void Model::upload_targets(const Batch& batch) {
     m_backend->upload_ints(m_targets, m_host_targets.data(), n);
 }
 
-const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, bool attention_stats) {
+const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, bool attention_stats,
+                                            float z_loss) {
     for (size_t i = 0; i < batch.inputs.size(); ++i) {
         const int32_t token = batch.inputs[i];
         const int32_t target = batch.targets[i];
@@ -453,12 +454,18 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     }
     const float* head_input = head_input_buffer();
     m_backend->linear_forward(m_logits, head_input, entry_ptr(m_layout.head), nullptr, n, d, m_vocab);
-    const auto loss = m_backend->cross_entropy(m_logits, m_logits, m_targets, n, m_vocab, backward);
+    const auto loss = m_backend->cross_entropy(m_logits, m_logits, m_targets, n, m_vocab, backward, z_loss);
 
     ForwardStats& stats = m_stats;
     stats.scored = loss.scored;
     stats.correct = loss.correct;
-    stats.loss = loss.scored > 0 ? loss.loss_sum / static_cast<double>(loss.scored) : 0.0;
+    const double scored = loss.scored > 0 ? static_cast<double>(loss.scored) : 1.0;
+    stats.loss = loss.loss_sum / scored;
+    stats.z_loss = loss.z_loss_sum / scored;
+    stats.log_z_mean = loss.log_z_sum / scored;
+    stats.log_z_max_abs = loss.log_z_max_abs;
+    stats.logit_mean = loss.logit_sum / (scored * m_vocab);
+    stats.logit_max = loss.logit_max;
     collect_residual_stats(nd);
     stats.attn_entropy.clear();
     stats.attn_max_logit.clear();

@@ -16,9 +16,14 @@ namespace normlab {
 // Per-step measurements the forward pass produces (host values). The model keeps one instance whose
 // vectors are reserved for its layer count, so a pass fills them without allocating.
 struct ForwardStats {
-    double loss = 0.0;  // mean cross-entropy over scored positions
+    double loss = 0.0;  // mean cross-entropy over scored positions (without z-loss)
     int64_t scored = 0;
     int64_t correct = 0;
+    // The output logits over scored positions: the z-loss term's mean (z_loss (log Z)^2), log Z's mean and
+    // largest magnitude, and the logits' mean and largest value.
+    double z_loss = 0.0;
+    double log_z_mean = 0.0, log_z_max_abs = 0.0;
+    double logit_mean = 0.0, logit_max = 0.0;
     std::vector<double> resid;           // per block: E||s||^2/d of the FFN residual sum (block output)
     std::vector<double> resid_attn;      // per block: the same for the attention residual sum
     std::vector<double> attn_entropy;    // per block, with attention statistics (else empty): mean
@@ -79,7 +84,10 @@ class Model {
     // Forward pass; with `backward`, zeroes and fills the gradient buffer. Attention statistics are
     // computed when asked (telemetry steps). Throws InputError for token ids outside the vocabulary.
     // The stats live in the model and are overwritten by the next pass (no allocation per pass).
-    const ForwardStats& forward_backward(const Batch& batch, bool backward, bool attention_stats);
+    // z_loss > 0 adds z_loss (log Z)^2 per scored position to the objective (its gradient; the stats
+    // report it apart from the cross-entropy).
+    const ForwardStats& forward_backward(const Batch& batch, bool backward, bool attention_stats,
+                                         float z_loss = 0.0f);
 
     // Host copies, from the last forward pass, of a block's output (the residual stream after it,
     // [batch * seq, d]) and of the head's input (after the final norm, if any).

@@ -17,6 +17,7 @@ const std::vector<std::string>& live_keys() {
                                                   "train.clip_grad_norm",
                                                   "train.weight_decay",
                                                   "train.weight_decay_mode",
+                                                  "train.z_loss",
                                                   "model.norm_placement",
                                                   "model.norm_type",
                                                   "model.residual",

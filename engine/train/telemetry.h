@@ -36,6 +36,15 @@ struct LayerTelemetry {
     double dependency_cross = 0.0;
 };
 
+// The output logits of a logged step, over its scored positions (docs/formats.md#metricsjsonl).
+struct OutputLogits {
+    double z_loss = 0.0;  // the z-loss term's mean, train.z_loss x (log Z)^2 (0 when off)
+    double log_z_mean = 0.0;
+    double log_z_max_abs = 0.0;
+    double logit_mean = 0.0;
+    double logit_max = 0.0;
+};
+
 struct StepRecord {
     int64_t step = 0;  // optimizer steps completed, counting this one
     double loss = 0.0;
@@ -46,6 +55,7 @@ struct StepRecord {
     std::optional<double> val_accuracy;
     std::vector<LayerTelemetry> layers;          // empty on steps without full telemetry
     std::vector<LayerTelemetry> encoder_layers;  // the same for the encoder's blocks (if any)
+    std::optional<OutputLogits> output;          // on steps with full telemetry
     double steps_per_s = 0.0;
 };
 

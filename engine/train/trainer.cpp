@@ -240,7 +240,8 @@ const StepOutcome& Trainer::step() {
     const bool logged = (t % m_config.telemetry.every) == 0 || t == 1;
     m_task->make_batch(Split::Train, static_cast<uint64_t>(t - 1), m_config.train.batch_size,
                        m_config.model.seq_len, m_batch);
-    const ForwardStats& forward = m_model->forward_backward(m_batch, true, logged);
+    const ForwardStats& forward =
+        m_model->forward_backward(m_batch, true, logged, static_cast<float>(m_config.train.z_loss));
     entry_sum_squares(m_model->grads(), m_grad_squares);
     double grad_total = 0.0;
     for (size_t i = 0; i < m_grad_squares.size(); ++i) {
@@ -272,7 +273,11 @@ const StepOutcome& Trainer::step() {
     m_steps_done = t;
     note_loss(forward.loss);
 
-    if (logged) fill_layer_telemetry(forward, record);
+    if (logged) {
+        fill_layer_telemetry(forward, record);
+        record.output = OutputLogits{forward.z_loss, forward.log_z_mean, forward.log_z_max_abs,
+                                     forward.logit_mean, forward.logit_max};
+    }
     outcome.logged = logged;
 
     const double z = m_spikes.observe(forward.loss);

@@ -459,11 +459,17 @@ void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
                              {rnd(count, 70, 3.0), filled(count, 5.0f)},
                              {token_ids(n, vocab, 71, true)},
                              [n, vocab, mode](Backend& b, float* const* f, int32_t* const* t) {
+                                 // with z-loss: its term in the gradient and the output-logit sums
                                  const auto result = b.cross_entropy(mode == 1 ? f[0] : f[1], f[0], t[0], n,
-                                                                     vocab, mode != 2);
+                                                                     vocab, mode != 2, 0.01f);
                                  return std::vector<double>{result.loss_sum,
                                                             static_cast<double>(result.scored),
-                                                            static_cast<double>(result.correct)};
+                                                            static_cast<double>(result.correct),
+                                                            result.z_loss_sum,
+                                                            result.log_z_sum,
+                                                            result.log_z_max_abs,
+                                                            result.logit_sum,
+                                                            result.logit_max};
                              }});
         }
     }
@@ -485,7 +491,7 @@ void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
                          {tie_targets},
                          [rows, width, in_place](Backend& b, float* const* f, int32_t* const* t) {
                              const auto result =
-                                 b.cross_entropy(in_place ? f[0] : f[1], f[0], t[0], rows, width, true);
+                                 b.cross_entropy(in_place ? f[0] : f[1], f[0], t[0], rows, width, true, 0.0f);
                              EXPECT_EQ(result.correct, rows / 4) << "the first index of the maximum wins";
                              return std::vector<double>{result.loss_sum, static_cast<double>(result.scored),
                                                         static_cast<double>(result.correct)};
@@ -495,7 +501,7 @@ void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
                      {rnd(10 * 65, 72), zeros(10 * 65)},
                      {Ints(10, -1)},
                      [](Backend& b, float* const* f, int32_t* const* t) {
-                         const auto result = b.cross_entropy(f[1], f[0], t[0], 10, 65, true);
+                         const auto result = b.cross_entropy(f[1], f[0], t[0], 10, 65, true, 0.0f);
                          return std::vector<double>{result.loss_sum, static_cast<double>(result.scored),
                                                     static_cast<double>(result.correct)};
                      }});

@@ -88,6 +88,7 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.train.eps, b.train.eps);
     EXPECT_EQ(a.train.weight_decay, b.train.weight_decay);
     EXPECT_EQ(a.train.weight_decay_mode, b.train.weight_decay_mode);
+    EXPECT_EQ(a.train.z_loss, b.train.z_loss);
     EXPECT_EQ(a.train.momentum, b.train.momentum);
     EXPECT_EQ(a.train.min_lr_ratio, b.train.min_lr_ratio);
     EXPECT_EQ(a.train.diverge_loss, b.train.diverge_loss);
@@ -129,6 +130,7 @@ Config non_default_config() {
                QkNorm::RmsNorm};
     c.train.optimizer = OptimizerKind::AdamW;
     c.train.weight_decay_mode = WeightDecayMode::Independent;
+    c.train.z_loss = 1e-4;
     c.train.lr = 3e-4;
     c.train.warmup_steps = 100;
     c.train.schedule = ScheduleKind::InverseSqrt;
@@ -200,6 +202,7 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "train.eps",
                                                "train.weight_decay",
                                                "train.weight_decay_mode",
+                                               "train.z_loss",
                                                "train.momentum",
                                                "train.min_lr_ratio",
                                                "train.diverge_loss",

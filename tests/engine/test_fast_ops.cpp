@@ -314,11 +314,18 @@ TEST_P(FastOps, CrossEntropyAndReductions) {
     std::vector<int32_t> targets(n);
     for (int row = 0; row < n; ++row) targets[row] = row % 7 == 3 ? -1 : (row * 31) % vocab;
     Floats grad_ref(n * vocab), grad_fast(n * vocab, 9.0f);
-    const auto ref = reference.cross_entropy(grad_ref.data(), logits.data(), targets.data(), n, vocab, true);
-    const auto got = fast.cross_entropy(grad_fast.data(), logits.data(), targets.data(), n, vocab, true);
+    const auto ref =
+        reference.cross_entropy(grad_ref.data(), logits.data(), targets.data(), n, vocab, true, 0.01f);
+    const auto got =
+        fast.cross_entropy(grad_fast.data(), logits.data(), targets.data(), n, vocab, true, 0.01f);
     EXPECT_NEAR(got.loss_sum, ref.loss_sum, 1e-9 * std::abs(ref.loss_sum));
     EXPECT_EQ(got.scored, ref.scored);
     EXPECT_EQ(got.correct, ref.correct);
+    EXPECT_NEAR(got.z_loss_sum, ref.z_loss_sum, 1e-9 * ref.z_loss_sum);
+    EXPECT_NEAR(got.log_z_sum, ref.log_z_sum, 1e-9 * std::abs(ref.log_z_sum));
+    EXPECT_EQ(got.log_z_max_abs, ref.log_z_max_abs);
+    EXPECT_NEAR(got.logit_sum, ref.logit_sum, 1e-9 * std::abs(ref.logit_sum) + 1e-9);
+    EXPECT_EQ(got.logit_max, ref.logit_max);
     expect_close("cross-entropy gradient", grad_fast, grad_ref, 1e-6);
 
     const std::vector<Slice> slices = {{0, 0},

@@ -18,8 +18,9 @@ using testing::small_batch;
 
 // Max over active tensors of |directional FD - g.v| / max(|g.v|, floor).
 // source_len: the batch's source part (what an encoder reads; 0 = the model's default, half the row).
+// z_loss: the objective is the cross-entropy plus z_loss (log Z)^2 per scored position.
 void check_model_gradients(const ModelConfig& config, const std::string& label, int source_len = 0,
-                           float step = 2e-3f) {
+                           float step = 2e-3f, float z_loss = 0.0f) {
     CpuBackend backend(1);
     const int vocab = 11;
     Model model(config, vocab, backend);
@@ -27,7 +28,7 @@ void check_model_gradients(const ModelConfig& config, const std::string& label, 
     perturb_parameters(model, 3);
     Batch batch = small_batch(vocab, 2, config.seq_len, 5);
     batch.source_len = source_len;
-    model.forward_backward(batch, true, false);
+    model.forward_backward(batch, true, false, z_loss);
     const auto& entries = model.layout().entries;
     std::vector<std::vector<float>> grads;
     for (size_t i = 0; i < entries.size(); ++i) grads.push_back(model.read_entry(static_cast<int>(i), true));
@@ -48,7 +49,8 @@ void check_model_gradients(const ModelConfig& config, const std::string& label, 
             auto moved = original;
             for (size_t j = 0; j < moved.size(); ++j) moved[j] += scale * step * direction[j];
             model.write_entry(static_cast<int>(i), moved);
-            return model.forward_backward(batch, false, false).loss;
+            const ForwardStats& stats = model.forward_backward(batch, false, false, z_loss);
+            return stats.loss + stats.z_loss;
         };
         // fourth-order central difference
         const double numeric =
@@ -127,6 +129,15 @@ TEST(ModelGradientsQkNorm, EveryPlacementAndEncoderDecoder) {
         encoder_decoder.qk_norm = qk;
         check_model_gradients(encoder_decoder, "qk " + to_string(qk) + "/encoder-decoder");
     }
+}
+
+// z-loss adds z_loss (log Z)^2 per scored position; a large coefficient so its gradient term is not
+// lost in the cross-entropy's (decoder-only and encoder-decoder, which leaves the memory's targets out).
+TEST(ModelGradientsZLoss, CrossEntropyPlusZLoss) {
+    check_model_gradients(wired_config(NormPlacement::Pre, NormType::LayerNorm, Residual::Plain), "z-loss", 0,
+                          2e-3f, 0.2f);
+    check_model_gradients(wired_config(NormPlacement::Post, NormType::RmsNorm, Residual::Plain, 2),
+                          "z-loss encoder-decoder", 0, 2e-3f, 0.2f);
 }
 
 // Encoder-decoder: the encoder's bidirectional self-attention over the source, cross-attention whose

@@ -319,19 +319,58 @@ TEST_F(OpGradients, CrossEntropyWithUnscoredRows) {
     auto objective = [&] {
         std::vector<float> scratch(n * vocab);
         const auto result =
-            backend.cross_entropy(scratch.data(), logits.data(), targets.data(), n, vocab, false);
+            backend.cross_entropy(scratch.data(), logits.data(), targets.data(), n, vocab, false, 0.0f);
         return result.loss_sum / static_cast<double>(result.scored);
     };
     std::vector<float> grad(n * vocab);
-    const auto result = backend.cross_entropy(grad.data(), logits.data(), targets.data(), n, vocab, true);
+    const auto result =
+        backend.cross_entropy(grad.data(), logits.data(), targets.data(), n, vocab, true, 0.0f);
     EXPECT_EQ(result.scored, 3);
     expect_gradient_matches("cross-entropy dlogits", logits, grad, objective);
     for (int j = 0; j < vocab; ++j) EXPECT_EQ(grad[vocab + j], 0.0f);
     // uniform logits give ln(vocab)
     std::vector<float> uniform(n * vocab, 0.0f), scratch(n * vocab);
-    EXPECT_NEAR(
-        backend.cross_entropy(scratch.data(), uniform.data(), targets.data(), n, vocab, false).loss_sum / 3.0,
-        std::log(5.0), 1e-6);
+    EXPECT_NEAR(backend.cross_entropy(scratch.data(), uniform.data(), targets.data(), n, vocab, false, 0.0f)
+                        .loss_sum /
+                    3.0,
+                std::log(5.0), 1e-6);
+}
+
+// z-loss: the gradient of mean(cross-entropy + z (log Z)^2), and the output-logit sums against direct
+// computation (unscored rows left out of every sum).
+TEST_F(OpGradients, CrossEntropyWithZLossAndItsSums) {
+    const int n = 4, vocab = 5;
+    const float z = 0.3f;
+    auto logits = random_tensor(n * vocab, 52, 2.0);
+    const std::vector<int32_t> targets = {1, 3, -1, 0};
+    auto objective = [&] {
+        std::vector<float> scratch(n * vocab);
+        const auto result =
+            backend.cross_entropy(scratch.data(), logits.data(), targets.data(), n, vocab, false, z);
+        return (result.loss_sum + result.z_loss_sum) / static_cast<double>(result.scored);
+    };
+    std::vector<float> grad(n * vocab);
+    const auto result = backend.cross_entropy(grad.data(), logits.data(), targets.data(), n, vocab, true, z);
+    expect_gradient_matches("cross-entropy + z-loss dlogits", logits, grad, objective);
+    double log_z_sum = 0.0, log_z_max_abs = 0.0, z_sum = 0.0, logit_sum = 0.0, logit_max = -1e30;
+    for (int row = 0; row < n; ++row) {
+        if (targets[row] < 0) continue;
+        double total = 0.0;
+        for (int j = 0; j < vocab; ++j) {
+            total += std::exp(static_cast<double>(logits[row * vocab + j]));
+            logit_sum += logits[row * vocab + j];
+            logit_max = std::max(logit_max, static_cast<double>(logits[row * vocab + j]));
+        }
+        const double log_z = std::log(total);
+        log_z_sum += log_z;
+        log_z_max_abs = std::max(log_z_max_abs, std::fabs(log_z));
+        z_sum += z * log_z * log_z;
+    }
+    EXPECT_NEAR(result.log_z_sum, log_z_sum, 1e-6);
+    EXPECT_NEAR(result.log_z_max_abs, log_z_max_abs, 1e-6);
+    EXPECT_NEAR(result.z_loss_sum, z_sum, 1e-6);
+    EXPECT_NEAR(result.logit_sum, logit_sum, 1e-5);
+    EXPECT_NEAR(result.logit_max, logit_max, 1e-6);
 }
 
 TEST_F(OpGradients, SumSquaresOverSlices) {

@@ -45,6 +45,10 @@ CASES = {
     "qk-layernorm": ["model.norm_placement=pre", "model.qk_norm=layernorm"],
     "qk-rmsnorm-post": ["model.norm_placement=post", "model.qk_norm=rmsnorm"],
     "encdec-qk-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=pre", "model.qk_norm=rmsnorm"],
+    # z-loss: + z_loss (log Z)^2 per scored position (a large coefficient, so its gradient term matters)
+    "z-loss": ["model.norm_placement=pre", "train.z_loss=0.05"],
+    "encdec-z-loss-copy": ["model.encoder_layers=2", "model.norm_placement=post", "data.task=copy",
+                           "train.z_loss=0.05"],
 }
 DTYPES = {"F32": np.float32, "F64": np.float64}
 
@@ -193,7 +197,7 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
 def model_loss(params, config, inputs, targets, source_len):
     """The NormLab model of docs/model.md / docs/science.md (decoder-only, or with model.encoder_layers an
     encoder-decoder whose encoder reads the source positions [0, source_len)), written independently in
-    PyTorch."""
+    PyTorch: (cross-entropy, z-loss term), both means over the scored positions."""
     m = config["model"]
     placement, norm_type, eps = m["norm_placement"], m["norm_type"], m["norm_eps"]
     seq = inputs.shape[1]
@@ -210,7 +214,10 @@ def model_loss(params, config, inputs, targets, source_len):
     if placement in ("pre", "peri"):
         x = norm(params, "final_norm", x, norm_type, eps)
     logits = x @ params["head.weight"].T
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=-1)
+    flat_logits, flat_targets = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+    cross_entropy = F.cross_entropy(flat_logits, flat_targets, ignore_index=-1)
+    log_z = torch.logsumexp(flat_logits[flat_targets >= 0], dim=-1)
+    return cross_entropy, config["train"]["z_loss"] * (log_z * log_z).mean()
 
 
 def relative_error(ours, reference):
@@ -231,13 +238,16 @@ def check_case(cli, name, overrides, workdir):
     params = {k: torch.tensor(v, requires_grad=True) for k, v in checkpoint.items() if not k.startswith("optimizer.")}
     inputs = torch.tensor(dumped["batch.inputs"], dtype=torch.long)
     targets = torch.tensor(dumped["batch.targets"], dtype=torch.long)
-    loss = model_loss(params, config, inputs, targets, int(dump_meta.get("source_len", "0")))
-    loss.backward()
+    loss, z_term = model_loss(params, config, inputs, targets, int(dump_meta.get("source_len", "0")))
+    (loss + z_term).backward()
     failures = []
     ours_loss = float(dump_meta["loss"])
     loss_error = abs(ours_loss - loss.item()) / abs(loss.item())
     if loss_error > TOLERANCE:
         failures.append(f"loss {ours_loss} vs torch {loss.item()} (relative {loss_error:.2e})")
+    ours_z = float(dump_meta["z_loss"])
+    if abs(ours_z - z_term.item()) > TOLERANCE * max(abs(z_term.item()), 1e-12):
+        failures.append(f"z-loss term {ours_z} vs torch {z_term.item()}")
     worst = ("", 0.0)
     for tensor_name, param in params.items():
         grad_name = "grad." + tensor_name

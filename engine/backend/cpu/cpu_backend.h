@@ -6,6 +6,7 @@
 #include <array>
 #include <vector>
 
+#include "engine/backend/cpu/cpu_kernels.h"
 #include "engine/backend/cpu/cpu_reference_backend.h"
 #include "engine/backend/cpu/cpu_task_pool.h"
 
@@ -52,7 +53,7 @@ class CpuBackend final : public CpuReferenceBackend {
                            const float* f, ScaleRef c, ScaleRef a, size_t count) override;
 
     CrossEntropyResult cross_entropy(float* dlogits, const float* logits, const int32_t* targets, int n,
-                                     int vocab, bool want_gradient) override;
+                                     int vocab, bool want_gradient, float z_loss) override;
 
     void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) override;
     void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) override;
@@ -81,6 +82,7 @@ class CpuBackend final : public CpuReferenceBackend {
     TaskPool m_pool;
     std::vector<double> m_doubles;
     std::vector<float> m_floats;
+    std::vector<CrossEntropyTotals> m_loss_partials;  // cross_entropy's per chunk
 };
 
 }  // namespace normlab

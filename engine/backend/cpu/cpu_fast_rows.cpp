@@ -141,12 +141,13 @@ void CpuBackend::norm_backward(NormType type, float* dx, float* dw, float* db, f
 
 Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const float* logits,
                                                       const int32_t* targets, int n, int vocab,
-                                                      bool want_gradient) {
+                                                      bool want_gradient, float z_loss) {
     int64_t scored = 0;
     for (int row = 0; row < n; ++row) scored += targets[row] >= 0 ? 1 : 0;
     const float inverse_scored = scored > 0 ? 1.0f / static_cast<float>(scored) : 0.0f;
     const int chunks = chunk_count(m_threads, n, static_cast<int64_t>(n) * vocab * 8, 1);
-    double* partials = scratch_doubles(2 * static_cast<size_t>(chunks));  // per chunk: loss, correct
+    m_loss_partials.assign(static_cast<size_t>(chunks),
+                           CrossEntropyTotals{});  // capacity kept: no allocation
     parallel_chunks(m_pool, chunks, n, 1, [&](int chunk, Range rows) {
         for (int64_t row = rows.begin; row < rows.end; ++row) {
             float* grad = want_gradient ? dlogits + row * vocab : nullptr;
@@ -154,19 +155,14 @@ Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const floa
                 if (grad) std::fill(grad, grad + vocab, 0.0f);
                 continue;
             }
-            bool correct = false;
-            partials[2 * chunk] +=
-                cross_entropy_row(grad, logits + row * vocab, targets[row], vocab, inverse_scored, correct);
-            partials[2 * chunk + 1] += correct ? 1.0 : 0.0;
+            m_loss_partials[chunk].add(
+                cross_entropy_row(grad, logits + row * vocab, targets[row], vocab, inverse_scored, z_loss),
+                z_loss);
         }
     });
-    CrossEntropyResult result;
-    result.scored = scored;
-    for (int chunk = 0; chunk < chunks; ++chunk) {
-        result.loss_sum += partials[2 * chunk];
-        result.correct += static_cast<int64_t>(partials[2 * chunk + 1]);
-    }
-    return result;
+    CrossEntropyTotals totals;
+    for (const CrossEntropyTotals& partial : m_loss_partials) totals.add(partial);
+    return totals.result(scored);
 }
 
 void CpuBackend::activation_forward(Activation kind, float* y, const float* x, size_t count) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "engine/backend/backend.h"
 #include "engine/backend/kernel_maths.h"
@@ -118,23 +119,67 @@ inline double norm_backward_row(NormType type, float* grad_in, double* partial, 
     return 0.0;
 }
 
-// One row of softmax cross-entropy (target >= 0): returns the loss, sets `correct` when the argmax is
-// the target, and writes (softmax - onehot) * inverse_scored to grad when it is not null.
-inline double cross_entropy_row(float* grad, const float* in, int target, int vocab, float inverse_scored,
-                                bool& correct) {
+// One scored row of softmax cross-entropy: its loss, log Z (Z = sum of exp(logits)), its logits' sum
+// and largest value, and whether the argmax is the target.
+struct CrossEntropyRow {
+    double loss = 0.0;
+    double log_z = 0.0;
+    double logit_sum = 0.0;
+    float logit_max = 0.0f;
+    bool correct = false;
+};
+
+// One row of softmax cross-entropy (target >= 0), writing the gradient of loss + z_loss (log Z)^2,
+// scaled by inverse_scored, to grad when it is not null.
+inline CrossEntropyRow cross_entropy_row(float* grad, const float* in, int target, int vocab,
+                                         float inverse_scored, float z_loss) {
     int best = 0;
     for (int j = 1; j < vocab; ++j) best = in[j] > in[best] ? j : best;
     const float row_max = in[best];
-    double total = 0.0;
-    for (int j = 0; j < vocab; ++j) total += std::exp(static_cast<double>(in[j] - row_max));
-    const double log_total = std::log(total);
-    const double loss = log_total - (in[target] - row_max);
-    correct = best == target;
-    if (grad) {
-        for (int j = 0; j < vocab; ++j)
-            grad[j] = cross_entropy_grad(in[j], row_max, log_total, j == target, inverse_scored);
+    double total = 0.0, logit_sum = 0.0;
+    for (int j = 0; j < vocab; ++j) {
+        total += std::exp(static_cast<double>(in[j] - row_max));
+        logit_sum += in[j];
     }
-    return loss;
+    const double log_total = std::log(total);
+    CrossEntropyRow row{log_total - (in[target] - row_max), row_max + log_total, logit_sum, row_max,
+                        best == target};
+    if (grad) {
+        const float softmax_scale = z_loss_softmax_scale(z_loss, row.log_z);
+        for (int j = 0; j < vocab; ++j)
+            grad[j] =
+                cross_entropy_grad(in[j], row_max, log_total, j == target, inverse_scored, softmax_scale);
+    }
+    return row;
 }
+
+// The totals of scored rows, added in the order rows (or chunks of rows) are given.
+struct CrossEntropyTotals {
+    double loss = 0.0, correct = 0.0, z_term = 0.0, log_z = 0.0, log_z_max_abs = 0.0, logit_sum = 0.0;
+    double logit_max = -std::numeric_limits<double>::infinity();
+
+    void add(const CrossEntropyRow& row, float z_loss) {
+        loss += row.loss;
+        correct += row.correct ? 1.0 : 0.0;
+        z_term += static_cast<double>(z_loss) * row.log_z * row.log_z;
+        log_z += row.log_z;
+        log_z_max_abs = std::max(log_z_max_abs, std::fabs(row.log_z));
+        logit_sum += row.logit_sum;
+        logit_max = std::max(logit_max, static_cast<double>(row.logit_max));
+    }
+    void add(const CrossEntropyTotals& other) {
+        loss += other.loss;
+        correct += other.correct;
+        z_term += other.z_term;
+        log_z += other.log_z;
+        log_z_max_abs = std::max(log_z_max_abs, other.log_z_max_abs);
+        logit_sum += other.logit_sum;
+        logit_max = std::max(logit_max, other.logit_max);
+    }
+    Backend::CrossEntropyResult result(int64_t scored) const {
+        return {loss,          scored,    static_cast<int64_t>(correct), z_term, log_z,
+                log_z_max_abs, logit_sum, scored > 0 ? logit_max : 0.0};
+    }
+};
 
 }  // namespace normlab

@@ -11,12 +11,11 @@ namespace normlab {
 
 Backend::CrossEntropyResult CpuReferenceBackend::cross_entropy(float* dlogits, const float* logits,
                                                                const int32_t* targets, int n, int vocab,
-                                                               bool want_gradient) {
+                                                               bool want_gradient, float z_loss) {
     int64_t scored = 0;
     for (int row = 0; row < n; ++row) scored += targets[row] >= 0 ? 1 : 0;
     const float inverse_scored = scored > 0 ? 1.0f / static_cast<float>(scored) : 0.0f;
-    std::vector<double> row_loss(n, 0.0);
-    std::vector<char> row_correct(n, 0);
+    std::vector<CrossEntropyRow> rows(n);
 
 #pragma omp parallel for schedule(static)
     for (int row = 0; row < n; ++row) {
@@ -25,18 +24,14 @@ Backend::CrossEntropyResult CpuReferenceBackend::cross_entropy(float* dlogits, c
             if (grad) std::fill(grad, grad + vocab, 0.0f);
             continue;
         }
-        bool correct = false;
-        row_loss[row] = cross_entropy_row(grad, logits + static_cast<size_t>(row) * vocab, targets[row],
-                                          vocab, inverse_scored, correct);
-        row_correct[row] = correct ? 1 : 0;
+        rows[row] = cross_entropy_row(grad, logits + static_cast<size_t>(row) * vocab, targets[row], vocab,
+                                      inverse_scored, z_loss);
     }
-    CrossEntropyResult result;
-    result.scored = scored;
+    CrossEntropyTotals totals;
     for (int row = 0; row < n; ++row) {
-        result.loss_sum += row_loss[row];
-        result.correct += row_correct[row];
+        if (targets[row] >= 0) totals.add(rows[row], z_loss);
     }
-    return result;
+    return totals.result(scored);
 }
 
 namespace {

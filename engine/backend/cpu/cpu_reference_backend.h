@@ -58,7 +58,7 @@ class CpuReferenceBackend : public Backend {
                            const float* f, ScaleRef c, ScaleRef a, size_t count) override;
 
     CrossEntropyResult cross_entropy(float* dlogits, const float* logits, const int32_t* targets, int n,
-                                     int vocab, bool want_gradient) override;
+                                     int vocab, bool want_gradient, float z_loss) override;
 
     void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) override;
     void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) override;

@@ -21,11 +21,22 @@ using cuda::warp_sum;
 
 constexpr size_t kSliceChunk = 16384;  // elements per partial of a slice sum (as on the CPU)
 
-// What cross_entropy hands back to the host.
+// What cross_entropy hands back to the host (Backend::CrossEntropyResult's sums).
 struct LossTotals {
     double loss_sum;
     long long scored;
     long long correct;
+    double z_loss_sum, log_z_sum, log_z_max_abs, logit_sum, logit_max;
+};
+
+// Per row of logits (0 on unscored rows): the loss, log Z, the logits' sum and largest value, and the
+// argmax hit.
+struct RowLosses {
+    double* loss;
+    double* log_z;
+    double* logit_sum;
+    float* logit_max;
+    int* correct;
 };
 
 // *scored = number of targets >= 0; one block.
@@ -37,12 +48,13 @@ __global__ void count_scored_kernel(long long* scored, const int32_t* targets, i
     if (threadIdx.x == 0) *scored = count;
 }
 
-// One warp per row of logits[n, vocab]: the row's loss and argmax hit, and (want_gradient) the row of
-// (softmax - onehot) / scored, 0 on unscored rows. grad may alias logits: every logit a lane needs is
-// read before the warp synchronises, and after it each lane writes only the columns it read.
-__global__ void cross_entropy_kernel(float* grad, double* row_loss, int* row_correct, const float* logits,
-                                     const int32_t* targets, const long long* scored, int n, int vocab,
-                                     bool want_gradient) {
+// One warp per row of logits[n, vocab]: the row's figures (RowLosses) and (want_gradient) the row of
+// (softmax (1 + 2 z_loss log Z) - onehot) / scored, 0 on unscored rows. grad may alias logits: every
+// logit a lane needs is read before the warp synchronises, and after it each lane writes only the
+// columns it read.
+__global__ void cross_entropy_kernel(float* grad, RowLosses rows, const float* logits, const int32_t* targets,
+                                     const long long* scored, int n, int vocab, bool want_gradient,
+                                     float z_loss) {
     const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
     if (row >= n) return;
@@ -53,8 +65,9 @@ __global__ void cross_entropy_kernel(float* grad, double* row_loss, int* row_cor
         if (out)
             for (int j = lane; j < vocab; j += kWarp) out[j] = 0.0f;
         if (lane == 0) {
-            row_loss[row] = 0.0;
-            row_correct[row] = 0;
+            rows.loss[row] = rows.log_z[row] = rows.logit_sum[row] = 0.0;
+            rows.logit_max[row] = -INFINITY;
+            rows.correct[row] = 0;
         }
         return;
     }
@@ -80,38 +93,59 @@ __global__ void cross_entropy_kernel(float* grad, double* row_loss, int* row_cor
     best = __shfl_sync(kFullMask, best, 0);
     const float row_max = __shfl_sync(kFullMask, best_value, 0);
     const float target_logit = in[target];
-    double total = 0.0;
-    for (int j = lane; j < vocab; j += kWarp) total += std::exp(static_cast<double>(in[j] - row_max));
+    double total = 0.0, logit_sum = 0.0;
+    for (int j = lane; j < vocab; j += kWarp) {
+        total += std::exp(static_cast<double>(in[j] - row_max));
+        logit_sum += in[j];
+    }
     total = warp_sum(total);  // every lane has read all it needs past this point
+    logit_sum = warp_sum(logit_sum);
     __syncwarp();
     const double log_total = std::log(total);
+    const double log_z = row_max + log_total;
     if (lane == 0) {
-        row_loss[row] = log_total - (target_logit - row_max);
-        row_correct[row] = best == target ? 1 : 0;
+        rows.loss[row] = log_total - (target_logit - row_max);
+        rows.log_z[row] = log_z;
+        rows.logit_sum[row] = logit_sum;
+        rows.logit_max[row] = row_max;
+        rows.correct[row] = best == target ? 1 : 0;
     }
     if (!out) return;
     const float inverse_scored = *scored > 0 ? 1.0f / static_cast<float>(*scored) : 0.0f;
+    const float softmax_scale = z_loss_softmax_scale(z_loss, log_z);
     for (int j = lane; j < vocab; j += kWarp)
-        out[j] = cross_entropy_grad(in[j], row_max, log_total, j == target, inverse_scored);
+        out[j] = cross_entropy_grad(in[j], row_max, log_total, j == target, inverse_scored, softmax_scale);
 }
 
-// totals = (sum of row losses, scored, sum of hits); one block, fixed order.
-__global__ void cross_entropy_totals_kernel(LossTotals* totals, const double* row_loss,
-                                            const int* row_correct, const long long* scored, int n) {
-    __shared__ double shared_loss[kWarp];
+// totals = the scored rows' sums and extremes (LossTotals); one block, fixed order.
+__global__ void cross_entropy_totals_kernel(LossTotals* totals, RowLosses rows, const int32_t* targets,
+                                            const long long* scored, int n, float z_loss) {
+    __shared__ double shared_sum[kWarp];
     __shared__ long long shared_count[kWarp];
-    double loss = 0.0;
+    __shared__ float shared_max[kWarp];
+    double loss = 0.0, z_term = 0.0, log_z = 0.0, logit_sum = 0.0;
+    float log_z_max_abs = 0.0f, logit_max = -INFINITY;
     long long correct = 0;
     for (int row = threadIdx.x; row < n; row += blockDim.x) {
-        loss += row_loss[row];
-        correct += row_correct[row];
+        loss += rows.loss[row];
+        correct += rows.correct[row];
+        if (targets[row] < 0) continue;
+        z_term += static_cast<double>(z_loss) * rows.log_z[row] * rows.log_z[row];
+        log_z += rows.log_z[row];
+        log_z_max_abs = fmaxf(log_z_max_abs, static_cast<float>(fabs(rows.log_z[row])));
+        logit_sum += rows.logit_sum[row];
+        logit_max = fmaxf(logit_max, rows.logit_max[row]);
     }
-    loss = cuda::block_sum(loss, shared_loss);
+    loss = cuda::block_sum(loss, shared_sum);
+    z_term = cuda::block_sum(z_term, shared_sum);
+    log_z = cuda::block_sum(log_z, shared_sum);
+    logit_sum = cuda::block_sum(logit_sum, shared_sum);
     correct = cuda::block_sum(correct, shared_count);
+    log_z_max_abs = cuda::block_max(log_z_max_abs, shared_max);
+    logit_max = cuda::block_max(logit_max, shared_max);
     if (threadIdx.x == 0) {
-        totals->loss_sum = loss;
-        totals->scored = *scored;
-        totals->correct = correct;
+        *totals = {loss,  *scored,       correct,   z_term,
+                   log_z, log_z_max_abs, logit_sum, *scored > 0 ? logit_max : 0.0};
     }
 }
 
@@ -145,34 +179,34 @@ __global__ void slice_totals_kernel(double* sums, const double* partials, const 
 
 Backend::CrossEntropyResult CudaBackend::cross_entropy(float* dlogits, const float* logits,
                                                        const int32_t* targets, int n, int vocab,
-                                                       bool want_gradient) {
+                                                       bool want_gradient, float z_loss) {
     CrossEntropyResult result;
     if (n == 0) return result;
     cuda::WorkspaceLayout layout;
     const size_t totals_at = layout.reserve<LossTotals>(1);
     const size_t scored_at = layout.reserve<long long>(1);
-    const size_t loss_at = layout.reserve<double>(n);
+    const size_t loss_at = layout.reserve<double>(3 * static_cast<size_t>(n));  // loss, log Z, logit sum
+    const size_t max_at = layout.reserve<float>(n);
     const size_t correct_at = layout.reserve<int>(n);
     void* base = workspace(layout.bytes());
     LossTotals* totals = layout.at<LossTotals>(base, totals_at);
     long long* scored = layout.at<long long>(base, scored_at);
-    double* row_loss = layout.at<double>(base, loss_at);
-    int* row_correct = layout.at<int>(base, correct_at);
+    double* row_doubles = layout.at<double>(base, loss_at);
+    const RowLosses rows{row_doubles, row_doubles + n, row_doubles + 2 * static_cast<size_t>(n),
+                         layout.at<float>(base, max_at), layout.at<int>(base, correct_at)};
 
     count_scored_kernel<<<1, kThreads, 0, m_stream>>>(scored, targets, n);
     NORMLAB_CUDA_CHECK_LAUNCH("count_scored_kernel");
     cross_entropy_kernel<<<row_blocks(n), kRowsPerBlock * kWarp, 0, m_stream>>>(
-        dlogits, row_loss, row_correct, logits, targets, scored, n, vocab, want_gradient);
+        dlogits, rows, logits, targets, scored, n, vocab, want_gradient, z_loss);
     NORMLAB_CUDA_CHECK_LAUNCH("cross_entropy_kernel");
-    cross_entropy_totals_kernel<<<1, kThreads, 0, m_stream>>>(totals, row_loss, row_correct, scored, n);
+    cross_entropy_totals_kernel<<<1, kThreads, 0, m_stream>>>(totals, rows, targets, scored, n, z_loss);
     NORMLAB_CUDA_CHECK_LAUNCH("cross_entropy_totals_kernel");
     LossTotals host{};
     NORMLAB_CUDA_CHECK(cudaMemcpyAsync(&host, totals, sizeof(host), cudaMemcpyDeviceToHost, m_stream));
     synchronize("cross_entropy");
-    result.loss_sum = host.loss_sum;
-    result.scored = host.scored;
-    result.correct = host.correct;
-    return result;
+    return {host.loss_sum,  host.scored,        host.correct,   host.z_loss_sum,
+            host.log_z_sum, host.log_z_max_abs, host.logit_sum, host.logit_max};
 }
 
 // Cuts every slice into 16384-element chunks on the host (the tables are reused, so steady-state steps

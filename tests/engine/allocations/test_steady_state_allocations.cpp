@@ -163,9 +163,9 @@ class CountingBackend final : public Backend {
         m_cpu.residual_backward(dx, df, dc, da, ds, x, f, c, a, count);
     }
     CrossEntropyResult cross_entropy(float* dlogits, const float* logits, const int32_t* targets, int n,
-                                     int vocab, bool want_gradient) override {
+                                     int vocab, bool want_gradient, float z_loss) override {
         CountingWindow window;
-        return m_cpu.cross_entropy(dlogits, logits, targets, n, vocab, want_gradient);
+        return m_cpu.cross_entropy(dlogits, logits, targets, n, vocab, want_gradient, z_loss);
     }
     void sum_squares(const float* base, const std::vector<Slice>& slices, double* out) override {
         CountingWindow window;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Measures presets across seeds, the way the README's lesson figures were measured: trains every preset x
 seed with normlab-cli (--jobs at a time, one thread each), then prints a markdown table per preset: final
-training and validation loss, the largest attention logit (and the step it was first above 1000), and the
-lowest attention entropy, each as mean and range over the seeds.
+training and validation loss, the largest attention logit (and the step it was first above 1000), the
+lowest attention entropy, and the output logits' mean log Z at the end and largest |log Z|, each as mean
+and range over the seeds.
 
   python3 scripts/measure_presets.py --preset logit-growth --preset logit-growth-qknorm --seeds 1,2,3 \\
       --set train.lr=0.3
@@ -30,8 +31,12 @@ def summarise(folder):
     """One run's figures from its run folder."""
     summary = json.loads((folder / "summary.json").read_text())
     largest, lowest, first_above = 0.0, float("inf"), None
+    log_z, log_z_max_abs = None, 0.0
     for line in (folder / "metrics.jsonl").read_text().splitlines():
         record = json.loads(line)
+        if record.get("log_z_mean") is not None:
+            log_z = record["log_z_mean"]
+            log_z_max_abs = max(log_z_max_abs, record["log_z_max_abs"] or 0.0)
         for layer in record.get("layers", []):
             logit, entropy = layer.get("attn_max_logit"), layer.get("attn_entropy")
             if logit is not None:
@@ -42,6 +47,7 @@ def summarise(folder):
                 lowest = min(lowest, entropy)
     return {"loss": summary["final_loss"], "val_loss": summary.get("final_val_loss"), "max_logit": largest,
             "min_entropy": lowest, "logit_1000_at": first_above, "status": summary["status"],
+            "log_z": log_z, "log_z_max_abs": log_z_max_abs,
             "seconds": summary.get("wall_seconds")}
 
 
@@ -71,8 +77,8 @@ def main():
         results = {key: job.result() for key, job in jobs.items()}
     print(f"seeds {args.seeds}; --set {' '.join(args.set) or '(none)'}; mean (range) over seeds\n")
     print("| preset | final loss | final val loss | largest attention logit | first step > 1000 "
-          "| lowest attention entropy | seconds per run |")
-    print("|---|---|---|---|---|---|---|")
+          "| lowest attention entropy | final mean log Z | largest abs log Z | seconds per run |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for preset in args.preset:
         runs = [results[(preset, s)] for s in seeds]
         statuses = sorted({r["status"] for r in runs})
@@ -82,7 +88,8 @@ def main():
                                                                          for f in firsts)
         print(f"| {name} | {spread([r['loss'] for r in runs], 3)} | {spread([r['val_loss'] for r in runs], 3)} "
               f"| {spread([r['max_logit'] for r in runs], 3)} | {first} "
-              f"| {spread([r['min_entropy'] for r in runs], 2)} | {spread([r['seconds'] for r in runs], 3)} |")
+              f"| {spread([r['min_entropy'] for r in runs], 2)} | {spread([r['log_z'] for r in runs], 3)} "
+              f"| {spread([r['log_z_max_abs'] for r in runs], 3)} | {spread([r['seconds'] for r in runs], 3)} |")
     return 0
 
 

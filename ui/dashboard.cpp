@@ -18,7 +18,7 @@ namespace normlab::ui {
 namespace {
 // The default arrangement's rows of panels (indices in the order they are added), top to bottom; the
 // dashboard figure uses the same rows.
-const std::vector<std::vector<size_t>> kRows = {{0, 1, 2}, {3, 4}, {5, 6, 7}};
+const std::vector<std::vector<size_t>> kRows = {{0, 1, 2}, {3, 4, 8}, {5, 6, 7}};
 }  // namespace
 
 Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(parent), m_store(store) {
@@ -34,6 +34,7 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
     addPanel(new UpdateRatioPanel(store));
     addPanel(new AttentionPanel(store));
     addPanel(new AttentionLogitPanel(store));
+    addPanel(new OutputLogitPanel(store));
     resetLayout();
 
     m_refreshTimer.setSingleShot(true);

@@ -33,10 +33,10 @@ std::vector<std::string> deep_stack(const std::string& placement, const std::str
 
 // The attention-logit-growth setting of Wortsman et al. (2023) at laptop scale: Pre-LN, Adam (0.9, 0.95),
 // clipping at 1, 50 warmup steps then cosine decay, a learning rate far above what the model tolerates.
-std::vector<std::string> logit_growth(const std::string& qk_norm) {
+std::vector<std::string> logit_growth(const std::string& qk_norm, const std::string& lr = "0.1") {
     return {"model.layers=4",        "model.d_model=128",        "model.d_ff=512",
             "model.seq_len=64",      "model.norm_placement=pre", "model.qk_norm=" + qk_norm,
-            "train.lr=0.1",          "train.beta2=0.95",         "train.clip_grad_norm=1",
+            "train.lr=" + lr,        "train.beta2=0.95",         "train.clip_grad_norm=1",
             "train.warmup_steps=50", "train.schedule=cosine",    "train.steps=800",
             "telemetry.every=10"};
 }
@@ -82,6 +82,13 @@ const std::vector<Preset>& presets() {
         {"logit-growth-qknorm",
          "the same model and lr with QK-norm: the largest logit stays in the tens and the model trains",
          logit_growth("layernorm")},
+        {"logit-drift",
+         "the QK-norm model at lr 0.3: trains, while the output logits' log Z drifts up (about 7 by step "
+         "800)",
+         logit_growth("layernorm", "0.3")},
+        {"logit-drift-zloss",
+         "the same with z-loss 1e-4: log Z drifts about 1 nat less, the loss is unchanged",
+         with(logit_growth("layernorm", "0.3"), {"train.z_loss=1e-4"})},
         {"theory-postln", "Xiong et al.'s simplified Post-LN model: E||x||^2/d = 1.5 in every block",
          theory("post")},
         {"theory-preln", "Xiong et al.'s simplified Pre-LN model: E||x_l||^2/d grows linearly with l",

@@ -37,6 +37,7 @@ void fillStore(TelemetryStore& store) {
             record.loss = 5.0 * std::exp(-step / 100.0) + id;
             record.lr = 1e-3 * std::min(1.0, step / 100.0);
             if (step % 50 == 0) record.val_loss = record.loss + 0.1;
+            record.output = normlab::OutputLogits{0.0, 5.0 + 0.01 * step + id, 6.0, -0.5 - 0.002 * step, 9.0};
             record.layers.resize(3);
             for (int b = 0; b < 3; ++b) {
                 record.layers[b].resid = 1.0 + b + id;
@@ -135,7 +136,7 @@ void ExportTest::initTestCase() {
 }
 
 void ExportTest::everyPanelExportsEveryFormat() {
-    QCOMPARE(m_dashboard->panels().size(), size_t(8));
+    QCOMPARE(m_dashboard->panels().size(), size_t(9));
     for (ChartPanel* panel : m_dashboard->panels()) {
         const QString base = m_dir.filePath(panel->id());
         ImageExportOptions options;

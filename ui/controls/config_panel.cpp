@@ -123,6 +123,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     bindCombo(optimisation, tr("Decay mode"), "train.weight_decay_mode",
               tr("AdamW: decay by lr x weight decay (lr_coupled, PyTorch's AdamW) or by weight decay x "
                  "lr / peak lr (independent: Wortsman et al., who use 1e-4)"));
+    bindNumber(optimisation, tr("z-loss"), "train.z_loss",
+               tr("Adds z-loss x (log Z)^2 per token, keeping the output logits' log Z near 0 (PaLM: 1e-4); "
+                  "0: off"));
     bindInt(optimisation, tr("Batch size"), "train.batch_size", 1, 4096, tr("Sequences per step"));
     bindInt(optimisation, tr("Steps"), "train.steps", 1, 100000000, tr("Optimizer steps of the run"));
     bindInt(optimisation, tr("Seed"), "train.seed", 0, 2147483647,

@@ -59,6 +59,10 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     lr.append(x, record.lr);
     gradNorm.append(x, record.grad_norm);
     if (record.val_loss) valLoss.append(x, *record.val_loss);
+    if (record.output) {
+        logZMean.append(x, record.output->log_z_mean);
+        outputLogitMean.append(x, record.output->logit_mean);
+    }
     if (record.layers.empty()) return;
 
     const size_t blocks = record.layers.size();
@@ -98,6 +102,8 @@ void RunHistory::clearHistory() {
     keyRms.clear();
     attnEntropyMean.clear();
     attnMaxLogit.clear();
+    logZMean.clear();
+    outputLogitMean.clear();
     latestLayers.clear();
     initialLayers.clear();
     gradHeat.clear();

@@ -46,6 +46,7 @@ struct RunHistory {
 
     DecimatedSeries loss, valLoss, lr, gradNorm;
     DecimatedSeries attnEntropyMean, attnMaxLogit;  // mean entropy / largest logit over blocks
+    DecimatedSeries logZMean, outputLogitMean;      // the output logits' log Z and mean (logged steps)
     std::vector<DecimatedSeries> updateRatio;       // per block
     // per block, on steps with attention statistics: the largest logit and the queries' and keys' RMS
     std::vector<DecimatedSeries> blockMaxLogit, queryRms, keyRms;

@@ -1,4 +1,4 @@
-// Content of the update-ratio, attention and attention-logit charts.
+// Content of the update-ratio, attention, attention-logit and output-logit charts.
 #include "ui/panels/dynamics_panels.h"
 
 #include "ui/panels/event_markers.h"
@@ -67,6 +67,30 @@ PlotContent AttentionPanel::buildContent(int columns) const {
         logit.style = Qt::DashLine;
         logit.onSecondaryAxis = true;
         content.series.push_back(logit);
+    }
+    content.markers = eventMarkers(store());
+    return content;
+}
+
+OutputLogitPanel::OutputLogitPanel(const TelemetryStore& store, QWidget* parent)
+    : LinePanel(QStringLiteral("output_logits"), tr("Output logits: log Z and mean logit"), store, parent) {}
+
+PlotContent OutputLogitPanel::buildContent(int columns) const {
+    PlotContent content;
+    content.x = stepAxis();
+    content.y = AxisSpec{tr("nats"), false, std::nullopt, std::nullopt, tr("log Z solid, mean dashed")};
+    content.emptyText = tr("Appears after the first logged step");
+    for (const auto& [id, run] : store().runs()) {
+        if (!run.visible) continue;
+        PlotSeries logZ = runSeries(store(), run, tr("mean log Z"), true, pointsOf(run.logZMean, columns));
+        logZ.width = 1.8;
+        content.series.push_back(logZ);
+        PlotSeries mean =
+            runSeries(store(), run, tr("mean logit"), false, pointsOf(run.outputLogitMean, columns));
+        mean.colour = run.colour.lighter(130);
+        mean.width = 1.4;
+        mean.style = Qt::DashLine;
+        content.series.push_back(mean);
     }
     content.markers = eventMarkers(store());
     return content;

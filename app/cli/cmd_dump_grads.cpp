@@ -50,6 +50,7 @@ int run_dump_grads(int argc, char** argv) {
     trainer.task().make_batch(Split::Train, static_cast<uint64_t>(trainer.steps_done()),
                               config.train.batch_size, config.model.seq_len, batch);
     Model& model = trainer.model();
+    model.set_training_step(trainer.steps_done() + 1);  // the step this batch would train
     const ForwardStats stats =
         model.forward_backward(batch, true, false, static_cast<float>(config.train.z_loss));
     std::vector<std::vector<float>> host;

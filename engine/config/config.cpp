@@ -105,6 +105,7 @@ constexpr Range kNonNegative{0.0, true, kInfinity, false};
 constexpr Range kPositive{0.0, false, kInfinity, false};
 constexpr Range kUnitHalfOpen{0.0, true, 1.0, false};
 constexpr Range kUnitClosed{0.0, true, 1.0, true};
+constexpr Range kUnitPositive{0.0, false, 1.0, true};
 
 void check_number(const std::string& key, double value, const Range& range) {
     const bool above_lo = range.lo_inclusive ? value >= range.lo : value > range.lo;
@@ -165,6 +166,13 @@ void validate_model(const ModelConfig& m) {
     check_number("model.norm_eps", m.norm_eps, kPositive);
     check_number("model.embedding_std", m.embedding_std, kNonNegative);
     check_number("model.dyt_alpha", m.dyt_alpha, kPositive);
+    check_number("model.mix_post_fraction", m.mix_post_fraction, kUnitClosed);
+    check_int("model.norm_gain_warmup_steps", m.norm_gain_warmup_steps, 0);
+    check_number("model.norm_gain_warmup_start", m.norm_gain_warmup_start, kUnitPositive);
+    check_int("model.residual_warmup_steps", m.residual_warmup_steps, 0);
+    require(m.residual_warmup_steps == 0 || m.residual != Residual::ReZero,
+            "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
+            "model.residual_warmup_steps=0 or another model.residual");
 }
 
 void validate_train(const TrainConfig& t) {

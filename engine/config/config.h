@@ -10,7 +10,8 @@
 
 namespace normlab {
 
-enum class NormPlacement { Post, Pre, Peri, None };
+// Mix: Mix-LN (Li et al. 2024), the first model.mix_post_fraction of the blocks Post-LN, the rest Pre-LN.
+enum class NormPlacement { Post, Pre, Peri, None, Mix };
 enum class NormType { LayerNorm, RmsNorm, DyT };
 // QK-norm: each head's queries and keys normalised over the head dimension before the dot product, with
 // one learnable gain per head dimension shared by the heads and no bias (Wortsman et al. 2023).
@@ -46,6 +47,15 @@ struct ModelConfig {
     double embedding_std = 0.0;  // std of token and of position embeddings; 0: the init scheme's
     double dyt_alpha = 0.5;      // DyT: the initial alpha of tanh(alpha x) (the DyT paper: 1.0 for LLMs)
     QkNorm qk_norm = QkNorm::None;
+    double mix_post_fraction = 0.25;  // Mix-LN: floor(fraction x blocks) Post-LN blocks first (per stack)
+    // Norm-gain warmup: every norm's gain g acts as s g, s ramping linearly from norm_gain_warmup_start
+    // at step 1 to 1 at step norm_gain_warmup_steps + 1 (0: off). NormLab's test of a claim without a
+    // primary source (docs/model.md#norm-gain-and-residual-warmup).
+    int norm_gain_warmup_steps = 0;
+    double norm_gain_warmup_start = 0.1;
+    // ProRes residual warmup (Chen et al. 2026): block l's branch (l = 1.. per stack) scaled by
+    // min(1, t / (T l)) at step t, T = residual_warmup_steps (0: off).
+    int residual_warmup_steps = 0;
 };
 
 struct TrainConfig {

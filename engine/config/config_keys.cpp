@@ -22,7 +22,7 @@ using nlohmann::json;
 constexpr auto enum_names(NormPlacement) {
     using E = NormPlacement;
     return std::to_array<std::pair<E, std::string_view>>(
-        {{E::Post, "post"}, {E::Pre, "pre"}, {E::Peri, "peri"}, {E::None, "none"}});
+        {{E::Post, "post"}, {E::Pre, "pre"}, {E::Peri, "peri"}, {E::None, "none"}, {E::Mix, "mix"}});
 }
 constexpr auto enum_names(NormType) {
     using E = NormType;
@@ -250,6 +250,10 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(model, embedding_std),
         NORMLAB_KEY(model, dyt_alpha),
         NORMLAB_KEY(model, qk_norm),
+        NORMLAB_KEY(model, mix_post_fraction),
+        NORMLAB_KEY(model, norm_gain_warmup_steps),
+        NORMLAB_KEY(model, norm_gain_warmup_start),
+        NORMLAB_KEY(model, residual_warmup_steps),
         NORMLAB_KEY(train, optimizer),
         NORMLAB_KEY(train, lr),
         NORMLAB_KEY(train, warmup_steps),

@@ -69,12 +69,29 @@ const std::vector<Preset>& presets() {
          "and "
          "it trains (Adam with these betas stays stuck)",
          with(six_blocks("post", "3e-3", 0), {"train.optimizer=radam", "train.beta2=0.999"})},
+        {"postln-gain-warmup",
+         "the same Post-LN model and lr, no lr warmup, every norm's gain ramped from 0.1 g to g over 150 "
+         "steps "
+         "(a claim without a primary source)",
+         with(six_blocks("post", "3e-3", 0), {"model.norm_gain_warmup_steps=150"})},
+        {"postln-residual-warmup",
+         "the same Post-LN model and lr, no lr warmup, ProRes residual warmup (block l's branch ramped over "
+         "25 l "
+         "steps)",
+         with(six_blocks("post", "3e-3", 0), {"model.residual_warmup_steps=25"})},
         {"periln", "Peri-LN (norms around each sub-layer) at the same lr: trains, balanced residual growth",
          six_blocks("peri", "3e-3", 0)},
         {"deep-postln", "48-block Post-LN: depth alone stalls training", deep_stack("post", "plain")},
         {"deep-deepnorm", "48-block Post-LN with DeepNorm (alpha shortcut, beta init): trains",
          deep_stack("post", "deepnorm")},
         {"deep-rezero", "48 blocks without norms, ReZero residuals: trains", deep_stack("none", "rezero")},
+        {"deep-preln", "48-block Pre-LN at the same lr: depth alone does not stall it",
+         deep_stack("pre", "plain")},
+        {"deep-mixln",
+         "48 blocks of Mix-LN (the first 12 Post-LN, the rest Pre-LN; Li et al. 2024): Post-LN's early "
+         "blocks "
+         "without its stall",
+         deep_stack("mix", "plain")},
         {"logit-growth",
          "Pre-LN at Adam lr 0.1 (warmup, cosine, clip 1): attention logits grow to ~1e5 and attention "
          "collapses to one key while the loss stalls",

@@ -4,6 +4,8 @@
 // QK-norm's gains close each part.
 #include "engine/model/layout.h"
 
+#include <cmath>
+
 namespace normlab {
 
 int ParamLayout::find(const std::string& name) const {
@@ -84,12 +86,18 @@ std::string block_prefix(int i) {
     return "blocks." + std::to_string(i) + ".";
 }
 
-bool norm_active(const std::string& name, NormPlacement placement) {
-    const bool is_output_norm = name.find("_out.") != std::string::npos;
-    const bool is_final = name.rfind("final_norm.", 0) == 0 || name.rfind("encoder.final_norm.", 0) == 0;
+// Whether a norm entry is used: a block's norms by its block's placement, the final norms by whether
+// their stack ends in one.
+bool norm_active(const ParamEntry& entry, const ModelConfig& model) {
+    const bool is_output_norm = entry.name.find("_out.") != std::string::npos;
+    const bool is_final =
+        entry.name.rfind("final_norm.", 0) == 0 || entry.name.rfind("encoder.final_norm.", 0) == 0;
+    const bool encoder = entry.encoder_block >= 0;
+    if (is_final) return has_final_norm(model, encoder);
+    const NormPlacement placement =
+        block_placement(model, encoder ? entry.encoder_block : entry.block, encoder);
     if (placement == NormPlacement::None) return false;
     if (is_output_norm) return placement == NormPlacement::Peri;
-    if (is_final) return placement == NormPlacement::Pre || placement == NormPlacement::Peri;
     return true;
 }
 }  // namespace
@@ -138,11 +146,11 @@ ParamLayout build_layout(const ModelConfig& model, int vocab) {
 bool is_active(const ParamEntry& entry, const ModelConfig& model) {
     switch (entry.role) {
         case ParamRole::NormWeight:
-            return norm_active(entry.name, model.norm_placement);
+            return norm_active(entry, model);
         case ParamRole::NormBias:
-            return norm_active(entry.name, model.norm_placement) && model.norm_type != NormType::RmsNorm;
+            return norm_active(entry, model) && model.norm_type != NormType::RmsNorm;
         case ParamRole::NormAlpha:
-            return norm_active(entry.name, model.norm_placement) && model.norm_type == NormType::DyT;
+            return norm_active(entry, model) && model.norm_type == NormType::DyT;
         case ParamRole::QkNormWeight:
             return model.qk_norm != QkNorm::None;
         case ParamRole::ReZeroAlpha:
@@ -158,6 +166,20 @@ bool is_active(const ParamEntry& entry, const ModelConfig& model) {
             return true;
     }
     return true;
+}
+
+NormPlacement block_placement(const ModelConfig& model, int block, bool encoder) {
+    if (model.norm_placement != NormPlacement::Mix) return model.norm_placement;
+    const int blocks = encoder ? model.encoder_layers : model.layers;
+    const int post_blocks = static_cast<int>(std::floor(model.mix_post_fraction * blocks + 1e-9));
+    return block < post_blocks ? NormPlacement::Post : NormPlacement::Pre;
+}
+
+bool has_final_norm(const ModelConfig& model, bool encoder) {
+    const int blocks = encoder ? model.encoder_layers : model.layers;
+    return blocks > 0 ? has_input_norm(block_placement(model, blocks - 1, encoder))
+                      : has_input_norm(model.norm_placement == NormPlacement::Mix ? NormPlacement::Pre
+                                                                                  : model.norm_placement);
 }
 
 ModelConfig effective_model_config(const ModelConfig& model) {

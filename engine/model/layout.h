@@ -77,6 +77,17 @@ ParamLayout build_layout(const ModelConfig& model, int vocab);
 // Whether an entry takes part in the model wired as `model` (placement, norm type, residual, theory).
 bool is_active(const ParamEntry& entry, const ModelConfig& model);
 
+// The placement of one block (encoder: of the encoder's stack): the model's, or with Mix-LN Post-LN for
+// the first floor(model.mix_post_fraction x blocks) blocks of the stack and Pre-LN for the rest.
+NormPlacement block_placement(const ModelConfig& model, int block, bool encoder);
+// Whether a stack ends in a final norm (the decoder's final_norm, the encoder's encoder.final_norm): when
+// its last block has an input norm (Pre-LN, Peri-LN; Mix-LN unless every block is Post-LN).
+bool has_final_norm(const ModelConfig& model, bool encoder);
+// Pre-LN and Peri-LN put a norm on each sub-layer's input.
+inline bool has_input_norm(NormPlacement placement) {
+    return placement == NormPlacement::Pre || placement == NormPlacement::Peri;
+}
+
 // The config with theory mode's forced settings applied (one head, d_ff = d, ReLU, Xavier normal).
 ModelConfig effective_model_config(const ModelConfig& model);
 

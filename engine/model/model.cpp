@@ -34,10 +34,6 @@ enum Scratch {
     kScratchCount
 };
 
-bool has_input_norm(NormPlacement p) {
-    return p == NormPlacement::Pre || p == NormPlacement::Peri;
-}
-
 // Sub-layer slots (see Model::m_sublayers) and attention-statistics slots of a config.
 size_t sublayer_slots(const ModelConfig& c) {
     const size_t layers = static_cast<size_t>(c.layers);
@@ -64,6 +60,14 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     m_params = m_backend->allocate(m_layout.total);
     m_grads = m_backend->allocate(m_layout.total);
     m_attention_stats = m_backend->allocate(attention_slots(m_config) * 2);
+    // room for every norm gain's scaled copy (norm-gain warmup), each where entry_ptr finds it
+    m_gain_shadow_offsets.assign(m_layout.entries.size(), kNoShadow);
+    for (size_t i = 0; i < m_layout.entries.size(); ++i) {
+        if (m_layout.entries[i].role != ParamRole::NormWeight) continue;
+        m_gain_shadow_offsets[i] = m_gain_shadow_total;
+        m_gain_shadow_total += m_layout.entries[i].count;
+    }
+    m_gain_shadow = m_backend->allocate(std::max<size_t>(m_gain_shadow_total, 1));
     refresh_active();
     build_plan();
 
@@ -96,16 +100,23 @@ void Model::build_plan() {
     const int layers = m_config.layers;
     m_plan.clear();
     for (int block = 0; block < m_config.encoder_layers; ++block) {
-        m_plan.push_back({block, true, kAttention, 3 * layers + 2 * block, 2 * layers + block});
-        m_plan.push_back({block, true, kFeedForward, 3 * layers + 2 * block + 1, -1});
+        const NormPlacement placement = block_placement(m_config, block, true);
+        m_plan.push_back({block, true, kAttention, 3 * layers + 2 * block, 2 * layers + block, placement});
+        m_plan.push_back({block, true, kFeedForward, 3 * layers + 2 * block + 1, -1, placement});
     }
     m_encoder_steps = static_cast<int>(m_plan.size());
     for (int block = 0; block < layers; ++block) {
-        m_plan.push_back({block, false, kAttention, 2 * block, block});
+        const NormPlacement placement = block_placement(m_config, block, false);
+        m_plan.push_back({block, false, kAttention, 2 * block, block, placement});
         if (m_config.encoder_layers > 0)
-            m_plan.push_back({block, false, kCrossAttention, 2 * layers + block, layers + block});
-        m_plan.push_back({block, false, kFeedForward, 2 * block + 1, -1});
+            m_plan.push_back({block, false, kCrossAttention, 2 * layers + block, layers + block, placement});
+        m_plan.push_back({block, false, kFeedForward, 2 * block + 1, -1, placement});
     }
+}
+
+const Model::SublayerStep& Model::plan_step(int slot) const {
+    return *std::find_if(m_plan.begin(), m_plan.end(),
+                         [slot](const SublayerStep& step) { return step.slot == slot; });
 }
 
 const BlockIndex& Model::block_index(const SublayerStep& step) const {
@@ -116,6 +127,7 @@ Model::~Model() {
     m_backend->release(m_params);
     m_backend->release(m_grads);
     m_backend->release(m_attention_stats);
+    m_backend->release(m_gain_shadow);
     m_backend->release(m_activations);
     m_backend->release(m_tokens);
     m_backend->release(m_targets);
@@ -266,7 +278,7 @@ ScaleRef Model::shortcut_scale(const SublayerStep& step) const {
 
 ScaleRef Model::branch_scale(const SublayerStep& step) const {
     if (m_config.residual == Residual::ReZero) return {1.0f, entry_ptr(block_index(step).rezero_alpha)};
-    return {1.0f, nullptr};
+    return {residual_warmup_scale(step.block), nullptr};  // 1 without residual warmup
 }
 
 AttentionShape Model::attention_shape(const SublayerStep& step, int batch, int seq) const {
@@ -292,11 +304,11 @@ const NormIndex& output_norm_of(const BlockIndex& index, int kind) {
 
 const float* Model::sublayer_output(const SublayerStep& step) const {
     const SublayerActivations& acts = m_sublayers[step.slot];
-    return m_config.norm_placement == NormPlacement::Post ? acts.output : acts.sum;
+    return step.placement == NormPlacement::Post ? acts.output : acts.sum;
 }
 
 const float* Model::memory_buffer() const {
-    if (has_input_norm(m_config.norm_placement)) return m_memory;
+    if (has_final_norm(m_config, true)) return m_memory;
     return sublayer_output(m_plan[m_encoder_steps - 1]);
 }
 
@@ -314,7 +326,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
 
     acts.input = x;
     const float* u = x;
-    if (has_input_norm(m_config.norm_placement)) {
+    if (has_input_norm(step.placement)) {
         m_backend->norm_forward(type, acts.normed, acts.normed_stats, x, entry_ptr(norm_in.weight),
                                 entry_ptr(norm_in.bias), {0.0f, entry_ptr(norm_in.alpha)}, n, d, eps);
         u = acts.normed;
@@ -347,7 +359,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
                                       d, d);
         }
     }
-    if (m_config.norm_placement == NormPlacement::Peri) {
+    if (step.placement == NormPlacement::Peri) {
         m_backend->norm_forward(type, acts.branch_normed, acts.branch_stats, f, entry_ptr(norm_out.weight),
                                 entry_ptr(norm_out.bias), {0.0f, entry_ptr(norm_out.alpha)}, n, d, eps);
         f = acts.branch_normed;
@@ -361,7 +373,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     } else {
         m_backend->residual_forward(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd);
     }
-    if (m_config.norm_placement == NormPlacement::Post) {
+    if (step.placement == NormPlacement::Post) {
         m_backend->norm_forward(type, acts.output, acts.output_stats, acts.sum, entry_ptr(norm_in.weight),
                                 entry_ptr(norm_in.bias), {0.0f, entry_ptr(norm_in.alpha)}, n, d, eps);
     }
@@ -388,7 +400,7 @@ const float* Model::forward_encoder(int batch, int seq, bool attention_stats) {
 }
 
 void Model::finish_memory(int batch, int seq) {
-    if (!has_input_norm(m_config.norm_placement)) return;
+    if (!has_final_norm(m_config, true)) return;
     const NormIndex& norm = m_layout.encoder_final_norm;
     m_backend->norm_forward(m_config.norm_type, m_memory, m_memory_stats,
                             sublayer_output(m_plan[m_encoder_steps - 1]), entry_ptr(norm.weight),
@@ -434,9 +446,11 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     const NormType type = m_config.norm_type;
     const float eps = static_cast<float>(m_config.norm_eps);
     const NormIndex& final_norm = m_layout.final_norm;
-    const bool has_final_norm = has_input_norm(m_config.norm_placement);
+    const bool final_norm_present = has_final_norm(m_config, false);
     const bool has_encoder = m_config.encoder_layers > 0;
     m_source_len = source_length(batch);
+    m_gain_scale = norm_gain_scale();
+    if (m_gain_scale != 1.0f) scale_norm_gains();
 
     m_backend->upload_ints(m_tokens, batch.inputs.data(), n);
     upload_targets(batch);
@@ -448,7 +462,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
         forward_sublayer(m_plan[i], x, batch.batch, batch.seq, attention_stats);
         x = sublayer_output(m_plan[i]);
     }
-    if (has_final_norm) {
+    if (final_norm_present) {
         m_backend->norm_forward(type, m_final_normed, m_final_stats, x, entry_ptr(final_norm.weight),
                                 entry_ptr(final_norm.bias), {0.0f, entry_ptr(final_norm.alpha)}, n, d, eps);
     }
@@ -487,7 +501,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     float* grad_residual = m_scratch[kGradResidual];
     m_backend->linear_backward(grad_residual, grad_ptr(m_layout.head), nullptr, m_logits, head_input,
                                entry_ptr(m_layout.head), n, d, m_vocab, false);
-    if (has_final_norm) {
+    if (final_norm_present) {
         float* grad_temp = m_scratch[kGradTemp];
         m_backend->norm_backward(type, grad_temp, grad_ptr(final_norm.weight), grad_ptr(final_norm.bias),
                                  grad_ptr(final_norm.alpha), grad_residual, x, m_final_stats,
@@ -503,6 +517,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
                                   batch.batch, batch.seq, d);
     if (has_encoder) backward_encoder(batch.batch, batch.seq);
+    if (m_gain_scale != 1.0f) scale_norm_gain_grads();
     return stats;
 }
 
@@ -517,7 +532,7 @@ void Model::backward_encoder(int batch, int seq) {
     const int d = m_config.d_model;
     float* grad_residual = m_scratch[kGradResidual];
     const float* grad_memory = m_scratch[kGradMemory];
-    if (has_input_norm(m_config.norm_placement)) {
+    if (has_final_norm(m_config, true)) {
         const NormIndex& norm = m_layout.encoder_final_norm;
         m_backend->norm_backward(m_config.norm_type, grad_residual, grad_ptr(norm.weight),
                                  grad_ptr(norm.bias), grad_ptr(norm.alpha), grad_memory,
@@ -588,7 +603,7 @@ void Model::collect_attention_stats(int batch, int seq) {
 
 const float* Model::added_branch(const SublayerStep& step) const {
     const SublayerActivations& acts = m_sublayers[step.slot];
-    if (m_config.norm_placement == NormPlacement::Peri) return acts.branch_normed;
+    if (step.placement == NormPlacement::Peri) return acts.branch_normed;
     return step.kind != kFeedForward && m_config.theory_mode ? acts.heads : acts.branch;
 }
 
@@ -614,20 +629,17 @@ void Model::measure_dependency(size_t count) {
     m_stats.dependency.assign(sublayers, 0.0);
     for (const SublayerStep& step : m_plan) {
         const size_t i = static_cast<size_t>(step.slot);
-        double scale = 1.0;
         const ScaleRef a = branch_scale(step);
-        if (a.param) {
-            float value = 0.0f;
-            m_backend->download(&value, a.param, 1);
-            scale = static_cast<double>(value) * value;
-        }
+        float value = a.constant;
+        if (a.param) m_backend->download(&value, a.param, 1);
+        const double scale = static_cast<double>(value) * value;
         const double total = variance(i);
         m_stats.dependency[i] = total > 0.0 ? scale * variance(sublayers + i) / total : 0.0;
     }
 }
 
 const float* Model::head_input_buffer() const {
-    if (has_input_norm(m_config.norm_placement)) return m_final_normed;
+    if (has_final_norm(m_config, false)) return m_final_normed;
     if (m_sublayers.empty()) return m_embedded;
     return sublayer_output(m_plan.back());
 }
@@ -636,6 +648,7 @@ void Model::stage_move(BackendTransfer& transfer) {
     transfer.copy(m_params, m_layout.total);
     transfer.copy(m_grads, m_layout.total);
     transfer.copy(m_attention_stats, attention_slots(m_config) * 2);
+    transfer.copy(m_gain_shadow, std::max<size_t>(m_gain_shadow_total, 1));
     if (!m_activations) return;
     const size_t n = static_cast<size_t>(m_batch) * m_seq;
     transfer.copy(m_activations, activation_floats(m_config, m_vocab, m_batch, m_seq));
@@ -657,13 +670,13 @@ std::vector<float> Model::read_buffer(const float* buffer) {
 std::vector<float> Model::read_block_output(int block) {
     if (block < 0 || block >= m_config.layers)
         throw std::out_of_range("no decoder block " + std::to_string(block));
-    return read_buffer(sublayer_output({block, false, kFeedForward, 2 * block + 1, -1}));
+    return read_buffer(sublayer_output(plan_step(2 * block + 1)));
 }
 
 std::vector<float> Model::read_encoder_block_output(int block) {
     if (block < 0 || block >= m_config.encoder_layers)
         throw std::out_of_range("no encoder block " + std::to_string(block));
-    return read_buffer(sublayer_output({block, true, kFeedForward, 3 * m_config.layers + 2 * block + 1, -1}));
+    return read_buffer(sublayer_output(plan_step(3 * m_config.layers + 2 * block + 1)));
 }
 
 std::vector<float> Model::read_memory() {
@@ -687,12 +700,12 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
     const NormType type = m_config.norm_type;
     const NormIndex& norm_in = input_norm_of(index, kind);
     const NormIndex& norm_out = output_norm_of(index, kind);
-    const bool input_norm = has_input_norm(m_config.norm_placement);
-    const bool peri = m_config.norm_placement == NormPlacement::Peri;
+    const bool input_norm = has_input_norm(step.placement);
+    const bool peri = step.placement == NormPlacement::Peri;
     float* grad_residual = m_scratch[kGradResidual];
 
     const float* grad_sum = grad_residual;
-    if (m_config.norm_placement == NormPlacement::Post) {
+    if (step.placement == NormPlacement::Post) {
         m_backend->norm_backward(type, m_scratch[kGradTemp], grad_ptr(norm_in.weight), grad_ptr(norm_in.bias),
                                  grad_ptr(norm_in.alpha), grad_residual, acts.sum, acts.output_stats,
                                  entry_ptr(norm_in.weight), {0.0f, entry_ptr(norm_in.alpha)}, n, d, false);

@@ -74,12 +74,19 @@ class Model {
     void initialize(uint64_t seed);
     // Re-draws attention V, output, FFN weights with DeepNorm's beta scaling. Returns the entries touched.
     std::vector<int> reinitialize_deepnorm_beta(uint64_t seed);
-    // New wiring (placement, norm type, residual, DeepNorm alpha), same parameters. Entries that become
-    // active start at their init values (norm gain 1, bias 0, DyT alpha 0.5, ReZero 0, Admin closed
+    // New wiring (placement, norm type, residual, DeepNorm alpha, QK-norm), same parameters. Entries that
+    // become active start at their init values (norm gain 1, bias 0, DyT alpha 0.5, ReZero 0, Admin closed
     // form). Returns those entries so the optimizer can zero their moments.
     std::vector<int> set_wiring(const ModelConfig& wiring);
     // Admin's profiled initialisation: omega per sub-layer from one batch (docs/science.md, Admin).
     void profile_admin(const Batch& batch);
+    // The training step (1 = the first) the next passes belong to, for the norm-gain and residual
+    // warmups; until it is set, passes run as after every warmup (inference, probes).
+    void set_training_step(int64_t step) { m_training_step = step; }
+    // The warmups' factors at the current training step: every norm gain's, and block `block`'s branch
+    // (block 0 is ProRes's l = 1; per stack).
+    float norm_gain_scale() const;
+    float residual_warmup_scale(int block) const;
 
     // Forward pass; with `backward`, zeroes and fills the gradient buffer. Attention statistics are
     // computed when asked (telemetry steps). Throws InputError for token ids outside the vocabulary.
@@ -116,6 +123,7 @@ class Model {
         int kind = 0;  // attention, FFN or cross-attention (model.cpp)
         int slot = 0;  // m_sublayers, the residual sums' slices and ForwardStats::dependency
         int attention_slot = -1;
+        NormPlacement placement = NormPlacement::Pre;  // the block's (Mix-LN: Post or Pre by depth)
     };
     // Pointers into the activation buffer for one sub-layer (n = batch * seq rows).
     struct SublayerActivations {
@@ -142,6 +150,7 @@ class Model {
     void carve_activations();    // points every activation view into m_activations for m_batch x m_seq
     const float* head_input_buffer() const;  // the head's input: final norm output or last sub-layer
     void build_plan();
+    const SublayerStep& plan_step(int slot) const;  // the sub-layer in `slot` (it must exist)
     const BlockIndex& block_index(const SublayerStep& step) const;
     AttentionShape attention_shape(const SublayerStep& step, int batch, int seq) const;
     // Runs the encoder on m_embedded and returns the memory (its output after the final norm, if any).
@@ -174,10 +183,20 @@ class Model {
     void collect_attention_stats(int batch, int seq);
     // Uploads the batch's targets, unscoring those an encoder's memory would give away.
     void upload_targets(const Batch& batch);
+    // A parameter entry as the passes read it: a norm gain during norm-gain warmup is its scaled copy.
     const float* entry_ptr(int entry) const {
-        return entry < 0 ? nullptr : m_params + m_layout.entries[entry].offset;
+        if (entry < 0) return nullptr;
+        if (m_gain_scale != 1.0f && m_gain_shadow_offsets[entry] != kNoShadow)
+            return m_gain_shadow + m_gain_shadow_offsets[entry];
+        return m_params + m_layout.entries[entry].offset;
     }
+    // Norm-gain warmup (model_init.cpp): before a pass, the scaled copies of the gains; after its
+    // backward, the gains' gradients scaled back (dL/dg = s dL/d(s g)).
+    void scale_norm_gains();
+    void scale_norm_gain_grads();
     float* grad_ptr(int entry) { return entry < 0 ? nullptr : m_grads + m_layout.entries[entry].offset; }
+
+    static constexpr size_t kNoShadow = static_cast<size_t>(-1);
 
     ModelConfig m_config;
     int m_vocab;
@@ -216,6 +235,11 @@ class Model {
     std::vector<double> m_slice_squares;
     std::vector<double> m_slice_sums;
     std::vector<float> m_attention_host;
+    int64_t m_training_step = int64_t{1} << 40;  // see set_training_step
+    float m_gain_scale = 1.0f;                   // norm-gain warmup's factor for the current pass
+    float* m_gain_shadow = nullptr;              // the scaled norm gains, by m_gain_shadow_offsets
+    std::vector<size_t> m_gain_shadow_offsets;   // per entry: its place in m_gain_shadow, or kNoShadow
+    size_t m_gain_shadow_total = 0;
     std::vector<Slice> m_qk_slices;  // the queries' and keys' rows, for measure_qk_rms
     std::vector<double> m_qk_squares;
 };

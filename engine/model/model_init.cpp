@@ -163,6 +163,7 @@ std::vector<int> Model::set_wiring(const ModelConfig& wiring) {
         if (buffers_change) release_activations();  // QK-norm's buffers come and go with it
     }
     refresh_active();
+    build_plan();  // each sub-layer's placement (Mix-LN's depend on the depth)
     std::vector<int> activated;
     for (size_t i = 0; i < m_active.size(); ++i) {
         if (m_active[i] && !before[i]) {

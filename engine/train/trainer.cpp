@@ -240,6 +240,7 @@ const StepOutcome& Trainer::step() {
     const bool logged = (t % m_config.telemetry.every) == 0 || t == 1;
     m_task->make_batch(Split::Train, static_cast<uint64_t>(t - 1), m_config.train.batch_size,
                        m_config.model.seq_len, m_batch);
+    m_model->set_training_step(t);  // the model's own warmups (norm gains, residual branches)
     const ForwardStats& forward =
         m_model->forward_backward(m_batch, true, logged, static_cast<float>(m_config.train.z_loss));
     entry_sum_squares(m_model->grads(), m_grad_squares);

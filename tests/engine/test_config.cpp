@@ -75,6 +75,10 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.model.embedding_std, b.model.embedding_std);
     EXPECT_EQ(a.model.dyt_alpha, b.model.dyt_alpha);
     EXPECT_EQ(a.model.qk_norm, b.model.qk_norm);
+    EXPECT_EQ(a.model.mix_post_fraction, b.model.mix_post_fraction);
+    EXPECT_EQ(a.model.norm_gain_warmup_steps, b.model.norm_gain_warmup_steps);
+    EXPECT_EQ(a.model.norm_gain_warmup_start, b.model.norm_gain_warmup_start);
+    EXPECT_EQ(a.model.residual_warmup_steps, b.model.residual_warmup_steps);
     EXPECT_EQ(a.train.optimizer, b.train.optimizer);
     EXPECT_EQ(a.train.lr, b.train.lr);
     EXPECT_EQ(a.train.warmup_steps, b.train.warmup_steps);
@@ -127,7 +131,11 @@ Config non_default_config() {
                1e-6,
                0.5,
                1.0,
-               QkNorm::RmsNorm};
+               QkNorm::RmsNorm,
+               0.5,
+               200,
+               0.2,
+               25};
     c.train.optimizer = OptimizerKind::AdamW;
     c.train.weight_decay_mode = WeightDecayMode::Independent;
     c.train.z_loss = 1e-4;
@@ -189,6 +197,10 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "model.embedding_std",
                                                "model.dyt_alpha",
                                                "model.qk_norm",
+                                               "model.mix_post_fraction",
+                                               "model.norm_gain_warmup_steps",
+                                               "model.norm_gain_warmup_start",
+                                               "model.residual_warmup_steps",
                                                "train.optimizer",
                                                "train.lr",
                                                "train.warmup_steps",

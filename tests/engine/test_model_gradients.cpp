@@ -19,11 +19,13 @@ using testing::small_batch;
 // Max over active tensors of |directional FD - g.v| / max(|g.v|, floor).
 // source_len: the batch's source part (what an encoder reads; 0 = the model's default, half the row).
 // z_loss: the objective is the cross-entropy plus z_loss (log Z)^2 per scored position.
+// training_step > 0: the passes belong to that step (the model's own warmups scale by it).
 void check_model_gradients(const ModelConfig& config, const std::string& label, int source_len = 0,
-                           float step = 2e-3f, float z_loss = 0.0f) {
+                           float step = 2e-3f, float z_loss = 0.0f, int64_t training_step = 0) {
     CpuBackend backend(1);
     const int vocab = 11;
     Model model(config, vocab, backend);
+    if (training_step > 0) model.set_training_step(training_step);
     model.initialize(7);
     perturb_parameters(model, 3);
     Batch batch = small_batch(vocab, 2, config.seq_len, 5);
@@ -79,6 +81,7 @@ ModelConfig wired_config(NormPlacement placement, NormType type, Residual residu
     config.norm_placement = placement;
     config.norm_type = type;
     config.residual = residual;
+    config.mix_post_fraction = 0.5;  // Mix-LN: block 0 Post-LN, block 1 Pre-LN (per stack)
     return config;
 }
 
@@ -90,18 +93,17 @@ TEST_P(ModelGradients, MatchFiniteDifferences) {
                           to_string(placement) + "/" + to_string(type) + "/" + to_string(residual));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllWirings, ModelGradients,
-                         ::testing::Combine(::testing::Values(NormPlacement::Post, NormPlacement::Pre,
-                                                              NormPlacement::Peri, NormPlacement::None),
-                                            ::testing::Values(NormType::LayerNorm, NormType::RmsNorm,
-                                                              NormType::DyT),
-                                            ::testing::Values(Residual::Plain, Residual::DeepNorm,
-                                                              Residual::ReZero, Residual::Admin)),
-                         [](const auto& info) {
-                             return to_string(std::get<0>(info.param)) + "_" +
-                                    to_string(std::get<1>(info.param)) + "_" +
-                                    to_string(std::get<2>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    AllWirings, ModelGradients,
+    ::testing::Combine(::testing::Values(NormPlacement::Post, NormPlacement::Pre, NormPlacement::Peri,
+                                         NormPlacement::None, NormPlacement::Mix),
+                       ::testing::Values(NormType::LayerNorm, NormType::RmsNorm, NormType::DyT),
+                       ::testing::Values(Residual::Plain, Residual::DeepNorm, Residual::ReZero,
+                                         Residual::Admin)),
+    [](const auto& info) {
+        return to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param)) + "_" +
+               to_string(std::get<2>(info.param));
+    });
 
 TEST(ModelGradientsTheory, TheoryModeModel) {
     ModelConfig config;
@@ -140,6 +142,19 @@ TEST(ModelGradientsZLoss, CrossEntropyPlusZLoss) {
                           "z-loss encoder-decoder", 0, 2e-3f, 0.2f);
 }
 
+// The model's own warmups mid-ramp: every norm gain acting as s g (s = 0.1 + 0.9 x 2/5 at step 3), and
+// ProRes's branch scales min(1, 3 / (2 l)) = 1, 0.75 (with an encoder, per stack).
+TEST(ModelGradientsWarmups, NormGainAndResidualWarmupMidRamp) {
+    for (NormPlacement placement : {NormPlacement::Post, NormPlacement::Pre, NormPlacement::Peri}) {
+        ModelConfig gains = wired_config(placement, NormType::LayerNorm, Residual::Plain);
+        gains.norm_gain_warmup_steps = 5;
+        check_model_gradients(gains, "gain warmup/" + to_string(placement), 0, 2e-3f, 0.0f, 3);
+        ModelConfig branches = wired_config(placement, NormType::RmsNorm, Residual::Plain, 2);
+        branches.residual_warmup_steps = 2;
+        check_model_gradients(branches, "residual warmup/" + to_string(placement), 0, 2e-3f, 0.0f, 3);
+    }
+}
+
 // Encoder-decoder: the encoder's bidirectional self-attention over the source, cross-attention whose
 // keys and values come from the memory (gradients flow back into the encoder), shared embeddings.
 ModelConfig encoder_decoder_config(NormPlacement placement, NormType type, Residual residual) {
@@ -168,7 +183,9 @@ INSTANTIATE_TEST_SUITE_P(Wirings, EncoderDecoderGradients,
                                            Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::Admin},
                                            Wiring{NormPlacement::Pre, NormType::LayerNorm, Residual::Admin},
                                            Wiring{NormPlacement::None, NormType::LayerNorm, Residual::ReZero},
-                                           Wiring{NormPlacement::Pre, NormType::RmsNorm, Residual::ReZero}),
+                                           Wiring{NormPlacement::Pre, NormType::RmsNorm, Residual::ReZero},
+                                           Wiring{NormPlacement::Mix, NormType::LayerNorm, Residual::Plain},
+                                           Wiring{NormPlacement::Mix, NormType::DyT, Residual::DeepNorm}),
                          [](const auto& info) {
                              return to_string(std::get<0>(info.param)) + "_" +
                                     to_string(std::get<1>(info.param)) + "_" +

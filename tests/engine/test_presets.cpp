@@ -14,9 +14,12 @@
 namespace normlab {
 namespace {
 
-// Mean training loss over the last 20 of `steps` steps of a preset, or +inf if it diverged.
-double tail_loss(const std::string& preset, int steps, uint64_t seed) {
+// Mean training loss over the last 20 of `steps` steps of a preset (with `override_assignment`, e.g.
+// "model.mix_post_fraction=0.0625"), or +inf if it diverged.
+double tail_loss(const std::string& preset, int steps, uint64_t seed,
+                 const std::string& override_assignment = "") {
     Config config = preset_config(preset);
+    if (!override_assignment.empty()) apply_override(config, override_assignment);
     config.train.steps = steps;
     config.train.seed = seed;
     config.telemetry.every = 10;
@@ -125,6 +128,31 @@ TEST(PresetContrasts, ZLossHoldsLogZDownOnTwoSeeds) {
         EXPECT_LT(z.last_log_z, plain.last_log_z - 0.5) << "seed " << seed;
         EXPECT_LT(z.tail_loss, plain.tail_loss + 0.1) << "seed " << seed;
     }
+}
+
+// Neither the model's own warmups replaces a learning-rate warmup for Post-LN (docs/science.md): with
+// norm-gain warmup or ProRes residual warmup the 6-block Post-LN model stalls as without any warmup.
+TEST(PresetContrasts, GainAndResidualWarmupDoNotReplaceLrWarmup) {
+    const double lr_warmup = tail_loss("postln-warmup", 200, 1);
+    const double gains = tail_loss("postln-gain-warmup", 200, 1);
+    const double branches = tail_loss("postln-residual-warmup", 200, 1);
+    std::printf("postln-warmup %.3f, postln-gain-warmup %.3f, postln-residual-warmup %.3f\n", lr_warmup,
+                gains, branches);
+    EXPECT_GT(gains, lr_warmup + 0.3);
+    EXPECT_GT(branches, lr_warmup + 0.3);
+    EXPECT_GT(gains, 2.9);
+    EXPECT_GT(branches, 2.9);
+}
+
+// Mix-LN at 48 blocks (docs/science.md): with the paper's default 25% (12 Post-LN blocks) it stalls like
+// Post-LN, with 6.25% (3 blocks, the paper's 7B setting) it trains like Pre-LN.
+TEST(PresetContrasts, MixLnAtDepthDependsOnItsPostLnShare) {
+    const double pre = tail_loss("deep-preln", 160, 1);
+    const double quarter = tail_loss("deep-mixln", 160, 1);
+    const double sixteenth = tail_loss("deep-mixln", 160, 1, "model.mix_post_fraction=0.0625");
+    std::printf("deep-preln %.3f, deep-mixln %.3f, deep-mixln at 6.25%% %.3f\n", pre, quarter, sixteenth);
+    EXPECT_GT(quarter, pre + 0.3);
+    EXPECT_LT(sixteenth, pre + 0.1);
 }
 
 TEST(PresetContrasts, PeriLnTrainsWithoutWarmup) {

@@ -47,6 +47,14 @@ CASES = {
     "encdec-qk-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=pre", "model.qk_norm=rmsnorm"],
     # z-loss: + z_loss (log Z)^2 per scored position (a large coefficient, so its gradient term matters)
     "z-loss": ["model.norm_placement=pre", "train.z_loss=0.05"],
+    # Mix-LN: the first floor(fraction x blocks) blocks Post-LN, the rest Pre-LN, per stack
+    "mix": ["model.norm_placement=mix", "model.mix_post_fraction=0.34"],
+    "encdec-mix-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=mix", "model.mix_post_fraction=0.5",
+                           "model.norm_type=rmsnorm"],
+    # the model's own warmups at step 4 (dump-grads trains 3 steps): every norm gain at 0.1 + 0.9 x 3/10,
+    # ProRes's branch scales min(1, 4 / (3 l)) = 1, 0.67, 0.44
+    "gain-warmup-post": ["model.norm_placement=post", "model.norm_gain_warmup_steps=10"],
+    "residual-warmup-peri-dyt": ["model.norm_placement=peri", "model.norm_type=dyt", "model.residual_warmup_steps=3"],
     "encdec-z-loss-copy": ["model.encoder_layers=2", "model.norm_placement=post", "data.task=copy",
                            "train.z_loss=0.05"],
 }
@@ -68,8 +76,11 @@ def read_safetensors(path):
     return tensors, metadata
 
 
+GAIN_SCALE = [1.0]  # norm-gain warmup's factor at the step being checked (set per case)
+
+
 def norm(params, prefix, x, norm_type, eps):
-    weight = params[prefix + ".weight"]
+    weight = GAIN_SCALE[0] * params[prefix + ".weight"]
     if norm_type == "layernorm":
         return F.layer_norm(x, (x.shape[-1],), weight, params[prefix + ".bias"], eps)
     if norm_type == "rmsnorm":
@@ -155,19 +166,27 @@ def deepnorm_shortcut(m, encoder):
     return (3.0 * layers) ** 0.25
 
 
+def block_placement(m, block, layers):
+    """A block's placement: the model's, or with Mix-LN Post-LN for the first floor(fraction x layers)."""
+    if m["norm_placement"] != "mix":
+        return m["norm_placement"]
+    return "post" if block < math.floor(m["mix_post_fraction"] * layers + 1e-9) else "pre"
+
+
 def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=None):
     """Residual blocks under `base` ("blocks." or "encoder.blocks."): self-attention, cross-attention to
     `memory` when given, FFN; each wired by the placement and residual scheme of docs/science.md (block variants)
     and docs/model.md (encoder-decoder mode)."""
     m = config["model"]
     theory = m["theory_mode"]
-    placement, norm_type, residual, eps = m["norm_placement"], m["norm_type"], m["residual"], m["norm_eps"]
+    norm_type, residual, eps = m["norm_type"], m["residual"], m["norm_eps"]
     heads = 1 if theory else m["heads"]
     activation = "relu" if theory else m["activation"]
     alpha = deepnorm_shortcut(m, encoder=base.startswith("encoder."))
     qk = (m["qk_norm"], eps)
     for i in range(layers):
         prefix = f"{base}{i}."
+        placement = block_placement(m, i, layers)
         kinds = ["attention", "cross", "ffn"] if memory is not None else ["attention", "ffn"]
         for kind in kinds:
             norm_name = {"attention": "norm1", "cross": "norm_cross", "ffn": "norm2"}[kind]
@@ -182,6 +201,8 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
                 f = norm(params, prefix + norm_name + "_out", f, norm_type, eps)
             if residual == "rezero":
                 f = params[prefix + "rezero_alpha"] * f  # one a per block, shared by its sub-layers
+            if m["residual_warmup_steps"]:  # ProRes: min(1, t / (T l)), l = i + 1
+                f = min(1.0, config["step"] / (m["residual_warmup_steps"] * (i + 1))) * f
             shortcut = 1.0
             if residual == "deepnorm":
                 shortcut = alpha
@@ -199,19 +220,19 @@ def model_loss(params, config, inputs, targets, source_len):
     encoder-decoder whose encoder reads the source positions [0, source_len)), written independently in
     PyTorch: (cross-entropy, z-loss term), both means over the scored positions."""
     m = config["model"]
-    placement, norm_type, eps = m["norm_placement"], m["norm_type"], m["norm_eps"]
+    norm_type, eps = m["norm_type"], m["norm_eps"]
     seq = inputs.shape[1]
     embedded = params["wte.weight"][inputs] + params["wpe.weight"][:seq]
     memory = memory_mask = None
     if m["encoder_layers"]:
         memory_mask = source_mask(seq, source_len)
         memory = stack(params, config, embedded, "encoder.blocks.", m["encoder_layers"], memory_mask)
-        if placement in ("pre", "peri"):
+        if block_placement(m, m["encoder_layers"] - 1, m["encoder_layers"]) in ("pre", "peri"):
             memory = norm(params, "encoder.final_norm", memory, norm_type, eps)
         targets = targets.clone()
         targets[:, :max(source_len - 1, 0)] = -1  # targets the memory holds are not scored
     x = stack(params, config, embedded, "blocks.", m["layers"], causal_mask(seq), memory, memory_mask)
-    if placement in ("pre", "peri"):
+    if block_placement(m, m["layers"] - 1, m["layers"]) in ("pre", "peri"):
         x = norm(params, "final_norm", x, norm_type, eps)
     logits = x @ params["head.weight"].T
     flat_logits, flat_targets = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
@@ -235,6 +256,12 @@ def check_case(cli, name, overrides, workdir):
     checkpoint, metadata = read_safetensors(out / "model.safetensors")
     dumped, dump_meta = read_safetensors(out / "grads.safetensors")
     config = json.loads(metadata["normlab_config"])
+    config["step"] = int(metadata["normlab_step"]) + 1  # the step the dumped gradients would train
+    m = config["model"]
+    GAIN_SCALE[0] = 1.0
+    if m["norm_gain_warmup_steps"]:
+        progress = min(1.0, (config["step"] - 1) / m["norm_gain_warmup_steps"])
+        GAIN_SCALE[0] = m["norm_gain_warmup_start"] + (1.0 - m["norm_gain_warmup_start"]) * progress
     params = {k: torch.tensor(v, requires_grad=True) for k, v in checkpoint.items() if not k.startswith("optimizer.")}
     inputs = torch.tensor(dumped["batch.inputs"], dtype=torch.long)
     targets = torch.tensor(dumped["batch.targets"], dtype=torch.long)

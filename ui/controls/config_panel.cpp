@@ -95,11 +95,21 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
 
     QFormLayout* norms = addGroup(tr("Normalisation and residuals"));
     bindCombo(norms, tr("Norm placement"), "model.norm_placement",
-              tr("Post-LN: norm after the residual sum; Pre-LN: before each sub-layer; Peri-LN: around it"));
+              tr("Post-LN: norm after the residual sum; Pre-LN: before each sub-layer; Peri-LN: around it; "
+                 "mix: Mix-LN, Post-LN first blocks then Pre-LN"));
     bindCombo(norms, tr("Norm type"), "model.norm_type", tr("LayerNorm, RMSNorm or DyT (tanh)"));
     bindCombo(norms, tr("QK-norm"), "model.qk_norm",
               tr("Normalise each head's queries and keys before the dot product (learnable gain per head "
                  "dimension): bounds attention logits at high learning rates"));
+    bindNumber(norms, tr("Mix-LN Post fraction"), "model.mix_post_fraction",
+               tr("Mix-LN (norm placement mix): the first floor(fraction x blocks) blocks Post-LN, the rest "
+                  "Pre-LN; the paper's default 0.25"));
+    bindInt(norms, tr("Gain warmup"), "model.norm_gain_warmup_steps", 0, 1000000,
+            tr("Steps over which every norm's gain ramps from the start factor to 1; 0: off"));
+    bindNumber(norms, tr("Gain warmup start"), "model.norm_gain_warmup_start",
+               tr("Norm-gain warmup's factor at step 1, in (0, 1]"));
+    bindInt(norms, tr("Residual warmup"), "model.residual_warmup_steps", 0, 1000000,
+            tr("ProRes: block l's branch ramps from 0 to 1 over T x l steps; 0: off"));
     bindNumber(norms, tr("DyT alpha"), "model.dyt_alpha",
                tr("DyT's initial alpha in tanh(alpha x) (norm type dyt); the DyT paper uses 1.0 for LLMs"));
     bindCombo(norms, tr("Residual scheme"), "model.residual",

@@ -80,6 +80,25 @@ const std::vector<Lesson>& lessons() {
              "(6.1 against 7.2 over three seeds) with the same loss. At this scale the output logits do "
              "not diverge, so z-loss has nothing to rescue: the published divergence needs larger models "
              "or longer runs. Raise <i>z-loss</i> to 1e-3 live and watch log Z fall.</p>")},
+        {QStringLiteral("Mix-LN at depth"),
+         {"deep-postln", "deep-preln", "deep-mixln"},
+         QStringLiteral(
+             "<p>48 blocks at Adam lr 1e-3: Post-LN, Pre-LN and Mix-LN (Li et al. 2024: the first quarter of "
+             "the blocks Post-LN, the rest Pre-LN). Measured over three seeds: Post-LN stalls (3.07), Pre-LN "
+             "trains (2.27), and Mix-LN with the paper's default 25% stalls like Post-LN (3.07): its 12 "
+             "Post-LN blocks are already too deep a Post-LN stack for this learning rate. Set <i>Mix-LN Post "
+             "fraction</i> to 0.0625 (the paper's 7B setting: 3 Post-LN blocks) and restart it: it trains to "
+             "2.22, level with Pre-LN. The <b>heatmaps</b> show where the gradient dies.</p>")},
+        {QStringLiteral("Norm-gain and residual warmup vs lr warmup"),
+         {"postln-no-warmup", "postln-warmup", "postln-gain-warmup", "postln-residual-warmup"},
+         QStringLiteral(
+             "<p>Does warming up the model instead of the learning rate rescue Post-LN? Four 6-block Post-LN "
+             "models at lr 3e-3: no warmup, 150 steps of lr warmup, every norm's gain ramped from 0.1 to 1 "
+             "over 150 steps (a claim NormLab's sources make without a primary source), and ProRes residual "
+             "warmup (block l's branch ramped over 25 l steps). Measured over three seeds: only the lr "
+             "warmup trains (1.70); both model warmups stall with the unwarmed run at 3.07. Watch the "
+             "<b>gradient norm per block</b>: the model warmups do not stop the lower blocks' gradient from "
+             "collapsing.</p>")},
         {QStringLiteral("Quickstart: a healthy run"),
          {"quickstart"},
          QStringLiteral(

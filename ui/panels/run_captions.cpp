@@ -17,6 +17,8 @@ QString placementLabel(normlab::NormPlacement placement) {
             return QStringLiteral("Peri-LN");
         case normlab::NormPlacement::None:
             return QStringLiteral("no norm");
+        case normlab::NormPlacement::Mix:
+            return QStringLiteral("Mix-LN");
     }
     return {};
 }

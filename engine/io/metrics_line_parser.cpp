@@ -98,10 +98,10 @@ StepRecord MetricsLineParser::parse(std::string_view line) {
     record.val_loss = read_optional(root, "val_loss");
     record.val_accuracy = read_optional(root, "val_accuracy");
     record.steps_per_s = read_number(root, "steps_per_s");
-    if (root.at_key(kOutputFields[0].name).error() == simdjson::SUCCESS) {  // a step with output-logit fields
-        OutputLogits output;
-        for (const OutputField& field : kOutputFields) output.*field.member = read_number(root, field.name);
-        record.output = output;
+    if (root.at_key(kStepFields[0].name).error() == simdjson::SUCCESS) {  // a logged step's run-level fields
+        StepTelemetry telemetry;
+        for (const StepField& field : kStepFields) telemetry.*field.member = read_number(root, field.name);
+        record.telemetry = telemetry;
     }
     element layers;
     if (root.at_key("layers").get(layers) == simdjson::SUCCESS) record.layers = read_layers(layers);

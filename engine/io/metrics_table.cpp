@@ -24,9 +24,9 @@ std::vector<std::optional<double>> run_values(const StepRecord& record) {
     std::vector<std::optional<double>> values{record.loss,       record.lr,       record.grad_norm,
                                               record.accuracy,   record.val_loss, record.val_accuracy,
                                               record.steps_per_s};
-    for (const record_fields::OutputField& field : record_fields::kOutputFields) {
-        values.push_back(record.output ? std::optional<double>((*record.output).*field.member)
-                                       : std::nullopt);
+    for (const record_fields::StepField& field : record_fields::kStepFields) {
+        values.push_back(record.telemetry ? std::optional<double>((*record.telemetry).*field.member)
+                                          : std::nullopt);
     }
     return values;
 }
@@ -80,8 +80,7 @@ class ParquetSink : public MetricsTableSink {
 
 std::vector<std::string> metrics_table_value_columns() {
     std::vector<std::string> columns(std::begin(kRunColumns), std::end(kRunColumns));
-    for (const record_fields::OutputField& field : record_fields::kOutputFields)
-        columns.emplace_back(field.name);
+    for (const record_fields::StepField& field : record_fields::kStepFields) columns.emplace_back(field.name);
     for (const std::string& field : block_field_names(true)) columns.push_back(field);
     return columns;
 }
@@ -95,7 +94,7 @@ int64_t walk_metrics_table(const std::vector<std::string>& run_folders, MetricsT
     for (const std::string& field : block_fields)
         cross_only.push_back(std::find(plain_fields.begin(), plain_fields.end(), field) ==
                              plain_fields.end());
-    const size_t run_count = std::size(kRunColumns) + std::size(record_fields::kOutputFields);
+    const size_t run_count = std::size(kRunColumns) + std::size(record_fields::kStepFields);
     std::vector<std::optional<double>> cells(run_count + block_fields.size());
     int64_t rows = 0;
     for (const std::string& folder : run_folders) {

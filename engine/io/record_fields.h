@@ -33,6 +33,8 @@ inline constexpr LayerField kLayerFields[] = {
     {"resid", &LayerTelemetry::resid, false},
     {"resid_attn", &LayerTelemetry::resid_attn, false},
     {"update_ratio", &LayerTelemetry::update_ratio, false},
+    {"update_rms", &LayerTelemetry::update_rms, false},
+    {"adam_grad_rms", &LayerTelemetry::adam_grad_rms, false},
     {"attn_entropy", &LayerTelemetry::attn_entropy, false, kNotSampled},
     {"attn_max_logit", &LayerTelemetry::attn_max_logit, false, kNotSampled},
     {"q_rms", &LayerTelemetry::q_rms, false, kNotSampled},
@@ -53,17 +55,19 @@ inline constexpr GradField kGradFields[] = {{"w_qkv", &GradientNorms::w_qkv, fal
                                             {"w_cross_o", &GradientNorms::w_cross_o, true},
                                             {"norm_cross", &GradientNorms::norm_cross, true},
                                             {"norm_cross_out", &GradientNorms::norm_cross_out, true}};
-// The output-logit fields of a logged step (StepRecord::output), each written at the top level of its
+// The run-level fields of a logged step (StepRecord::telemetry), each written at the top level of its
 // line when the step has them.
-struct OutputField {
+struct StepField {
     const char* name;
-    double OutputLogits::*member;
+    double StepTelemetry::*member;
 };
-inline constexpr OutputField kOutputFields[] = {{"z_loss", &OutputLogits::z_loss},
-                                                {"log_z_mean", &OutputLogits::log_z_mean},
-                                                {"log_z_max_abs", &OutputLogits::log_z_max_abs},
-                                                {"logit_mean", &OutputLogits::logit_mean},
-                                                {"logit_max", &OutputLogits::logit_max}};
+inline constexpr StepField kStepFields[] = {{"z_loss", &StepTelemetry::z_loss},
+                                            {"log_z_mean", &StepTelemetry::log_z_mean},
+                                            {"log_z_max_abs", &StepTelemetry::log_z_max_abs},
+                                            {"logit_mean", &StepTelemetry::logit_mean},
+                                            {"logit_max", &StepTelemetry::logit_max},
+                                            {"grad_embedding", &StepTelemetry::grad_embedding},
+                                            {"grad_head", &StepTelemetry::grad_head}};
 inline constexpr DependencyField kDependencyFields[] = {{"attn", &LayerTelemetry::dependency_attn, false},
                                                         {"ffn", &LayerTelemetry::dependency_ffn, false},
                                                         {"cross", &LayerTelemetry::dependency_cross, true}};

@@ -46,9 +46,9 @@ nlohmann::json to_json(const StepRecord& record) {
     if (record.val_loss) out["val_loss"] = number(*record.val_loss);
     if (record.val_accuracy) out["val_accuracy"] = number(*record.val_accuracy);
     out["steps_per_s"] = number(record.steps_per_s);
-    if (record.output) {
-        for (const OutputField& field : kOutputFields)
-            out[field.name] = number((*record.output).*field.member);
+    if (record.telemetry) {
+        for (const StepField& field : kStepFields)
+            out[field.name] = number((*record.telemetry).*field.member);
     }
     if (!record.layers.empty()) out["layers"] = layers_json(record.layers);
     if (!record.encoder_layers.empty()) out["encoder_layers"] = layers_json(record.encoder_layers);

@@ -20,7 +20,9 @@ struct LayerTelemetry {
     double resid = 0.0;       // E||s||^2/d of the block's output residual sum (before any norm after it)
     double resid_attn = 0.0;  // the same for the attention sub-layer's residual sum
     GradientNorms grad;
-    double update_ratio = 0.0;  // ||update|| / ||parameters|| over the block's active tensors
+    double update_ratio = 0.0;   // ||update|| / ||parameters|| over the block's active tensors
+    double update_rms = 0.0;     // RMS of the block's last update, over its active parameters
+    double adam_grad_rms = 0.0;  // sqrt of the mean of Adam's second moment over them (0 for SGD)
     double attn_entropy = 0.0;
     double attn_max_logit = 0.0;
     double q_rms = 0.0;  // RMS of the queries and of the keys entering attention (before any QK-norm)
@@ -36,13 +38,16 @@ struct LayerTelemetry {
     double dependency_cross = 0.0;
 };
 
-// The output logits of a logged step, over its scored positions (docs/formats.md#metricsjsonl).
-struct OutputLogits {
+// The run-level values of a logged step (docs/formats.md#metricsjsonl): the output logits over its
+// scored positions, and the gradient norms outside the blocks.
+struct StepTelemetry {
     double z_loss = 0.0;  // the z-loss term's mean, train.z_loss x (log Z)^2 (0 when off)
     double log_z_mean = 0.0;
     double log_z_max_abs = 0.0;
     double logit_mean = 0.0;
     double logit_max = 0.0;
+    double grad_embedding = 0.0;  // ||grad|| of the token and position embeddings together
+    double grad_head = 0.0;       // ||grad|| of the output head
 };
 
 struct StepRecord {
@@ -55,7 +60,7 @@ struct StepRecord {
     std::optional<double> val_accuracy;
     std::vector<LayerTelemetry> layers;          // empty on steps without full telemetry
     std::vector<LayerTelemetry> encoder_layers;  // the same for the encoder's blocks (if any)
-    std::optional<OutputLogits> output;          // on steps with full telemetry
+    std::optional<StepTelemetry> telemetry;      // on steps with full telemetry
     double steps_per_s = 0.0;
 };
 

@@ -47,6 +47,7 @@ Trainer::Trainer(const Config& config)
     m_grad_squares.resize(entries.size());
     m_update_squares.resize(entries.size());
     m_param_squares.resize(entries.size());
+    m_second_moment_sums.resize(entries.size());
     m_outcome.record.layers.reserve(static_cast<size_t>(m_config.model.layers));
     m_outcome.record.encoder_layers.reserve(static_cast<size_t>(m_config.model.encoder_layers));
     const size_t tokens = static_cast<size_t>(batch) * static_cast<size_t>(seq);
@@ -135,10 +136,12 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
     auto norm_of = [&](int entry) {
         return entry >= 0 && m_model->active(entry) ? std::sqrt(grad_squares[entry]) : 0.0;
     };
-    // ||update|| / ||parameters|| over the active entries of one block of a stack
-    auto update_ratio = [&](int block, bool encoder) {
-        double update_total = 0.0;
-        double param_total = 0.0;
+    // Adam's second moment summed per entry: its mean over a block is the squared gradient it sees
+    m_backend->sum_values(m_optimizer->second_moment(), m_entry_slices, m_second_moment_sums.data());
+    // The optimizer's view of one block of a stack, over its active entries: ||update|| / ||parameters||,
+    // the update's RMS and sqrt(mean v)
+    auto fill_optimizer_state = [&](LayerTelemetry& layer, int block, bool encoder) {
+        double update_total = 0.0, param_total = 0.0, second_moment_total = 0.0, count = 0.0;
         for (size_t i = 0; i < layout.entries.size(); ++i) {
             const ParamEntry& entry = layout.entries[i];
             if ((encoder ? entry.encoder_block : entry.block) != block ||
@@ -146,8 +149,12 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
                 continue;
             update_total += m_update_squares[i];
             param_total += m_param_squares[i];
+            second_moment_total += m_second_moment_sums[i];
+            count += static_cast<double>(entry.count);
         }
-        return param_total > 0.0 ? std::sqrt(update_total / param_total) : 0.0;
+        layer.update_ratio = param_total > 0.0 ? std::sqrt(update_total / param_total) : 0.0;
+        layer.update_rms = count > 0.0 ? std::sqrt(update_total / count) : 0.0;
+        layer.adam_grad_rms = count > 0.0 ? std::sqrt(std::max(0.0, second_moment_total / count)) : 0.0;
     };
     auto fill_block = [&](LayerTelemetry& layer, const BlockIndex& index) {
         layer.grad = {norm_of(index.qkv_weight),       norm_of(index.out_weight),
@@ -174,7 +181,7 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
             layer.dependency_attn = forward.dependency[2 * b];
             layer.dependency_ffn = forward.dependency[2 * b + 1];
         }
-        layer.update_ratio = update_ratio(static_cast<int>(b), false);
+        fill_optimizer_state(layer, static_cast<int>(b), false);
         if (!has_encoder) continue;
         layer.has_cross = true;
         layer.resid_cross = forward.resid_cross[b];
@@ -203,7 +210,7 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
             layer.dependency_attn = forward.dependency[3 * layers + 2 * e];
             layer.dependency_ffn = forward.dependency[3 * layers + 2 * e + 1];
         }
-        layer.update_ratio = update_ratio(static_cast<int>(e), true);
+        fill_optimizer_state(layer, static_cast<int>(e), true);
     }
 }
 
@@ -276,8 +283,15 @@ const StepOutcome& Trainer::step() {
 
     if (logged) {
         fill_layer_telemetry(forward, record);
-        record.output = OutputLogits{forward.z_loss, forward.log_z_mean, forward.log_z_max_abs,
-                                     forward.logit_mean, forward.logit_max};
+        const ParamLayout& layout = m_model->layout();
+        auto squares_of = [&](int entry) { return m_grad_squares[static_cast<size_t>(entry)]; };
+        record.telemetry = StepTelemetry{forward.z_loss,
+                                         forward.log_z_mean,
+                                         forward.log_z_max_abs,
+                                         forward.logit_mean,
+                                         forward.logit_max,
+                                         std::sqrt(squares_of(layout.wte) + squares_of(layout.wpe)),
+                                         std::sqrt(squares_of(layout.head))};
     }
     outcome.logged = logged;
 

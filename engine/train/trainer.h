@@ -138,6 +138,7 @@ class Trainer {
     StepOutcome m_outcome;
     std::vector<Slice> m_entry_slices;                                      // one per layout entry
     std::vector<double> m_grad_squares, m_update_squares, m_param_squares;  // per layout entry
+    std::vector<double> m_second_moment_sums;                               // per layout entry
 
     int64_t m_steps_done = 0;
     int64_t m_schedule_origin = 0;  // warmup switched on live counts from here

@@ -88,7 +88,7 @@ AttentionExtremes attention_extremes(const std::string& preset, int steps, uint6
     while (!trainer.finished()) {
         const StepOutcome outcome = trainer.step();
         if (outcome.record.step > steps - 20) extremes.tail_loss += outcome.record.loss / 20.0;
-        if (outcome.record.output) extremes.last_log_z = outcome.record.output->log_z_mean;
+        if (outcome.record.telemetry) extremes.last_log_z = outcome.record.telemetry->log_z_mean;
         for (const LayerTelemetry& layer : outcome.record.layers) {
             extremes.max_logit = std::max(extremes.max_logit, layer.attn_max_logit);
             extremes.min_entropy = std::min(extremes.min_entropy, layer.attn_entropy);

@@ -48,9 +48,9 @@ TEST(RecordsJson, StepRecordsRoundTripEveryField) {
             EXPECT_EQ(read.layers[b].dependency_cross, record.layers[b].dependency_cross);
             EXPECT_EQ(read.layers[b].resid, record.layers[b].resid);
         }
-        EXPECT_EQ(record.output.has_value(), !record.layers.empty());  // logged steps carry both
-        EXPECT_EQ(read.output.has_value(), record.output.has_value());
-        if (record.output) EXPECT_EQ(read.output->log_z_mean, record.output->log_z_mean);
+        EXPECT_EQ(record.telemetry.has_value(), !record.layers.empty());  // logged steps carry both
+        EXPECT_EQ(read.telemetry.has_value(), record.telemetry.has_value());
+        if (record.telemetry) EXPECT_EQ(read.telemetry->log_z_mean, record.telemetry->log_z_mean);
         with_layers += !record.layers.empty();
         with_validation += record.val_loss.has_value();
         EXPECT_EQ(read.val_loss.has_value(), record.val_loss.has_value());

@@ -478,3 +478,55 @@ TEST(Optimizer, IndependentWeightDecayFollowsTheScheduleNotTheLearningRate) {
 
 }  // namespace
 }  // namespace normlab
+
+namespace normlab {
+namespace {
+
+double sum_of_squares(const std::vector<float>& values, double* count = nullptr) {
+    double total = 0.0;
+    for (float v : values) total += static_cast<double>(v) * v;
+    if (count) *count += static_cast<double>(values.size());
+    return total;
+}
+
+// The run-level gradient norms and each block's optimizer state against the buffers they summarise:
+// the gradients of the step just taken, the optimizer's last update and Adam's second moment.
+TEST(TrainerTelemetry, EmbeddingHeadAndOptimizerStateMatchTheBuffers) {
+    Config config = testing::small_model_config(16, 2, 16, 4, 10);
+    config.train.clip_grad_norm = 0.5;  // the record holds the gradient before clipping
+    config.threads = 1;
+    Trainer trainer(config);
+    trainer.step();
+    const StepRecord record = trainer.step().record;
+    ASSERT_TRUE(record.telemetry.has_value());
+    Model& model = trainer.model();
+    const ParamLayout& layout = model.layout();
+    const double embedding = sum_of_squares(model.read_entry(layout.wte, true)) +
+                             sum_of_squares(model.read_entry(layout.wpe, true));
+    EXPECT_NEAR(record.telemetry->grad_embedding, std::sqrt(embedding), 1e-6 * std::sqrt(embedding));
+    const double head = std::sqrt(sum_of_squares(model.read_entry(layout.head, true)));
+    EXPECT_NEAR(record.telemetry->grad_head, head, 1e-6 * head);
+    EXPECT_GT(head, 0.0);
+
+    Optimizer& optimizer = trainer.optimizer();
+    for (int block = 0; block < 2; ++block) {
+        double update_squares = 0.0, second_moment = 0.0, count = 0.0;
+        for (size_t i = 0; i < layout.entries.size(); ++i) {
+            const ParamEntry& entry = layout.entries[i];
+            if (entry.block != block || !model.active(static_cast<int>(i))) continue;
+            std::vector<float> update(entry.count), v(entry.count);
+            model.backend().download(update.data(), optimizer.last_update() + entry.offset, entry.count);
+            model.backend().download(v.data(), optimizer.second_moment() + entry.offset, entry.count);
+            update_squares += sum_of_squares(update, &count);
+            for (float value : v) second_moment += value;
+        }
+        const LayerTelemetry& layer = record.layers[block];
+        EXPECT_NEAR(layer.update_rms, std::sqrt(update_squares / count), 1e-6 * layer.update_rms) << block;
+        EXPECT_NEAR(layer.adam_grad_rms, std::sqrt(second_moment / count), 1e-6 * layer.adam_grad_rms)
+            << block;
+        EXPECT_GT(layer.adam_grad_rms, 0.0);
+    }
+}
+
+}  // namespace
+}  // namespace normlab

@@ -37,7 +37,8 @@ void fillStore(TelemetryStore& store) {
             record.loss = 5.0 * std::exp(-step / 100.0) + id;
             record.lr = 1e-3 * std::min(1.0, step / 100.0);
             if (step % 50 == 0) record.val_loss = record.loss + 0.1;
-            record.output = normlab::OutputLogits{0.0, 5.0 + 0.01 * step + id, 6.0, -0.5 - 0.002 * step, 9.0};
+            record.telemetry =
+                normlab::StepTelemetry{0.0, 5.0 + 0.01 * step + id, 6.0, -0.5 - 0.002 * step, 9.0};
             record.layers.resize(3);
             for (int b = 0; b < 3; ++b) {
                 record.layers[b].resid = 1.0 + b + id;

@@ -59,9 +59,9 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     lr.append(x, record.lr);
     gradNorm.append(x, record.grad_norm);
     if (record.val_loss) valLoss.append(x, *record.val_loss);
-    if (record.output) {
-        logZMean.append(x, record.output->log_z_mean);
-        outputLogitMean.append(x, record.output->logit_mean);
+    if (record.telemetry) {
+        logZMean.append(x, record.telemetry->log_z_mean);
+        outputLogitMean.append(x, record.telemetry->logit_mean);
     }
     if (record.layers.empty()) return;
 

@@ -42,10 +42,10 @@ struct OptimizerStep {
 };
 
 // Attention telemetry of one layer, summed by the op: entropy sum over (batch, head, query) rows and
-// the largest scaled logit.
+// each head's largest scaled logit (over the batch and its queries).
 struct AttentionStatsRef {
     float* entropy_sum = nullptr;  // 1 float
-    float* max_logit = nullptr;    // 1 float
+    float* max_logit = nullptr;    // `heads` floats, head by head
 };
 
 // The shape of one attention call and its mask: query t attends key j when j < key_limit(t).

@@ -51,6 +51,22 @@ double read_child_number(const std::optional<object>& parent, const char* key) {
     return parent ? read_number(*parent, key) : 0.0;
 }
 
+// Each block's "attn_head_max_logit" list appended to `out` ([block][head]); nothing when a block has none.
+void read_head_max_logits(element layers, std::vector<double>& out) {
+    simdjson::dom::array list;
+    if (layers.get_array().get(list) != simdjson::SUCCESS) return;
+    for (element item : list) {
+        simdjson::dom::array heads;
+        if (item.at_key("attn_head_max_logit").get_array().get(heads) != simdjson::SUCCESS) return;
+        for (element value : heads) {
+            double number = 0.0;
+            out.push_back(value.is_null() || value.get_double().get(number) != simdjson::SUCCESS
+                              ? std::nan("")
+                              : number);
+        }
+    }
+}
+
 std::vector<LayerTelemetry> read_layers(element layers) {
     simdjson::dom::array list;
     if (layers.get_array().get(list) != simdjson::SUCCESS) throw InputError("\"layers\" is not a list");
@@ -104,7 +120,10 @@ StepRecord MetricsLineParser::parse(std::string_view line) {
         record.telemetry = telemetry;
     }
     element layers;
-    if (root.at_key("layers").get(layers) == simdjson::SUCCESS) record.layers = read_layers(layers);
+    if (root.at_key("layers").get(layers) == simdjson::SUCCESS) {
+        record.layers = read_layers(layers);
+        read_head_max_logits(layers, record.attn_head_max_logit);
+    }
     if (root.at_key("encoder_layers").get(layers) == simdjson::SUCCESS)
         record.encoder_layers = read_layers(layers);
     return record;

@@ -51,6 +51,16 @@ nlohmann::json to_json(const StepRecord& record) {
             out[field.name] = number((*record.telemetry).*field.member);
     }
     if (!record.layers.empty()) out["layers"] = layers_json(record.layers);
+    if (!record.layers.empty() &&
+        !record.attn_head_max_logit.empty()) {  // per block: its heads' largest logits
+        const size_t heads = record.attn_head_max_logit.size() / record.layers.size();
+        for (size_t b = 0; b < record.layers.size(); ++b) {
+            nlohmann::json per_head = nlohmann::json::array();
+            for (size_t h = 0; h < heads; ++h)
+                per_head.push_back(number(record.attn_head_max_logit[b * heads + h]));
+            out["layers"][b]["attn_head_max_logit"] = std::move(per_head);
+        }
+    }
     if (!record.encoder_layers.empty()) out["encoder_layers"] = layers_json(record.encoder_layers);
     return out;
 }

@@ -59,7 +59,7 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     check_memory(m_layout.total * sizeof(float) * 5, "the model's parameters and optimizer state");
     m_params = m_backend->allocate(m_layout.total);
     m_grads = m_backend->allocate(m_layout.total);
-    m_attention_stats = m_backend->allocate(attention_slots(m_config) * 2);
+    m_attention_stats = m_backend->allocate(attention_slots(m_config) * attention_stat_floats());
     // room for every norm gain's scaled copy (norm-gain warmup), each where entry_ptr finds it
     m_gain_shadow_offsets.assign(m_layout.entries.size(), kNoShadow);
     for (size_t i = 0; i < m_layout.entries.size(); ++i) {
@@ -93,7 +93,8 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     m_branch_slices.reserve(slots);
     m_slice_squares.resize(2 * slots);
     m_slice_sums.resize(2 * slots);
-    m_attention_host.resize(2 * attention_slots(m_config));
+    m_attention_host.resize(attention_slots(m_config) * attention_stat_floats());
+    m_stats.attn_head_max_logit.reserve(layers * static_cast<size_t>(m_config.heads));
 }
 
 void Model::build_plan() {
@@ -344,7 +345,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     } else {
         AttentionStatsRef stats;
         if (attention_stats) {
-            float* slot = m_attention_stats + 2 * step.attention_slot;
+            float* slot = m_attention_stats + attention_stat_floats() * step.attention_slot;
             stats = {slot, slot + 1};
         }
         const bool cross = step.kind == kCrossAttention;
@@ -483,6 +484,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     collect_residual_stats(nd);
     stats.attn_entropy.clear();
     stats.attn_max_logit.clear();
+    stats.attn_head_max_logit.clear();
     stats.q_rms.clear();
     stats.k_rms.clear();
     stats.cross_attn_entropy.clear();
@@ -586,8 +588,13 @@ void Model::collect_attention_stats(int batch, int seq) {
     const double rows = static_cast<double>(batch) * m_config.heads * seq;
     for (const SublayerStep& step : m_plan) {
         if (step.attention_slot < 0) continue;
-        const double entropy = m_attention_host[2 * step.attention_slot] / rows;
-        const double max_logit = m_attention_host[2 * step.attention_slot + 1];
+        const float* slot = m_attention_host.data() + attention_stat_floats() * step.attention_slot;
+        const double entropy = slot[0] / rows;
+        const float* head_max = slot + 1;  // the op's largest logit of each head
+        const double max_logit = *std::max_element(head_max, head_max + m_config.heads);
+        if (!step.encoder && step.kind == kAttention)
+            stats.attn_head_max_logit.insert(stats.attn_head_max_logit.end(), head_max,
+                                             head_max + m_config.heads);
         if (step.encoder) {
             stats.encoder_attn_entropy.push_back(entropy);
             stats.encoder_attn_max_logit.push_back(max_logit);
@@ -647,7 +654,7 @@ const float* Model::head_input_buffer() const {
 void Model::stage_move(BackendTransfer& transfer) {
     transfer.copy(m_params, m_layout.total);
     transfer.copy(m_grads, m_layout.total);
-    transfer.copy(m_attention_stats, attention_slots(m_config) * 2);
+    transfer.copy(m_attention_stats, attention_slots(m_config) * attention_stat_floats());
     transfer.copy(m_gain_shadow, std::max<size_t>(m_gain_shadow_total, 1));
     if (!m_activations) return;
     const size_t n = static_cast<size_t>(m_batch) * m_seq;

@@ -24,19 +24,21 @@ struct ForwardStats {
     double z_loss = 0.0;
     double log_z_mean = 0.0, log_z_max_abs = 0.0;
     double logit_mean = 0.0, logit_max = 0.0;
-    std::vector<double> resid;           // per block: E||s||^2/d of the FFN residual sum (block output)
-    std::vector<double> resid_attn;      // per block: the same for the attention residual sum
-    std::vector<double> attn_entropy;    // per block, with attention statistics (else empty): mean
-                                         // entropy of attention rows (nats)
-    std::vector<double> attn_max_logit;  // per block, with attention statistics: largest scaled logit
-    std::vector<double> q_rms, k_rms;    // per block, with attention statistics: RMS of the queries and of
-                                         // the keys entering attention, before any QK-norm
-    std::vector<double> dependency;      // per sub-layer (2 per block), with attention statistics:
-                                         // Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added;
-                                         // with an encoder, then one per block's cross-attention, then
-                                         // 2 per encoder block
-    int first_nonfinite_block = -1;      // first block whose residual sum is not finite; layers = the head
-                                         // (a non-finite encoder shows as block 0)
+    std::vector<double> resid;                // per block: E||s||^2/d of the FFN residual sum (block output)
+    std::vector<double> resid_attn;           // per block: the same for the attention residual sum
+    std::vector<double> attn_entropy;         // per block, with attention statistics (else empty): mean
+                                              // entropy of attention rows (nats)
+    std::vector<double> attn_max_logit;       // per block, with attention statistics: largest scaled logit
+    std::vector<double> attn_head_max_logit;  // with attention statistics: [block][head], each head's
+                                              // largest scaled logit
+    std::vector<double> q_rms, k_rms;  // per block, with attention statistics: RMS of the queries and of
+                                       // the keys entering attention, before any QK-norm
+    std::vector<double> dependency;    // per sub-layer (2 per block), with attention statistics:
+                                       // Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added;
+                                       // with an encoder, then one per block's cross-attention, then
+                                       // 2 per encoder block
+    int first_nonfinite_block = -1;    // first block whose residual sum is not finite; layers = the head
+                                       // (a non-finite encoder shows as block 0)
 
     // With an encoder (else empty): per decoder block, the cross-attention residual sum's E||s||^2/d and,
     // with attention statistics, its attention's entropy and largest logit; per encoder block the same
@@ -150,6 +152,8 @@ class Model {
     void carve_activations();    // points every activation view into m_activations for m_batch x m_seq
     const float* head_input_buffer() const;  // the head's input: final norm output or last sub-layer
     void build_plan();
+    // Floats of one attention sub-layer's statistics: the entropy sum, then each head's largest logit.
+    size_t attention_stat_floats() const { return 1 + static_cast<size_t>(m_config.heads); }
     const SublayerStep& plan_step(int slot) const;  // the sub-layer in `slot` (it must exist)
     const BlockIndex& block_index(const SublayerStep& step) const;
     AttentionShape attention_shape(const SublayerStep& step, int batch, int seq) const;

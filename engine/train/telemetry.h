@@ -61,6 +61,9 @@ struct StepRecord {
     std::vector<LayerTelemetry> layers;          // empty on steps without full telemetry
     std::vector<LayerTelemetry> encoder_layers;  // the same for the encoder's blocks (if any)
     std::optional<StepTelemetry> telemetry;      // on steps with full telemetry
+    // With per-block telemetry from attention statistics: each decoder block's heads' largest logits,
+    // [block][head] (empty otherwise; layers[b].attn_max_logit is the largest of block b's).
+    std::vector<double> attn_head_max_logit;
     double steps_per_s = 0.0;
 };
 

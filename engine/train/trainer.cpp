@@ -165,6 +165,7 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
     const bool has_encoder = !layout.encoder_blocks.empty();
     const size_t layers = layout.blocks.size();
     record.layers.resize(layers);
+    record.attn_head_max_logit.assign(forward.attn_head_max_logit.begin(), forward.attn_head_max_logit.end());
     for (size_t b = 0; b < layers; ++b) {
         const BlockIndex& index = layout.blocks[b];
         LayerTelemetry& layer = record.layers[b];
@@ -220,13 +221,16 @@ void clear_keeping_capacity(StepOutcome& outcome) {
     std::vector<LayerTelemetry> layers = std::move(outcome.record.layers);
     std::vector<LayerTelemetry> encoder_layers = std::move(outcome.record.encoder_layers);
     std::vector<Event> events = std::move(outcome.events);
+    std::vector<double> head_max_logit = std::move(outcome.record.attn_head_max_logit);
     layers.clear();
     encoder_layers.clear();
     events.clear();
+    head_max_logit.clear();
     outcome = StepOutcome{};
     outcome.record.layers = std::move(layers);
     outcome.record.encoder_layers = std::move(encoder_layers);
     outcome.events = std::move(events);
+    outcome.record.attn_head_max_logit = std::move(head_max_logit);
 }
 }  // namespace
 

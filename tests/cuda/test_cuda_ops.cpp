@@ -401,39 +401,41 @@ void add_attention(std::vector<OpCase>& cases) {
         const std::string label = "_b" + std::to_string(s.batch) + "_t" + std::to_string(s.seq) + "_h" +
                                   std::to_string(s.heads) + "_hd" + std::to_string(s.head_dim);
         for (const bool with_stats : {false, true}) {
-            // f: qkv, out, probs, entropy sum, max logit (tensors of their own: each is compared at its
-            // own scale, the max logit not against the larger entropy sum)
-            cases.push_back(
-                {std::string("AttentionForward") + (with_stats ? "WithStats" : "") + label,
-                 {rnd(n * 3 * d, 60, 1.5), zeros(n * d), filled(probs, 7.0f), Floats{-1.0f}, Floats{-1.0f}},
-                 {},
-                 [s, with_stats](Backend& b, float* const* f, int32_t* const*) {
-                     AttentionStatsRef stats;
-                     if (with_stats) stats = {f[3], f[4]};
-                     b.attention_forward(f[1], f[2], f[0], s.batch, s.seq, s.heads, s.head_dim, stats);
-                     return std::vector<double>{};
-                 }});
+            // f: qkv, out, probs, entropy sum, each head's max logit (tensors of their own: each is
+            // compared at its own scale, the max logits not against the larger entropy sum)
+            cases.push_back({std::string("AttentionForward") + (with_stats ? "WithStats" : "") + label,
+                             {rnd(n * 3 * d, 60, 1.5), zeros(n * d), filled(probs, 7.0f), Floats{-1.0f},
+                              filled(static_cast<size_t>(s.heads), -1.0f)},
+                             {},
+                             [s, with_stats](Backend& b, float* const* f, int32_t* const*) {
+                                 AttentionStatsRef stats;
+                                 if (with_stats) stats = {f[3], f[4]};
+                                 b.attention_forward(f[1], f[2], f[0], s.batch, s.seq, s.heads, s.head_dim,
+                                                     stats);
+                                 return std::vector<double>{};
+                             }});
         }
         // Cross-attention (q and kv from separate buffers) over a memory of 3 valid keys, bidirectional
         // self-attention over 3 keys, and causal within 3 keys. f: q, kv, out, probs, dout, dq, dkv
-        // (random: they must be overwritten), entropy sum, max logit.
+        // (random: they must be overwritten), entropy sum, each head's max logit.
         for (const auto& [mask_name, causal] :
              {std::pair{"Bidirectional", false}, std::pair{"Causal", true}}) {
             const bool is_causal = causal;
-            cases.push_back(
-                {std::string("CrossAttention") + mask_name + "Keys3" + label,
-                 {rnd(n * d, 64, 1.5), rnd(n * 2 * d, 65, 1.5), zeros(n * d), filled(probs, 7.0f),
-                  rnd(n * d, 66), rnd(n * d, 67), rnd(n * 2 * d, 68), Floats{-1.0f}, Floats{-1.0f}},
-                 {},
-                 [s, d, is_causal](Backend& b, float* const* f, int32_t* const*) {
-                     const int width = static_cast<int>(d);
-                     const AttentionShape shape{s.batch, s.seq, s.heads, s.head_dim, is_causal, 3};
-                     const AttentionInputs in{f[0], f[1], f[1] + width, width, 2 * width};
-                     b.attention_forward(f[2], f[3], in, shape, {f[7], f[8]});
-                     b.attention_backward({f[5], f[6], f[6] + width, width, 2 * width}, f[4], in, f[3],
-                                          shape);
-                     return std::vector<double>{};
-                 }});
+            cases.push_back({std::string("CrossAttention") + mask_name + "Keys3" + label,
+                             {rnd(n * d, 64, 1.5), rnd(n * 2 * d, 65, 1.5), zeros(n * d), filled(probs, 7.0f),
+                              rnd(n * d, 66), rnd(n * d, 67), rnd(n * 2 * d, 68), Floats{-1.0f},
+                              filled(static_cast<size_t>(s.heads), -1.0f)},
+                             {},
+                             [s, d, is_causal](Backend& b, float* const* f, int32_t* const*) {
+                                 const int width = static_cast<int>(d);
+                                 const AttentionShape shape{s.batch,    s.seq,     s.heads,
+                                                            s.head_dim, is_causal, 3};
+                                 const AttentionInputs in{f[0], f[1], f[1] + width, width, 2 * width};
+                                 b.attention_forward(f[2], f[3], in, shape, {f[7], f[8]});
+                                 b.attention_backward({f[5], f[6], f[6] + width, width, 2 * width}, f[4], in,
+                                                      f[3], shape);
+                                 return std::vector<double>{};
+                             }});
         }
         // f: qkv, out, probs, dout, dqkv (random: it must be overwritten)
         cases.push_back(

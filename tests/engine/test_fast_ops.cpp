@@ -135,15 +135,33 @@ TEST_P(FastOps, Attention) {
     const Floats qkv = random_tensor(rows * 3 * d, 9), dout = random_tensor(rows * d, 10);
     const size_t probs_size = static_cast<size_t>(batch) * heads * seq * seq;
     Floats out_ref(rows * d), out_fast(rows * d), probs_ref(probs_size), probs_fast(probs_size, 7.0f);
-    float entropy_ref = 0, entropy_fast = 0, max_ref = 0, max_fast = 0;
+    float entropy_ref = 0, entropy_fast = 0;
+    Floats max_ref(heads), max_fast(heads);  // each head's largest logit
     reference.attention_forward(out_ref.data(), probs_ref.data(), qkv.data(), batch, seq, heads, head_dim,
-                                {&entropy_ref, &max_ref});
+                                {&entropy_ref, max_ref.data()});
     fast.attention_forward(out_fast.data(), probs_fast.data(), qkv.data(), batch, seq, heads, head_dim,
-                           {&entropy_fast, &max_fast});
+                           {&entropy_fast, max_fast.data()});
     expect_close("attention out", out_fast, out_ref);
     expect_close("attention probs (zero above the diagonal)", probs_fast, probs_ref);
     EXPECT_NEAR(entropy_fast, entropy_ref, 1e-4 * std::abs(entropy_ref));
-    EXPECT_NEAR(max_fast, max_ref, 1e-5 * std::abs(max_ref));
+    // each head's largest causal logit q_t . k_j / sqrt(hd), j <= t, computed here directly
+    for (int h = 0; h < heads; ++h) {
+        double largest = -1e30;
+        for (int b = 0; b < batch; ++b)
+            for (int t = 0; t < seq; ++t)
+                for (int j = 0; j <= t; ++j) {
+                    double dot = 0.0;
+                    for (int i = 0; i < head_dim; ++i) {
+                        const size_t column = static_cast<size_t>(h) * head_dim + i;
+                        dot += static_cast<double>(qkv[(static_cast<size_t>(b) * seq + t) * 3 * d + column]) *
+                               qkv[(static_cast<size_t>(b) * seq + j) * 3 * d + d + column];
+                    }
+                    largest = std::max(largest, dot / std::sqrt(static_cast<double>(head_dim)));
+                }
+        EXPECT_NEAR(max_ref[h], largest, 1e-5 * std::abs(largest)) << "head " << h;
+        EXPECT_NEAR(max_fast[h], largest, 1e-5 * std::abs(largest)) << "head " << h;
+    }
+    EXPECT_NE(max_ref[0], max_ref[1]);
     Floats dqkv_ref(rows * 3 * d), dqkv_fast(rows * 3 * d, 3.0f);
     reference.attention_backward(dqkv_ref.data(), dout.data(), qkv.data(), probs_ref.data(), batch, seq,
                                  heads, head_dim);
@@ -166,13 +184,16 @@ TEST_P(FastOps, CrossAndMaskedAttention) {
         const std::string name =
             std::string(causal ? "causal" : "bidirectional") + ", keys " + std::to_string(keys);
         Floats out_ref(rows * d), out_fast(rows * d), probs_ref(probs_size), probs_fast(probs_size, 7.0f);
-        float entropy_ref = 0, entropy_fast = 0, max_ref = 0, max_fast = 0;
-        reference.attention_forward(out_ref.data(), probs_ref.data(), in, shape, {&entropy_ref, &max_ref});
-        fast.attention_forward(out_fast.data(), probs_fast.data(), in, shape, {&entropy_fast, &max_fast});
+        float entropy_ref = 0, entropy_fast = 0;
+        Floats max_ref(heads), max_fast(heads);  // each head's largest logit
+        reference.attention_forward(out_ref.data(), probs_ref.data(), in, shape,
+                                    {&entropy_ref, max_ref.data()});
+        fast.attention_forward(out_fast.data(), probs_fast.data(), in, shape,
+                               {&entropy_fast, max_fast.data()});
         expect_close(name + " out", out_fast, out_ref);
         expect_close(name + " probs (zero where masked)", probs_fast, probs_ref);
         EXPECT_NEAR(entropy_fast, entropy_ref, 1e-4 * std::abs(entropy_ref)) << name;
-        EXPECT_NEAR(max_fast, max_ref, 1e-5 * std::abs(max_ref)) << name;
+        expect_close(name + " max logit per head", max_fast, max_ref);
         Floats dq_ref(rows * d), dq_fast(rows * d, 3.0f), dkv_ref(rows * 2 * d), dkv_fast(rows * 2 * d, 3.0f);
         reference.attention_backward({dq_ref.data(), dkv_ref.data(), dkv_ref.data() + d, d, 2 * d},
                                      dout.data(), in, probs_ref.data(), shape);

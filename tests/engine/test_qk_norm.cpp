@@ -101,7 +101,13 @@ TEST(QkNormTelemetry, LargestLogitStaysUnderTheGainBound) {
             model.write_entry(index.q_norm, gain);
         }
         const ForwardStats& stats = model.forward_backward(batch, false, true);
+        ASSERT_EQ(stats.attn_head_max_logit.size(), layout.blocks.size() * 2);  // 2 heads per block
         for (size_t block = 0; block < layout.blocks.size(); ++block) {
+            const double head0 = stats.attn_head_max_logit[2 * block],
+                         head1 = stats.attn_head_max_logit[2 * block + 1];
+            EXPECT_EQ(std::max(head0, head1), stats.attn_max_logit[block])
+                << "the block's is its heads' largest";
+            EXPECT_NE(head0, head1);
             const BlockIndex& index = layout.blocks[block];
             const double bound = std::sqrt(head_dim) * largest_magnitude(model.read_entry(index.q_norm)) *
                                  largest_magnitude(model.read_entry(index.k_norm));
@@ -111,6 +117,7 @@ TEST(QkNormTelemetry, LargestLogitStaysUnderTheGainBound) {
                 EXPECT_LE(stats.attn_max_logit[block], bound * (1.0 + 1e-6))
                     << to_string(qk) << " block " << block;
                 EXPECT_GT(stats.attn_max_logit[block], 0.3 * bound) << to_string(qk) << " block " << block;
+                EXPECT_LE(std::min(head0, head1), bound * (1.0 + 1e-6));
             }
         }
     }

@@ -1,6 +1,7 @@
 // Multi-head attention on the CPU (causal self-attention, an encoder's bidirectional self-attention and
 // cross-attention alike): one (batch, head) pair per OpenMP work item, Eigen products on strided views
 // of the q, k, v sources. probs keeps softmax(q k^T / sqrt(hd)) over each query's allowed keys.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -60,9 +61,11 @@ void CpuReferenceBackend::attention_forward(float* out, float* probs, const Atte
         *stats.entropy_sum = static_cast<float>(entropy);
     }
     if (stats.max_logit) {
-        float largest = -std::numeric_limits<float>::infinity();
-        for (float value : max_per_pair) largest = std::max(largest, value);
-        *stats.max_logit = largest;
+        std::fill(stats.max_logit, stats.max_logit + shape.heads, -std::numeric_limits<float>::infinity());
+        for (int pair = 0; pair < pairs; ++pair) {
+            float& head_max = stats.max_logit[pair % shape.heads];  // pair = batch row x heads + head
+            head_max = std::max(head_max, max_per_pair[pair]);
+        }
     }
 }
 

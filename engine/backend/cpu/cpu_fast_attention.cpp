@@ -97,10 +97,11 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
         *stats.entropy_sum = static_cast<float>(entropy);
     }
     if (stats.max_logit) {
-        float largest = -std::numeric_limits<float>::infinity();
-        for (int pair = 0; pair < pairs; ++pair)
-            largest = std::max(largest, static_cast<float>(pair_stats[2 * pair + 1]));
-        *stats.max_logit = largest;
+        std::fill(stats.max_logit, stats.max_logit + shape.heads, -std::numeric_limits<float>::infinity());
+        for (int pair = 0; pair < pairs; ++pair) {
+            float& head_max = stats.max_logit[pair % shape.heads];  // pair = batch row x heads + head
+            head_max = std::max(head_max, static_cast<float>(pair_stats[2 * pair + 1]));
+        }
     }
 }
 

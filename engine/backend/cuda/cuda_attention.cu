@@ -76,22 +76,24 @@ __global__ void masked_softmax_kernel(float* probs, double* entropy_rows, float*
     }
 }
 
-// stats = (sum of the rows' entropies, largest row maximum); one block, fixed order.
+// stats = (sum of the rows' entropies, each head's largest row maximum); block h takes head h (rows
+// r = pair seq + t, pair = batch row x heads + head), block 0 also the entropy; fixed order.
 __global__ void attention_stats_kernel(AttentionStatsRef stats, const double* entropy_rows,
-                                       const float* max_rows, size_t rows) {
+                                       const float* max_rows, size_t rows, int seq, int heads) {
     __shared__ double shared_sum[kWarp];
     __shared__ float shared_max[kWarp];
+    const int head = blockIdx.x;
     double entropy = 0.0;
     float largest = -INFINITY;
     for (size_t r = threadIdx.x; r < rows; r += blockDim.x) {
-        entropy += entropy_rows[r];
-        largest = fmaxf(largest, max_rows[r]);
+        if (head == 0) entropy += entropy_rows[r];
+        if (static_cast<int>((r / seq) % heads) == head) largest = fmaxf(largest, max_rows[r]);
     }
     entropy = cuda::block_sum(entropy, shared_sum);
     largest = cuda::block_max(largest, shared_max);
     if (threadIdx.x == 0) {
-        if (stats.entropy_sum) *stats.entropy_sum = static_cast<float>(entropy);
-        if (stats.max_logit) *stats.max_logit = largest;
+        if (stats.entropy_sum && head == 0) *stats.entropy_sum = static_cast<float>(entropy);
+        if (stats.max_logit) stats.max_logit[head] = largest;
     }
 }
 
@@ -155,7 +157,8 @@ void CudaBackend::attention_forward(float* out, float* probs, const AttentionInp
                                                                                     max_rows, rows, mask);
     NORMLAB_CUDA_CHECK_LAUNCH("masked_softmax_kernel");
     if (stats.entropy_sum || stats.max_logit) {
-        attention_stats_kernel<<<1, kThreads, 0, m_stream>>>(stats, entropy_rows, max_rows, rows);
+        attention_stats_kernel<<<mask.heads, kThreads, 0, m_stream>>>(stats, entropy_rows, max_rows, rows,
+                                                                      seq, mask.heads);
         NORMLAB_CUDA_CHECK_LAUNCH("attention_stats_kernel");
     }
     // O_p = P_p V_p

@@ -39,6 +39,10 @@ inline constexpr LayerField kLayerFields[] = {
     {"attn_max_logit", &LayerTelemetry::attn_max_logit, false, kNotSampled},
     {"q_rms", &LayerTelemetry::q_rms, false, kNotSampled},
     {"k_rms", &LayerTelemetry::k_rms, false, kNotSampled},
+    {"norm1_scale_mean", &LayerTelemetry::norm1_scale_mean, false, kNotSampled},
+    {"norm1_scale_cv", &LayerTelemetry::norm1_scale_cv, false, kNotSampled},
+    {"norm2_scale_mean", &LayerTelemetry::norm2_scale_mean, false, kNotSampled},
+    {"norm2_scale_cv", &LayerTelemetry::norm2_scale_cv, false, kNotSampled},
     {"resid_cross", &LayerTelemetry::resid_cross, true},
     {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true, kNotSampled},
     {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true, kNotSampled}};

@@ -487,6 +487,8 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     stats.attn_head_max_logit.clear();
     stats.q_rms.clear();
     stats.k_rms.clear();
+    stats.norm_scale_mean.clear();
+    stats.norm_scale_cv.clear();
     stats.cross_attn_entropy.clear();
     stats.cross_attn_max_logit.clear();
     stats.encoder_attn_entropy.clear();
@@ -495,6 +497,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     if (attention_stats) {
         collect_attention_stats(batch.batch, batch.seq);
         measure_qk_rms(n);
+        measure_norm_scales(n);
         measure_dependency(nd);
     }
     if (!backward) return stats;

@@ -31,6 +31,9 @@ struct ForwardStats {
     std::vector<double> attn_max_logit;       // per block, with attention statistics: largest scaled logit
     std::vector<double> attn_head_max_logit;  // with attention statistics: [block][head], each head's
                                               // largest scaled logit
+    // per decoder sub-layer (2 per block: attention, FFN), with attention statistics: the mean and the
+    // coefficient of variation over tokens of its norm's per-token scale 1/std (0 without one, or DyT)
+    std::vector<double> norm_scale_mean, norm_scale_cv;
     std::vector<double> q_rms, k_rms;  // per block, with attention statistics: RMS of the queries and of
                                        // the keys entering attention, before any QK-norm
     std::vector<double> dependency;    // per sub-layer (2 per block), with attention statistics:
@@ -174,7 +177,8 @@ class Model {
     // and adds cross-attention's key and value part to the memory's gradient. `scratch` holds [n, d].
     void backward_attention_projection(const SublayerStep& step, float* grads, const float* u, float* grad_u,
                                        bool accumulate_u, float* grad_memory, float* scratch, int n);
-    void measure_qk_rms(int n);  // fills m_stats.q_rms and k_rms from the decoder's attention inputs
+    void measure_qk_rms(int n);       // fills m_stats.q_rms and k_rms from the decoder's attention inputs
+    void measure_norm_scales(int n);  // fills m_stats.norm_scale_mean and _cv (norm_scales.cpp)
     int source_length(const Batch& batch) const;          // memory keys: 0 without an encoder, else [1, seq]
     std::vector<float> read_buffer(const float* buffer);  // host copy of an [n, d] activation
     void initialize_entry(int entry, uint64_t seed);
@@ -244,6 +248,9 @@ class Model {
     float* m_gain_shadow = nullptr;              // the scaled norm gains, by m_gain_shadow_offsets
     std::vector<size_t> m_gain_shadow_offsets;   // per entry: its place in m_gain_shadow, or kNoShadow
     size_t m_gain_shadow_total = 0;
+    std::vector<Slice> m_norm_scale_slices;  // each norm's rstd per row, for measure_norm_scales
+    std::vector<size_t> m_norm_scale_owner;  // the sub-layer slot of each norm measured
+    std::vector<double> m_norm_scale_sums, m_norm_scale_squares;
     std::vector<Slice> m_qk_slices;  // the queries' and keys' rows, for measure_qk_rms
     std::vector<double> m_qk_squares;
 };

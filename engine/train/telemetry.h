@@ -25,6 +25,9 @@ struct LayerTelemetry {
     double adam_grad_rms = 0.0;  // sqrt of the mean of Adam's second moment over them (0 for SGD)
     double attn_entropy = 0.0;
     double attn_max_logit = 0.0;
+    // The attention and FFN sub-layers' norms: mean and coefficient of variation over tokens of the
+    // per-token scale 1/std (how much each norm actually normalises; 0 without a norm or with DyT)
+    double norm1_scale_mean = 0.0, norm1_scale_cv = 0.0, norm2_scale_mean = 0.0, norm2_scale_cv = 0.0;
     double q_rms = 0.0;  // RMS of the queries and of the keys entering attention (before any QK-norm)
     double k_rms = 0.0;
     // Admin's dependency of each sub-layer on its branch: Var[F(x)] / Var[x + F(x)].

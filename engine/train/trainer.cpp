@@ -176,6 +176,10 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
             layer.attn_entropy = forward.attn_entropy[b];
             layer.attn_max_logit = forward.attn_max_logit[b];
             layer.q_rms = forward.q_rms[b];
+            layer.norm1_scale_mean = forward.norm_scale_mean[2 * b];
+            layer.norm1_scale_cv = forward.norm_scale_cv[2 * b];
+            layer.norm2_scale_mean = forward.norm_scale_mean[2 * b + 1];
+            layer.norm2_scale_cv = forward.norm_scale_cv[2 * b + 1];
             layer.k_rms = forward.k_rms[b];
         }
         if (!forward.dependency.empty()) {

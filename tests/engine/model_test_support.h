@@ -24,6 +24,17 @@ inline Config small_model_config(int d_model, int layers, int seq_len, int batch
     return config;
 }
 
+// A tiny model for telemetry checks: d 16, 2 heads of 8, d_ff 32, `layers` blocks, seq 8.
+inline ModelConfig tiny_model_config(int layers = 2) {
+    ModelConfig config;
+    config.d_model = 16;
+    config.heads = 2;
+    config.d_ff = 32;
+    config.layers = layers;
+    config.seq_len = 8;
+    return config;
+}
+
 inline Batch small_batch(int vocab, int batch, int seq, uint64_t seed) {
     Rng rng(seed);
     Batch b{batch, seq, {}, {}};

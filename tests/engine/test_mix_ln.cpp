@@ -11,12 +11,7 @@ namespace normlab {
 namespace {
 
 ModelConfig mix_config(double fraction, int layers = 4) {
-    ModelConfig config;
-    config.d_model = 16;
-    config.heads = 2;
-    config.d_ff = 32;
-    config.layers = layers;
-    config.seq_len = 8;
+    ModelConfig config = testing::tiny_model_config(layers);
     config.norm_placement = NormPlacement::Mix;
     config.mix_post_fraction = fraction;
     return config;

@@ -14,12 +14,7 @@ namespace normlab {
 namespace {
 
 ModelConfig qk_config(QkNorm qk_norm) {
-    ModelConfig config;
-    config.d_model = 16;
-    config.heads = 2;
-    config.d_ff = 32;
-    config.layers = 2;
-    config.seq_len = 8;
+    ModelConfig config = testing::tiny_model_config();
     config.qk_norm = qk_norm;
     return config;
 }

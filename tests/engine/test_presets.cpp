@@ -14,17 +14,24 @@
 namespace normlab {
 namespace {
 
-// Mean training loss over the last 20 of `steps` steps of a preset (with `override_assignment`, e.g.
-// "model.mix_post_fraction=0.0625"), or +inf if it diverged.
-double tail_loss(const std::string& preset, int steps, uint64_t seed,
-                 const std::string& override_assignment = "") {
+// A preset shortened to `steps` from `seed` (with `override_assignment`, e.g.
+// "model.mix_post_fraction=0.0625"), without validation, on 2 threads.
+Config shortened_preset(const std::string& preset, int steps, uint64_t seed,
+                        const std::string& override_assignment) {
     Config config = preset_config(preset);
     if (!override_assignment.empty()) apply_override(config, override_assignment);
     config.train.steps = steps;
     config.train.seed = seed;
-    config.telemetry.every = 10;
     config.telemetry.val_every = 0;
     config.threads = 2;
+    return config;
+}
+
+// Mean training loss over the last 20 of `steps` steps of a shortened preset, or +inf if it diverged.
+double tail_loss(const std::string& preset, int steps, uint64_t seed,
+                 const std::string& override_assignment = "") {
+    Config config = shortened_preset(preset, steps, seed, override_assignment);
+    config.telemetry.every = 10;
     Trainer trainer(config);
     double total = 0.0;
     while (!trainer.finished()) {
@@ -77,13 +84,7 @@ struct AttentionExtremes {
 
 AttentionExtremes attention_extremes(const std::string& preset, int steps, uint64_t seed,
                                      const std::string& override_assignment = "") {
-    Config config = preset_config(preset);
-    if (!override_assignment.empty()) apply_override(config, override_assignment);
-    config.train.steps = steps;
-    config.train.seed = seed;
-    config.telemetry.val_every = 0;
-    config.threads = 2;
-    Trainer trainer(config);
+    Trainer trainer(shortened_preset(preset, steps, seed, override_assignment));
     AttentionExtremes extremes;
     while (!trainer.finished()) {
         const StepOutcome outcome = trainer.step();

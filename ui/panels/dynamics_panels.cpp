@@ -6,6 +6,28 @@
 
 namespace normlab::ui {
 
+namespace {
+struct NamedPoints {
+    QString name;
+    QVector<QPointF> points;
+};
+
+// Two quantities of one run: the first solid in the run's colour, the second dashed in a lighter one
+// (on the right axis when `dashedOnSecondary`).
+void addSolidAndDashed(PlotContent& content, const TelemetryStore& store, const RunHistory& run,
+                       const NamedPoints& solid, const NamedPoints& dashed, bool dashedOnSecondary) {
+    PlotSeries first = runSeries(store, run, solid.name, true, solid.points);
+    first.width = 1.8;
+    content.series.push_back(first);
+    PlotSeries second = runSeries(store, run, dashed.name, false, dashed.points);
+    second.colour = run.colour.lighter(130);
+    second.width = 1.4;
+    second.style = Qt::DashLine;
+    second.onSecondaryAxis = dashedOnSecondary;
+    content.series.push_back(second);
+}
+}  // namespace
+
 UpdateRatioPanel::UpdateRatioPanel(const TelemetryStore& store, QWidget* parent)
     : LinePanel(QStringLiteral("update_ratio"), tr("Update / parameter ratio per block"), store, parent) {
     m_runs = addRunSelector();
@@ -56,17 +78,8 @@ PlotContent AttentionPanel::buildContent(int columns) const {
     content.emptyText = tr("Appears after the first step");
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;
-        PlotSeries entropy =
-            runSeries(store(), run, tr("entropy"), true, pointsOf(run.attnEntropyMean, columns));
-        entropy.width = 1.8;
-        content.series.push_back(entropy);
-        PlotSeries logit =
-            runSeries(store(), run, tr("max logit"), false, pointsOf(run.attnMaxLogit, columns));
-        logit.colour = run.colour.lighter(130);
-        logit.width = 1.4;
-        logit.style = Qt::DashLine;
-        logit.onSecondaryAxis = true;
-        content.series.push_back(logit);
+        addSolidAndDashed(content, store(), run, {tr("entropy"), pointsOf(run.attnEntropyMean, columns)},
+                          {tr("max logit"), pointsOf(run.attnMaxLogit, columns)}, true);
     }
     content.markers = eventMarkers(store());
     return content;
@@ -82,15 +95,8 @@ PlotContent OutputLogitPanel::buildContent(int columns) const {
     content.emptyText = tr("Appears after the first logged step");
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;
-        PlotSeries logZ = runSeries(store(), run, tr("mean log Z"), true, pointsOf(run.logZMean, columns));
-        logZ.width = 1.8;
-        content.series.push_back(logZ);
-        PlotSeries mean =
-            runSeries(store(), run, tr("mean logit"), false, pointsOf(run.outputLogitMean, columns));
-        mean.colour = run.colour.lighter(130);
-        mean.width = 1.4;
-        mean.style = Qt::DashLine;
-        content.series.push_back(mean);
+        addSolidAndDashed(content, store(), run, {tr("mean log Z"), pointsOf(run.logZMean, columns)},
+                          {tr("mean logit"), pointsOf(run.outputLogitMean, columns)}, false);
     }
     content.markers = eventMarkers(store());
     return content;

@@ -35,10 +35,14 @@ const char* kProbeHelp =
     "            their field-by-field mean, with `seeds` and each seed's w_2 profile in `per_seed`\n"
     "\n"
     "Prints the (decoder's) w_2 norm_of_mean per block with last/first and max/min, then the file's path.\n"
+    "\n"
+    "normlab-cli probe --freeze-norms --checkpoint FILE ...: norm-free inference on a trained model\n"
+    "(normlab-cli probe --freeze-norms --help).\n"
     "\n";
 }  // namespace
 
 int run_probe(int argc, char** argv) {
+    if (wants_freeze_norms(argc, argv)) return run_freeze_norms_probe(argc, argv);
     ArgReader reader(argc, argv, 2);
     ConfigSources sources;
     std::string out;

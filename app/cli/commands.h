@@ -10,6 +10,9 @@ int run_bench(int argc, char** argv);
 int run_presets(int argc, char** argv);
 int run_dump_grads(int argc, char** argv);
 int run_probe(int argc, char** argv);
+// probe --freeze-norms (cmd_probe_freeze.cpp): whether it was asked for, and the command.
+bool wants_freeze_norms(int argc, char** argv);
+int run_freeze_norms_probe(int argc, char** argv);
 int run_runs(int argc, char** argv);
 int run_export(int argc, char** argv);
 int run_sweep(int argc, char** argv);

@@ -3,9 +3,11 @@
 // All float*/int32_t* arguments live in the backend's memory; matrices are row-major; weights follow
 // PyTorch nn.Linear layout W[out, in]. Backward ops accumulate (+=) into parameter gradients.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -120,6 +122,20 @@ class Backend {
     virtual void norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
                                const float* x, const float* stats, const float* w, ScaleRef alpha, int n,
                                int d, bool accumulate_dx) = 0;
+    // LayerNorm / RMSNorm with a frozen scale (norm-free inference, docs/science.md): each row centred
+    // (LayerNorm) and multiplied by the fixed `rstd` instead of its own 1/std; stats as norm_forward's,
+    // with `rstd` on every row. The backward has no path through the scale: dx = rstd (dxhat - mean dxhat)
+    // (LayerNorm) or rstd dxhat (RMSNorm); the gain and bias gradients are norm_backward's.
+    virtual void frozen_norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                                     const float* b, float rstd, int n, int d) = 0;
+    virtual void frozen_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy,
+                                      const float* x, const float* stats, const float* w, int n, int d,
+                                      bool accumulate_dx) = 0;
+    // frozen_norm_*'s precondition: LayerNorm or RMSNorm (DyT has no per-token scale), a finite rstd > 0.
+    static void check_frozen_norm(NormType type, float rstd) {
+        if (type == NormType::DyT || !(rstd > 0.0f) || !std::isfinite(rstd))
+            throw std::invalid_argument("frozen norms are LayerNorm or RMSNorm with a finite scale > 0");
+    }
 
     // Multi-head attention: out[n, d] = softmax(q k^T / sqrt(hd)) v per head, each query t attending keys
     // j < shape.key_limit(t) (causal: j <= t; and only the first shape.keys positions, the valid part of

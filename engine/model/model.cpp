@@ -68,6 +68,7 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
         m_gain_shadow_total += m_layout.entries[i].count;
     }
     m_gain_shadow = m_backend->allocate(std::max<size_t>(m_gain_shadow_total, 1));
+    m_frozen_rstd.assign(m_layout.entries.size(), 0.0f);
     refresh_active();
     build_plan();
 
@@ -291,17 +292,15 @@ AttentionShape Model::attention_shape(const SublayerStep& step, int batch, int s
     return shape;
 }
 
-namespace {
-// The norms of a sub-layer: Norm_in (also Post-LN's norm after the sum) and Peri-LN's Norm_out.
-const NormIndex& input_norm_of(const BlockIndex& index, int kind) {
+const NormIndex& Model::input_norm_of(const BlockIndex& index, int kind) {
     if (kind == kCrossAttention) return index.norm_cross;
     return kind == kAttention ? index.norm1 : index.norm2;
 }
-const NormIndex& output_norm_of(const BlockIndex& index, int kind) {
+
+const NormIndex& Model::output_norm_of(const BlockIndex& index, int kind) {
     if (kind == kCrossAttention) return index.norm_cross_out;
     return kind == kAttention ? index.norm1_out : index.norm2_out;
 }
-}  // namespace
 
 const float* Model::sublayer_output(const SublayerStep& step) const {
     const SublayerActivations& acts = m_sublayers[step.slot];
@@ -320,16 +319,13 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     const int n = batch * seq;
     const int d = m_config.d_model;
     const size_t nd = static_cast<size_t>(n) * d;
-    const NormType type = m_config.norm_type;
-    const float eps = static_cast<float>(m_config.norm_eps);
     const NormIndex& norm_in = input_norm_of(index, step.kind);
     const NormIndex& norm_out = output_norm_of(index, step.kind);
 
     acts.input = x;
     const float* u = x;
     if (has_input_norm(step.placement)) {
-        m_backend->norm_forward(type, acts.normed, acts.normed_stats, x, entry_ptr(norm_in.weight),
-                                entry_ptr(norm_in.bias), {0.0f, entry_ptr(norm_in.alpha)}, n, d, eps);
+        apply_norm(norm_in, acts.normed, acts.normed_stats, x, n);
         u = acts.normed;
     }
 
@@ -361,8 +357,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
         }
     }
     if (step.placement == NormPlacement::Peri) {
-        m_backend->norm_forward(type, acts.branch_normed, acts.branch_stats, f, entry_ptr(norm_out.weight),
-                                entry_ptr(norm_out.bias), {0.0f, entry_ptr(norm_out.alpha)}, n, d, eps);
+        apply_norm(norm_out, acts.branch_normed, acts.branch_stats, f, n);
         f = acts.branch_normed;
     }
     if (m_backend->fuses_residual_sums()) {  // the telemetry's sums of s and f, taken in the same pass
@@ -375,8 +370,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
         m_backend->residual_forward(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd);
     }
     if (step.placement == NormPlacement::Post) {
-        m_backend->norm_forward(type, acts.output, acts.output_stats, acts.sum, entry_ptr(norm_in.weight),
-                                entry_ptr(norm_in.bias), {0.0f, entry_ptr(norm_in.alpha)}, n, d, eps);
+        apply_norm(norm_in, acts.output, acts.output_stats, acts.sum, n);
     }
 }
 
@@ -402,11 +396,8 @@ const float* Model::forward_encoder(int batch, int seq, bool attention_stats) {
 
 void Model::finish_memory(int batch, int seq) {
     if (!has_final_norm(m_config, true)) return;
-    const NormIndex& norm = m_layout.encoder_final_norm;
-    m_backend->norm_forward(m_config.norm_type, m_memory, m_memory_stats,
-                            sublayer_output(m_plan[m_encoder_steps - 1]), entry_ptr(norm.weight),
-                            entry_ptr(norm.bias), {0.0f, entry_ptr(norm.alpha)}, batch * seq,
-                            m_config.d_model, static_cast<float>(m_config.norm_eps));
+    apply_norm(m_layout.encoder_final_norm, m_memory, m_memory_stats,
+               sublayer_output(m_plan[m_encoder_steps - 1]), batch * seq);
 }
 
 void Model::upload_targets(const Batch& batch) {
@@ -444,8 +435,6 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     const int n = batch.batch * batch.seq;
     const int d = m_config.d_model;
     const size_t nd = static_cast<size_t>(n) * d;
-    const NormType type = m_config.norm_type;
-    const float eps = static_cast<float>(m_config.norm_eps);
     const NormIndex& final_norm = m_layout.final_norm;
     const bool final_norm_present = has_final_norm(m_config, false);
     const bool has_encoder = m_config.encoder_layers > 0;
@@ -464,8 +453,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
         x = sublayer_output(m_plan[i]);
     }
     if (final_norm_present) {
-        m_backend->norm_forward(type, m_final_normed, m_final_stats, x, entry_ptr(final_norm.weight),
-                                entry_ptr(final_norm.bias), {0.0f, entry_ptr(final_norm.alpha)}, n, d, eps);
+        apply_norm(final_norm, m_final_normed, m_final_stats, x, n);
     }
     const float* head_input = head_input_buffer();
     m_backend->linear_forward(m_logits, head_input, entry_ptr(m_layout.head), nullptr, n, d, m_vocab);
@@ -508,10 +496,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
                                entry_ptr(m_layout.head), n, d, m_vocab, false);
     if (final_norm_present) {
         float* grad_temp = m_scratch[kGradTemp];
-        m_backend->norm_backward(type, grad_temp, grad_ptr(final_norm.weight), grad_ptr(final_norm.bias),
-                                 grad_ptr(final_norm.alpha), grad_residual, x, m_final_stats,
-                                 entry_ptr(final_norm.weight), {0.0f, entry_ptr(final_norm.alpha)}, n, d,
-                                 false);
+        apply_norm_backward(final_norm, grad_temp, grad_residual, x, m_final_stats, n, false);
         m_backend->copy(grad_residual, grad_temp, nd);
     }
     if (has_encoder) m_backend->fill(m_scratch[kGradMemory], 0.0f, nd);
@@ -538,11 +523,8 @@ void Model::backward_encoder(int batch, int seq) {
     float* grad_residual = m_scratch[kGradResidual];
     const float* grad_memory = m_scratch[kGradMemory];
     if (has_final_norm(m_config, true)) {
-        const NormIndex& norm = m_layout.encoder_final_norm;
-        m_backend->norm_backward(m_config.norm_type, grad_residual, grad_ptr(norm.weight),
-                                 grad_ptr(norm.bias), grad_ptr(norm.alpha), grad_memory,
-                                 sublayer_output(m_plan[m_encoder_steps - 1]), m_memory_stats,
-                                 entry_ptr(norm.weight), {0.0f, entry_ptr(norm.alpha)}, n, d, false);
+        apply_norm_backward(m_layout.encoder_final_norm, grad_residual, grad_memory,
+                            sublayer_output(m_plan[m_encoder_steps - 1]), m_memory_stats, n, false);
     } else {
         m_backend->copy(grad_residual, grad_memory, static_cast<size_t>(n) * d);
     }
@@ -707,7 +689,6 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
     const int n = batch * seq;
     const int d = m_config.d_model;
     const size_t nd = static_cast<size_t>(n) * d;
-    const NormType type = m_config.norm_type;
     const NormIndex& norm_in = input_norm_of(index, kind);
     const NormIndex& norm_out = output_norm_of(index, kind);
     const bool input_norm = has_input_norm(step.placement);
@@ -716,9 +697,8 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
 
     const float* grad_sum = grad_residual;
     if (step.placement == NormPlacement::Post) {
-        m_backend->norm_backward(type, m_scratch[kGradTemp], grad_ptr(norm_in.weight), grad_ptr(norm_in.bias),
-                                 grad_ptr(norm_in.alpha), grad_residual, acts.sum, acts.output_stats,
-                                 entry_ptr(norm_in.weight), {0.0f, entry_ptr(norm_in.alpha)}, n, d, false);
+        apply_norm_backward(norm_in, m_scratch[kGradTemp], grad_residual, acts.sum, acts.output_stats, n,
+                            false);
         grad_sum = m_scratch[kGradTemp];
     }
 
@@ -741,10 +721,8 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
         grad_branch = m_scratch[kGradBranch];
     }
     if (peri) {
-        m_backend->norm_backward(type, m_scratch[kGradBranchNormed], grad_ptr(norm_out.weight),
-                                 grad_ptr(norm_out.bias), grad_ptr(norm_out.alpha), grad_branch, branch,
-                                 acts.branch_stats, entry_ptr(norm_out.weight),
-                                 {0.0f, entry_ptr(norm_out.alpha)}, n, d, false);
+        apply_norm_backward(norm_out, m_scratch[kGradBranchNormed], grad_branch, branch, acts.branch_stats, n,
+                            false);
         grad_branch = m_scratch[kGradBranchNormed];
     }
 
@@ -783,9 +761,7 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
                                       m_scratch[kGradHeads], n);
     }
     if (input_norm) {
-        m_backend->norm_backward(type, grad_residual, grad_ptr(norm_in.weight), grad_ptr(norm_in.bias),
-                                 grad_ptr(norm_in.alpha), grad_u, acts.input, acts.normed_stats,
-                                 entry_ptr(norm_in.weight), {0.0f, entry_ptr(norm_in.alpha)}, n, d, true);
+        apply_norm_backward(norm_in, grad_residual, grad_u, acts.input, acts.normed_stats, n, true);
     }
 }
 

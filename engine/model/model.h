@@ -115,6 +115,25 @@ class Model {
     void stage_move(BackendTransfer& transfer);
     void moved_to(Backend& target);
 
+    // Norm-free inference (frozen_norms.cpp; Heimersheim 2024): the model's norms with a per-token
+    // scale, by the layout entry of their gain, in forward order (the encoder's blocks and final norm,
+    // then the decoder's); none with DyT, and QK-norm is not among them.
+    std::vector<int> scaled_norms() const;
+    // From the next pass on, the norm whose gain is `entry` divides every token by the fixed `std`
+    // instead of its own standard deviation (LayerNorm still subtracts each token's mean); std 0 gives
+    // it its per-token scale back. Throws std::invalid_argument for an entry not in scaled_norms().
+    void freeze_norm(int entry, double std);
+    bool norm_frozen(int entry) const { return m_frozen_rstd[entry] > 0.0f; }
+    // The SublayerKind of the sub-layer a scaled norm belongs to, or -1 for a final norm.
+    int scaled_norm_sublayer(int entry) const;
+    // After a forward pass: for each of scaled_norms(), the sum and the sum of squares over the pass's
+    // tokens of its per-token standard deviation sqrt(Var + eps) (a frozen norm's: its fixed one).
+    struct NormStdSums {
+        double sum = 0.0, squares = 0.0;
+        size_t tokens = 0;
+    };
+    std::vector<NormStdSums> norm_std_sums();
+
     // Host copies of one entry's parameters / gradients.
     std::vector<float> read_entry(int entry, bool gradient = false);
     void write_entry(int entry, const std::vector<float>& values);
@@ -150,6 +169,21 @@ class Model {
         float* output = nullptr;  // Post-LN's Norm(sum) [n, d]
         float* output_stats = nullptr;
     };
+    // A sub-layer's norms: Norm_in (also Post-LN's norm after the sum) and Peri-LN's Norm_out.
+    static const NormIndex& input_norm_of(const BlockIndex& index, int kind);
+    static const NormIndex& output_norm_of(const BlockIndex& index, int kind);
+    // One of the model's norms (the config's type, width d_model) on n rows, forward and backward;
+    // with its frozen scale when it has one (frozen_norms.cpp).
+    void apply_norm(const NormIndex& norm, float* y, float* stats, const float* x, int n);
+    void apply_norm_backward(const NormIndex& norm, float* dx, const float* dy, const float* x,
+                             const float* stats, int n, bool accumulate_dx);
+    // Each per-token-scaled norm the passes apply: its gain entry and where its statistics live.
+    struct NormSite {
+        int entry = -1;
+        const float* stats = nullptr;
+        int sublayer = -1;  // its sub-layer's SublayerKind; -1: a final norm
+    };
+    std::vector<NormSite> norm_sites() const;
     void ensure_activations(int batch, int seq);
     void release_activations();  // the next pass allocates them again (e.g. after QK-norm comes or goes)
     void carve_activations();    // points every activation view into m_activations for m_batch x m_seq
@@ -251,7 +285,8 @@ class Model {
     std::vector<Slice> m_norm_scale_slices;  // each norm's rstd per row, for measure_norm_scales
     std::vector<size_t> m_norm_scale_owner;  // the sub-layer slot of each norm measured
     std::vector<double> m_norm_scale_sums, m_norm_scale_squares;
-    std::vector<Slice> m_qk_slices;  // the queries' and keys' rows, for measure_qk_rms
+    std::vector<float> m_frozen_rstd;  // per layout entry: a norm gain's frozen 1/std, or 0 (per token)
+    std::vector<Slice> m_qk_slices;    // the queries' and keys' rows, for measure_qk_rms
     std::vector<double> m_qk_squares;
 };
 

@@ -164,6 +164,7 @@ std::vector<int> Model::set_wiring(const ModelConfig& wiring) {
     }
     refresh_active();
     build_plan();  // each sub-layer's placement (Mix-LN's depend on the depth)
+    std::fill(m_frozen_rstd.begin(), m_frozen_rstd.end(), 0.0f);  // the norms may have changed
     std::vector<int> activated;
     for (size_t i = 0; i < m_active.size(); ++i) {
         if (m_active[i] && !before[i]) {

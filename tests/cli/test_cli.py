@@ -619,6 +619,46 @@ class TrainResumeEval(CliTestCase):
         self.assertEqual(sum(line.startswith("seed ") for line in lines), 3)
         self.expect_bad_input([*common, "--seeds", "0", "--out", str(self.tmp / "probe_none")], "--seeds")
 
+    def test_probe_freeze_norms_on_a_checkpoint(self):
+        """probe --freeze-norms: one entry per norm (2 blocks of Pre-LN: 4 + the final norm) whose loss_change
+        is its loss minus the baseline, all at once, and with --finetune-steps a stage per norm and the
+        control; a DyT checkpoint, a missing --checkpoint and a stray --finetune-lr are refused."""
+        run("train", *TINY, "--steps", "40", "--out", str(self.tmp / "run"), "--save-checkpoint", "--quiet", check_rc=0)
+        checkpoint = str(self.tmp / "run" / "model.safetensors")
+        out = self.tmp / "frozen"
+        result = run("probe", "--freeze-norms", "--checkpoint", checkpoint, "--batches", "2", "--finetune-steps", "3",
+                     "--out", str(out), check_rc=0)
+        self.assertEqual(result.stdout.strip().splitlines()[-1], str(out / "freeze_norms.json"))
+        document = json.loads((out / "freeze_norms.json").read_text())
+        names = [norm["name"] for norm in document["norms"]]
+        self.assertEqual(names, ["blocks.0.norm1", "blocks.0.norm2", "blocks.1.norm1", "blocks.1.norm2", "final_norm"])
+        for norm in document["norms"]:
+            self.assertGreater(norm["mean_std"], 0.0)
+            self.assertAlmostEqual(norm["loss_change"], norm["loss"] - document["baseline_loss"], places=12)
+        self.assertAlmostEqual(document["all_at_once"]["loss_change"],
+                               document["all_at_once"]["loss"] - document["baseline_loss"], places=12)
+        finetune = document["finetune"]
+        self.assertEqual(finetune["steps_per_norm"], 3)
+        self.assertEqual(finetune["order"], "ffn-first")
+        self.assertEqual([stage["name"] for stage in finetune["stages"]],
+                         ["blocks.0.norm2", "blocks.1.norm2", "blocks.0.norm1", "blocks.1.norm1", "final_norm"])
+        self.assertGreaterEqual(document["loss_change_cv_rank_correlation"], -1.0)
+        self.assertLessEqual(document["loss_change_cv_rank_correlation"], 1.0)
+        self.assertEqual(finetune["final_loss"], finetune["stages"][-1]["loss_after"])
+        self.assertAlmostEqual(finetune["loss_change_vs_control"], finetune["final_loss"] - finetune["control_loss"],
+                               places=12)
+        self.assertIsNone(finetune["diverged_at"])
+        self.expect_bad_input(["probe", "--freeze-norms", "--checkpoint", checkpoint, "--out", str(out)], "--overwrite")
+        self.expect_bad_input(["probe", "--freeze-norms", "--out", str(out)], "--checkpoint")
+        self.expect_bad_input(["probe", "--freeze-norms", "--checkpoint", checkpoint, "--finetune-steps", "2",
+                               "--order", "backward", "--out", str(self.tmp / "order")], "ffn-first")
+        self.expect_bad_input(["probe", "--freeze-norms", "--checkpoint", checkpoint, "--finetune-lr", "1e-3",
+                               "--out", str(self.tmp / "lr")], "--finetune-steps")
+        run("train", *TINY, "--set", "model.norm_type=dyt", "--steps", "2", "--out", str(self.tmp / "dyt"),
+            "--save-checkpoint", "--quiet", check_rc=0)
+        self.expect_bad_input(["probe", "--freeze-norms", "--checkpoint", str(self.tmp / "dyt" / "model.safetensors"),
+                               "--out", str(self.tmp / "dyt_probe")], "dyt")
+
     def test_telemetry_every_keeps_every_step_and_every_validation(self):
         out = self.tmp / "run"
         run("train", "--preset", "quickstart", *TINY, "--set", "telemetry.every=4", "--set", "telemetry.val_every=3",

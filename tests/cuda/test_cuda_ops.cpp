@@ -369,6 +369,30 @@ void add_norms(std::vector<OpCase>& cases) {
     }
 }
 
+// Norm-free inference's frozen norms: forward with the fixed scale, backward without a path through it.
+void add_frozen_norms(std::vector<OpCase>& cases) {
+    const int n = 70, d = 40;
+    const size_t count = static_cast<size_t>(n) * d;
+    for (const NormType type : {NormType::LayerNorm, NormType::RmsNorm}) {
+        const bool has_bias = type == NormType::LayerNorm;
+        for (const bool accumulate : {false, true}) {
+            // f: x, w, b, y, stats, dy, dx, dw, db
+            cases.push_back(
+                {"FrozenNorm" + name_of(type) + (accumulate ? "Accumulate" : ""),
+                 {rnd(count, 91, 2.0), rnd(d, 92, 0.3, 1.0f), rnd(d, 93, 0.3), zeros(count),
+                  zeros(2 * static_cast<size_t>(n)), rnd(count, 94), rnd(count, 95), rnd(d, 96), rnd(d, 97)},
+                 {},
+                 [=](Backend& b, float* const* f, int32_t* const*) {
+                     b.frozen_norm_forward(type, f[3], f[4], f[0], f[1], has_bias ? f[2] : nullptr, 0.7f, n,
+                                           d);
+                     b.frozen_norm_backward(type, f[6], f[7], has_bias ? f[8] : nullptr, f[5], f[0], f[4],
+                                            f[1], n, d, accumulate);
+                     return std::vector<double>{};
+                 }});
+        }
+    }
+}
+
 // More 32-row chunks (65537) than a grid's y dimension takes (65535): the gain, bias and alpha partials
 // of a norm's backward over about 2.1M rows (width 1 keeps it to ~50 MB a backend).
 void add_norm_with_many_rows(std::vector<OpCase>& cases) {
@@ -551,6 +575,7 @@ std::vector<OpCase> all_op_cases() {
     add_residuals(cases);
     add_embeddings_and_linears(cases);
     add_norms(cases);
+    add_frozen_norms(cases);
     add_norm_with_many_rows(cases);
     add_attention(cases);
     add_losses_reductions_and_optimizers(cases);

@@ -3,6 +3,7 @@
 // differences of the loss along a random direction restricted to that tensor.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <tuple>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -20,14 +21,17 @@ using testing::small_batch;
 // source_len: the batch's source part (what an encoder reads; 0 = the model's default, half the row).
 // z_loss: the objective is the cross-entropy plus z_loss (log Z)^2 per scored position.
 // training_step > 0: the passes belong to that step (the model's own warmups scale by it).
+// prepare: called on the initialised model before the passes (e.g. to freeze norms).
 void check_model_gradients(const ModelConfig& config, const std::string& label, int source_len = 0,
-                           float step = 2e-3f, float z_loss = 0.0f, int64_t training_step = 0) {
+                           float step = 2e-3f, float z_loss = 0.0f, int64_t training_step = 0,
+                           const std::function<void(Model&)>& prepare = {}) {
     CpuBackend backend(1);
     const int vocab = 11;
     Model model(config, vocab, backend);
     if (training_step > 0) model.set_training_step(training_step);
     model.initialize(7);
     perturb_parameters(model, 3);
+    if (prepare) prepare(model);
     Batch batch = small_batch(vocab, 2, config.seq_len, 5);
     batch.source_len = source_len;
     model.forward_backward(batch, true, false, z_loss);
@@ -153,6 +157,26 @@ TEST(ModelGradientsWarmups, NormGainAndResidualWarmupMidRamp) {
         branches.residual_warmup_steps = 2;
         check_model_gradients(branches, "residual warmup/" + to_string(placement), 0, 2e-3f, 0.0f, 3);
     }
+}
+
+// Norm-free inference's frozen norms (probe --freeze-norms fine-tunes through them): every norm with a
+// per-token scale frozen at its own std, in every placement with both norm types, and with an encoder.
+TEST(ModelGradientsFrozenNorms, EveryPlacementBothTypesAndEncoderDecoder) {
+    auto freeze_all = [](Model& model) {
+        const std::vector<int> norms = model.scaled_norms();
+        for (size_t k = 0; k < norms.size(); ++k)
+            model.freeze_norm(norms[k], 0.5 + 0.25 * static_cast<double>(k));
+    };
+    for (NormPlacement placement :
+         {NormPlacement::Post, NormPlacement::Pre, NormPlacement::Peri, NormPlacement::Mix}) {
+        for (NormType type : {NormType::LayerNorm, NormType::RmsNorm}) {
+            const std::string label = "frozen/" + to_string(placement) + "/" + to_string(type);
+            check_model_gradients(wired_config(placement, type, Residual::Plain), label, 0, 2e-3f, 0.0f, 0,
+                                  freeze_all);
+        }
+    }
+    check_model_gradients(wired_config(NormPlacement::Pre, NormType::LayerNorm, Residual::Plain, 2),
+                          "frozen encoder-decoder", 0, 2e-3f, 0.0f, 0, freeze_all);
 }
 
 // Encoder-decoder: the encoder's bidirectional self-attention over the source, cross-attention whose

@@ -32,6 +32,10 @@ class CpuBackend final : public CpuReferenceBackend {
     void norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
                        const float* x, const float* stats, const float* w, ScaleRef alpha, int n, int d,
                        bool accumulate_dx) override;
+    void frozen_norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                             const float* b, float rstd, int n, int d) override;
+    void frozen_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy, const float* x,
+                              const float* stats, const float* w, int n, int d, bool accumulate_dx) override;
 
     using Backend::attention_backward;
     using Backend::attention_forward;
@@ -73,6 +77,12 @@ class CpuBackend final : public CpuReferenceBackend {
     // Scratch that lives across calls; one request per op (a larger one invalidates earlier pointers).
     double* scratch_doubles(size_t count);
     float* scratch_floats(size_t count);
+    // The norm ops' rows (frozen_rstd 0 / !frozen_scale: each row's own scale; see cpu_kernels.h).
+    void norm_rows_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                           const float* b, float dyt_alpha, int n, int d, float eps, float frozen_rstd);
+    void norm_rows_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
+                            const float* x, const float* stats, const float* w, float dyt_alpha, int n, int d,
+                            bool accumulate_dx, bool frozen_scale);
     // host_out[k][s] = the k-th of range_sums(x, n) (an std::array<double, K>) over slice s, summed over
     // the chunks the slices are cut into.
     template <size_t K, class RangeSums>

@@ -104,29 +104,29 @@ float* CpuBackend::scratch_floats(size_t count) {
     return m_floats.data();
 }
 
-void CpuBackend::norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
-                              const float* b, ScaleRef alpha, int n, int d, float eps) {
-    const float dyt_alpha = type == NormType::DyT ? resolve(alpha) : 0.0f;
+void CpuBackend::norm_rows_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                                   const float* b, float dyt_alpha, int n, int d, float eps,
+                                   float frozen_rstd) {
     parallel_ranges(m_pool, n, static_cast<int64_t>(n) * d * 4, 1, [&](int, Range rows) {
         for (int64_t row = rows.begin; row < rows.end; ++row)
-            norm_forward_row(type, y + row * d, stats + 2 * row, x + row * d, w, b, dyt_alpha, d, eps);
+            norm_forward_row(type, y + row * d, stats + 2 * row, x + row * d, w, b, dyt_alpha, d, eps,
+                             frozen_rstd);
     });
 }
 
-void CpuBackend::norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
-                               const float* x, const float* stats, const float* w, ScaleRef alpha, int n,
-                               int d, bool accumulate_dx) {
+void CpuBackend::norm_rows_backward(NormType type, float* dx, float* dw, float* db, float* dalpha,
+                                    const float* dy, const float* x, const float* stats, const float* w,
+                                    float dyt_alpha, int n, int d, bool accumulate_dx, bool frozen_scale) {
     const bool has_bias = type != NormType::RmsNorm && db;
     const size_t width = has_bias ? 2 * static_cast<size_t>(d) + 1 : static_cast<size_t>(d) + 1;
     const int chunks = chunk_count(m_threads, n, static_cast<int64_t>(n) * d * 8, 1);
     double* partials = scratch_doubles(width * chunks);  // per chunk: [dw | db | dalpha]
-    const float dyt_alpha = type == NormType::DyT ? resolve(alpha) : 0.0f;
     parallel_chunks(m_pool, chunks, n, 1, [&](int chunk, Range rows) {
         double* partial = partials + chunk * width;
         for (int64_t row = rows.begin; row < rows.end; ++row) {
             partial[width - 1] +=
                 norm_backward_row(type, dx + row * d, partial, dy + row * d, x + row * d, stats + 2 * row, w,
-                                  dyt_alpha, d, has_bias, accumulate_dx);
+                                  dyt_alpha, d, has_bias, accumulate_dx, frozen_scale);
         }
     });
     for (int chunk = 0; chunk < chunks; ++chunk) {
@@ -137,6 +137,32 @@ void CpuBackend::norm_backward(NormType type, float* dx, float* dw, float* db, f
         }
         if (dalpha) *dalpha += static_cast<float>(partial[width - 1]);
     }
+}
+
+void CpuBackend::norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                              const float* b, ScaleRef alpha, int n, int d, float eps) {
+    norm_rows_forward(type, y, stats, x, w, b, type == NormType::DyT ? resolve(alpha) : 0.0f, n, d, eps,
+                      0.0f);
+}
+
+void CpuBackend::norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
+                               const float* x, const float* stats, const float* w, ScaleRef alpha, int n,
+                               int d, bool accumulate_dx) {
+    norm_rows_backward(type, dx, dw, db, dalpha, dy, x, stats, w,
+                       type == NormType::DyT ? resolve(alpha) : 0.0f, n, d, accumulate_dx, false);
+}
+
+void CpuBackend::frozen_norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                                     const float* b, float rstd, int n, int d) {
+    check_frozen_norm(type, rstd);
+    norm_rows_forward(type, y, stats, x, w, b, 0.0f, n, d, 0.0f, rstd);
+}
+
+void CpuBackend::frozen_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy,
+                                      const float* x, const float* stats, const float* w, int n, int d,
+                                      bool accumulate_dx) {
+    check_frozen_norm(type, 1.0f);
+    norm_rows_backward(type, dx, dw, db, nullptr, dy, x, stats, w, 0.0f, n, d, accumulate_dx, true);
 }
 
 Backend::CrossEntropyResult CpuBackend::cross_entropy(float* dlogits, const float* logits,

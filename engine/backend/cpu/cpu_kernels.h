@@ -62,8 +62,9 @@ inline void embedding_row(float* out, const float* token_row, const float* posit
 }
 
 // One row of LayerNorm / RMSNorm / DyT: y = norm(x) with double accumulators; stats gets (mean, rstd).
+// A frozen_rstd > 0 (LayerNorm / RMSNorm) replaces the row's own 1/std (norm-free inference).
 inline void norm_forward_row(NormType type, float* out, float* stats, const float* in, const float* w,
-                             const float* b, float dyt_alpha, int d, float eps) {
+                             const float* b, float dyt_alpha, int d, float eps, float frozen_rstd = 0.0f) {
     if (type == NormType::DyT) {
         for (int i = 0; i < d; ++i) out[i] = dyt_value(in[i], w[i], b[i], dyt_alpha);
         return;
@@ -71,8 +72,10 @@ inline void norm_forward_row(NormType type, float* out, float* stats, const floa
     const double mean = type == NormType::LayerNorm
                             ? lane_sum(d, [&](int i) { return static_cast<double>(in[i]); }) / d
                             : 0.0;
-    const double second_moment = lane_sum(d, [&](int i) { return (in[i] - mean) * (in[i] - mean); });
-    const double rstd = 1.0 / std::sqrt(second_moment / d + eps);
+    const double rstd =
+        frozen_rstd > 0.0f
+            ? frozen_rstd
+            : 1.0 / std::sqrt(lane_sum(d, [&](int i) { return (in[i] - mean) * (in[i] - mean); }) / d + eps);
     stats[0] = static_cast<float>(mean);
     stats[1] = static_cast<float>(rstd);
     const bool has_bias = type == NormType::LayerNorm && b;  // RMSNorm and QK-norm have none (b null)
@@ -81,9 +84,10 @@ inline void norm_forward_row(NormType type, float* out, float* stats, const floa
 
 // One row of a norm's backward pass: writes (or adds to) grad_in, adds the gain gradient to partial[0, d),
 // the bias gradient to partial[d, 2d) when has_bias, and returns DyT's alpha-gradient term (else 0).
+// With frozen_scale the row's scale is a constant (no gradient path through it).
 inline double norm_backward_row(NormType type, float* grad_in, double* partial, const float* grad_out,
                                 const float* in, const float* stats, const float* w, float dyt_alpha, int d,
-                                bool has_bias, bool accumulate) {
+                                bool has_bias, bool accumulate, bool frozen_scale = false) {
     if (type == NormType::DyT) {
         double alpha_sum = 0.0;
         for (int i = 0; i < d; ++i) {
@@ -106,7 +110,8 @@ inline double norm_backward_row(NormType type, float* grad_in, double* partial, 
         for (int i = 0; i < d; ++i) partial[d + i] += grad_out[i];
     }
     const double mean_dxhat = type == NormType::LayerNorm ? lane_sum(d, dxhat) / d : 0.0;
-    const double mean_dxhat_xhat = lane_sum(d, [&](int i) { return dxhat(i) * xhat(i); }) / d;
+    const double mean_dxhat_xhat =
+        frozen_scale ? 0.0 : lane_sum(d, [&](int i) { return dxhat(i) * xhat(i); }) / d;
     // the input gradient per element in float arithmetic (the row sums above are double)
     const float mean_f = static_cast<float>(mean), rstd_f = static_cast<float>(rstd);
     const float mean_dxhat_f = static_cast<float>(mean_dxhat);

@@ -40,6 +40,10 @@ class CpuReferenceBackend : public Backend {
     void norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
                        const float* x, const float* stats, const float* w, ScaleRef alpha, int n, int d,
                        bool accumulate_dx) override;
+    void frozen_norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                             const float* b, float rstd, int n, int d) override;
+    void frozen_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy, const float* x,
+                              const float* stats, const float* w, int n, int d, bool accumulate_dx) override;
 
     using Backend::attention_backward;
     using Backend::attention_forward;

@@ -51,6 +51,10 @@ class CudaBackend final : public Backend {
     void norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
                        const float* x, const float* stats, const float* w, ScaleRef alpha, int n, int d,
                        bool accumulate_dx) override;
+    void frozen_norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                             const float* b, float rstd, int n, int d) override;
+    void frozen_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy, const float* x,
+                              const float* stats, const float* w, int n, int d, bool accumulate_dx) override;
 
     using Backend::attention_backward;
     using Backend::attention_forward;
@@ -86,6 +90,12 @@ class CudaBackend final : public Backend {
     void* workspace(size_t bytes);
     // A device vector of at least `count` ones (column sums of dy as a matrix-vector product).
     const float* ones(size_t count);
+    // The norm ops' kernels (frozen_rstd 0 / !frozen_scale: each row's own scale).
+    void norm_rows_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                           const float* b, ScaleRef alpha, int n, int d, float eps, float frozen_rstd);
+    void norm_rows_backward(NormType type, float* dx, float* dw, float* db, float* dalpha, const float* dy,
+                            const float* x, const float* stats, const float* w, ScaleRef alpha, int n, int d,
+                            bool accumulate_dx, bool frozen_scale);
     void* device_bytes(size_t bytes, const char* what);
     // Gathers q, k and v from their strided rows into head-major q[3][pairs][seq][hd] (workspace).
     void gather_attention_inputs(float* q, const AttentionInputs& in, const HeadShape& shape);

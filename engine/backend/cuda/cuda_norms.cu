@@ -19,9 +19,11 @@ using cuda::warp_sum;
 constexpr int kRowsPerChunk = 32;      // rows per partial of the gain / bias gradients
 constexpr int kColumnsPerBlock = 128;  // columns kernel: one thread per column
 
-// y[n, d] = norm(x[n, d]); stats[n, 2] = (mean, rstd) for LayerNorm / RMSNorm. One warp per row.
+// y[n, d] = norm(x[n, d]); stats[n, 2] = (mean, rstd) for LayerNorm / RMSNorm. One warp per row. A
+// frozen_rstd > 0 replaces each row's own 1/std (frozen_norm_forward).
 __global__ void norm_forward_kernel(NormType type, float* y, float* stats, const float* x, const float* w,
-                                    const float* b, ScaleRef alpha, int n, int d, float eps) {
+                                    const float* b, ScaleRef alpha, int n, int d, float eps,
+                                    float frozen_rstd) {
     const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
     if (row >= n) return;  // the whole warp: row is the same for its lanes
@@ -40,7 +42,7 @@ __global__ void norm_forward_kernel(NormType type, float* y, float* stats, const
     double second_moment = 0.0;
     for (int i = lane; i < d; i += kWarp) second_moment += (in[i] - mean) * (in[i] - mean);
     second_moment = warp_sum(second_moment);
-    const double rstd = 1.0 / sqrt(second_moment / d + eps);
+    const double rstd = frozen_rstd > 0.0f ? frozen_rstd : 1.0 / sqrt(second_moment / d + eps);
     if (lane == 0) {
         stats[2 * static_cast<size_t>(row)] = static_cast<float>(mean);
         stats[2 * static_cast<size_t>(row) + 1] = static_cast<float>(rstd);
@@ -82,10 +84,11 @@ __global__ void norm_backward_columns_kernel(NormType type, double* partials, co
 }
 
 // dx[n, d] (+)= the input gradient, one warp per row; DyT also writes its row's alpha term. A lane
-// reads and writes only its own columns after the row sums, so dx may alias dy.
+// reads and writes only its own columns after the row sums, so dx may alias dy. With frozen_scale the
+// row's scale is a constant (no path through it).
 __global__ void norm_backward_rows_kernel(NormType type, float* dx, double* alpha_rows, const float* dy,
                                           const float* x, const float* stats, const float* w, ScaleRef alpha,
-                                          int n, int d, bool accumulate) {
+                                          int n, int d, bool accumulate, bool frozen_scale) {
     const int row = blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp;
     const int lane = threadIdx.x % kWarp;
     if (row >= n) return;
@@ -118,7 +121,7 @@ __global__ void norm_backward_rows_kernel(NormType type, float* dx, double* alph
         mean_dxhat_xhat += dxhat * xhat;
     }
     mean_dxhat = type == NormType::LayerNorm ? warp_sum(mean_dxhat) / d : 0.0;
-    mean_dxhat_xhat = warp_sum(mean_dxhat_xhat) / d;
+    mean_dxhat_xhat = frozen_scale ? 0.0 : warp_sum(mean_dxhat_xhat) / d;
     for (int i = lane; i < d; i += kWarp) {
         const double xhat = (in[i] - mean) * rstd;
         const double dxhat = static_cast<double>(grad_out[i]) * w[i];
@@ -155,15 +158,40 @@ __global__ void dyt_alpha_grad_kernel(float* dalpha, const double* alpha_rows, i
 
 void CudaBackend::norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
                                const float* b, ScaleRef alpha, int n, int d, float eps) {
-    if (n == 0) return;
-    norm_forward_kernel<<<row_blocks(n), kRowsPerBlock * kWarp, 0, m_stream>>>(type, y, stats, x, w, b, alpha,
-                                                                               n, d, eps);
-    NORMLAB_CUDA_CHECK_LAUNCH("norm_forward_kernel");
+    norm_rows_forward(type, y, stats, x, w, b, alpha, n, d, eps, 0.0f);
+}
+
+void CudaBackend::frozen_norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                                      const float* b, float rstd, int n, int d) {
+    check_frozen_norm(type, rstd);
+    norm_rows_forward(type, y, stats, x, w, b, ScaleRef{}, n, d, 0.0f, rstd);
 }
 
 void CudaBackend::norm_backward(NormType type, float* dx, float* dw, float* db, float* dalpha,
                                 const float* dy, const float* x, const float* stats, const float* w,
                                 ScaleRef alpha, int n, int d, bool accumulate_dx) {
+    norm_rows_backward(type, dx, dw, db, dalpha, dy, x, stats, w, alpha, n, d, accumulate_dx, false);
+}
+
+void CudaBackend::frozen_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy,
+                                       const float* x, const float* stats, const float* w, int n, int d,
+                                       bool accumulate_dx) {
+    check_frozen_norm(type, 1.0f);
+    norm_rows_backward(type, dx, dw, db, nullptr, dy, x, stats, w, ScaleRef{}, n, d, accumulate_dx, true);
+}
+
+void CudaBackend::norm_rows_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                                    const float* b, ScaleRef alpha, int n, int d, float eps,
+                                    float frozen_rstd) {
+    if (n == 0) return;
+    norm_forward_kernel<<<row_blocks(n), kRowsPerBlock * kWarp, 0, m_stream>>>(type, y, stats, x, w, b, alpha,
+                                                                               n, d, eps, frozen_rstd);
+    NORMLAB_CUDA_CHECK_LAUNCH("norm_forward_kernel");
+}
+
+void CudaBackend::norm_rows_backward(NormType type, float* dx, float* dw, float* db, float* dalpha,
+                                     const float* dy, const float* x, const float* stats, const float* w,
+                                     ScaleRef alpha, int n, int d, bool accumulate_dx, bool frozen_scale) {
     if (n == 0) return;
     const int chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
     const bool has_bias = type != NormType::RmsNorm && db;
@@ -181,7 +209,7 @@ void CudaBackend::norm_backward(NormType type, float* dx, float* dw, float* db, 
         type, partials, dy, x, stats, alpha, n, d, has_bias);
     NORMLAB_CUDA_CHECK_LAUNCH("norm_backward_columns_kernel");
     norm_backward_rows_kernel<<<row_blocks(n), kRowsPerBlock * kWarp, 0, m_stream>>>(
-        type, dx, alpha_rows, dy, x, stats, w, alpha, n, d, accumulate_dx);
+        type, dx, alpha_rows, dy, x, stats, w, alpha, n, d, accumulate_dx, frozen_scale);
     NORMLAB_CUDA_CHECK_LAUNCH("norm_backward_rows_kernel");
     norm_backward_finish_kernel<<<column_tiles, kColumnsPerBlock, 0, m_stream>>>(dw, db, partials, chunks, d,
                                                                                  has_bias);

@@ -133,6 +133,16 @@ class CountingBackend final : public Backend {
         CountingWindow window;
         m_cpu.norm_backward(type, dx, dw, db, dalpha, dy, x, stats, w, alpha, n, d, accumulate_dx);
     }
+    void frozen_norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
+                             const float* b, float rstd, int n, int d) override {
+        CountingWindow window;
+        m_cpu.frozen_norm_forward(type, y, stats, x, w, b, rstd, n, d);
+    }
+    void frozen_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy, const float* x,
+                              const float* stats, const float* w, int n, int d, bool accumulate_dx) override {
+        CountingWindow window;
+        m_cpu.frozen_norm_backward(type, dx, dw, db, dy, x, stats, w, n, d, accumulate_dx);
+    }
     void attention_forward(float* out, float* probs, const AttentionInputs& in, const AttentionShape& shape,
                            AttentionStatsRef stats) override {
         CountingWindow window;

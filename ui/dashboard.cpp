@@ -1,4 +1,5 @@
-// Dashboard construction, default arrangement (three rows of docks), maximise and coalesced refresh.
+// Dashboard construction, default arrangement (three rows of docks, two with a tab behind), maximise and
+// coalesced refresh.
 #include "ui/dashboard.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "ui/panels/heatmap_panel.h"
 #include "ui/panels/line_panel.h"
 #include "ui/panels/loss_panel.h"
+#include "ui/panels/state_panels.h"
 
 namespace normlab::ui {
 
@@ -19,6 +21,8 @@ namespace {
 // The default arrangement's rows of panels (indices in the order they are added), top to bottom; the
 // dashboard figure uses the same rows.
 const std::vector<std::vector<size_t>> kRows = {{0, 1, 2}, {3, 4, 8}, {5, 6, 7}};
+// Panels that share a place in it as a tab behind another: {the front panel, the one behind}.
+const std::vector<std::pair<size_t, size_t>> kTabs = {{5, 9}, {2, 10}};
 }  // namespace
 
 Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(parent), m_store(store) {
@@ -35,6 +39,8 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
     addPanel(new AttentionPanel(store));
     addPanel(new AttentionLogitPanel(store));
     addPanel(new OutputLogitPanel(store));
+    addPanel(new OptimizerStatePanel(store));
+    addPanel(new NormScalePanel(store));
     resetLayout();
 
     m_refreshTimer.setSingleShot(true);
@@ -80,7 +86,9 @@ void Dashboard::resetLayout() {
     for (const auto& row : kRows)
         for (size_t c = 1; c < row.size(); ++c)
             splitDockWidget(m_docks[row[c - 1]], m_docks[row[c]], Qt::Horizontal);
+    for (const auto& [front, behind] : kTabs) tabifyDockWidget(m_docks[front], m_docks[behind]);
     for (QDockWidget* dock : m_docks) dock->show();
+    for (const auto& tab : kTabs) m_docks[tab.first]->raise();
     // The loss chart carries two value axes: give it the widest share of the first row.
     resizeDocks({m_docks[kRows[0][0]], m_docks[kRows[0][1]], m_docks[kRows[0][2]]}, {560, 420, 420},
                 Qt::Horizontal);

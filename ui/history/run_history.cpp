@@ -6,6 +6,13 @@
 
 namespace normlab::ui {
 
+namespace {
+// A quantity that is 0 where it does not exist (a sub-layer without a norm) as a gap in its series.
+double positiveOrNan(double value) {
+    return value > 0.0 ? value : std::nan("");
+}
+}  // namespace
+
 QString gradientTensorName(GradientTensor tensor) {
     switch (tensor) {
         case GradientTensor::Total:
@@ -66,7 +73,8 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     if (record.layers.empty()) return;
 
     const size_t blocks = record.layers.size();
-    for (auto* perBlock : {&updateRatio, &blockMaxLogit, &queryRms, &keyRms}) {
+    for (auto* perBlock : {&updateRatio, &blockMaxLogit, &queryRms, &keyRms, &updateRms, &adamGradRms,
+                           &normScale1, &normScale2}) {
         if (perBlock->size() != blocks) perBlock->assign(blocks, DecimatedSeries(kBlockSeriesCapacity));
     }
     std::vector<double> gradColumn(blocks), residColumn(blocks);
@@ -77,6 +85,10 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
         blockMaxLogit[b].append(x, layer.attn_max_logit);  // steps without attention statistics: NaN, skipped
         queryRms[b].append(x, layer.q_rms);
         keyRms[b].append(x, layer.k_rms);
+        updateRms[b].append(x, layer.update_rms);
+        adamGradRms[b].append(x, layer.adam_grad_rms);
+        normScale1[b].append(x, positiveOrNan(layer.norm1_scale_mean));  // 0: the sub-layer has no norm
+        normScale2[b].append(x, positiveOrNan(layer.norm2_scale_mean));
         entropySum += layer.attn_entropy;
         maxLogit = std::max(maxLogit, layer.attn_max_logit);
         gradColumn[b] = gradientOf(layer, GradientTensor::Total);
@@ -100,6 +112,10 @@ void RunHistory::clearHistory() {
     blockMaxLogit.clear();
     queryRms.clear();
     keyRms.clear();
+    updateRms.clear();
+    adamGradRms.clear();
+    normScale1.clear();
+    normScale2.clear();
     attnEntropyMean.clear();
     attnMaxLogit.clear();
     logZMean.clear();

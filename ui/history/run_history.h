@@ -50,6 +50,9 @@ struct RunHistory {
     std::vector<DecimatedSeries> updateRatio;       // per block
     // per block, on steps with attention statistics: the largest logit and the queries' and keys' RMS
     std::vector<DecimatedSeries> blockMaxLogit, queryRms, keyRms;
+    std::vector<DecimatedSeries> updateRms, adamGradRms;  // per block: the optimizer's state
+    // per block: the mean per-token scale 1/std of the attention and FFN sub-layers' norms (none: no points)
+    std::vector<DecimatedSeries> normScale1, normScale2;
     std::vector<normlab::LayerTelemetry> latestLayers;   // newest logged step
     std::vector<normlab::LayerTelemetry> initialLayers;  // first logged step
     int64_t latestLayersStep = 0;

@@ -1,0 +1,45 @@
+// Content of the optimizer-state and norm-scale charts (per block of the selected run).
+#include "ui/panels/state_panels.h"
+
+#include "ui/panels/event_markers.h"
+
+namespace normlab::ui {
+
+OptimizerStatePanel::OptimizerStatePanel(const TelemetryStore& store, QWidget* parent)
+    : LinePanel(QStringLiteral("optimizer_state"), tr("Optimizer state per block"), store, parent) {
+    m_runs = addRunSelector();
+}
+
+PlotContent OptimizerStatePanel::buildContent(int columns) const {
+    PlotContent content;
+    content.x = stepAxis();
+    content.y = AxisSpec{tr("update RMS"), true, std::nullopt, std::nullopt, tr("solid")};
+    content.y2 = AxisSpec{tr("Adam sqrt(v)"), true, std::nullopt, std::nullopt, tr("dashed")};
+    content.emptyText = tr("Appears after the first logged step");
+    const RunHistory* run = m_runs->selectedRun();
+    if (!run) return content;
+    addBlockSeries(content, run->updateRms, columns);
+    addBlockSeries(content, run->adamGradRms, columns, tr(" sqrt(v)"), Qt::DashLine, true);
+    content.markers = eventMarkers(store());
+    return content;
+}
+
+NormScalePanel::NormScalePanel(const TelemetryStore& store, QWidget* parent)
+    : LinePanel(QStringLiteral("norm_scales"), tr("Norm scale 1/std per block"), store, parent) {
+    m_runs = addRunSelector();
+}
+
+PlotContent NormScalePanel::buildContent(int columns) const {
+    PlotContent content;
+    content.x = stepAxis();
+    content.y = AxisSpec{tr("1/std"), true, std::nullopt, std::nullopt, tr("attn solid, FFN dashed")};
+    content.emptyText = tr("Appears after the first step with attention statistics (LayerNorm or RMSNorm)");
+    const RunHistory* run = m_runs->selectedRun();
+    if (!run) return content;
+    addBlockSeries(content, run->normScale1, columns, tr(" attention"));
+    addBlockSeries(content, run->normScale2, columns, tr(" FFN"), Qt::DashLine);
+    content.markers = eventMarkers(store());
+    return content;
+}
+
+}  // namespace normlab::ui

@@ -1,0 +1,30 @@
+// Per-block state of one run over steps, each block a colour by depth: the optimizer's (RMS of the last
+// update, and Adam's gradient scale sqrt(mean v) on a second axis), and how much each norm normalises
+// (the mean per-token scale 1/std of the attention and the FFN sub-layers' norms).
+#pragma once
+#include "ui/panels/line_panel.h"
+#include "ui/panels/run_selector.h"
+
+namespace normlab::ui {
+
+class OptimizerStatePanel : public LinePanel {
+    Q_OBJECT
+  public:
+    explicit OptimizerStatePanel(const TelemetryStore& store, QWidget* parent = nullptr);
+    PlotContent buildContent(int columns) const override;
+
+  private:
+    RunSelector* m_runs = nullptr;
+};
+
+class NormScalePanel : public LinePanel {
+    Q_OBJECT
+  public:
+    explicit NormScalePanel(const TelemetryStore& store, QWidget* parent = nullptr);
+    PlotContent buildContent(int columns) const override;
+
+  private:
+    RunSelector* m_runs = nullptr;
+};
+
+}  // namespace normlab::ui

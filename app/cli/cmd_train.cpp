@@ -40,7 +40,8 @@ std::string train_help_tail() {
     std::string live;
     for (const std::string& key : live_keys()) live += (live.empty() ? "" : ", ") + key;
     return "  --out DIR            the run folder (must be new or empty, unless --overwrite)\n"
-           "  --save-checkpoint    write DIR/model.safetensors at the end (optimizer state included)\n"
+           "  --save-checkpoint    write DIR/model.safetensors at the end (optimizer state included); with\n"
+           "                       --set train.checkpoint_every=N it is also replaced every N steps\n"
            "  --resume FILE        continue from a checkpoint (its config; --set / --steps still apply;\n"
            "                       --steps must go beyond the checkpoint's step)\n"
            "  --change S:KEY=VAL   a live change applied before step S, e.g. --change "
@@ -122,11 +123,15 @@ int run_train(int argc, char** argv) {
     }
     TrainLoopOptions loop;
     loop.quiet = quiet;
-    nlohmann::json summary = train_into_folder(*trainer, folder, first_step, loop);
+    PeriodicCheckpoint checkpoints(folder.checkpoint_path(), trainer->config().train.checkpoint_every);
+    nlohmann::json summary = train_into_folder(*trainer, folder, first_step, loop, checkpoints);
     if (save) {
         // After the summary, so a checkpoint that cannot be written does not hide how the run ended.
         try {
             save_checkpoint(*trainer, folder.checkpoint_path());
+            checkpoints.note_saved(trainer->steps_done());
+            checkpoints.annotate(summary);
+            folder.write_summary(summary);
         } catch (const std::exception& error) {
             summary["checkpoint_error"] = error.what();
             try {

@@ -1,5 +1,6 @@
-// train_into_folder: run_training with a callback that appends each step's record and events,
-// prints progress, and refreshes summary.json and the caller's heartbeat every few seconds.
+// train_into_folder: run_training with a callback that appends each step's record and events, saves the
+// periodic checkpoint when due, prints progress, and refreshes summary.json and the caller's heartbeat
+// every few seconds (and after each checkpoint).
 #include "app/cli/train_loop.h"
 
 #include <atomic>
@@ -42,14 +43,13 @@ class SignalScope {
 
 // Records a run that ended with an error: an event and summary.json with status "failed" and the
 // message. Best effort: when the run folder itself is what failed, the original error is what matters.
-void record_failure(RunFolder& folder, const Trainer& trainer, double wall_seconds, int64_t first_step,
+void record_failure(RunFolder& folder, const Trainer& trainer, nlohmann::json summary,
                     const std::string& message) {
     try {
         folder.append_event({trainer.steps_done(), "failed", message, "", "", -1});
     } catch (const std::exception&) {
     }
     try {
-        nlohmann::json summary = summary_json(trainer, wall_seconds, first_step);
         summary["status"] = "failed";
         summary["error"] = message;
         folder.write_summary(summary);
@@ -63,13 +63,18 @@ double unix_seconds() {
 }  // namespace
 
 nlohmann::json train_into_folder(Trainer& trainer, RunFolder& folder, int64_t first_step,
-                                 const TrainLoopOptions& options) {
+                                 const TrainLoopOptions& options, PeriodicCheckpoint& checkpoints) {
     RunControl control;
     const SignalScope signals(control);
     using Clock = std::chrono::steady_clock;
     const auto started = Clock::now();
     auto last_report = started, last_heartbeat = started;
     const auto elapsed = [&started] { return std::chrono::duration<double>(Clock::now() - started).count(); };
+    const auto current_summary = [&] {
+        nlohmann::json summary = summary_json(trainer, elapsed(), first_step);
+        checkpoints.annotate(summary);
+        return summary;
+    };
     try {
         run_training(trainer, control, [&](const StepOutcome& outcome) {
             // Every step's scalars (and val_loss when validation ran); per-layer telemetry only on the
@@ -79,6 +84,7 @@ nlohmann::json train_into_folder(Trainer& trainer, RunFolder& folder, int64_t fi
                 folder.append_event(event);
                 if (!options.quiet) std::cerr << "  [step " << event.step << "] " << event.message << "\n";
             }
+            const bool saved = checkpoints.after_step(trainer);
             const auto now = Clock::now();
             if (!options.quiet && std::chrono::duration<double>(now - last_report).count() > 2.0) {
                 last_report = now;
@@ -87,9 +93,10 @@ nlohmann::json train_into_folder(Trainer& trainer, RunFolder& folder, int64_t fi
                              outcome.record.loss, outcome.record.lr, outcome.record.grad_norm,
                              outcome.record.steps_per_s);
             }
-            if (std::chrono::duration<double>(now - last_heartbeat).count() > options.heartbeat_seconds) {
+            if (saved ||
+                std::chrono::duration<double>(now - last_heartbeat).count() > options.heartbeat_seconds) {
                 last_heartbeat = now;
-                nlohmann::json summary = summary_json(trainer, elapsed(), first_step);
+                nlohmann::json summary = current_summary();
                 summary["heartbeat"] = unix_seconds();
                 folder.write_summary(summary);
                 if (options.on_heartbeat) options.on_heartbeat();
@@ -97,11 +104,11 @@ nlohmann::json train_into_folder(Trainer& trainer, RunFolder& folder, int64_t fi
         });
         if (trainer.status() == RunStatus::Stopped)
             folder.append_event({trainer.steps_done(), "stopped", "stopped by signal", "", "", -1});
-        nlohmann::json summary = summary_json(trainer, elapsed(), first_step);
+        nlohmann::json summary = current_summary();
         folder.write_summary(summary);
         return summary;
     } catch (const std::exception& error) {
-        record_failure(folder, trainer, elapsed(), first_step, error.what());
+        record_failure(folder, trainer, current_summary(), error.what());
         throw;
     }
 }

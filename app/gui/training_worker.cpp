@@ -7,8 +7,10 @@
 #include <QTimer>
 #include <algorithm>
 #include <exception>
+#include <optional>
 
 #include "engine/core/errors.h"
+#include "engine/io/periodic_checkpoint.h"
 #include "engine/io/provenance.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder.h"
@@ -20,6 +22,7 @@ struct TrainingWorker::Session {
     RunSpec spec;
     std::unique_ptr<normlab::Trainer> trainer;
     std::unique_ptr<normlab::RunFolder> folder;
+    std::optional<normlab::PeriodicCheckpoint> checkpoints;  // train.checkpoint_every, into the folder
     std::chrono::steady_clock::time_point started;
     ui::RunUpdate pending;
     bool finalised = false;
@@ -65,8 +68,11 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
         for (auto& session : sessions)
             session->folder = std::make_unique<normlab::RunFolder>(session->spec.folder.toStdString(),
                                                                    session->trainer->config(), false);
-        for (auto& session : sessions)
+        for (auto& session : sessions) {
             session->folder->write_provenance(normlab::provenance_json(*session->trainer, std::nullopt));
+            session->checkpoints.emplace(session->folder->checkpoint_path(),
+                                         session->trainer->config().train.checkpoint_every);
+        }
     } catch (const std::exception& error) {
         emit failed(QString::fromStdString(error.what()));
         setState(WorkerState::Idle);
@@ -196,6 +202,7 @@ void TrainingWorker::stepAll() {
             m_stepsTaken.fetch_add(1);
             session->folder->append_metrics(outcome.record);  // every step, as the CLI writes it
             for (const normlab::Event& event : outcome.events) session->folder->append_event(event);
+            if (session->checkpoints->after_step(trainer)) writeSummary(*session);  // names its step
             reportChanges(*session, outcome.events);
             session->pending.records.push_back(outcome.record);
             session->pending.events.insert(session->pending.events.end(), outcome.events.begin(),
@@ -252,6 +259,7 @@ double TrainingWorker::activeSeconds(const Session& session) const {
 void TrainingWorker::writeSummary(Session& session, const QString& error) {
     if (!session.folder) return;
     nlohmann::json summary = normlab::summary_json(*session.trainer, activeSeconds(session));
+    if (session.checkpoints) session.checkpoints->annotate(summary);
     if (!error.isEmpty()) {
         summary["status"] = "failed";
         summary["error"] = error.toStdString();

@@ -194,6 +194,7 @@ void validate_train(const TrainConfig& t) {
     check_number("train.momentum", t.momentum, kUnitHalfOpen);
     check_number("train.min_lr_ratio", t.min_lr_ratio, kUnitClosed);
     check_number("train.diverge_loss", t.diverge_loss, kNonNegative);
+    check_int("train.checkpoint_every", t.checkpoint_every, 0);
 }
 
 void validate_data(const DataConfig& d) {

@@ -79,6 +79,9 @@ struct TrainConfig {
     // as diverged, so a blown-up run stops the same way in every build instead of training on at
     // 1e8; 0: only non-finite values end a run.
     double diverge_loss = 3.0;
+    // Every checkpoint_every steps the run folder's checkpoint is replaced (atomically) by the run's
+    // state then, so a crash or a spike can be resumed from shortly before it; 0: off.
+    int checkpoint_every = 0;
 };
 
 struct DataConfig {

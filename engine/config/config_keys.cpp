@@ -271,6 +271,7 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(train, momentum),
         NORMLAB_KEY(train, min_lr_ratio),
         NORMLAB_KEY(train, diverge_loss),
+        NORMLAB_KEY(train, checkpoint_every),
         NORMLAB_KEY(data, task, {"text", "copy", "reverse", "sort", "modadd"}),
         NORMLAB_KEY(data, text_path),
         NORMLAB_KEY(data, val_fraction),

@@ -32,6 +32,13 @@ def run(*args, check_rc=None):
     return result
 
 
+def safetensors_metadata(path):
+    """The __metadata__ of a safetensors file's header (8-byte little-endian length, then JSON)."""
+    data = Path(path).read_bytes()
+    (length,) = struct.unpack("<Q", data[:8])
+    return json.loads(data[8:8 + length]).get("__metadata__", {})
+
+
 def run_with_file_size_limit(limit_bytes, *args):
     """Runs normlab-cli where no file may grow past limit_bytes (writes fail like on a full disk)."""
     def limit():
@@ -511,6 +518,24 @@ class TrainResumeEval(CliTestCase):
         self.assertEqual(resumed[0]["step"], 16)
         for record in resumed:
             self.assertEqual(record["loss"], reference[record["step"]], f"step {record['step']}")
+
+    def test_periodic_checkpoints_hold_the_last_multiple_and_resume_the_same_curve(self):
+        """train.checkpoint_every=10 over 25 steps: the folder's checkpoint holds step 20 (its metadata and
+        summary.json's checkpoint_step say so), and a run resumed from it retraces steps 21-25 exactly."""
+        straight, periodic, resumed = self.tmp / "straight", self.tmp / "periodic", self.tmp / "resumed"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "25", "--out", str(straight), "--quiet", check_rc=0)
+        run("train", "--preset", "quickstart", *TINY, "--steps", "25", "--set", "train.checkpoint_every=10",
+            "--out", str(periodic), "--quiet", check_rc=0)
+        self.assertEqual(json.loads((periodic / "summary.json").read_text())["checkpoint_step"], 20)
+        self.assertEqual(safetensors_metadata(periodic / "model.safetensors")["normlab_step"], "20")
+        self.assertFalse((periodic / "model.safetensors.tmp").exists())
+        run("train", "--resume", str(periodic / "model.safetensors"), "--steps", "25", "--out", str(resumed),
+            "--quiet", check_rc=0)
+        reference = {m["step"]: m["loss"] for m in self.read_metrics(straight)}
+        self.assertEqual([(m["step"], m["loss"]) for m in self.read_metrics(resumed)],
+                         [(step, reference[step]) for step in range(21, 26)])
+        self.expect_bad_input(["train", "--preset", "quickstart", "--set", "train.checkpoint_every=-1",
+                               "--out", str(self.tmp / "bad")], "train.checkpoint_every")
 
     def test_live_device_and_threads_changes(self):
         """--change threads=1 / device=cpu move the run to a new backend between steps and are recorded with

@@ -7,6 +7,8 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include "engine/io/checkpoint.h"
+#include "engine/train/trainer.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/panels/event_markers.h"
 #include "ui/panels/loss_panel.h"
@@ -26,6 +28,7 @@ class WorkerTest : public QObject {
     void liveDeviceChangeSwitchesBackendAndRefusalIsReported();
     void pausePointStopsEveryRunAtThatStep();
     void speedLimitSlowsTheRuns();
+    void periodicCheckpointsGoToTheRunFolder();
 };
 
 void WorkerTest::startPauseStepResumeStop() {
@@ -135,6 +138,26 @@ void WorkerTest::divergenceIsAResult() {
     QCOMPARE(h.store.run(1)->status, normlab::RunStatus::Completed);
     QCOMPARE(h.store.run(1)->step, int64_t(30));
     QCOMPARE(failures.count(), 0);
+}
+
+// train.checkpoint_every in the window: the run folder's checkpoint holds the last multiple of N, and
+// summary.json says so.
+void WorkerTest::periodicCheckpointsGoToTheRunFolder() {
+    normlab::test::WorkerHarness h;
+    normlab::Config config = normlab::test::tinyConfig(25);
+    config.train.checkpoint_every = 10;
+    h.start({config});
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }));
+    const QString folder = h.store.run(0)->folder;
+    QVERIFY(QFile::exists(folder + QStringLiteral("/model.safetensors")));
+    QFile summaryFile(folder + QStringLiteral("/summary.json"));
+    QVERIFY(summaryFile.open(QIODevice::ReadOnly));
+    const QJsonObject summary = QJsonDocument::fromJson(summaryFile.readAll()).object();
+    QCOMPARE(summary.value(QStringLiteral("checkpoint_step")).toInt(), 20);
+    QCOMPARE(summary.value(QStringLiteral("steps")).toInt(), 25);
+    auto resumed =
+        normlab::load_checkpoint((folder + QStringLiteral("/model.safetensors")).toStdString(), {});
+    QCOMPARE(resumed->steps_done(), int64_t(20));
 }
 
 void WorkerTest::badConfigGivesMessageAndNoFolder() {

@@ -159,6 +159,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
             tr("Per-block telemetry every N steps"));
     bindInt(device, tr("Validation every"), "telemetry.val_every", 0, 100000,
             tr("Validation loss every N steps; 0: never"));
+    bindInt(device, tr("Checkpoint every"), "train.checkpoint_every", 0, 100000000,
+            tr("Every N steps the run folder's model.safetensors is replaced by the run's state, so a crash "
+               "or a loss spike can be resumed from just before it (normlab-cli train --resume); 0: never"));
 
     layout->addStretch();
     setConfig(normlab::Config{});

@@ -1,5 +1,6 @@
 // The run folder (docs/formats.md#the-run-folder): config.json, metrics.jsonl, events.jsonl and
-// summary.json, written incrementally and flushed per line, so a crash loses nothing already logged.
+// summary.json, written incrementally and flushed per line, so a crash loses nothing already logged;
+// a full disk leaves no torn line and still gets the final summary (room for it is reserved).
 #pragma once
 #include <fstream>
 #include <string>
@@ -17,12 +18,18 @@ class RunFolder {
     // Creates the folder (refusing a non-empty existing one unless overwrite) and writes config.json
     // and a summary.json with status "running". Throws InputError naming the path.
     RunFolder(const std::string& path, const Config& config, bool overwrite);
+    // Gives the room reserved for the last summary back (the run's summary is written by then).
+    ~RunFolder();
+    RunFolder(const RunFolder&) = delete;
+    RunFolder& operator=(const RunFolder&) = delete;
 
     const std::string& path() const { return m_path; }
-    // Append one line and flush it. Throw ResourceError when the write fails (disk full).
+    // Append one line and flush it. Throw ResourceError when the write fails (disk full), after cutting
+    // the file back to its last complete line.
     void append_metrics(const StepRecord& record);
     void append_event(const Event& event);
-    // Replaces summary.json atomically (temporary file + rename).
+    // Replaces summary.json atomically (temporary file + rename). When that fails (a full disk), frees
+    // the room reserved at the start and tries once more, so a failed run can still say so.
     void write_summary(const nlohmann::json& summary);
     // Writes provenance.json (engine/io/provenance.h), atomically, once the run's backend is known.
     void write_provenance(const nlohmann::json& provenance);
@@ -31,6 +38,7 @@ class RunFolder {
 
   private:
     void append_line(std::ofstream& file, const char* name, const std::string& line);
+    std::string reserve_path() const { return m_path + "/.summary-reserve"; }
 
     std::string m_path;
     std::ofstream m_metrics;

@@ -712,6 +712,50 @@ class TrainResumeEval(CliTestCase):
         events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
         self.assertEqual(events[-1]["kind"], "failed")
 
+    def mount_small_disk(self, kilobytes):
+        """A tmpfs of the given size (root only), unmounted after the test."""
+        if os.geteuid() != 0:
+            self.skipTest("mounting a small tmpfs needs root")
+        disk = self.tmp / f"disk{kilobytes}"
+        disk.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={kilobytes}k", "tmpfs", str(disk)], check=True)
+        self.addCleanup(subprocess.run, ["umount", str(disk)], check=True)
+        return disk
+
+    def assert_whole_lines(self, path):
+        data = path.read_bytes()
+        self.assertTrue(data == b"" or data.endswith(b"\n"), f"{path} ends in a torn line")
+        return [json.loads(line) for line in data.splitlines()]
+
+    def test_a_full_disk_ends_the_run_as_failed_and_keeps_what_was_written(self):
+        """A real full disk (a 64 KB tmpfs) while metrics are written, and one that holds the first
+        periodic checkpoint but not a second: the run ends as failed with the reason, every metrics line is
+        whole, and the checkpoint already there is intact."""
+        out = self.mount_small_disk(64) / "run"
+        result = run("train", "--preset", "quickstart", "--set", "model.layers=2", "--steps", "300", "--out", str(out),
+                     "--quiet")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["status"], "failed")
+        self.assertIn("metrics.jsonl", summary["error"])
+        metrics = self.assert_whole_lines(out / "metrics.jsonl")
+        self.assertEqual([m["step"] for m in metrics], list(range(1, len(metrics) + 1)))
+        self.assertGreater(len(metrics), 5)
+
+        out = self.mount_small_disk(2600) / "run"
+        result = run("train", "--preset", "quickstart", "--set", "model.layers=2", "--steps", "60",
+                     "--set", "train.checkpoint_every=20", "--set", "telemetry.every=100", "--out", str(out), "--quiet")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["status"], "failed")
+        self.assertIn("model.safetensors", summary["error"])
+        self.assertEqual(summary["checkpoint_step"], 20)
+        self.assertEqual(safetensors_metadata(out / "model.safetensors")["normlab_step"], "20")
+        self.assertEqual(list(out.glob("*.tmp")), [])
+        self.assertEqual(len(self.assert_whole_lines(out / "metrics.jsonl")), summary["steps"])
+        run("train", "--resume", str(out / "model.safetensors"), "--steps", "21", "--out", str(self.tmp / "resumed"),
+            "--quiet", check_rc=0)
+
     def test_summary_is_written_before_the_checkpoint(self):
         out = self.tmp / "run"
         result = run_with_file_size_limit(60000, "train", "--preset", "quickstart", *TINY, "--steps", "3",

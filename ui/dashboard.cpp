@@ -18,11 +18,15 @@
 namespace normlab::ui {
 
 namespace {
-// The default arrangement's rows of panels (indices in the order they are added), top to bottom; the
-// dashboard figure uses the same rows.
-const std::vector<std::vector<size_t>> kRows = {{0, 1, 2}, {3, 4, 8}, {5, 6, 7}};
+// The default arrangement's rows of panels (by panel id), top to bottom: loss | gradient profile |
+// resid profile; the two heatmaps and the output logits; the dynamics. The dashboard figure uses the
+// same rows.
+const std::vector<std::vector<const char*>> kRows = {{"loss", "block_gradient", "block_resid"},
+                                                     {"heatmap_gradient", "heatmap_resid", "output_logits"},
+                                                     {"update_ratio", "attention", "attention_logits"}};
 // Panels that share a place in it as a tab behind another: {the front panel, the one behind}.
-const std::vector<std::pair<size_t, size_t>> kTabs = {{5, 9}, {2, 10}};
+const std::vector<std::pair<const char*, const char*>> kTabs = {{"update_ratio", "optimizer_state"},
+                                                                {"block_resid", "norm_scales"}};
 }  // namespace
 
 Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(parent), m_store(store) {
@@ -67,6 +71,12 @@ ChartPanel* Dashboard::panel(const QString& id) const {
     return nullptr;
 }
 
+QDockWidget* Dashboard::dock(const char* id) const {
+    for (size_t i = 0; i < m_panels.size(); ++i)
+        if (m_panels[i]->id() == QLatin1String(id)) return m_docks[i];
+    qFatal("the dashboard has no panel '%s'", id);  // a typo in kRows / kTabs: every start shows it
+}
+
 QList<QAction*> Dashboard::panelToggleActions() const {
     QList<QAction*> actions;
     for (QDockWidget* dock : m_docks) actions << dock->toggleViewAction();
@@ -79,19 +89,17 @@ void Dashboard::resetLayout() {
         removeDockWidget(dock);
         dock->setFloating(false);
     }
-    // kRows: loss | gradient profile | resid profile; the two heatmaps; the dynamics.
-    addDockWidget(Qt::TopDockWidgetArea, m_docks[kRows[0][0]]);
+    addDockWidget(Qt::TopDockWidgetArea, dock(kRows[0][0]));
     for (size_t r = 1; r < kRows.size(); ++r)
-        splitDockWidget(m_docks[kRows[r - 1][0]], m_docks[kRows[r][0]], Qt::Vertical);
+        splitDockWidget(dock(kRows[r - 1][0]), dock(kRows[r][0]), Qt::Vertical);
     for (const auto& row : kRows)
         for (size_t c = 1; c < row.size(); ++c)
-            splitDockWidget(m_docks[row[c - 1]], m_docks[row[c]], Qt::Horizontal);
-    for (const auto& [front, behind] : kTabs) tabifyDockWidget(m_docks[front], m_docks[behind]);
-    for (QDockWidget* dock : m_docks) dock->show();
-    for (const auto& tab : kTabs) m_docks[tab.first]->raise();
+            splitDockWidget(dock(row[c - 1]), dock(row[c]), Qt::Horizontal);
+    for (const auto& [front, behind] : kTabs) tabifyDockWidget(dock(front), dock(behind));
+    for (QDockWidget* each : m_docks) each->show();
+    for (const auto& tab : kTabs) dock(tab.first)->raise();
     // The loss chart carries two value axes: give it the widest share of the first row.
-    resizeDocks({m_docks[kRows[0][0]], m_docks[kRows[0][1]], m_docks[kRows[0][2]]}, {560, 420, 420},
-                Qt::Horizontal);
+    resizeDocks({dock(kRows[0][0]), dock(kRows[0][1]), dock(kRows[0][2])}, {560, 420, 420}, Qt::Horizontal);
 }
 
 Figure Dashboard::figure(const QString& caption) const {
@@ -100,9 +108,9 @@ Figure Dashboard::figure(const QString& caption) const {
     figure.caption = caption;
     for (const auto& rowPanels : kRows) {
         std::vector<FigureChartFactory> row;
-        for (size_t index : rowPanels) {
-            if (m_docks[index]->isHidden()) continue;  // closed by the user: not in the figure either
-            const ChartPanel* panel = m_panels[index];
+        for (const char* id : rowPanels) {
+            if (dock(id)->isHidden()) continue;  // closed by the user: not in the figure either
+            const ChartPanel* panel = this->panel(QLatin1String(id));
             row.push_back([panel](const ChartStyle& style) { return panel->makeFigureChart(style); });
         }
         if (!row.empty()) figure.rows.push_back(std::move(row));

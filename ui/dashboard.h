@@ -55,6 +55,7 @@ class Dashboard : public QMainWindow {
 
   private:
     void addPanel(ChartPanel* panel);
+    QDockWidget* dock(const char* id) const;  // the dock of the panel with this id (it must exist)
     void scheduleRefresh();
     void refreshScheduled();
     // The window is minimised or covered (no redraws until it shows again).

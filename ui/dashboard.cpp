@@ -25,8 +25,8 @@ const std::vector<std::vector<const char*>> kRows = {{"loss", "block_gradient", 
                                                      {"heatmap_gradient", "heatmap_resid", "output_logits"},
                                                      {"update_ratio", "attention", "attention_logits"}};
 // Panels that share a place in it as a tab behind another: {the front panel, the one behind}.
-const std::vector<std::pair<const char*, const char*>> kTabs = {{"update_ratio", "optimizer_state"},
-                                                                {"block_resid", "norm_scales"}};
+const std::vector<std::pair<const char*, const char*>> kTabs = {
+    {"update_ratio", "optimizer_state"}, {"block_resid", "norm_scales"}, {"attention", "grad_norms"}};
 }  // namespace
 
 Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(parent), m_store(store) {
@@ -45,6 +45,7 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
     addPanel(new OutputLogitPanel(store));
     addPanel(new OptimizerStatePanel(store));
     addPanel(new NormScalePanel(store));
+    addPanel(new GradientNormPanel(store));
     resetLayout();
 
     m_refreshTimer.setSingleShot(true);

@@ -38,7 +38,7 @@ void fillStore(TelemetryStore& store) {
             record.lr = 1e-3 * std::min(1.0, step / 100.0);
             if (step % 50 == 0) record.val_loss = record.loss + 0.1;
             record.telemetry =
-                normlab::StepTelemetry{0.0, 5.0 + 0.01 * step + id, 6.0, -0.5 - 0.002 * step, 9.0};
+                normlab::StepTelemetry{0.0, 5.0 + 0.01 * step + id, 6.0, -0.5 - 0.002 * step, 9.0, 0.3, 0.2};
             record.layers.resize(3);
             for (int b = 0; b < 3; ++b) {
                 record.layers[b].resid = 1.0 + b + id;
@@ -141,7 +141,7 @@ void ExportTest::initTestCase() {
 }
 
 void ExportTest::everyPanelExportsEveryFormat() {
-    QCOMPARE(m_dashboard->panels().size(), size_t(11));
+    QCOMPARE(m_dashboard->panels().size(), size_t(12));
     for (ChartPanel* panel : m_dashboard->panels()) {
         const QString base = m_dir.filePath(panel->id());
         ImageExportOptions options;
@@ -306,8 +306,9 @@ void ExportTest::dashboardFigureHasChartsOnly() {
     const QString svg = svgText(svgPath);
     // the default arrangement's rows; the panels in a tab behind another are not in the figure
     for (ChartPanel* panel : m_dashboard->panels()) {
-        const bool behind =
-            panel->id() == QStringLiteral("optimizer_state") || panel->id() == QStringLiteral("norm_scales");
+        const bool behind = panel->id() == QStringLiteral("optimizer_state") ||
+                            panel->id() == QStringLiteral("norm_scales") ||
+                            panel->id() == QStringLiteral("grad_norms");
         QVERIFY2(svg.contains(panel->title()) != behind, qPrintable(panel->title()));
     }
     for (const QString& line : captionForRuns(m_store).split('\n', Qt::SkipEmptyParts))

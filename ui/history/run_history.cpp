@@ -69,6 +69,8 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     if (record.telemetry) {
         logZMean.append(x, record.telemetry->log_z_mean);
         outputLogitMean.append(x, record.telemetry->logit_mean);
+        gradEmbedding.append(x, record.telemetry->grad_embedding);
+        gradHead.append(x, record.telemetry->grad_head);
     }
     if (record.layers.empty()) return;
 
@@ -119,6 +121,8 @@ void RunHistory::clearHistory() {
     attnEntropyMean.clear();
     attnMaxLogit.clear();
     logZMean.clear();
+    gradEmbedding.clear();
+    gradHead.clear();
     outputLogitMean.clear();
     latestLayers.clear();
     initialLayers.clear();

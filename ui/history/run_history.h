@@ -47,7 +47,8 @@ struct RunHistory {
     DecimatedSeries loss, valLoss, lr, gradNorm;
     DecimatedSeries attnEntropyMean, attnMaxLogit;  // mean entropy / largest logit over blocks
     DecimatedSeries logZMean, outputLogitMean;      // the output logits' log Z and mean (logged steps)
-    std::vector<DecimatedSeries> updateRatio;       // per block
+    DecimatedSeries gradEmbedding, gradHead;   // the embeddings' and the head's gradient norms (logged steps)
+    std::vector<DecimatedSeries> updateRatio;  // per block
     // per block, on steps with attention statistics: the largest logit and the queries' and keys' RMS
     std::vector<DecimatedSeries> blockMaxLogit, queryRms, keyRms;
     std::vector<DecimatedSeries> updateRms, adamGradRms;  // per block: the optimizer's state

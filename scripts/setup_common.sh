@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Shared by run.sh and test.sh: installs the Debian packages NormLab needs (only those missing) and
+# Shared by run.sh, test.sh and fuzz.sh: installs the Debian packages NormLab needs (only those missing) and
 # configures + builds a Release tree in build/. Sourced, not run.
 set -euo pipefail
 
@@ -30,6 +30,10 @@ normlab_install_packages() {
 NORMLAB_BUILD_PACKAGES=(build-essential cmake g++ git libgtest-dev libgmock-dev libeigen3-dev
                         nlohmann-json3-dev libsimdjson-dev qt6-base-dev qt6-charts-dev qt6-svg-dev
                         libqt6opengl6-dev libgl1-mesa-dev libxkbcommon-dev fonts-dejavu-core desktop-file-utils appstream)
+
+# What scripts/fuzz.sh adds: clang, libFuzzer's runtime (libclang_rt.fuzzer, only a recommendation of
+# clang, so named here) and LLVM's OpenMP for the engine built with clang.
+NORMLAB_FUZZ_PACKAGES=(clang-14 libclang-rt-14-dev libomp-14-dev)
 
 normlab_build() {
     cmake -S "$NORMLAB_ROOT" -B "$NORMLAB_BUILD" -DCMAKE_BUILD_TYPE=Release "$@" >"$NORMLAB_BUILD.configure.log" 2>&1 ||

@@ -5,12 +5,13 @@
 # environment outside the clone (scripts/bridge_venv.sh), builds Release into build/ and
 # runs every test with ctest (failing when the desktop app or its ui tests are missing); then
 # rebuilds the engine and its tests with AddressSanitizer + UndefinedBehaviorSanitizer (without CUDA)
-# into build-asan/ and runs those.
+# into build-asan/ and runs those; last, a short fuzzing pass over every reader of outside input
+# (scripts/fuzz.sh, NORMLAB_FUZZ_SECONDS per target, default 30).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 
-normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" python3 python3-torch python3-numpy libopenblas0-pthread \
-    poppler-utils clang-format python3-venv ca-certificates
+normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" "${NORMLAB_FUZZ_PACKAGES[@]}" python3 python3-torch \
+    python3-numpy libopenblas0-pthread poppler-utils clang-format python3-venv ca-certificates
 bash "$NORMLAB_ROOT/scripts/check_format.sh"
 bash "$NORMLAB_ROOT/scripts/bridge_venv.sh"
 normlab_build
@@ -43,3 +44,8 @@ NORMLAB_BUILD="$NORMLAB_ROOT/build-asan"
 normlab_build -DNORMLAB_SANITIZE=ON -DNORMLAB_GUI=OFF -DNORMLAB_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 (cd "$NORMLAB_BUILD" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -L engine -E '^PresetContrasts\.')
+
+# The fuzz targets' seeds and regressions already ran above (ctest fuzz_replay); this is a short pass of
+# new inputs per target (docs/testing.md#fuzzing; scripts/fuzz.sh 600 for a real campaign).
+echo "normlab: fuzzing every reader of outside input for ${NORMLAB_FUZZ_SECONDS:-30} s per target"
+bash "$NORMLAB_ROOT/scripts/fuzz.sh" "${NORMLAB_FUZZ_SECONDS:-30}"

@@ -1,16 +1,14 @@
 // `normlab-cli eval`: mean next-token cross-entropy of a checkpoint over a file of token sequences
 // (one sequence of integer ids per line). Needs only the checkpoint, not the training data.
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
 #include "engine/core/errors.h"
+#include "engine/data/token_file.h"
 #include "engine/io/checkpoint.h"
 #include "engine/io/safetensors.h"
 #include "engine/model/model.h"
@@ -43,51 +41,6 @@ void check_eval_assignment(const std::string& assignment) {
     throw InputError("eval --set '" + assignment + "': eval --set accepts only " + accepted +
                      "; the model and training keys come from the checkpoint (train --resume with --set to "
                      "change them)");
-}
-
-std::vector<std::vector<int32_t>> read_token_file(const std::string& path, int vocab, int seq_len) {
-    std::error_code error;
-    const auto status = std::filesystem::status(path, error);
-    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-        throw InputError("tokens file '" + path + "' is not a regular file; give the path of a text file");
-    std::ifstream in(path);
-    if (!in) throw InputError("cannot read tokens file '" + path + "'; check the path");
-    std::vector<std::vector<int32_t>> sequences;
-    std::string line;
-    int line_number = 0;
-    while (std::getline(in, line)) {
-        ++line_number;
-        for (char& c : line) c = c == ',' ? ' ' : c;
-        std::istringstream fields(line);
-        std::vector<int32_t> ids;
-        std::string field;
-        while (fields >> field) {
-            long long id = -1;
-            size_t used = 0;
-            try {
-                id = std::stoll(field, &used);
-            } catch (const std::exception&) {
-                used = 0;
-            }
-            const std::string where = "tokens file '" + path + "' line " + std::to_string(line_number);
-            if (used != field.size())
-                throw InputError(where + ": '" + field + "' is not an integer token id");
-            if (id < 0 || id >= vocab) {
-                throw InputError(where + ": token id " + field + " is outside the model's vocabulary [0, " +
-                                 std::to_string(vocab) + ")");
-            }
-            ids.push_back(static_cast<int32_t>(id));
-        }
-        if (ids.empty()) continue;
-        if (static_cast<int>(ids.size()) > seq_len + 1) {
-            throw InputError("tokens file '" + path + "' line " + std::to_string(line_number) + " has " +
-                             std::to_string(ids.size()) +
-                             " ids; the model takes at most model.seq_len + 1 = " +
-                             std::to_string(seq_len + 1) + " (split the line)");
-        }
-        sequences.push_back(std::move(ids));
-    }
-    return sequences;
 }
 }  // namespace
 

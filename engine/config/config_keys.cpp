@@ -323,8 +323,10 @@ std::string suggest_key(std::string_view name) {
     std::string best;
     size_t best_distance = std::max<size_t>(2, wanted.size() / 3) + 1;
     for (const KeyDescriptor& d : key_descriptors()) {
-        size_t distance = edit_distance(wanted, d.name);
-        if (last_component(wanted) == last_component(d.name)) distance = std::min<size_t>(distance, 1);
+        size_t distance = last_component(wanted) == last_component(d.name) ? 1 : best_distance;
+        // The length difference bounds the edit distance from below: a long name skips the O(n m) table.
+        const size_t gap = std::max(wanted.size(), d.name.size()) - std::min(wanted.size(), d.name.size());
+        if (gap < distance) distance = std::min(distance, edit_distance(wanted, d.name));
         if (distance < best_distance) {
             best_distance = distance;
             best = d.name;

@@ -51,13 +51,20 @@ double read_child_number(const std::optional<object>& parent, const char* key) {
     return parent ? read_number(*parent, key) : 0.0;
 }
 
-// Each block's "attn_head_max_logit" list appended to `out` ([block][head]); nothing when a block has none.
+// Each block's "attn_head_max_logit" list appended to `out` ([block][head]); nothing unless every
+// block lists the same number of heads (a ragged table cannot be indexed [block][head]).
 void read_head_max_logits(element layers, std::vector<double>& out) {
     simdjson::dom::array list;
     if (layers.get_array().get(list) != simdjson::SUCCESS) return;
+    size_t heads_per_block = 0;
     for (element item : list) {
         simdjson::dom::array heads;
-        if (item.at_key("attn_head_max_logit").get_array().get(heads) != simdjson::SUCCESS) return;
+        if (item.at_key("attn_head_max_logit").get_array().get(heads) != simdjson::SUCCESS ||
+            heads.size() == 0 || (heads_per_block != 0 && heads.size() != heads_per_block)) {
+            out.clear();
+            return;
+        }
+        heads_per_block = heads.size();
         for (element value : heads) {
             double number = 0.0;
             out.push_back(value.is_null() || value.get_double().get(number) != simdjson::SUCCESS

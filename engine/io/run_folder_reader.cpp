@@ -2,6 +2,7 @@
 #include "engine/io/run_folder_reader.h"
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -51,6 +52,14 @@ std::optional<double> optional_number(const nlohmann::json& json, const char* ke
     const auto it = json.find(key);
     if (it == json.end() || !it->is_number()) return std::nullopt;
     return it->get<double>();
+}
+
+// A count (steps, a step, a block) as a whole number: nothing when it is missing, not a number or
+// beyond int64's range (a foreign writer's 1e300 must not be converted: undefined behaviour).
+std::optional<int64_t> optional_count(const nlohmann::json& json, const char* key) {
+    const std::optional<double> number = optional_number(json, key);
+    if (!number || !(*number >= -0x1p63 && *number < 0x1p63)) return std::nullopt;
+    return static_cast<int64_t>(*number);
 }
 
 // What another writer's config.json shares with NormLab's: the model's shape, where it gives one;
@@ -151,12 +160,12 @@ std::optional<RunFolderSummary> RunFolderReader::summary() const {
     RunFolderSummary summary;
     if (json->contains("status") && (*json)["status"].is_string())
         summary.status = (*json)["status"].get<std::string>();
-    if (const auto steps = optional_number(*json, "steps")) summary.steps = static_cast<int64_t>(*steps);
+    if (const auto steps = optional_count(*json, "steps")) summary.steps = *steps;
     summary.final_loss = optional_number(*json, "final_loss");
     summary.final_val_loss = optional_number(*json, "final_val_loss");
-    if (const auto at = optional_number(*json, "diverged_at"))
-        summary.diverged_at = static_cast<int64_t>(*at);
-    if (const auto block = optional_number(*json, "first_bad_layer"))
+    summary.diverged_at = optional_count(*json, "diverged_at");
+    if (const auto block = optional_count(*json, "first_bad_layer");
+        block && *block >= 0 && *block <= INT_MAX)
         summary.first_bad_layer = static_cast<int>(*block);
     summary.wall_seconds = optional_number(*json, "wall_seconds");
     summary.heartbeat = optional_number(*json, "heartbeat");

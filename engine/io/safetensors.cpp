@@ -409,7 +409,7 @@ SafetensorsFile read_safetensors(const std::string& path) {
     nlohmann::json header;
     try {
         header = nlohmann::json::parse(header_text);
-    } catch (const nlohmann::json::parse_error& error) {
+    } catch (const nlohmann::json::exception& error) {  // a syntax error, or a number beyond double's range
         throw errors.error("has a header that is not valid JSON (" + std::string(error.what()) +
                            "); the file is corrupt or not safetensors");
     }

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +49,18 @@ bool is_ours(const std::optional<ClaimInfo>& claim) {
     return claim && claim->host == this_host() && claim->pid == static_cast<long>(getpid());
 }
 
+// A claim's fields, each left at its default when missing or of another type (a torn or foreign claim
+// must not stop `sweep status`); a pid outside pid_t's positive range reads as none.
+ClaimInfo claim_from_json(const nlohmann::json& json) {
+    ClaimInfo claim;
+    const auto host = json.find("host"), pid = json.find("pid"), heartbeat = json.find("heartbeat");
+    if (host != json.end() && host->is_string()) claim.host = host->get<std::string>();
+    if (pid != json.end() && pid->is_number_integer() && *pid > 0 && *pid <= INT_MAX)
+        claim.pid = pid->get<long>();
+    if (heartbeat != json.end() && heartbeat->is_number()) claim.heartbeat = heartbeat->get<double>();
+    return claim;
+}
+
 std::optional<ClaimInfo> read_claim_file(const std::string& path) {
     std::ifstream file(path);
     if (!file) return std::nullopt;
@@ -62,7 +75,7 @@ std::optional<ClaimInfo> read_claim_file(const std::string& path) {
         const auto age = fs::file_time_type::clock::now() - written;
         return ClaimInfo{"", 0, unix_now() - std::chrono::duration<double>(age).count()};
     }
-    return ClaimInfo{json.value("host", ""), json.value("pid", 0L), json.value("heartbeat", 0.0)};
+    return claim_from_json(json);
 }
 
 // Writes our claim to a file of our own and renames it over `path` (atomic on one file system).

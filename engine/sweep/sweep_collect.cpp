@@ -20,6 +20,12 @@ int lr_axis(const SweepPlan& plan) {
     return -1;
 }
 
+// A learning rate of the axis as a number: a quoted one ("1e-3") applies as the number it spells, like
+// --set train.lr=1e-3 (every point of a plan was validated, so each spells one).
+double lr_number(const nlohmann::json& value) {
+    return nlohmann::json::parse(override_text(value)).get<double>();
+}
+
 std::string csv_text(const std::string& text) {
     if (text.find_first_of(",\"\n") == std::string::npos) return text;
     std::string quoted = "\"";
@@ -68,10 +74,10 @@ std::vector<SensitivityRow> lr_sensitivity(const SweepPlan& plan, const std::vec
             order.push_back(group);
             SensitivityRow& row = groups[group];
             row.group = group;
-            for (const nlohmann::json& value : lr_values) row.lrs.push_back(value.get<double>());
+            for (const nlohmann::json& value : lr_values) row.lrs.push_back(lr_number(value));
             samples[group].assign(lr_values.size(), {});
         }
-        const double lr_value = collected.point.set.at(kLrKey).get<double>();
+        const double lr_value = lr_number(collected.point.set.at(kLrKey));
         const size_t at = std::find(groups[group].lrs.begin(), groups[group].lrs.end(), lr_value) -
                           groups[group].lrs.begin();
         const std::optional<double> clamped = collected.clamped_loss();

@@ -3,7 +3,9 @@
 #include "engine/sweep/sweep_plan.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
+#include <set>
 
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
@@ -70,6 +72,8 @@ SweepAxis linked_axis(const ojson& group) {
         axis.keys.push_back(key);
         axis.values.push_back(value_list(values, key));
     }
+    if (axis.keys.empty())
+        throw InputError("each entry of \"linked\" needs at least one key besides \"label\"");
     for (const auto& values : axis.values)
         if (values.size() != axis.size())
             throw InputError("linked axis " + axis.name() +
@@ -81,13 +85,108 @@ SweepAxis linked_axis(const ojson& group) {
 }
 
 void check_keys(const ojson& json, std::initializer_list<const char*> allowed, const std::string& where) {
-    for (const auto& [key, value] : json.items())
+    for (const auto& item : json.items()) {
+        const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture those
         if (std::find_if(allowed.begin(), allowed.end(), [&key](const char* name) { return key == name; }) ==
             allowed.end()) {
             std::string names;
             for (const char* name : allowed) names += std::string(names.empty() ? "" : ", ") + name;
             throw InputError("unknown key \"" + key + "\" in " + where + "; the keys are " + names);
         }
+    }
+}
+
+// The text `json[key]` holds, or an InputError saying what `what` is.
+std::string text_of(const ojson& json, const char* key, const std::string& what) {
+    if (!json[key].is_string()) throw InputError(what + ", got " + json[key].dump());
+    return json[key].get<std::string>();
+}
+
+// A key in two axes would take two values in one point: refused.
+void check_distinct_keys(const std::vector<SweepAxis>& axes) {
+    std::vector<std::string> seen;
+    for (const SweepAxis& axis : axes)
+        for (const std::string& key : axis.keys) {
+            if (std::find(seen.begin(), seen.end(), key) != seen.end())
+                throw InputError("sweep key \"" + key +
+                                 "\" is in two axes; give each key's values in one axis");
+            seen.push_back(key);
+        }
+}
+
+// The number of points, or an InputError past kMaxSweepPoints (also before size_t could overflow).
+size_t grid_size(const std::vector<SweepAxis>& axes, size_t seeds) {
+    size_t points = seeds;
+    for (const SweepAxis& axis : axes) {
+        if (axis.size() > 0 && points > kMaxSweepPoints / axis.size())
+            throw InputError("the sweep has more than " + std::to_string(kMaxSweepPoints) +
+                             " points; split it into several sweeps or give fewer values or seeds");
+        points *= axis.size();
+    }
+    return points;
+}
+
+// Every point of the grid (axes in order, the first varying slowest, seeds innermost), not yet
+// validated; an InputError when two points are the same run (a value or a seed listed twice).
+std::vector<SweepPoint> grid_points(const SweepSpec& spec, uint64_t base_seed) {
+    const std::vector<uint64_t> seeds = spec.seeds.empty() ? std::vector<uint64_t>{base_seed} : spec.seeds;
+    const size_t combinations = grid_size(spec.axes, 1);
+    grid_size(spec.axes, seeds.size());
+    std::vector<SweepPoint> points;
+    std::set<std::string> ids;
+    for (size_t combination = 0; combination < combinations; ++combination) {
+        // Mixed-radix digits of `combination`, the last axis varying fastest.
+        std::vector<size_t> at(spec.axes.size());
+        for (size_t rest = combination, a = spec.axes.size(); a-- > 0;) {
+            at[a] = rest % spec.axes[a].size();
+            rest /= spec.axes[a].size();
+        }
+        for (uint64_t seed : seeds) {
+            SweepPoint point;
+            point.index = static_cast<int>(points.size());
+            point.seed = seed;
+            point.set = ojson::object();
+            for (size_t a = 0; a < spec.axes.size(); ++a) {
+                const SweepAxis& axis = spec.axes[a];
+                for (size_t k = 0; k < axis.keys.size(); ++k) point.set[axis.keys[k]] = axis.values[k][at[a]];
+                point.labels.push_back(axis.labels.empty() ? override_text(axis.values[0][at[a]])
+                                                           : axis.labels[at[a]]);
+            }
+            point.id = point_id(point.set, seed);
+            if (!ids.insert(point.id).second)
+                throw InputError("the sweep has the point " + point.id +
+                                 " twice (a value or a seed is listed twice); list each once");
+            points.push_back(std::move(point));
+        }
+    }
+    return points;
+}
+
+// A point's config must be a valid run, so that a bad value fails the plan rather than a worker.
+void check_point(const SweepPlan& plan, const SweepPoint& point) {
+    try {
+        validate(point_config(plan, point));
+    } catch (const InputError& error) {
+        std::string values;
+        for (const auto& [key, value] : point.set.items())
+            values += (values.empty() ? "" : ", ") + key + "=" + override_text(value);
+        throw InputError("the sweep point " + values + " (seed " + std::to_string(point.seed) +
+                         ") is not a valid run: " + error.what());
+    }
+}
+
+// The points sweep.json lists must be exactly the grid of its spec (what readers index by axis).
+void check_points_match(const SweepPlan& plan, const std::string& source) {
+    const std::vector<SweepPoint> grid = grid_points(plan.spec, plan.base.train.seed);
+    bool same = grid.size() == plan.points.size();
+    for (size_t i = 0; same && i < grid.size(); ++i) {
+        const SweepPoint &expected = grid[i], &point = plan.points[i];
+        same = point.index == expected.index && point.id == expected.id && point.seed == expected.seed &&
+               point.labels == expected.labels && point.set.dump() == expected.set.dump();
+    }
+    if (!same)
+        throw InputError(source +
+                         " is damaged: its points are not the grid of its spec; plan the sweep again");
 }
 }  // namespace
 
@@ -125,9 +224,13 @@ SweepSpec sweep_spec_from_json(const ojson& json) {
     check_keys(json, {"base", "axes", "linked", "seeds", "steps"}, "the sweep file");
     SweepSpec spec;
     const ojson base = json.value("base", ojson::object());
+    if (!base.is_object())
+        throw InputError("\"base\" is an object with \"preset\" or \"config\" and \"set\"");
     check_keys(base, {"preset", "config", "set"}, "\"base\"");
-    if (base.contains("preset")) spec.preset = base["preset"].get<std::string>();
-    if (base.contains("config")) spec.config_path = base["config"].get<std::string>();
+    if (base.contains("preset"))
+        spec.preset = text_of(base, "preset", "\"base\".\"preset\" is a preset's name");
+    if (base.contains("config"))
+        spec.config_path = text_of(base, "config", "\"base\".\"config\" is a file's path");
     if (spec.preset && spec.config_path)
         throw InputError("\"base\" takes \"preset\" or \"config\", not both");
     if (base.contains("set")) {
@@ -141,6 +244,7 @@ SweepSpec sweep_spec_from_json(const ojson& json) {
         spec.axes.push_back(SweepAxis{{key}, {value_list(values, key)}, {}});
     for (const ojson& group : linked) spec.axes.push_back(linked_axis(group));
     if (spec.axes.empty()) throw InputError("a sweep needs at least one axis in \"axes\" or \"linked\"");
+    check_distinct_keys(spec.axes);
     if (json.contains("seeds")) {
         const ojson& seeds = json["seeds"];
         if (seeds.is_number_integer() && seeds.get<int64_t>() >= 1 && seeds.get<int64_t>() <= 1000) {
@@ -155,8 +259,8 @@ SweepSpec sweep_spec_from_json(const ojson& json) {
         }
     }
     if (json.contains("steps")) {
-        if (!json["steps"].is_number_integer() || json["steps"].get<int64_t>() < 1)
-            throw InputError("\"steps\" is a whole number >= 1");
+        if (!json["steps"].is_number_integer() || json["steps"] < 1 || json["steps"] > INT_MAX)
+            throw InputError("\"steps\" is a whole number from 1 to " + std::to_string(INT_MAX));
         spec.steps = json["steps"].get<int>();
     }
     return spec;
@@ -170,7 +274,7 @@ ojson sweep_spec_to_json(const SweepSpec& spec) {
     ojson out = {{"base", base}};
     ojson axes = ojson::object(), linked = ojson::array();
     for (const SweepAxis& axis : spec.axes) {
-        if (axis.keys.size() == 1 && axis.labels.empty()) {
+        if (axis.keys.size() == 1 && axis.labels.empty() && linked.empty()) {  // else it would move first
             axes[axis.keys[0]] = axis.values[0];
             continue;
         }
@@ -204,41 +308,8 @@ SweepPlan plan_sweep(const SweepSpec& spec) {
     if (spec.steps) base.train.steps = *spec.steps;
     validate(base);
     plan.base = base;
-    const std::vector<uint64_t> seeds =
-        spec.seeds.empty() ? std::vector<uint64_t>{base.train.seed} : spec.seeds;
-    size_t combinations = 1;
-    for (const SweepAxis& axis : spec.axes) combinations *= axis.size();
-    for (size_t combination = 0; combination < combinations; ++combination) {
-        // Mixed-radix digits of `combination`, the last axis varying fastest.
-        std::vector<size_t> at(spec.axes.size());
-        for (size_t rest = combination, a = spec.axes.size(); a-- > 0;) {
-            at[a] = rest % spec.axes[a].size();
-            rest /= spec.axes[a].size();
-        }
-        for (uint64_t seed : seeds) {
-            SweepPoint point;
-            point.index = static_cast<int>(plan.points.size());
-            point.seed = seed;
-            point.set = ojson::object();
-            for (size_t a = 0; a < spec.axes.size(); ++a) {
-                const SweepAxis& axis = spec.axes[a];
-                for (size_t k = 0; k < axis.keys.size(); ++k) point.set[axis.keys[k]] = axis.values[k][at[a]];
-                point.labels.push_back(axis.labels.empty() ? override_text(axis.values[0][at[a]])
-                                                           : axis.labels[at[a]]);
-            }
-            point.id = point_id(point.set, seed);
-            try {
-                validate(point_config(plan, point));
-            } catch (const InputError& error) {
-                std::string values;
-                for (const auto& [key, value] : point.set.items())
-                    values += (values.empty() ? "" : ", ") + key + "=" + override_text(value);
-                throw InputError("the sweep point " + values + " (seed " + std::to_string(seed) +
-                                 ") is not a valid run: " + error.what());
-            }
-            plan.points.push_back(std::move(point));
-        }
-    }
+    plan.points = grid_points(spec, base.train.seed);
+    for (const SweepPoint& point : plan.points) check_point(plan, point);
     return plan;
 }
 
@@ -258,9 +329,9 @@ ojson sweep_plan_to_json(const SweepPlan& plan) {
 }
 
 SweepPlan sweep_plan_from_json(const ojson& json, const std::string& source) {
-    if (!json.is_object() || json.value("format", "") != "normlab-sweep")
+    if (!json.is_object() || !json.contains("format") || json["format"] != "normlab-sweep")
         throw InputError(source + " is not a NormLab sweep plan (made by normlab-cli sweep plan)");
-    if (json.value("version", 0) != 1)
+    if (!json.contains("version") || json["version"] != 1)
         throw InputError(source + ": sweep plan version " + json.value("version", ojson()).dump() +
                          " is not one this NormLab reads (1)");
     SweepPlan plan;
@@ -269,6 +340,9 @@ SweepPlan sweep_plan_from_json(const ojson& json, const std::string& source) {
         plan.base = config_from_json_text(json.at("base_config").dump(), source);
         for (const ojson& entry : json.at("points")) {
             SweepPoint point;
+            // Checked before get<>: a float beyond int's range would be undefined behaviour.
+            if (!entry.at("index").is_number_integer() || !entry.at("seed").is_number_unsigned())
+                throw InputError(source + " is damaged: a point's index or seed is not a whole number");
             point.index = entry.at("index").get<int>();
             point.id = entry.at("id").get<std::string>();
             point.set = entry.at("set");
@@ -279,6 +353,8 @@ SweepPlan sweep_plan_from_json(const ojson& json, const std::string& source) {
     } catch (const nlohmann::json::exception& error) {
         throw InputError(source + " is damaged: " + error.what());
     }
+    check_points_match(plan, source);
+    for (const SweepPoint& point : plan.points) check_point(plan, point);
     return plan;
 }
 

@@ -47,12 +47,17 @@ struct SweepPlan {
     std::vector<SweepPoint> points;
 };
 
-// Reads a sweep file's JSON (see docs/formats.md). Throws InputError naming what is wrong.
+// The most points a sweep may have (seeds included): a larger grid is refused, planned or read.
+inline constexpr size_t kMaxSweepPoints = 100000;
+
+// Reads a sweep file's JSON (see docs/formats.md). Throws InputError naming what is wrong (a key in
+// two axes included).
 SweepSpec sweep_spec_from_json(const nlohmann::ordered_json& json);
 nlohmann::ordered_json sweep_spec_to_json(const SweepSpec& spec);
 // Expands the grid (axes in order, the first varying slowest, seeds innermost) and validates every
 // point's config, so a bad value fails the plan rather than a worker. Deterministic: the same spec
-// gives the same ids in the same order.
+// gives the same ids in the same order. Throws InputError for a point listed twice (a repeated value
+// or seed) and for more than kMaxSweepPoints points.
 SweepPlan plan_sweep(const SweepSpec& spec);
 // The config of one point: the base with the point's overrides and seed.
 Config point_config(const SweepPlan& plan, const SweepPoint& point);
@@ -65,6 +70,8 @@ nlohmann::ordered_json values_from_text(const std::string& list);
 
 // S/sweep.json: the spec, the resolved base config and the points.
 nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan);
+// Throws InputError unless the points are exactly the grid of the spec (ids, values, labels, seeds) and
+// each a valid run: a sweep.json from another machine or edited by hand is checked like a new plan.
 SweepPlan sweep_plan_from_json(const nlohmann::ordered_json& json, const std::string& source);
 
 }  // namespace normlab

@@ -101,7 +101,7 @@ Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName
     nlohmann::json json;
     try {
         json = nlohmann::json::parse(bytes.toStdString());
-    } catch (const nlohmann::json::parse_error& error) {
+    } catch (const nlohmann::json::exception& error) {  // a syntax error, or a number beyond double's range
         throw normlab::InputError(source + " is not a NormLab experiment: invalid JSON (" + error.what() +
                                   ")");
     }
@@ -124,6 +124,8 @@ Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName
                 throw normlab::InputError(where + " needs a \"name\" (text) and a \"config\" (object)");
             ExperimentRun parsed;
             parsed.name = QString::fromStdString(run["name"].get<std::string>());
+            if (run.contains("visible") && !run["visible"].is_boolean())
+                throw normlab::InputError(where + ": \"visible\" must be true or false");
             parsed.visible = run.value("visible", true);
             parsed.config = configFrom(run["config"], where + ".config");
             parsed.changes = changesFrom(run.value("changes", nlohmann::json::array()), where);

@@ -1,0 +1,62 @@
+// Feeds a file appended in chunks to a LineTailer that polls after each chunk: byte 0 says how many
+// control bytes follow (chunk lengths and poll sizes), the rest is the file. Beyond no crash: the
+// lines it yields equal the complete lines of the whole file ('\r' dropped), with no restart, and the
+// offset and partial line match what was appended.
+#include "engine/io/line_tailer.h"
+#include "tests/fuzz/fuzz_support.h"
+
+namespace {
+
+// The newline-ended lines of `text` without their newline and one trailing '\r'.
+std::vector<std::string> complete_lines(std::string_view text) {
+    std::vector<std::string> lines;
+    for (size_t newline = text.find('\n'); newline != std::string_view::npos; newline = text.find('\n')) {
+        std::string line(text.substr(0, newline));
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        lines.push_back(std::move(line));
+        text.remove_prefix(newline + 1);
+    }
+    return lines;
+}
+
+// Polls until the tailer has read everything appended, collecting its lines.
+void drain(normlab::LineTailer& tailer, size_t max_bytes, std::vector<std::string>& lines) {
+    for (;;) {
+        normlab::LineTailer::Poll poll = tailer.poll(max_bytes);
+        FUZZ_CHECK(!poll.restarted && !poll.missing, "an appended file restarted or went missing");
+        for (std::string& line : poll.lines) lines.push_back(std::move(line));
+        if (!poll.more) return;
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (size == 0) return 0;
+    const size_t control_size = std::min<size_t>(data[0] % 32, size - 1);
+    const uint8_t* control = data + 1;
+    const std::string_view content = normlab::fuzz::as_text(data + 1 + control_size, size - 1 - control_size);
+
+    const std::filesystem::path path = normlab::fuzz::fresh_dir("line_tailer") / "metrics.jsonl";
+    normlab::fuzz::write_file(path, "");
+    normlab::LineTailer tailer(path.string());
+    std::vector<std::string> lines;
+    size_t at = 0;
+    for (size_t i = 0; at < content.size(); ++i) {
+        const uint8_t c = control_size ? control[i % control_size] : 0;
+        const size_t chunk =
+            control_size ? std::min<size_t>(1 + c % 64, content.size() - at) : content.size();
+        normlab::fuzz::append_file(path, content.substr(at, chunk));
+        at += chunk;
+        drain(tailer, 1 + c / 8, lines);  // reads of 1 to 32 bytes
+    }
+    drain(tailer, size_t{16} << 20, lines);
+
+    FUZZ_CHECK(lines == complete_lines(content), "the tailer's lines differ from the file's complete lines");
+    FUZZ_CHECK(tailer.offset() == content.size(), "the tailer's offset is not the file's size");
+    const size_t last_newline = content.rfind('\n');
+    const bool partial =
+        last_newline == std::string_view::npos ? !content.empty() : last_newline + 1 < content.size();
+    FUZZ_CHECK(tailer.hasPartialLine() == partial, "the tailer's partial line disagrees with the file");
+    return 0;
+}

@@ -1,5 +1,5 @@
-// normlab-cli: the headless front end (train, eval, bench, probe, presets). Bad input is a message on stderr
-// and exit code 2; an unexpected internal failure is exit code 1.
+// normlab-cli: the headless front end (train, eval, bench, probe, presets, selftest, ...). Bad input is a
+// message on stderr and exit code 2; an unexpected internal failure is exit code 1.
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -26,6 +26,7 @@ const char* kUsage =
     "  runs       list run folders: status, steps, losses, and the config keys that differ\n"
     "  export     run folders out: a tidy metrics table (CSV), or the window's charts as figures\n"
     "  sweep      plan and run grids of runs (here or on a cluster), then collect stability maps\n"
+    "  selftest   check a compute backend (the GPU, or the fast CPU one) against the CPU reference\n"
     "  dump-grads write a checkpoint and the gradients of one batch (for the PyTorch parity test)\n";
 }  // namespace
 
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
         if (command == "export") return normlab::cli::run_export(argc, argv);
         if (command == "sweep") return normlab::cli::run_sweep(argc, argv);
         if (command == "probe") return normlab::cli::run_probe(argc, argv);
+        if (command == "selftest") return normlab::cli::run_selftest(argc, argv);
         if (command == "dump-grads") return normlab::cli::run_dump_grads(argc, argv);
         std::cerr << "normlab-cli: unknown command '" << command << "'\n\n" << kUsage;
         return 2;

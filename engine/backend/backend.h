@@ -247,8 +247,9 @@ class Backend {
     virtual void add(float* dst, const float* src, size_t count) = 0;
 };
 
-// device: "auto" picks CUDA only when compiled in and a GPU answers, else the CPU; `reason` says which
-// and why. "cuda" without a usable GPU throws ResourceError. threads 0 = every core.
+// device: "auto" picks CUDA only when compiled in, a GPU answers and it passes NormLab's self-check
+// (on its first use; the verdict is cached: gpu_selftest.h), else the CPU; `reason` says which and why.
+// "cuda" without a usable GPU throws ResourceError. threads 0 = every core.
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads, std::string* reason);
 
 }  // namespace normlab

@@ -1,7 +1,9 @@
-// Device selection: "auto" takes CUDA only when it was compiled in and a GPU answers, else the CPU, and
-// says why; "cpu" always works; "cuda" without a usable GPU is an error the user can act on.
+// Device selection: "auto" takes CUDA only when it was compiled in, a GPU answers and it passes NormLab's
+// self-check (first use only; the verdict is cached, gpu_selftest.h), else the CPU, and says why; "cpu"
+// always works; "cuda" without a usable GPU is an error the user can act on.
 #include "engine/backend/backend.h"
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/backend/gpu_selftest.h"
 #include "engine/core/errors.h"
 #ifdef NORMLAB_HAVE_CUDA
 #include "engine/backend/cuda/cuda_factory.h"
@@ -9,42 +11,69 @@
 
 namespace normlab {
 
+namespace {
+
+// GPU 0's backend, or null with `problem` saying why there is none.
+std::unique_ptr<Backend> set_up_gpu(std::string& problem) {
+#ifdef NORMLAB_HAVE_CUDA
+    // Either no GPU answers (ResourceError), or one answers but cannot run this build (a CUDA or
+    // cuBLAS error while setting up, e.g. no kernels for its architecture): both leave the CPU.
+    try {
+        return make_cuda_backend();
+    } catch (const ResourceError& error) {
+        problem = std::string("no CUDA GPU answered (") + error.what() + ")";
+    } catch (const std::exception& error) {
+        problem = std::string("the CUDA GPU could not be set up (") + error.what() + ")";
+    }
+#else
+    problem = "this build of NormLab has no CUDA backend";
+#endif
+    return nullptr;
+}
+
+// GPU 0's backend when it passes the self-check, or null with `problem` saying why not.
+std::unique_ptr<Backend> checked_gpu(std::string& problem) {
+    std::unique_ptr<Backend> gpu = set_up_gpu(problem);
+    if (!gpu) return nullptr;
+    problem = gpu_selftest_refusal(*gpu, gpu0_identity(), default_selftest_cache_path());
+    if (!problem.empty()) return nullptr;
+    return gpu;
+}
+
+#ifdef NORMLAB_HAVE_CUDA
+constexpr const char* kCpuInstead = "cpu: CUDA is compiled in but ";
+#else
+constexpr const char* kCpuInstead = "cpu: ";
+#endif
+
+}  // namespace
+
+std::unique_ptr<Backend> make_unchecked_gpu_backend() {
+    std::string problem;
+    std::unique_ptr<Backend> gpu = set_up_gpu(problem);
+    if (!gpu) throw ResourceError(problem);
+    return gpu;
+}
+
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads, std::string* reason) {
     if (device != "auto" && device != "cpu" && device != "cuda") {
         throw InputError("unknown device '" + device + "'; use auto, cpu or cuda");
     }
-#ifdef NORMLAB_HAVE_CUDA
-    if (device != "cpu") {
-        // Either no GPU answers (ResourceError), or one answers but cannot run this build (a CUDA or
-        // cuBLAS error while setting up, e.g. no kernels for its architecture): both leave the CPU.
-        std::string problem;
-        try {
-            auto backend = make_cuda_backend();
-            if (reason) *reason = device == "cuda" ? "cuda: asked for" : "cuda: a GPU answered";
-            return backend;
-        } catch (const ResourceError& error) {
-            problem = std::string("no CUDA GPU answered (") + error.what() + ")";
-        } catch (const std::exception& error) {
-            problem = std::string("the CUDA GPU could not be set up (") + error.what() + ")";
-        }
-        if (device == "cuda") {
-            throw ResourceError("device=cuda was asked for, but " + problem +
-                                "; use device=cpu or device=auto");
-        }
-        if (reason) *reason = "cpu: CUDA is compiled in but " + problem;
+    if (device == "cpu") {
+        if (reason) *reason = "cpu: asked for";
         return std::make_unique<CpuBackend>(threads);
     }
-#else
-    const std::string no_cuda = "this build of NormLab has no CUDA backend";
+    std::string problem;
+    if (std::unique_ptr<Backend> gpu = checked_gpu(problem)) {
+        if (reason)
+            *reason = device == "cuda" ? "cuda: asked for (self-check passed)"
+                                       : "cuda: a GPU answered (self-check passed)";
+        return gpu;
+    }
     if (device == "cuda") {
-        throw ResourceError("device=cuda was asked for, but " + no_cuda + "; use device=cpu or device=auto");
+        throw ResourceError("device=cuda was asked for, but " + problem + "; use device=cpu or device=auto");
     }
-    if (device == "auto") {
-        if (reason) *reason = "cpu: " + no_cuda;
-        return std::make_unique<CpuBackend>(threads);
-    }
-#endif
-    if (reason) *reason = "cpu: asked for";
+    if (reason) *reason = kCpuInstead + problem;
     return std::make_unique<CpuBackend>(threads);
 }
 

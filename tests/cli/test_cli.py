@@ -66,7 +66,8 @@ class CliTestCase(unittest.TestCase):
 
 class HelpAndPresets(CliTestCase):
     def test_every_subcommand_has_help(self):
-        for command in ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs", "export", "sweep"):
+        for command in ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs", "export", "sweep",
+                        "selftest"):
             result = run(command, "--help", check_rc=0)
             self.assertIn("usage: normlab-cli " + command, result.stdout)
         self.assertIn("commands:", run("--help", check_rc=0).stdout)

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "engine/backend/cpu/cpu_reference_backend.h"
+#include "engine/backend/parity.h"
+#include "engine/backend/selftest.h"
 #include "engine/model/model.h"
 #include "engine/train/trainer.h"
 #include "tests/cuda/cuda_test_support.h"
@@ -18,15 +20,9 @@
 namespace normlab {
 namespace {
 
-constexpr double kTolerance = 1e-4;
-
-void expect_values_close(const std::string& what, const std::vector<double>& actual,
-                         const std::vector<double>& expected, double tolerance) {
-    ASSERT_EQ(actual.size(), expected.size()) << what;
-    for (size_t i = 0; i < expected.size(); ++i) {
-        EXPECT_NEAR(actual[i], expected[i], tolerance * std::max(1.0, std::abs(expected[i])))
-            << what << " [" << i << "]";
-    }
+// Every check of the engine's parity rule (engine/backend/parity.h, the GPU self-check's) holds.
+void expect_all_pass(const std::string& wiring, const std::vector<ParityCheck>& checks) {
+    for (const ParityCheck& check : checks) EXPECT_TRUE(check.passed()) << wiring << ": " << check.describe();
 }
 
 struct Wiring {
@@ -74,33 +70,11 @@ TEST_P(CudaModelParity, LossTelemetryAndGradientsMatchTheCpuReference) {
     const ForwardStats expected = expected_model.forward_backward(batch, true, true);
     const ForwardStats actual = actual_model.forward_backward(batch, true, true);
 
-    EXPECT_NEAR(actual.loss, expected.loss, kTolerance * std::abs(expected.loss));
-    EXPECT_EQ(actual.scored, expected.scored);
-    EXPECT_EQ(actual.correct, expected.correct);
-    expect_values_close("resid", actual.resid, expected.resid, kTolerance);
-    expect_values_close("resid_attn", actual.resid_attn, expected.resid_attn, kTolerance);
-    expect_values_close("attn_entropy", actual.attn_entropy, expected.attn_entropy, kTolerance);
-    expect_values_close("attn_max_logit", actual.attn_max_logit, expected.attn_max_logit, kTolerance);
-    expect_values_close("q_rms", actual.q_rms, expected.q_rms, kTolerance);
-    expect_values_close("k_rms", actual.k_rms, expected.k_rms, kTolerance);
-    expect_values_close("dependency", actual.dependency, expected.dependency, 1e-3);  // a ratio of variances
-    EXPECT_EQ(actual.first_nonfinite_block, expected.first_nonfinite_block);
-    expect_values_close("resid_cross", actual.resid_cross, expected.resid_cross, kTolerance);
-    expect_values_close("cross_attn_entropy", actual.cross_attn_entropy, expected.cross_attn_entropy,
-                        kTolerance);
-    expect_values_close("encoder_resid", actual.encoder_resid, expected.encoder_resid, kTolerance);
-    expect_values_close("encoder_attn_max_logit", actual.encoder_attn_max_logit,
-                        expected.encoder_attn_max_logit, kTolerance);
-
-    const auto& entries = expected_model.layout().entries;
-    for (size_t i = 0; i < entries.size(); ++i) {
-        const int entry = static_cast<int>(i);
-        testing::expect_close(wiring.name + ": gradient of " + entries[i].name,
-                              actual_model.read_entry(entry, true), expected_model.read_entry(entry, true),
-                              kTolerance);
-    }
+    expect_all_pass(wiring.name, compare_loss(actual, expected));
+    expect_all_pass(wiring.name, compare_telemetry(actual, expected));
+    expect_all_pass(wiring.name, compare_entries(actual_model, expected_model, true));
     testing::expect_close(wiring.name + ": head input", actual_model.read_head_input(),
-                          expected_model.read_head_input(), kTolerance);
+                          expected_model.read_head_input(), kParityTolerance);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/backend/parity.h"
 #include "engine/core/rng.h"
 
 namespace normlab::testing {
@@ -61,25 +62,12 @@ inline void expect_gradient_matches(const std::string& what, std::vector<float>&
                                 << analytic[worst_index] << " vs finite difference " << worst_numeric;
 }
 
-// Largest |actual - reference| relative to the reference's largest magnitude, at most `tolerance`.
+// Largest |actual - reference| relative to the reference's largest magnitude, at most `tolerance`: the
+// engine's parity rule (engine/backend/parity.h), which the GPU self-check applies too.
 inline void expect_close(const std::string& what, const std::vector<float>& actual,
                          const std::vector<float>& reference, double tolerance = 2e-5) {
-    ASSERT_EQ(actual.size(), reference.size()) << what;
-    double scale = 1e-12;
-    for (float value : reference) scale = std::max(scale, std::abs(static_cast<double>(value)));
-    double worst = 0.0;
-    size_t worst_index = 0;
-    for (size_t i = 0; i < actual.size(); ++i) {
-        ASSERT_TRUE(std::isfinite(actual[i])) << what << " at " << i;
-        const double error = std::abs(static_cast<double>(actual[i]) - reference[i]);
-        if (error > worst) {
-            worst = error;
-            worst_index = i;
-        }
-    }
-    EXPECT_LE(worst / scale, tolerance)
-        << what << ": element " << worst_index << " is " << (actual.empty() ? 0.0f : actual[worst_index])
-        << ", reference " << (reference.empty() ? 0.0f : reference[worst_index]);
+    const ParityCheck check = compare_tensors(what, actual, reference, tolerance);
+    EXPECT_TRUE(check.passed()) << check.describe();
 }
 
 }  // namespace normlab::testing

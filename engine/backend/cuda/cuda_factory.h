@@ -10,8 +10,9 @@ namespace normlab {
 
 struct CudaDeviceProbe {
     bool available = false;
-    std::string label;   // "NVIDIA H100 80GB HBM3 (sm_90, 80 GiB)" when available
-    std::string reason;  // why not, when unavailable: the CUDA call and its error
+    std::string label;       // "NVIDIA H100 80GB HBM3 (sm_90, 80 GiB)" when available
+    std::string reason;      // why not, when unavailable: the CUDA call and its error
+    int driver_version = 0;  // cudaDriverGetVersion when available: 12040 = CUDA 12.4
 };
 
 // Asks the CUDA runtime for device 0 (cheap; no context beyond the runtime's own is kept).

@@ -76,6 +76,10 @@ CudaDeviceProbe probe_cuda_device() {
     }
     probe.available = true;
     probe.label = device_label(props);
+    if (cudaDriverGetVersion(&probe.driver_version) != cudaSuccess) {
+        cudaGetLastError();  // not sticky: later calls must not report it
+        probe.driver_version = 0;
+    }
     return probe;
 }
 

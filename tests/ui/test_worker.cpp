@@ -4,7 +4,6 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QSignalSpy>
 #include <QTest>
 
 #include "engine/io/checkpoint.h"
@@ -33,7 +32,7 @@ class WorkerTest : public QObject {
 
 void WorkerTest::startPauseStepResumeStop() {
     normlab::test::WorkerHarness h;
-    QSignalSpy states(h.worker, &TrainingWorker::stateChanged);
+    normlab::test::MainThreadSpy states(h.worker, &TrainingWorker::stateChanged);
     h.start({normlab::test::tinyConfig()});
     QVERIFY(h.waitFor([&] { return h.step() >= 5; }));
     QCOMPARE(h.state, WorkerState::Running);
@@ -122,7 +121,7 @@ void WorkerTest::liveChangeReachesEngineAndBecomesMarker() {
 
 void WorkerTest::divergenceIsAResult() {
     normlab::test::WorkerHarness h;
-    QSignalSpy failures(h.worker, &TrainingWorker::failed);
+    normlab::test::MainThreadSpy failures(h.worker, &TrainingWorker::failed);
     h.start({normlab::test::divergingConfig(), normlab::test::tinyConfig(30)});
     QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }));
     const normlab::ui::RunHistory& diverged = *h.store.run(0);
@@ -162,7 +161,7 @@ void WorkerTest::periodicCheckpointsGoToTheRunFolder() {
 
 void WorkerTest::badConfigGivesMessageAndNoFolder() {
     normlab::test::WorkerHarness h;
-    QSignalSpy failures(h.worker, &TrainingWorker::failed);
+    normlab::test::MainThreadSpy failures(h.worker, &TrainingWorker::failed);
     normlab::Config bad = normlab::test::tinyConfig();
     bad.model.heads = 3;  // 32 is not divisible by 3
     h.start({normlab::test::tinyConfig(), bad});
@@ -175,7 +174,7 @@ void WorkerTest::badConfigGivesMessageAndNoFolder() {
 
 void WorkerTest::telemetryArrivesCoalesced() {
     normlab::test::WorkerHarness h;
-    QSignalSpy batches(h.worker, &TrainingWorker::telemetry);
+    normlab::test::MainThreadSpy batches(h.worker, &TrainingWorker::telemetry);
     h.start({normlab::test::tinyConfig(400)});
     QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }));
     QCOMPARE(h.step(), int64_t(400));
@@ -224,8 +223,8 @@ QTEST_MAIN(WorkerTest)
 // device that cannot be had is refused with the reason, and the run goes on where it was.
 void WorkerTest::liveDeviceChangeSwitchesBackendAndRefusalIsReported() {
     normlab::test::WorkerHarness h;
-    QSignalSpy devices(h.worker, &TrainingWorker::deviceInUse);
-    QSignalSpy refusals(h.worker, &TrainingWorker::changeRejected);
+    normlab::test::MainThreadSpy devices(h.worker, &TrainingWorker::deviceInUse);
+    normlab::test::MainThreadSpy refusals(h.worker, &TrainingWorker::changeRejected);
     h.start({normlab::test::tinyConfig(100000)});
     QVERIFY(h.waitFor([&] { return devices.count() == 1 && h.step() >= 3; }));
     QVERIFY(devices.at(0).at(1).toString().contains(QStringLiteral("1 thread)")));

@@ -1,10 +1,13 @@
 // Shared by the Qt tests: small configs that step fast on one thread, and a worker on its own
 // QThread whose telemetry lands in a TelemetryStore (as in the app).
 #pragma once
+#include <QCoreApplication>
+#include <QDeadlineTimer>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
+#include <QVariant>
 
 #include "app/gui/training_worker.h"
 #include "engine/config/config.h"
@@ -46,6 +49,32 @@ inline normlab::Config divergingConfig() {
     config.train.diverge_loss = 0.0;  // diverges by a non-finite value, naming the first bad block
     return config;
 }
+
+// A QSignalSpy for an object in another thread: QSignalSpy appends in the emitting thread while the test
+// reads it in the main one (ThreadSanitizer reports the race); this one is connected through the main
+// thread's event queue, so it records there. wait() processes events until a call arrives.
+class MainThreadSpy : public QObject {
+  public:
+    template <class Sender, class... Args>
+    MainThreadSpy(Sender* sender, void (Sender::*signal)(Args...)) {
+        connect(
+            sender, signal, this,
+            [this](Args... args) { m_calls.append(QVariantList{QVariant::fromValue(args)...}); },
+            Qt::QueuedConnection);
+    }
+    qsizetype count() const { return m_calls.size(); }
+    const QVariantList& at(qsizetype i) const { return m_calls.at(i); }
+    bool wait(int timeoutMs) {
+        const qsizetype before = m_calls.size();
+        QDeadlineTimer deadline(timeoutMs);
+        while (m_calls.size() == before && !deadline.hasExpired())
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        return m_calls.size() > before;
+    }
+
+  private:
+    QList<QVariantList> m_calls;
+};
 
 class WorkerHarness {
   public:

@@ -50,8 +50,11 @@ void TaskPool::work(uint32_t generation, bool from_back) {
         ++done;
         claim = m_claim.load(std::memory_order_acquire);
     }
-    if (done > 0 && m_completed.fetch_add(done, std::memory_order_acq_rel) + done == m_tasks)
-        m_completed.notify_one();
+    if (done == 0) return;
+    // m_tasks is read before the report: once the last task is reported the caller may start the next run
+    // and write it (ThreadSanitizer found this read after the fetch_add racing with that write).
+    const int tasks = m_tasks;
+    if (m_completed.fetch_add(done, std::memory_order_acq_rel) + done == tasks) m_completed.notify_one();
 }
 
 void TaskPool::run_erased(int tasks, Function function, void* context) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -77,6 +78,16 @@ inline void append_file(const std::filesystem::path& path, std::string_view cont
     std::ofstream file(path, std::ios::binary | std::ios::app);
     file.write(content.data(), static_cast<std::streamsize>(content.size()));
     FUZZ_CHECK(file.good(), "appending to " + path.string());
+}
+
+// Whether a sweep point id is safe as one folder name (no separators, no "." or ".."): what the sweep
+// targets check the ids a plan makes and a loaded sweep.json holds against.
+inline bool safe_file_name(const std::string& id) {
+    if (id.empty() || id == "." || id == "..") return false;
+    for (const char c : id)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '+' && c != '-' && c != '_')
+            return false;
+    return true;
 }
 
 }  // namespace normlab::fuzz

@@ -2,7 +2,6 @@
 // --axis takes it. Beyond no crash: only InputError escapes; a spec written and read again is the
 // same spec, axes in the same order; a plan has one point per grid cell and seed, each with a unique,
 // file-name-safe id and a valid config, and its sweep.json reads back to the same plan.
-#include <cctype>
 #include <set>
 
 #include "engine/core/errors.h"
@@ -10,6 +9,8 @@
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {
+
+using normlab::fuzz::safe_file_name;
 
 using normlab::InputError;
 using normlab::SweepPlan;
@@ -40,14 +41,6 @@ void check_spec_round_trip(const SweepSpec& spec) {
     FUZZ_CHECK(normlab::sweep_spec_to_json(again) == written,
                "spec round trip changed it: " + written.dump());
     FUZZ_CHECK(axes_text(again) == axes_text(spec), "spec round trip reordered the axes: " + written.dump());
-}
-
-bool safe_file_name(const std::string& id) {
-    if (id.empty() || id == "." || id == "..") return false;
-    for (const char c : id)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '+' && c != '-' && c != '_')
-            return false;
-    return true;
 }
 
 void check_plan(const SweepPlan& plan) {

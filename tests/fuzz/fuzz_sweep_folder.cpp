@@ -2,7 +2,6 @@
 // one point's summary.json, metrics.jsonl and claim, then a --shard text. Beyond no crash: only
 // InputError escapes; a loaded plan's points have one label per axis and file-name-safe ids; collect,
 // the sensitivity and both CSVs take every loaded plan; and the plan writes back to the same sweep.json.
-#include <cctype>
 #include <sstream>
 
 #include "engine/core/errors.h"
@@ -11,17 +10,11 @@
 
 namespace {
 
+using normlab::fuzz::safe_file_name;
+
 namespace fs = std::filesystem;
 using normlab::InputError;
 using normlab::SweepPlan;
-
-bool safe_file_name(const std::string& id) {
-    if (id.empty() || id == "." || id == "..") return false;
-    for (const char c : id)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '+' && c != '-' && c != '_')
-            return false;
-    return true;
-}
 
 // One point's run folder and claim from parts 1-3 (only under a safe id: the harness writes nothing
 // outside its scratch folder, whatever the plan says).

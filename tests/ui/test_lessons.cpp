@@ -1,5 +1,7 @@
 // The lessons' table: every lesson names presets that exist and validate (a typo would only show when a
-// lecturer clicks it), at least one, no two lessons with the same title, and a pause has its text.
+// lecturer clicks it), at least one, no two lessons with the same title, and a pause has its text; and
+// the lesson tables of README.md and docs/window.md list the same lessons, in order, with their presets.
+#include <QFile>
 #include <QSet>
 #include <QTest>
 
@@ -12,7 +14,25 @@ class LessonsTest : public QObject {
   private slots:
     void everyLessonsPresetsExistAndValidate();
     void titlesAreUniqueAndPausesSayWhatToDo();
+    void theDocsTablesListTheLessonsAndTheirPresets_data();
+    void theDocsTablesListTheLessonsAndTheirPresets();
 };
+
+namespace {
+// The rows of the markdown table under "| lesson | runs | what it shows |": (lesson, runs) cells.
+QList<QStringList> lessonRows(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) return {};
+    const QStringList lines = QString::fromUtf8(file.readAll()).split('\n');
+    QList<QStringList> rows;
+    const qsizetype header = lines.indexOf(QStringLiteral("| lesson | runs | what it shows |"));
+    for (qsizetype i = header + 2; header >= 0 && i < lines.size() && lines[i].startsWith('|'); ++i) {
+        const QStringList cells = lines[i].split(QStringLiteral(" | "));
+        rows.append({cells.value(0).mid(2), cells.value(1)});
+    }
+    return rows;
+}
+}  // namespace
 
 void LessonsTest::everyLessonsPresetsExistAndValidate() {
     QVERIFY(!normlab::ui::lessons().empty());
@@ -36,6 +56,27 @@ void LessonsTest::titlesAreUniqueAndPausesSayWhatToDo() {
         titles.insert(lesson.title);
         QVERIFY2(!lesson.watch.isEmpty(), qPrintable(lesson.title));
         if (lesson.pauseAtStep > 0) QVERIFY2(!lesson.pauseText.isEmpty(), qPrintable(lesson.title));
+    }
+}
+
+void LessonsTest::theDocsTablesListTheLessonsAndTheirPresets_data() {
+    QTest::addColumn<QString>("path");
+    const QString root = QStringLiteral(NORMLAB_TEST_DATA_DIR "/../..");
+    QTest::newRow("README.md") << root + QStringLiteral("/README.md");
+    QTest::newRow("docs/window.md") << root + QStringLiteral("/docs/window.md");
+}
+
+// A row names its lesson by a prefix of the title (what `normlab --lesson` takes) and lists its presets.
+void LessonsTest::theDocsTablesListTheLessonsAndTheirPresets() {
+    QFETCH(QString, path);
+    const QList<QStringList> rows = lessonRows(path);
+    const auto& lessons = normlab::ui::lessons();
+    QCOMPARE(rows.size(), qsizetype(lessons.size()));
+    for (size_t i = 0; i < lessons.size(); ++i) {
+        const QStringList& row = rows[static_cast<qsizetype>(i)];
+        QVERIFY2(lessons[i].title.startsWith(row[0]),
+                 qPrintable(row[0] + QStringLiteral(" vs ") + lessons[i].title));
+        QCOMPARE(row[1], lessons[i].presets.join(QStringLiteral(", ")));
     }
 }
 

@@ -13,8 +13,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" "${NORMLAB_FUZZ_PACKAGES[@]}" python3 python3-torch \
     python3-numpy libopenblas0-pthread poppler-utils clang-format python3-venv ca-certificates
 bash "$NORMLAB_ROOT/scripts/check_format.sh"
+bash "$NORMLAB_ROOT/scripts/check_commits.sh"
 bash "$NORMLAB_ROOT/scripts/bridge_venv.sh"
-normlab_build
+normlab_build -DNORMLAB_WERROR=ON
 
 # Tests run one at a time: each already uses every core, so side by side they would only slow each
 # other down (and the timing-free tests gain nothing from it).
@@ -33,6 +34,7 @@ if [ "${UI_TESTS:-0}" -lt 1 ] || [ "${INSTALL_TESTS:-0}" -lt 1 ] || [ "${BRIDGE_
     exit 1
 fi
 echo "normlab: running the test suite (Release; desktop app built, $UI_TESTS ui tests among them)"
+export NORMLAB_REQUIRE_TORCH=1  # python3-torch is installed above: the parity test must run, never skip
 (cd "$NORMLAB_BUILD" && ctest --output-on-failure)
 echo "normlab: the desktop app was built and its $UI_TESTS ui tests ran"
 
@@ -41,7 +43,7 @@ echo "normlab: the desktop app was built and its $UI_TESTS ui tests ran"
 # other tests cover) would take 20 minutes; the Release run above covers them.
 echo "normlab: running the engine tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 NORMLAB_BUILD="$NORMLAB_ROOT/build-asan"
-normlab_build -DNORMLAB_SANITIZE=ON -DNORMLAB_GUI=OFF -DNORMLAB_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+normlab_build -DNORMLAB_WERROR=ON -DNORMLAB_SANITIZE=ON -DNORMLAB_GUI=OFF -DNORMLAB_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 (cd "$NORMLAB_BUILD" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -L engine -E '^PresetContrasts\.')
 

@@ -116,7 +116,9 @@ class TrackingBackend final : public CpuReferenceBackend {
     }
     int32_t* allocate_ints(size_t count) override { return note(CpuReferenceBackend::allocate_ints(count)); }
     void release(void* pointer) override {
-        if (pointer) EXPECT_EQ(m_live->erase(pointer), 1u) << "released a buffer this backend does not hold";
+        if (pointer) {
+            EXPECT_EQ(m_live->erase(pointer), 1u) << "released a buffer this backend does not hold";
+        }
         CpuReferenceBackend::release(pointer);
     }
 
@@ -253,7 +255,9 @@ TEST(BackendSwitch, TwoThreadsToOneMatchesAResumeOnOneThread) {
 
     ASSERT_EQ(curve.size(), reference.size());
     for (size_t i = 0; i < curve.size(); ++i) {
-        if (i < kBefore) EXPECT_EQ(curve[i].loss, reference[i].loss) << "step " << i + 1;
+        if (i < kBefore) {
+            EXPECT_EQ(curve[i].loss, reference[i].loss) << "step " << i + 1;
+        }
         EXPECT_NEAR(curve[i].loss, reference[i].loss, 1e-6 * reference[i].loss) << "step " << i + 1;
     }
     EXPECT_LT(max_abs_difference(state_of(switched).params, state_of(straight).params), 1e-6);
@@ -299,7 +303,9 @@ TEST(BackendSwitch, LiveThreadsChangeSwitchesBetweenSteps) {
     for (int step = 1; step <= 10; ++step) {
         const StepRecord expected = plain.step().record;
         const StepOutcome& got = changed.step();
-        if (step < 6) EXPECT_EQ(got.record.loss, expected.loss) << "step " << step;
+        if (step < 6) {
+            EXPECT_EQ(got.record.loss, expected.loss) << "step " << step;
+        }
         // from step 6 on 1 thread: the same run up to float rounding (see TwoThreadsToOne...)
         EXPECT_NEAR(got.record.loss, expected.loss, 1e-6 * expected.loss) << "step " << step;
         EXPECT_EQ(changed.backend().threads(), step < 6 ? 2 : 1) << "step " << step;

@@ -39,7 +39,7 @@ class FastOps : public ::testing::TestWithParam<Case> {
 // backward reads W and x: in place (in 48, whole vectors per row) and packed (in 24); the last two are
 // large enough at 4096 rows to be cut into kFineChunksPerThread chunks per thread.
 TEST_P(FastOps, Linear) {
-    for (const auto [in, out] :
+    for (const auto& [in, out] :
          {std::pair{48, 40}, std::pair{24, 72}, std::pair{96, 80}, std::pair{40, 136}}) {
         const Floats x = random_tensor(n * in, 1), w = random_tensor(out * in, 2), b = random_tensor(out, 3);
         const Floats dy = random_tensor(n * out, 4);
@@ -403,8 +403,7 @@ TEST(TaskPool, TwoThreadsSplitEveryRunIntoTheCallersPrefixAndTheWorkersSuffix) {
         const int tasks = 2 + run % 63;
         pool.run(tasks, [&](int task) {
             slots[task] = TaskPool::slot();
-            for (volatile int spin = 0; spin < 200; spin = spin + 1) {
-            }
+            for (volatile int spin = 0; spin < 200;) spin = spin + 1;
         });
         const auto first_worker = std::find(slots.begin(), slots.begin() + tasks, 1);
         ASSERT_TRUE(std::all_of(first_worker, slots.begin() + tasks, [](int slot) { return slot == 1; }))

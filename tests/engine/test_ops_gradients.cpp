@@ -164,11 +164,13 @@ TEST_P(NormChunking, ManyRowsMatchANaiveReferenceOnAnyThreadCount) {
             ASSERT_NEAR(dx[i], expected.dx[i], 2e-5 * (1.0 + std::fabs(expected.dx[i])));
         for (int i = 0; i < d; ++i) {
             EXPECT_NEAR(dw[i], 0.25 + expected.dw[i], 1e-4 * (1.0 + std::fabs(expected.dw[i]))) << "dw " << i;
-            if (type != NormType::RmsNorm)
+            if (type != NormType::RmsNorm) {
                 EXPECT_NEAR(db[i], expected.db[i], 1e-4 * (1.0 + std::fabs(expected.db[i]))) << "db " << i;
+            }
         }
-        if (type == NormType::DyT)
+        if (type == NormType::DyT) {
             EXPECT_NEAR(dalpha[0], expected.dalpha, 1e-4 * (1.0 + std::fabs(expected.dalpha)));
+        }
         dw_by_threads.push_back(dw);
     }
     EXPECT_EQ(dw_by_threads[0], dw_by_threads[1]) << "fixed chunks: the same bits on 1 and 3 threads";
@@ -245,7 +247,9 @@ TEST_F(OpGradients, CrossAttentionWithMaskedMemory) {
             double total = 0.0;
             for (int j = 0; j < seq; ++j) {
                 const float p = probs[static_cast<size_t>(t) * seq + j];
-                if (j >= keys) EXPECT_EQ(p, 0.0f) << label << ": query " << t << " key " << j;
+                if (j >= keys) {
+                    EXPECT_EQ(p, 0.0f) << label << ": query " << t << " key " << j;
+                }
                 total += p;
             }
             EXPECT_NEAR(total, 1.0, 1e-6) << label;

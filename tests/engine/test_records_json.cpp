@@ -50,7 +50,9 @@ TEST(RecordsJson, StepRecordsRoundTripEveryField) {
         }
         EXPECT_EQ(record.telemetry.has_value(), !record.layers.empty());  // logged steps carry both
         EXPECT_EQ(read.telemetry.has_value(), record.telemetry.has_value());
-        if (record.telemetry) EXPECT_EQ(read.telemetry->log_z_mean, record.telemetry->log_z_mean);
+        if (record.telemetry) {
+            EXPECT_EQ(read.telemetry->log_z_mean, record.telemetry->log_z_mean);
+        }
         EXPECT_EQ(read.attn_head_max_logit, record.attn_head_max_logit);
         EXPECT_EQ(record.attn_head_max_logit.size(), record.layers.size() * 2);  // 2 heads per block
         with_layers += !record.layers.empty();

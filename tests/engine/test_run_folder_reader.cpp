@@ -67,7 +67,9 @@ TEST_F(RunFolderReaderTest, ReadsBackWhatTheWriterWroteWhileItWrites) {
         EXPECT_EQ(read[i].step, written[i].step);
         EXPECT_EQ(read[i].loss, written[i].loss);
         EXPECT_EQ(read[i].layers.size(), written[i].layers.size());
-        if (!read[i].layers.empty()) EXPECT_EQ(read[i].layers[1].grad.w_2, written[i].layers[1].grad.w_2);
+        if (!read[i].layers.empty()) {
+            EXPECT_EQ(read[i].layers[1].grad.w_2, written[i].layers[1].grad.w_2);
+        }
     }
     EXPECT_EQ(reader.skippedLines(), 0);
     const std::optional<RunFolderSummary> summary = reader.summary();

@@ -328,9 +328,10 @@ TEST(Trainer, DivergenceFromTheGradientsAloneNamesTheFirstBadBlock) {
     EXPECT_LT(expected, 4);
     EXPECT_EQ(trainer.first_bad_layer(), expected);
     for (size_t i = 0; i < layout.entries.size(); ++i) {
-        if (layout.entries[i].block > expected && model.active(static_cast<int>(i)))
+        if (layout.entries[i].block > expected && model.active(static_cast<int>(i))) {
             EXPECT_TRUE(std::isfinite(squares[i]))
                 << layout.entries[i].name << " is above the first bad block";
+        }
     }
     ASSERT_EQ(outcome.events.size(), 1u);
     EXPECT_EQ(outcome.events[0].kind, "diverged");

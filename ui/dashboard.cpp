@@ -8,6 +8,7 @@
 #include <QDockWidget>
 #include <QWindow>
 
+#include "ui/panels/attention_head_panel.h"
 #include "ui/panels/block_profile_panels.h"
 #include "ui/panels/dynamics_panels.h"
 #include "ui/panels/heatmap_panel.h"
@@ -25,8 +26,10 @@ const std::vector<std::vector<const char*>> kRows = {{"loss", "block_gradient", 
                                                      {"heatmap_gradient", "heatmap_resid", "output_logits"},
                                                      {"update_ratio", "attention", "attention_logits"}};
 // Panels that share a place in it as a tab behind another: {the front panel, the one behind}.
-const std::vector<std::pair<const char*, const char*>> kTabs = {
-    {"update_ratio", "optimizer_state"}, {"block_resid", "norm_scales"}, {"attention", "grad_norms"}};
+const std::vector<std::pair<const char*, const char*>> kTabs = {{"update_ratio", "optimizer_state"},
+                                                                {"block_resid", "norm_scales"},
+                                                                {"attention", "grad_norms"},
+                                                                {"attention_logits", "attention_heads"}};
 }  // namespace
 
 Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(parent), m_store(store) {
@@ -46,6 +49,7 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
     addPanel(new OptimizerStatePanel(store));
     addPanel(new NormScalePanel(store));
     addPanel(new GradientNormPanel(store));
+    addPanel(new AttentionHeadPanel(store));
     resetLayout();
 
     m_refreshTimer.setSingleShot(true);
@@ -117,6 +121,13 @@ Figure Dashboard::figure(const QString& caption) const {
         if (!row.empty()) figure.rows.push_back(std::move(row));
     }
     return figure;
+}
+
+bool Dashboard::inDefaultRows(const QString& id) {
+    return std::any_of(kRows.begin(), kRows.end(), [&id](const std::vector<const char*>& row) {
+        return std::any_of(row.begin(), row.end(),
+                           [&id](const char* each) { return id == QLatin1String(each); });
+    });
 }
 
 QByteArray Dashboard::saveLayout() const {

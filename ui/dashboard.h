@@ -33,6 +33,8 @@ class Dashboard : public QMainWindow {
     // The dashboard as a figure: the open panels' charts in the default arrangement's rows (charts only:
     // no selectors, no dock buttons), with `caption` under them.
     Figure figure(const QString& caption) const;
+    // Whether the panel `id` is in the default arrangement's rows (and so in the figure), not a tab behind.
+    static bool inDefaultRows(const QString& id);
     // Zooms every chart over training steps to `steps` (an open end stops at the newest step).
     void zoomSteps(const normlab::StepRange& steps);
     // Redraws every visible panel now (tests, screenshots, exports).

@@ -4,6 +4,7 @@
 #include <QTest>
 
 #include "ui/dashboard.h"
+#include "ui/panels/attention_head_panel.h"
 #include "ui/panels/loss_panel.h"
 
 using namespace normlab::ui;
@@ -14,6 +15,7 @@ class DashboardTest : public QObject {
     void redrawsAreCoalesced();
     void maximiseShowsOnePanelAndRestores();
     void stepAxisEndsAtTheLastStepOnceNoRunTrains();
+    void headPanelShowsEachHeadOfTheChosenBlock();
 };
 
 void DashboardTest::redrawsAreCoalesced() {
@@ -100,6 +102,40 @@ void DashboardTest::stepAxisEndsAtTheLastStepOnceNoRunTrains() {
     QVERIFY(content.x.max.has_value());
     QCOMPARE(*content.x.max, 300.0);
     QCOMPARE(content.x.title, QStringLiteral("step"));
+}
+
+void DashboardTest::headPanelShowsEachHeadOfTheChosenBlock() {
+    TelemetryStore store;
+    store.addRun(0, QStringLiteral("run"), normlab::Config{}, QString());
+    AttentionHeadPanel panel(store);
+    RunUpdate update;
+    update.runId = 0;
+    for (int step = 1; step <= 4; ++step) {  // 3 blocks of 2 heads; step 3 without attention statistics
+        normlab::StepRecord record;
+        record.step = step;
+        record.loss = 3.0;
+        record.layers.resize(3);
+        if (step != 3)
+            for (int b = 0; b < 3; ++b) {
+                for (int h = 0; h < 2; ++h) record.attn_head_max_logit.push_back(100.0 * step + 10.0 * b + h);
+                record.layers[static_cast<size_t>(b)].attn_max_logit = 100.0 * step + 10.0 * b + 1;
+            }
+        update.records.push_back(record);
+    }
+    update.step = 4;
+    store.absorb(TelemetryBatch{{update}});
+    // By default the block whose largest logit is greatest at the newest step.
+    QCOMPARE(panel.buildContent(0).series[0].name, QStringLiteral("block 2 head 0"));
+    panel.setBlock(1);
+    const PlotContent content = panel.buildContent(0);
+    QCOMPARE(content.series.size(), size_t(2));
+    QCOMPARE(content.series[1].name, QStringLiteral("block 1 head 1"));
+    const QVector<QPointF> expected = {{1, 111}, {2, 211}, {4, 411}};
+    QCOMPARE(content.series[1].points, expected);
+    QCOMPARE(content.series[0].points.back(), QPointF(4, 410));
+    QVERIFY(content.y.log);
+    panel.setBlock(7);  // beyond the run's blocks: its last block
+    QCOMPARE(panel.buildContent(0).series[0].name, QStringLiteral("block 2 head 0"));
 }
 
 #include "test_dashboard.moc"

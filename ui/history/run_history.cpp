@@ -96,6 +96,7 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
         gradColumn[b] = gradientOf(layer, GradientTensor::Total);
         residColumn[b] = layer.resid;
     }
+    absorbHeadLogits(x, record);
     attnEntropyMean.append(x, entropySum / static_cast<double>(blocks));
     attnMaxLogit.append(x, maxLogit);
     gradHeat.append(x, std::move(gradColumn));
@@ -103,6 +104,15 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     if (initialLayers.empty()) initialLayers = record.layers;
     latestLayers = record.layers;
     latestLayersStep = record.step;
+}
+
+void RunHistory::absorbHeadLogits(double x, const normlab::StepRecord& record) {
+    const size_t blocks = record.layers.size();
+    const size_t values = record.attn_head_max_logit.size();
+    if (values == 0 || values % blocks != 0) return;  // a step without attention statistics
+    headsPerBlock = static_cast<int>(values / blocks);
+    if (headMaxLogit.size() != values) headMaxLogit.assign(values, DecimatedSeries(kHeadSeriesCapacity));
+    for (size_t i = 0; i < values; ++i) headMaxLogit[i].append(x, record.attn_head_max_logit[i]);
 }
 
 void RunHistory::clearHistory() {
@@ -118,6 +128,8 @@ void RunHistory::clearHistory() {
     adamGradRms.clear();
     normScale1.clear();
     normScale2.clear();
+    headMaxLogit.clear();
+    headsPerBlock = 0;
     attnEntropyMean.clear();
     attnMaxLogit.clear();
     logZMean.clear();

@@ -23,6 +23,8 @@ struct RunHistory {
     // Buckets of each per-block series: as many as the heatmaps' columns, a quarter of the run-level
     // series'. With 48 blocks at 4096 each, twenty opened runs held 220 MB in these alone.
     static constexpr int kBlockSeriesCapacity = 1024;
+    // Per-head series are blocks x heads of them (768 at 48 blocks of 16 heads): fewer buckets each.
+    static constexpr int kHeadSeriesCapacity = 256;
 
     int id = -1;
     QString name;
@@ -54,6 +56,9 @@ struct RunHistory {
     std::vector<DecimatedSeries> updateRms, adamGradRms;  // per block: the optimizer's state
     // per block: the mean per-token scale 1/std of the attention and FFN sub-layers' norms (none: no points)
     std::vector<DecimatedSeries> normScale1, normScale2;
+    // [block * headsPerBlock + head], on steps with attention statistics: each head's largest logit
+    std::vector<DecimatedSeries> headMaxLogit;
+    int headsPerBlock = 0;
     std::vector<normlab::LayerTelemetry> latestLayers;   // newest logged step
     std::vector<normlab::LayerTelemetry> initialLayers;  // first logged step
     int64_t latestLayersStep = 0;
@@ -68,6 +73,7 @@ struct RunHistory {
   private:
     QString trainedStatusText() const;
     void absorbRecord(const normlab::StepRecord& record);
+    void absorbHeadLogits(double x, const normlab::StepRecord& record);
 };
 
 }  // namespace normlab::ui

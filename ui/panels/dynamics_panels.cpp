@@ -56,7 +56,7 @@ PlotContent AttentionLogitPanel::buildContent(int columns) const {
     PlotContent content;
     content.x = stepAxis();
     content.y = AxisSpec{tr("largest logit"), true, std::nullopt, std::nullopt, tr("solid")};
-    content.y2 = AxisSpec{tr("RMS of q, k"), true, std::nullopt, std::nullopt, tr("q dashed, k dotted")};
+    content.y2 = AxisSpec{tr("RMS of q, k"), true, std::nullopt, std::nullopt, QString()};  // legend: q, k
     content.emptyText = tr("Appears after the first step with attention statistics");
     const RunHistory* run = m_runs->selectedRun();
     if (!run) return content;
@@ -91,7 +91,7 @@ OutputLogitPanel::OutputLogitPanel(const TelemetryStore& store, QWidget* parent)
 PlotContent OutputLogitPanel::buildContent(int columns) const {
     PlotContent content;
     content.x = stepAxis();
-    content.y = AxisSpec{tr("nats"), false, std::nullopt, std::nullopt, tr("log Z solid, mean dashed")};
+    content.y.title = tr("nats");  // the legend names log Z (solid) and the mean logit (dashed)
     content.emptyText = tr("Appears after the first logged step");
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;

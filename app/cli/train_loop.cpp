@@ -21,7 +21,7 @@ std::atomic<RunControl*> g_control{nullptr};
 static_assert(std::atomic<RunControl*>::is_always_lock_free);
 
 void on_interrupt(int) {
-    if (RunControl* control = g_control.load()) control->stop_from_signal();
+    if (RunControl* control = g_control.load()) control->stop();
 }
 
 // Routes SIGINT / SIGTERM to `control` for its lifetime, on every exit path (exceptions included).

@@ -64,13 +64,17 @@ class CliTestCase(unittest.TestCase):
         return result.stderr
 
 
+# Every normlab-cli command (normlab-cli --help lists them).
+COMMANDS = ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs", "export", "sweep", "selftest")
+
+
 class HelpAndPresets(CliTestCase):
     def test_every_subcommand_has_help(self):
-        for command in ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs", "export", "sweep",
-                        "selftest"):
+        for command in COMMANDS:
             result = run(command, "--help", check_rc=0)
             self.assertIn("usage: normlab-cli " + command, result.stdout)
-        self.assertIn("commands:", run("--help", check_rc=0).stdout)
+        listed = run("--help", check_rc=0).stdout.split("commands:", 1)[1]
+        self.assertEqual(sorted(line.split()[0] for line in listed.strip().splitlines()), sorted(COMMANDS))
 
     def test_unknown_command_and_option(self):
         self.assertEqual(run("frobnicate").returncode, 2)
@@ -84,6 +88,18 @@ class HelpAndPresets(CliTestCase):
         doc = (Path(__file__).resolve().parents[2] / "docs" / "config.md").read_text()
         documented = re.findall(r"^\| `([a-z_.0-9]+)` \|", doc, flags=re.M)
         self.assertEqual(documented, engine_keys)
+
+    def test_cli_doc_names_every_option_of_every_command(self):
+        # docs/cli.md's section of each command (or its shared "Choosing the config" table) names every
+        # option the command's --help lists, so the two cannot drift.
+        doc = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+        sections = dict(re.findall(r"^## (\S+)[^\n]*\n(.*?)(?=^## |\Z)", doc, flags=re.M | re.S))
+        shared = sections["Choosing"]
+        for command in COMMANDS:
+            options = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", run(command, "--help", check_rc=0).stdout))
+            for option in sorted(options - {"--help"}):
+                self.assertTrue(option in sections[command] or option in shared,
+                                f"docs/cli.md's '{command}' section does not name {option}")
 
     def test_presets_lists_the_required_names(self):
         lines = run("presets", check_rc=0).stdout.splitlines()

@@ -391,7 +391,7 @@ QString MainWindow::startRuns() {
         // not built twice (the engine thread builds them again for training).
         for (size_t i = 0; i < m_runs.size(); ++i) {
             const normlab::Config& config = i == size_t(m_activeRun) ? edited : m_runs[i].config;
-            if (config.data.task == "text" && !config.data.text_path.empty())
+            if (normlab::reads_chosen_text_file(config.data))
                 normlab::make_task(config.data, config.model.seq_len, config.train.seed);
         }
         m_runs.at(m_activeRun).config = edited;

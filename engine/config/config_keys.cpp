@@ -71,6 +71,15 @@ constexpr auto enum_names(WeightDecayMode) {
         {{E::LrCoupled, "lr_coupled"}, {E::Independent, "independent"}});
 }
 
+constexpr auto enum_names(TaskKind) {
+    using E = TaskKind;
+    return std::to_array<std::pair<E, std::string_view>>({{E::Text, "text"},
+                                                          {E::Copy, "copy"},
+                                                          {E::Reverse, "reverse"},
+                                                          {E::Sort, "sort"},
+                                                          {E::ModAdd, "modadd"}});
+}
+
 template <class E>
 std::string enum_to_string(E value) {
     for (const auto& [v, name] : enum_names(E{})) {
@@ -272,7 +281,7 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(train, min_lr_ratio),
         NORMLAB_KEY(train, diverge_loss),
         NORMLAB_KEY(train, checkpoint_every),
-        NORMLAB_KEY(data, task, {"text", "copy", "reverse", "sort", "modadd"}),
+        NORMLAB_KEY(data, task),
         NORMLAB_KEY(data, text_path),
         NORMLAB_KEY(data, val_fraction),
         NORMLAB_KEY(data, symbols),
@@ -405,6 +414,9 @@ std::string to_string(ScheduleKind v) {
     return enum_to_string(v);
 }
 std::string to_string(WeightDecayMode v) {
+    return enum_to_string(v);
+}
+std::string to_string(TaskKind v) {
     return enum_to_string(v);
 }
 

@@ -350,7 +350,7 @@ void ConfigPanel::onEdited(const QString& key) {
 QString ConfigPanel::textFileProblem(const normlab::Config& config) {
     // The chosen text file is read and checked (UTF-8, long enough) when it or its size and date change,
     // so a bad file is flagged here as soon as it is chosen, not when Start is pressed.
-    if (config.data.task != "text" || config.data.text_path.empty()) return {};
+    if (!normlab::reads_chosen_text_file(config.data)) return {};
     const QFileInfo file(QString::fromStdString(config.data.text_path));
     const QString stamp = QStringLiteral("%1|%2|%3|%4")
                               .arg(file.absoluteFilePath())

@@ -14,8 +14,6 @@ namespace normlab {
 namespace {
 
 constexpr int kMinSeqLen = 5;
-constexpr int kMinSymbols = 2;
-constexpr int kMaxSymbols = 65536;
 constexpr uint64_t kMaxEnumerated = uint64_t{1} << 24;
 
 // Identifies a sequence by its content x (y follows from x); independent of the run's seed.
@@ -113,10 +111,12 @@ std::unique_ptr<Task> make_sequence_task(TaskKind kind, const DataConfig& data, 
                          name + " task needs model.seq_len >= " + std::to_string(kMinSeqLen) +
                          " (n symbols, a separator and n answers)");
     }
-    if (data.symbols < kMinSymbols || data.symbols > kMaxSymbols) {
+    const KeyRange alphabets = *config_key_range("data.symbols");
+    if (!alphabets.contains(data.symbols)) {
         throw InputError(name + ": data.symbols = " + std::to_string(data.symbols) +
-                         " is out of range; it must be at least " + std::to_string(kMinSymbols) +
-                         " (and at most " + std::to_string(kMaxSymbols) + ")");
+                         " is out of range; it must be at least " +
+                         std::to_string(static_cast<int>(alphabets.lo)) + " (and at most " +
+                         std::to_string(static_cast<int>(alphabets.hi)) + ")");
     }
     return std::make_unique<SequenceTask>(kind, data.symbols, data.val_fraction, seq_len, seed);
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/config/config.h"
+#include "engine/config/key_range.h"
 #include "engine/core/errors.h"
 #include "engine/core/number_format.h"
 #include "engine/core/rng.h"

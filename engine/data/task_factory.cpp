@@ -12,9 +12,10 @@ std::string default_corpus_path() {
 }
 
 std::unique_ptr<Task> make_task(const DataConfig& data, int seq_len, uint64_t seed) {
-    if (!(data.val_fraction > 0.0 && data.val_fraction <= 0.5)) {
+    const KeyRange fractions = *config_key_range("data.val_fraction");
+    if (!fractions.contains(data.val_fraction)) {
         throw InputError("data.val_fraction = " + format_number(data.val_fraction) +
-                         " is out of range; use a value in (0, 0.5]");
+                         " is out of range; use a value in " + interval_text(fractions, false));
     }
     switch (data.task) {
         case TaskKind::Text:

@@ -79,6 +79,17 @@ bool ConfigPanel::isLive(const QString& key) {
 
 ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
+    addLegendAndProblem(layout);
+    addModelGroup();
+    addNormGroup();
+    addOptimisationGroup();
+    addTaskGroup();
+    addDeviceGroup();
+    layout->addStretch();
+    setConfig(normlab::Config{});
+}
+
+void ConfigPanel::addLegendAndProblem(QVBoxLayout* layout) {
     auto* legend =
         new QLabel(tr("Settings marked %1 apply live at the next step; the others restart the run.")
                        .arg(QString::fromLatin1(kLiveTag).trimmed()));
@@ -90,7 +101,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     m_problemLabel->setWordWrap(true);
     m_problemLabel->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold"));
     layout->addWidget(m_problemLabel);
+}
 
+void ConfigPanel::addModelGroup() {
     QFormLayout* model = addGroup(tr("Model"));
     bindInt(model, tr("Blocks"), "model.layers", tr("Number of Transformer blocks (depth)"));
     bindInt(model, tr("Encoder blocks"), "model.encoder_layers",
@@ -105,7 +118,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     bindCombo(model, tr("Init"), "model.init", tr("Weight initialisation"));
     bindCheck(model, tr("Theory mode"), "model.theory_mode",
               tr("Xiong et al.'s simplified model (Lemma 2 bands appear on the activation chart)"));
+}
 
+void ConfigPanel::addNormGroup() {
     QFormLayout* norms = addGroup(tr("Normalisation and residuals"));
     bindCombo(norms, tr("Norm placement"), "model.norm_placement",
               tr("Post-LN: norm after the residual sum; Pre-LN: before each sub-layer; Peri-LN: around it; "
@@ -133,7 +148,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     m_residualConstants->setObjectName(QStringLiteral("residualConstants"));
     m_residualConstants->setWordWrap(true);
     norms->addRow(QString(), m_residualConstants);
+}
 
+void ConfigPanel::addOptimisationGroup() {
     QFormLayout* optimisation = addGroup(tr("Optimisation"));
     bindCombo(optimisation, tr("Optimizer"), "train.optimizer", tr("Update rule"));
     bindNumber(optimisation, tr("Learning rate"), "train.lr", tr("Peak learning rate (e.g. 3e-3)"));
@@ -152,12 +169,16 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     bindInt(optimisation, tr("Batch size"), "train.batch_size", tr("Sequences per step"));
     bindInt(optimisation, tr("Steps"), "train.steps", tr("Optimizer steps of the run"));
     bindInt(optimisation, tr("Seed"), "train.seed", tr("Seed of initialisation and data order"));
+}
 
+void ConfigPanel::addTaskGroup() {
     QFormLayout* task = addGroup(tr("Task"));
     bindCombo(task, tr("Task"), "data.task",
               tr("text: byte-level language model; the others are synthetic sequence tasks"));
     addTextFileRow(task);
+}
 
+void ConfigPanel::addDeviceGroup() {
     QFormLayout* device = addGroup(tr("Device and telemetry"));
     bindChoices(device, tr("Device"), "device", deviceChoices(),
                 tr("auto: CUDA when compiled in and a GPU answers, else the CPU. Changing it moves a "
@@ -173,9 +194,6 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     bindInt(device, tr("Checkpoint every"), "train.checkpoint_every",
             tr("Every N steps the run folder's model.safetensors is replaced by the run's state, so a crash "
                "or a loss spike can be resumed from just before it (normlab-cli train --resume); 0: never"));
-
-    layout->addStretch();
-    setConfig(normlab::Config{});
 }
 
 QFormLayout* ConfigPanel::addGroup(const QString& title) {

@@ -11,6 +11,7 @@
 
 class QLabel;
 class QFormLayout;
+class QVBoxLayout;
 
 namespace normlab::ui {
 
@@ -54,6 +55,14 @@ class ConfigPanel : public QWidget {
     };
     // auto, cpu and cuda, labelled with what this machine has (the GPU's name, or why there is none).
     static std::vector<Choice> deviceChoices();
+    // The constructor's parts, top to bottom: the live-dot legend and the problem line, then one group
+    // of controls each.
+    void addLegendAndProblem(QVBoxLayout* layout);
+    void addModelGroup();
+    void addNormGroup();
+    void addOptimisationGroup();
+    void addTaskGroup();
+    void addDeviceGroup();
     QFormLayout* addGroup(const QString& title);
     void addRow(QFormLayout* form, const QString& label, const QString& key, QWidget* widget,
                 const QString& tip);

@@ -218,6 +218,12 @@ void MainWindow::buildDocks() {
 }
 
 void MainWindow::buildMenus() {
+    buildFileMenu();
+    buildRunAndViewMenus();
+    buildHelpMenu();
+}
+
+void MainWindow::buildFileMenu() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("Open &run folder(s)..."), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
                     [this] {
@@ -255,6 +261,12 @@ void MainWindow::buildMenus() {
     file->addAction(tr("Save experiment &as..."), QKeySequence::SaveAs, this,
                     [this] { saveExperimentInteractively(true); });
     file->addSeparator();
+    addExportActions(file);
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+void MainWindow::addExportActions(QMenu* file) {
     QMenu* exportMenu = file->addMenu(tr("&Export dashboard"));
     for (const QString& suffix : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}) {
         exportMenu->addAction(suffix.toUpper() + QStringLiteral("..."), this, [this, suffix] {
@@ -274,9 +286,9 @@ void MainWindow::buildMenus() {
         const QString error = saveScreenshot(path);
         if (!error.isEmpty()) showMessage(tr("Cannot save the screenshot"), error);
     });
-    file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
 
+void MainWindow::buildRunAndViewMenus() {
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     for (QAction* action : {m_start, m_pause, m_step, m_stop, m_reset}) run->addAction(action);
     QMenu* view = menuBar()->addMenu(tr("&View"));
@@ -287,6 +299,9 @@ void MainWindow::buildMenus() {
     QMenu* charts = view->addMenu(tr("Charts"));
     charts->addActions(m_dashboard->panelToggleActions());
     view->addAction(tr("Reset chart layout"), this, [this] { m_dashboard->resetLayout(); });
+}
+
+void MainWindow::buildHelpMenu() {
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] {
         QMessageBox::information(
@@ -391,7 +406,7 @@ QString MainWindow::startRuns() {
         // not built twice (the engine thread builds them again for training).
         for (size_t i = 0; i < m_runs.size(); ++i) {
             const normlab::Config& config = i == size_t(m_activeRun) ? edited : m_runs[i].config;
-            if (config.data.task == "text" && !config.data.text_path.empty())
+            if (normlab::reads_chosen_text_file(config.data))
                 normlab::make_task(config.data, config.model.seq_len, config.train.seed);
         }
         m_runs.at(m_activeRun).config = edited;

@@ -86,6 +86,11 @@ class MainWindow : public QMainWindow {
   private:
     void buildActions();
     void buildMenus();
+    void buildFileMenu();
+    // File > Export dashboard (PNG, SVG, PDF) and Save screenshot.
+    void addExportActions(QMenu* file);
+    void buildRunAndViewMenus();
+    void buildHelpMenu();
     void buildDocks();
     void buildStatusBar();
     void setRuns(std::vector<ui::ExperimentRun> runs);

@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <sstream>
 
 #include "engine/config/config_keys.h"
@@ -78,47 +76,23 @@ void require(bool ok, const std::string& message) {
     if (!ok) throw InputError(message);
 }
 
-// A count that must be at least 1 and at most `max` (sizes that feed allocations).
-void check_size(const std::string& key, int value, int max) {
-    require(value > 0, key + " must be a positive integer, got " + std::to_string(value));
-    require(value <= max, key + " must be at most " + std::to_string(max) + ", got " + std::to_string(value));
-}
-
-void check_int(const std::string& key, int value, int lo, int hi = std::numeric_limits<int>::max()) {
-    const std::string expected =
-        hi == std::numeric_limits<int>::max()
-            ? "an integer >= " + std::to_string(lo)
-            : "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-    require(value >= lo && value <= hi, key + " must be " + expected + ", got " + std::to_string(value));
-}
-
-// An interval of finite numbers; an infinite `hi` means no upper bound.
-struct Range {
-    double lo;
-    bool lo_inclusive;
-    double hi;
-    bool hi_inclusive;
-};
-
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
-constexpr Range kNonNegative{0.0, true, kInfinity, false};
-constexpr Range kPositive{0.0, false, kInfinity, false};
-constexpr Range kUnitHalfOpen{0.0, true, 1.0, false};
-constexpr Range kUnitClosed{0.0, true, 1.0, true};
-constexpr Range kUnitPositive{0.0, false, 1.0, true};
-
-void check_number(const std::string& key, double value, const Range& range) {
-    const bool above_lo = range.lo_inclusive ? value >= range.lo : value > range.lo;
-    const bool below_hi = std::isinf(range.hi) || (range.hi_inclusive ? value <= range.hi : value < range.hi);
-    if (std::isfinite(value) && above_lo && below_hi) return;
-    std::string expected;
-    if (std::isinf(range.hi)) {
-        expected = (range.lo_inclusive ? ">= " : "> ") + format_number(range.lo);
-    } else {
-        expected = std::string("in ") + (range.lo_inclusive ? "[" : "(") + format_number(range.lo) + ", " +
-                   format_number(range.hi) + (range.hi_inclusive ? "]" : ")");
+// A key's value against what the key table says it accepts: its range (the error says what to set)
+// or its strings. Parsing already checks both; this catches configs built in code.
+void check_value(const KeyDescriptor& d, const json& value) {
+    if (d.range && !d.range->contains(value.get<double>())) {
+        const bool integer = d.kind != ValueKind::Number;
+        std::string message = d.name + " must be " + range_expectation(*d.range, integer) + ", got " +
+                              (integer ? value.dump() : format_number(value.get<double>()));
+        if (!d.range_advice.empty()) message += ": " + d.range_advice;
+        throw InputError(message);
     }
-    throw InputError(key + " must be a finite number " + expected + ", got " + format_number(value));
+    if (!d.choices.empty()) {
+        const std::string v = value.get<std::string>();
+        const bool known = std::find(d.choices.begin(), d.choices.end(), v) != d.choices.end();
+        std::string accepted;
+        for (const std::string& c : d.choices) accepted += (accepted.empty() ? "" : "|") + c;
+        require(known, d.name + " must be one of " + accepted + ", got \"" + v + "\"");
+    }
 }
 
 // Largest divisor of n that is <= k (k >= 1), and smallest divisor of n that is >= k (0 if none).
@@ -150,84 +124,18 @@ void check_heads_divide(const ModelConfig& m) {
     throw InputError(message);
 }
 
-void validate_model(const ModelConfig& m) {
-    constexpr int kMaxWidth = 65536;
-    check_size("model.d_model", m.d_model, kMaxWidth);
-    check_size("model.layers", m.layers, 10000);
-    require(m.encoder_layers >= 0 && m.encoder_layers <= 10000,
-            "model.encoder_layers must be an integer in [0, 10000], got " + std::to_string(m.encoder_layers) +
-                ": set it to 0 for the decoder-only model, or to the number of encoder blocks (e.g. 6)");
-    check_size("model.heads", m.heads, kMaxWidth);
-    check_size("model.d_ff", m.d_ff, kMaxWidth);
-    check_size("model.seq_len", m.seq_len, kMaxWidth);
-    check_heads_divide(m);
-    check_number("model.deepnorm_alpha", m.deepnorm_alpha, kNonNegative);
-    check_number("model.deepnorm_beta", m.deepnorm_beta, kNonNegative);
-    check_number("model.norm_eps", m.norm_eps, kPositive);
-    check_number("model.embedding_std", m.embedding_std, kNonNegative);
-    check_number("model.dyt_alpha", m.dyt_alpha, kPositive);
-    check_number("model.mix_post_fraction", m.mix_post_fraction, kUnitClosed);
-    check_int("model.norm_gain_warmup_steps", m.norm_gain_warmup_steps, 0);
-    check_number("model.norm_gain_warmup_start", m.norm_gain_warmup_start, kUnitPositive);
-    check_int("model.residual_warmup_steps", m.residual_warmup_steps, 0);
-    require(m.residual_warmup_steps == 0 || m.residual != Residual::ReZero,
+// The checks that involve more than one key.
+void check_combinations(const Config& config) {
+    check_heads_divide(config.model);
+    require(config.model.residual_warmup_steps == 0 || config.model.residual != Residual::ReZero,
             "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
             "model.residual_warmup_steps=0 or another model.residual");
-}
-
-void validate_train(const TrainConfig& t) {
-    check_number("train.lr", t.lr, kNonNegative);
-    check_int("train.warmup_steps", t.warmup_steps, 0);
-    check_number("train.clip_grad_norm", t.clip_grad_norm, kNonNegative);
-    check_size("train.batch_size", t.batch_size, 65536);
-    check_int("train.steps", t.steps, 0);
-    check_number("train.beta1", t.beta1, kUnitHalfOpen);
-    check_number("train.beta2", t.beta2, kUnitHalfOpen);
-    check_number("train.eps", t.eps, kPositive);
-    check_number("train.weight_decay", t.weight_decay, kNonNegative);
-    if (t.weight_decay_mode == WeightDecayMode::Independent && t.optimizer != OptimizerKind::AdamW)
+    if (config.train.weight_decay_mode == WeightDecayMode::Independent &&
+        config.train.optimizer != OptimizerKind::AdamW)
         throw InputError(
             "train.weight_decay_mode=independent scales AdamW's decoupled decay; set "
             "train.optimizer=adamw (sgd, adam and radam add weight decay to the gradient) or "
             "train.weight_decay_mode=lr_coupled");
-    check_number("train.z_loss", t.z_loss, kNonNegative);
-    check_number("train.momentum", t.momentum, kUnitHalfOpen);
-    check_number("train.min_lr_ratio", t.min_lr_ratio, kUnitClosed);
-    check_number("train.diverge_loss", t.diverge_loss, kNonNegative);
-    check_int("train.checkpoint_every", t.checkpoint_every, 0);
-}
-
-void validate_data(const DataConfig& d) {
-    check_number("data.val_fraction", d.val_fraction, Range{0.0, false, 0.5, true});
-    check_int("data.symbols", d.symbols, 2, 65536);
-    check_int("data.modulus", d.modulus, 2, 4096);
-}
-
-void validate_telemetry(const TelemetryConfig& t) {
-    check_int("telemetry.every", t.every, 1);
-    check_int("telemetry.val_every", t.val_every, 0);
-    check_int("telemetry.val_batches", t.val_batches, 1);
-    check_int("telemetry.spike_window", t.spike_window, 5);
-    check_number("telemetry.spike_z", t.spike_z, kPositive);
-}
-
-// What the table itself guarantees on parse, re-checked for configs built in code: finite numbers
-// and strings from their accepted set.
-void validate_types(const Config& config) {
-    for (const KeyDescriptor& d : key_descriptors()) {
-        const json value = d.read(config);
-        if (d.kind == ValueKind::Number) {
-            const double v = value.get<double>();
-            require(std::isfinite(v), d.name + " must be a finite number, got " + format_number(v));
-        }
-        if (!d.choices.empty()) {
-            const std::string v = value.get<std::string>();
-            const bool known = std::find(d.choices.begin(), d.choices.end(), v) != d.choices.end();
-            std::string accepted;
-            for (const std::string& c : d.choices) accepted += (accepted.empty() ? "" : "|") + c;
-            require(known, d.name + " must be one of " + accepted + ", got \"" + v + "\"");
-        }
-    }
 }
 
 }  // namespace
@@ -326,14 +234,8 @@ void apply_override(Config& config, const std::string& assignment) {
 }
 
 void validate(const Config& config) {
-    validate_model(config.model);
-    validate_train(config.train);
-    validate_data(config.data);
-    validate_telemetry(config.telemetry);
-    require(config.threads >= 0 && config.threads <= kMaxThreads,
-            "threads must be an integer in [0, " + std::to_string(kMaxThreads) + "] (0: every core), got " +
-                std::to_string(config.threads));
-    validate_types(config);
+    for (const KeyDescriptor& d : key_descriptors()) check_value(d, d.read(config));
+    check_combinations(config);
 }
 
 }  // namespace normlab

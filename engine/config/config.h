@@ -26,6 +26,8 @@ enum class ScheduleKind { Constant, Linear, InverseSqrt, Cosine, Noam };
 // AdamW's decoupled decay per step: lr_t x weight_decay (LrCoupled, PyTorch's AdamW), or weight_decay x
 // lr_t / train.lr, the schedule's factor only (Independent: Wortsman et al. 2023, as nanodo does it).
 enum class WeightDecayMode { LrCoupled, Independent };
+// What the model learns: byte-level text, or one of the synthetic sequence tasks (engine/data/).
+enum class TaskKind { Text, Copy, Reverse, Sort, ModAdd };
 
 struct ModelConfig {
     int d_model = 64;
@@ -85,7 +87,7 @@ struct TrainConfig {
 };
 
 struct DataConfig {
-    std::string task = "text";  // text | copy | reverse | sort | modadd
+    TaskKind task = TaskKind::Text;
     std::string text_path;      // empty: the corpus that ships in resources/
     double val_fraction = 0.1;  // held-out share of the text (or of the synthetic problem space seed)
     int symbols = 16;           // alphabet size of copy / reverse / sort
@@ -133,7 +135,7 @@ std::string wiring_note(const ModelConfig& model);
 
 // Every key as "a.b", for --help and error messages.
 std::vector<std::string> config_keys();
-// The strings a key accepts (an enum's names, data.task's tasks, device's), in the engine's order; empty
+// The strings a key accepts (an enum's names, device's), in the engine's order; empty
 // for a key that takes numbers, booleans or any string. Throws InputError for an unknown key.
 std::vector<std::string> config_key_choices(std::string_view key);
 
@@ -148,5 +150,6 @@ std::string to_string(AdminInit v);
 std::string to_string(OptimizerKind v);
 std::string to_string(ScheduleKind v);
 std::string to_string(WeightDecayMode v);
+std::string to_string(TaskKind v);
 
 }  // namespace normlab

@@ -1,5 +1,6 @@
-// The config key table: one descriptor per struct field, plus the JSON <-> value conversions with
-// their error messages, the enum name tables behind to_string(), and the unknown-key suggestion.
+// The config key table: one descriptor per struct field with the values it accepts (its range or its
+// strings), plus the JSON <-> value conversions with their error messages, the enum name tables behind
+// to_string(), and the unknown-key suggestion.
 #include "engine/config/config_keys.h"
 
 #include <algorithm>
@@ -69,6 +70,15 @@ constexpr auto enum_names(WeightDecayMode) {
     using E = WeightDecayMode;
     return std::to_array<std::pair<E, std::string_view>>(
         {{E::LrCoupled, "lr_coupled"}, {E::Independent, "independent"}});
+}
+
+constexpr auto enum_names(TaskKind) {
+    using E = TaskKind;
+    return std::to_array<std::pair<E, std::string_view>>({{E::Text, "text"},
+                                                          {E::Copy, "copy"},
+                                                          {E::Reverse, "reverse"},
+                                                          {E::Sort, "sort"},
+                                                          {E::ModAdd, "modadd"}});
 }
 
 template <class E>
@@ -205,12 +215,40 @@ constexpr ValueKind kind_of() {
     return ValueKind::String;
 }
 
+// What a key accepts beyond its type: its range (required for Integer and Number keys), advice for a
+// value out of range, or the strings a string key takes (an enum's come from its names).
+struct KeyLimits {
+    std::optional<KeyRange> range;
+    std::string advice;
+    std::vector<std::string> choices;
+};
+
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+// Integers from lo to hi, both included; without hi, as large as the type holds.
+constexpr KeyRange integers(double lo, double hi = kNoLimit) {
+    return {lo, true, hi, true};
+}
+constexpr KeyRange kNonNegative{0.0, true, kNoLimit, false};
+constexpr KeyRange kPositive{0.0, false, kNoLimit, false};
+constexpr KeyRange kUnitHalfOpen{0.0, true, 1.0, false};  // [0, 1)
+constexpr KeyRange kUnitClosed{0.0, true, 1.0, true};     // [0, 1]
+constexpr KeyRange kUnitPositive{0.0, false, 1.0, true};  // (0, 1]
+constexpr double kMaxWidth = 65536;                       // sizes that feed allocations
+constexpr double kMaxDepth = 10000;
+
 // `access` is a generic lambda returning a reference to the field for both Config& and const Config&.
 template <class Access>
-KeyDescriptor make_key(std::string name, Access access, std::vector<std::string> choices = {}) {
+KeyDescriptor make_key(std::string name, Access access, KeyLimits limits = {}) {
     using T = std::remove_cvref_t<decltype(access(std::declval<Config&>()))>;
-    if constexpr (std::is_enum_v<T>) choices = enum_choices<T>();
-    KeyDescriptor d{name, kind_of<T>(), choices, nullptr, nullptr};
+    if constexpr (std::is_enum_v<T>) limits.choices = enum_choices<T>();
+    if constexpr (std::is_same_v<T, uint64_t>) {
+        if (!limits.range) limits.range = integers(0);
+    }
+    if constexpr (std::is_same_v<T, int> || std::is_same_v<T, double>) {
+        if (!limits.range) throw std::logic_error("config key " + name + " has no range in the key table");
+    }
+    const std::vector<std::string> choices = limits.choices;
+    KeyDescriptor d{name, kind_of<T>(), choices, limits.range, limits.advice, nullptr, nullptr};
     d.assign = [access, name, choices](Config& config, const json& value) {
         access(config) = from_json_value<T>(name, choices, value);
     };
@@ -231,60 +269,62 @@ KeyDescriptor make_key(std::string name, Access access, std::vector<std::string>
 
 std::vector<KeyDescriptor> build_descriptors() {
     return {
-        NORMLAB_KEY(model, d_model),
-        NORMLAB_KEY(model, layers),
-        NORMLAB_KEY(model, encoder_layers),
-        NORMLAB_KEY(model, heads),
-        NORMLAB_KEY(model, d_ff),
-        NORMLAB_KEY(model, seq_len),
+        NORMLAB_KEY(model, d_model, {integers(1, kMaxWidth)}),
+        NORMLAB_KEY(model, layers, {integers(1, kMaxDepth)}),
+        NORMLAB_KEY(model, encoder_layers,
+                    {integers(0, kMaxDepth),
+                     "set it to 0 for the decoder-only model, or to the number of encoder blocks (e.g. 6)"}),
+        NORMLAB_KEY(model, heads, {integers(1, kMaxWidth)}),
+        NORMLAB_KEY(model, d_ff, {integers(1, kMaxWidth)}),
+        NORMLAB_KEY(model, seq_len, {integers(1, kMaxWidth)}),
         NORMLAB_KEY(model, norm_placement),
         NORMLAB_KEY(model, norm_type),
         NORMLAB_KEY(model, residual),
         NORMLAB_KEY(model, activation),
         NORMLAB_KEY(model, init),
         NORMLAB_KEY(model, theory_mode),
-        NORMLAB_KEY(model, deepnorm_alpha),
-        NORMLAB_KEY(model, deepnorm_beta),
+        NORMLAB_KEY(model, deepnorm_alpha, {kNonNegative}),
+        NORMLAB_KEY(model, deepnorm_beta, {kNonNegative}),
         NORMLAB_KEY(model, admin_init),
-        NORMLAB_KEY(model, norm_eps),
-        NORMLAB_KEY(model, embedding_std),
-        NORMLAB_KEY(model, dyt_alpha),
+        NORMLAB_KEY(model, norm_eps, {kPositive}),
+        NORMLAB_KEY(model, embedding_std, {kNonNegative}),
+        NORMLAB_KEY(model, dyt_alpha, {kPositive}),
         NORMLAB_KEY(model, qk_norm),
-        NORMLAB_KEY(model, mix_post_fraction),
-        NORMLAB_KEY(model, norm_gain_warmup_steps),
-        NORMLAB_KEY(model, norm_gain_warmup_start),
-        NORMLAB_KEY(model, residual_warmup_steps),
+        NORMLAB_KEY(model, mix_post_fraction, {kUnitClosed}),
+        NORMLAB_KEY(model, norm_gain_warmup_steps, {integers(0)}),
+        NORMLAB_KEY(model, norm_gain_warmup_start, {kUnitPositive}),
+        NORMLAB_KEY(model, residual_warmup_steps, {integers(0)}),
         NORMLAB_KEY(train, optimizer),
-        NORMLAB_KEY(train, lr),
-        NORMLAB_KEY(train, warmup_steps),
+        NORMLAB_KEY(train, lr, {kNonNegative}),
+        NORMLAB_KEY(train, warmup_steps, {integers(0)}),
         NORMLAB_KEY(train, schedule),
-        NORMLAB_KEY(train, clip_grad_norm),
-        NORMLAB_KEY(train, batch_size),
-        NORMLAB_KEY(train, steps),
+        NORMLAB_KEY(train, clip_grad_norm, {kNonNegative}),
+        NORMLAB_KEY(train, batch_size, {integers(1, kMaxWidth)}),
+        NORMLAB_KEY(train, steps, {integers(0)}),
         NORMLAB_KEY(train, seed),
-        NORMLAB_KEY(train, beta1),
-        NORMLAB_KEY(train, beta2),
-        NORMLAB_KEY(train, eps),
-        NORMLAB_KEY(train, weight_decay),
+        NORMLAB_KEY(train, beta1, {kUnitHalfOpen}),
+        NORMLAB_KEY(train, beta2, {kUnitHalfOpen}),
+        NORMLAB_KEY(train, eps, {kPositive}),
+        NORMLAB_KEY(train, weight_decay, {kNonNegative}),
         NORMLAB_KEY(train, weight_decay_mode),
-        NORMLAB_KEY(train, z_loss),
-        NORMLAB_KEY(train, momentum),
-        NORMLAB_KEY(train, min_lr_ratio),
-        NORMLAB_KEY(train, diverge_loss),
-        NORMLAB_KEY(train, checkpoint_every),
-        NORMLAB_KEY(data, task, {"text", "copy", "reverse", "sort", "modadd"}),
+        NORMLAB_KEY(train, z_loss, {kNonNegative}),
+        NORMLAB_KEY(train, momentum, {kUnitHalfOpen}),
+        NORMLAB_KEY(train, min_lr_ratio, {kUnitClosed}),
+        NORMLAB_KEY(train, diverge_loss, {kNonNegative}),
+        NORMLAB_KEY(train, checkpoint_every, {integers(0)}),
+        NORMLAB_KEY(data, task),
         NORMLAB_KEY(data, text_path),
-        NORMLAB_KEY(data, val_fraction),
-        NORMLAB_KEY(data, symbols),
-        NORMLAB_KEY(data, modulus),
-        NORMLAB_KEY(telemetry, every),
-        NORMLAB_KEY(telemetry, val_every),
-        NORMLAB_KEY(telemetry, val_batches),
-        NORMLAB_KEY(telemetry, spike_window),
-        NORMLAB_KEY(telemetry, spike_z),
-        make_key("device", [](auto& c) -> auto& { return c.device; }, {"auto", "cpu", "cuda"}),
-        make_key(
-            "threads", [](auto& c) -> auto& { return c.threads; }),
+        NORMLAB_KEY(data, val_fraction, {KeyRange{0.0, false, 0.5, true}}),
+        NORMLAB_KEY(data, symbols, {integers(2, 65536)}),
+        NORMLAB_KEY(data, modulus, {integers(2, 4096)}),
+        NORMLAB_KEY(telemetry, every, {integers(1)}),
+        NORMLAB_KEY(telemetry, val_every, {integers(0)}),
+        NORMLAB_KEY(telemetry, val_batches, {integers(1)}),
+        NORMLAB_KEY(telemetry, spike_window, {integers(5)}),
+        NORMLAB_KEY(telemetry, spike_z, {kPositive}),
+        make_key("device", [](auto& c) -> auto& { return c.device; }, {.choices = {"auto", "cpu", "cuda"}}),
+        make_key("threads", [](auto& c) -> auto& { return c.threads; },
+                 {integers(0, kMaxThreads), "set it to 0 for every core, or to a thread count"}),
     };
 }
 
@@ -377,6 +417,12 @@ std::vector<std::string> config_key_choices(std::string_view key) {
     return descriptor->choices;
 }
 
+std::optional<KeyRange> config_key_range(std::string_view key) {
+    const KeyDescriptor* descriptor = find_key(key);
+    if (!descriptor) throw_unknown_key(key);
+    return descriptor->range;
+}
+
 std::string to_string(NormPlacement v) {
     return enum_to_string(v);
 }
@@ -405,6 +451,9 @@ std::string to_string(ScheduleKind v) {
     return enum_to_string(v);
 }
 std::string to_string(WeightDecayMode v) {
+    return enum_to_string(v);
+}
+std::string to_string(TaskKind v) {
     return enum_to_string(v);
 }
 

@@ -1,8 +1,9 @@
 // Internal to engine/config: the one table of config keys. Each entry knows its dotted name, how to
-// read its field as JSON and how to assign it from JSON with type checks; parsing, --set, to_json,
-// config_keys() and validate() all go through it.
+// read its field as JSON, how to assign it from JSON with type checks, and the values it accepts (its
+// strings or its range); parsing, --set, to_json, config_keys() and validate() all go through it.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config/config.h"
+#include "engine/config/key_range.h"
 #include "engine/core/number_format.h"
 
 namespace normlab {
@@ -17,9 +19,11 @@ namespace normlab {
 enum class ValueKind { Integer, Unsigned, Number, Boolean, String };
 
 struct KeyDescriptor {
-    std::string name;                                            // "model.d_model"
-    ValueKind kind;                                              // enums are String with choices
-    std::vector<std::string> choices;                            // accepted strings; empty means any string
+    std::string name;                  // "model.d_model"
+    ValueKind kind;                    // enums are String with choices
+    std::vector<std::string> choices;  // accepted strings; empty means any string
+    std::optional<KeyRange> range;     // every Integer, Unsigned and Number key has one
+    std::string range_advice;          // what to set, added to the error for a value out of range
     std::function<void(Config&, const nlohmann::json&)> assign;  // throws InputError naming the key
     std::function<nlohmann::json(const Config&)> read;
 };

@@ -9,8 +9,6 @@ namespace normlab {
 
 namespace {
 
-constexpr int kMinModulus = 2;
-constexpr int kMaxModulus = 4096;
 constexpr int kMinSeqLen = 4;
 constexpr int kProblemTokens = 5;
 
@@ -93,9 +91,11 @@ class ModAddTask final : public Task {
 }  // namespace
 
 std::unique_ptr<Task> make_modadd_task(const DataConfig& data, int seq_len, uint64_t seed) {
-    if (data.modulus < kMinModulus || data.modulus > kMaxModulus) {
+    const KeyRange moduli = *config_key_range("data.modulus");
+    if (!moduli.contains(data.modulus)) {
         throw InputError("modadd: data.modulus = " + std::to_string(data.modulus) + " is out of range; use " +
-                         std::to_string(kMinModulus) + " to " + std::to_string(kMaxModulus));
+                         std::to_string(static_cast<int>(moduli.lo)) + " to " +
+                         std::to_string(static_cast<int>(moduli.hi)));
     }
     if (seq_len < kMinSeqLen) {
         throw InputError("modadd: model.seq_len = " + std::to_string(seq_len) +

@@ -14,21 +14,7 @@ namespace normlab {
 namespace {
 
 constexpr int kMinSeqLen = 5;
-constexpr int kMinSymbols = 2;
-constexpr int kMaxSymbols = 65536;
 constexpr uint64_t kMaxEnumerated = uint64_t{1} << 24;
-
-std::string kind_name(SequenceKind kind) {
-    switch (kind) {
-        case SequenceKind::Copy:
-            return "copy";
-        case SequenceKind::Reverse:
-            return "reverse";
-        case SequenceKind::Sort:
-            return "sort";
-    }
-    return "copy";
-}
 
 // Identifies a sequence by its content x (y follows from x); independent of the run's seed.
 uint64_t sequence_hash(std::span<const int32_t> x) {
@@ -39,12 +25,12 @@ uint64_t sequence_hash(std::span<const int32_t> x) {
 
 class SequenceTask final : public Task {
   public:
-    SequenceTask(SequenceKind kind, int symbols, double val_fraction, int seq_len, uint64_t seed)
+    SequenceTask(TaskKind kind, int symbols, double val_fraction, int seq_len, uint64_t seed)
         : m_kind(kind), m_symbols(symbols), m_val_fraction(val_fraction), m_seq_len(seq_len), m_seed(seed) {
         check_splits(content_length(seq_len), seq_len);
     }
 
-    std::string name() const override { return kind_name(m_kind); }
+    std::string name() const override { return to_string(m_kind); }
     int vocab_size() const override { return m_symbols + 2; }
     bool has_accuracy() const override { return true; }
 
@@ -71,8 +57,8 @@ class SequenceTask final : public Task {
             tokens[n] = sep;
             int32_t* answer = tokens + n + 1;
             std::copy(x.begin(), x.end(), answer);
-            if (m_kind == SequenceKind::Reverse) std::reverse(answer, answer + n);
-            if (m_kind == SequenceKind::Sort) std::sort(answer, answer + n);
+            if (m_kind == TaskKind::Reverse) std::reverse(answer, answer + n);
+            if (m_kind == TaskKind::Sort) std::sort(answer, answer + n);
             std::fill(answer + n, tokens + seq_len, pad);
             for (int t = 0; t < seq_len; ++t) {
                 // Scored only where the next token is y_1..y_n.
@@ -109,7 +95,7 @@ class SequenceTask final : public Task {
         }
     }
 
-    SequenceKind m_kind;
+    TaskKind m_kind;
     int m_symbols;
     double m_val_fraction;
     int m_seq_len;
@@ -118,18 +104,19 @@ class SequenceTask final : public Task {
 
 }  // namespace
 
-std::unique_ptr<Task> make_sequence_task(SequenceKind kind, const DataConfig& data, int seq_len,
-                                         uint64_t seed) {
-    const std::string name = kind_name(kind);
+std::unique_ptr<Task> make_sequence_task(TaskKind kind, const DataConfig& data, int seq_len, uint64_t seed) {
+    const std::string name = to_string(kind);
     if (seq_len < kMinSeqLen) {
         throw InputError(name + ": model.seq_len = " + std::to_string(seq_len) + " is too short; the " +
                          name + " task needs model.seq_len >= " + std::to_string(kMinSeqLen) +
                          " (n symbols, a separator and n answers)");
     }
-    if (data.symbols < kMinSymbols || data.symbols > kMaxSymbols) {
+    const KeyRange alphabets = *config_key_range("data.symbols");
+    if (!alphabets.contains(data.symbols)) {
         throw InputError(name + ": data.symbols = " + std::to_string(data.symbols) +
-                         " is out of range; it must be at least " + std::to_string(kMinSymbols) +
-                         " (and at most " + std::to_string(kMaxSymbols) + ")");
+                         " is out of range; it must be at least " +
+                         std::to_string(static_cast<int>(alphabets.lo)) + " (and at most " +
+                         std::to_string(static_cast<int>(alphabets.hi)) + ")");
     }
     return std::make_unique<SequenceTask>(kind, data.symbols, data.val_fraction, seq_len, seed);
 }

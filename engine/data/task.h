@@ -35,9 +35,13 @@ class Task {
     virtual void make_batch(Split split, uint64_t index, int batch_size, int seq_len, Batch& out) const = 0;
 };
 
-// Builds the task named by data.task. Throws InputError for an unknown task, an unreadable, empty or
-// non-UTF-8 text file, a text shorter than two sequences, or sizes that cannot hold the task.
+// Builds the task named by data.task. Throws InputError for an unreadable, empty or non-UTF-8 text
+// file, a text shorter than two sequences, or sizes that cannot hold the task.
 std::unique_ptr<Task> make_task(const DataConfig& data, int seq_len, uint64_t seed);
+
+// Whether the task reads a text file the user chose (the text task with data.text_path set): the one
+// task whose data can be missing or malformed, so callers check it before a run starts.
+bool reads_chosen_text_file(const DataConfig& data);
 
 // The corpus that ships with NormLab (resources/corpus.txt).
 std::string default_corpus_path();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/config/config.h"
+#include "engine/config/key_range.h"
 #include "engine/core/errors.h"
 #include "engine/core/number_format.h"
 #include "engine/core/rng.h"
@@ -13,11 +14,9 @@
 
 namespace normlab {
 
-enum class SequenceKind { Copy, Reverse, Sort };
-
 std::unique_ptr<Task> make_text_task(const DataConfig& data, int seq_len, uint64_t seed);
-std::unique_ptr<Task> make_sequence_task(SequenceKind kind, const DataConfig& data, int seq_len,
-                                         uint64_t seed);
+// `kind` is TaskKind::Copy, Reverse or Sort.
+std::unique_ptr<Task> make_sequence_task(TaskKind kind, const DataConfig& data, int seq_len, uint64_t seed);
 std::unique_ptr<Task> make_modadd_task(const DataConfig& data, int seq_len, uint64_t seed);
 
 // Seed of the one generator that fills a whole batch; rows draw from it in order.

@@ -1,5 +1,5 @@
 // make_task: checks the settings every task shares and dispatches on data.task; also says where
-// the corpus that ships with NormLab lives.
+// the corpus that ships with NormLab lives and which tasks read a file the user chose.
 #include <string>
 
 #include "engine/core/resource_dir.h"
@@ -12,19 +12,30 @@ std::string default_corpus_path() {
 }
 
 std::unique_ptr<Task> make_task(const DataConfig& data, int seq_len, uint64_t seed) {
-    const char* valid_tasks = "text, copy, reverse, sort, modadd";
-    const bool known = data.task == "text" || data.task == "copy" || data.task == "reverse" ||
-                       data.task == "sort" || data.task == "modadd";
-    if (!known) throw InputError("unknown data.task '" + data.task + "'; valid tasks are " + valid_tasks);
-    if (!(data.val_fraction > 0.0 && data.val_fraction <= 0.5)) {
+    const KeyRange fractions = *config_key_range("data.val_fraction");
+    if (!fractions.contains(data.val_fraction)) {
         throw InputError("data.val_fraction = " + format_number(data.val_fraction) +
-                         " is out of range; use a value in (0, 0.5]");
+                         " is out of range; use a value in " + interval_text(fractions, false));
     }
-    if (data.task == "text") return make_text_task(data, seq_len, seed);
-    if (data.task == "copy") return make_sequence_task(SequenceKind::Copy, data, seq_len, seed);
-    if (data.task == "reverse") return make_sequence_task(SequenceKind::Reverse, data, seq_len, seed);
-    if (data.task == "sort") return make_sequence_task(SequenceKind::Sort, data, seq_len, seed);
-    return make_modadd_task(data, seq_len, seed);
+    switch (data.task) {
+        case TaskKind::Text:
+            return make_text_task(data, seq_len, seed);
+        case TaskKind::Copy:
+        case TaskKind::Reverse:
+        case TaskKind::Sort:
+            return make_sequence_task(data.task, data, seq_len, seed);
+        case TaskKind::ModAdd:
+            return make_modadd_task(data, seq_len, seed);
+    }
+    std::string valid_tasks;
+    for (const std::string& name : config_key_choices("data.task"))
+        valid_tasks += (valid_tasks.empty() ? "" : ", ") + name;
+    throw InputError("data.task holds no known task (" + std::to_string(static_cast<int>(data.task)) +
+                     "); valid tasks are " + valid_tasks);
+}
+
+bool reads_chosen_text_file(const DataConfig& data) {
+    return data.task == TaskKind::Text && !data.text_path.empty();
 }
 
 }  // namespace normlab

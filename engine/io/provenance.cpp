@@ -34,7 +34,7 @@ nlohmann::json provenance_json(const Trainer& trainer, const std::optional<Resum
                           {"commit", build_commit()},
                           {"threads", trainer.backend().threads()},
                           {"backend", trainer.backend().name()}};
-    if (config.data.task == "text") {
+    if (config.data.task == TaskKind::Text) {
         const std::string path =
             std::filesystem::absolute(config.data.text_path.empty() ? default_corpus_path()
                                                                     : config.data.text_path)

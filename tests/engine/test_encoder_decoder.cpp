@@ -19,7 +19,7 @@
 namespace normlab {
 namespace {
 
-Config encdec_config(int encoder_layers, const std::string& task = "copy") {
+Config encdec_config(int encoder_layers, TaskKind task = TaskKind::Copy) {
     Config config;
     config.model.d_model = 32;
     config.model.heads = 2;
@@ -143,7 +143,7 @@ TEST(EncoderDecoderModel, DecoderWeightsAreDrawnAsWithoutTheEncoder) {
 TEST(EncoderDecoderModel, TargetsTheMemoryHoldsAreNotScored) {
     // text: the memory is the first half of the window (positions 0..3 of 8), so positions 0..2, whose
     // targets are tokens 1..3, are not scored; the decoder-only model scores every position.
-    Config config = encdec_config(1, "text");
+    Config config = encdec_config(1, TaskKind::Text);
     config.model.seq_len = 8;
     Trainer encdec(config);
     Batch batch;

@@ -21,7 +21,7 @@ Config encoder_decoder_config() {
     config.model.layers = 2;
     config.model.encoder_layers = 2;
     config.model.seq_len = 17;
-    config.data.task = "copy";
+    config.data.task = TaskKind::Copy;
     config.data.symbols = 8;
     config.train.steps = 10;
     config.telemetry.val_every = 5;

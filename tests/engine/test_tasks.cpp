@@ -61,9 +61,16 @@ std::string read_file(const std::string& path) {
     return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
 }
 
+// The task of a config name ("copy"), parsed as the config file and --set parse it.
+TaskKind task_named(const std::string& name) {
+    Config config;
+    apply_override(config, "data.task=" + name);
+    return config.data.task;
+}
+
 DataConfig text_config(const std::string& path, double val_fraction = 0.1) {
     DataConfig data;
-    data.task = "text";
+    data.task = TaskKind::Text;
     data.text_path = path;
     data.val_fraction = val_fraction;
     return data;
@@ -72,7 +79,7 @@ DataConfig text_config(const std::string& path, double val_fraction = 0.1) {
 DataConfig synthetic_config(const std::string& task, int symbols = 16, int modulus = 97,
                             double val_fraction = 0.1) {
     DataConfig data;
-    data.task = task;
+    data.task = task_named(task);
     data.symbols = symbols;
     data.modulus = modulus;
     data.val_fraction = val_fraction;
@@ -127,9 +134,8 @@ std::vector<std::vector<int32_t>> sequence_contents(const Batch& batch) {
 // ---- factory ------------------------------------------------------------------------------------
 
 TEST(TaskFactory, UnknownTaskListsTheValidOnes) {
-    DataConfig data;
-    data.task = "translate";
-    expect_input_error([&] { make_task(data, 32, 1); },
+    Config config;
+    expect_input_error([&] { apply_override(config, "data.task=translate"); },
                        {"translate", "text", "copy", "reverse", "sort", "modadd"});
 }
 

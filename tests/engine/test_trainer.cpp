@@ -373,7 +373,7 @@ TEST(Trainer, ResumeWithRAdamAndALiveWarmupContinuesExactly) {
 
 TEST(Trainer, MemoryIsCheckedBeforeTheBatchAndActivationsAreAllocated) {
     Config config = tiny_config();
-    config.data.task = "copy";
+    config.data.task = TaskKind::Copy;
     config.model.seq_len = 4096;
     config.train.batch_size = 65536;
     try {

@@ -18,9 +18,13 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "engine/backend/devices.h"
+#include "engine/config/key_range.h"
 #include "engine/core/errors.h"
 #include "engine/model/constants.h"
 #include "engine/train/commands.h"
@@ -58,6 +62,15 @@ std::vector<ConfigPanel::Choice> ConfigPanel::deviceChoices() {
     return choices;
 }
 
+std::pair<int, int> ConfigPanel::spinRange(const QString& key) {
+    const std::optional<normlab::KeyRange> range = normlab::config_key_range(key.toStdString());
+    constexpr double kLowest = std::numeric_limits<int>::min();
+    constexpr double kHighest = std::numeric_limits<int>::max();
+    if (!range) return {static_cast<int>(kLowest), static_cast<int>(kHighest)};
+    return {static_cast<int>(std::clamp(range->lo, kLowest, kHighest)),
+            static_cast<int>(std::clamp(range->hi, kLowest, kHighest))};
+}
+
 bool ConfigPanel::isLive(const QString& key) {
     for (const std::string& live : normlab::live_keys())
         if (key.toStdString() == live) return true;
@@ -66,6 +79,17 @@ bool ConfigPanel::isLive(const QString& key) {
 
 ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
+    addLegendAndProblem(layout);
+    addModelGroup();
+    addNormGroup();
+    addOptimisationGroup();
+    addTaskGroup();
+    addDeviceGroup();
+    layout->addStretch();
+    setConfig(normlab::Config{});
+}
+
+void ConfigPanel::addLegendAndProblem(QVBoxLayout* layout) {
     auto* legend =
         new QLabel(tr("Settings marked %1 apply live at the next step; the others restart the run.")
                        .arg(QString::fromLatin1(kLiveTag).trimmed()));
@@ -77,22 +101,26 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     m_problemLabel->setWordWrap(true);
     m_problemLabel->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold"));
     layout->addWidget(m_problemLabel);
+}
 
+void ConfigPanel::addModelGroup() {
     QFormLayout* model = addGroup(tr("Model"));
-    bindInt(model, tr("Blocks"), "model.layers", 1, 512, tr("Number of Transformer blocks (depth)"));
-    bindInt(model, tr("Encoder blocks"), "model.encoder_layers", 0, 512,
+    bindInt(model, tr("Blocks"), "model.layers", tr("Number of Transformer blocks (depth)"));
+    bindInt(model, tr("Encoder blocks"), "model.encoder_layers",
             tr("0: decoder-only. Otherwise an encoder of this many blocks reads each row's source part and "
                "every decoder block gets cross-attention to it (Xiong et al.'s 6 + 6 setting of Figure 3); "
                "fixed for a run"));
-    bindInt(model, tr("d_model"), "model.d_model", 4, 4096, tr("Width of the residual stream"));
-    bindInt(model, tr("Heads"), "model.heads", 1, 128, tr("Attention heads; must divide d_model"));
-    bindInt(model, tr("d_ff"), "model.d_ff", 4, 16384, tr("Hidden width of the feed-forward layer"));
-    bindInt(model, tr("Sequence length"), "model.seq_len", 2, 4096, tr("Tokens per training sequence"));
+    bindInt(model, tr("d_model"), "model.d_model", tr("Width of the residual stream"));
+    bindInt(model, tr("Heads"), "model.heads", tr("Attention heads; must divide d_model"));
+    bindInt(model, tr("d_ff"), "model.d_ff", tr("Hidden width of the feed-forward layer"));
+    bindInt(model, tr("Sequence length"), "model.seq_len", tr("Tokens per training sequence"));
     bindCombo(model, tr("Activation"), "model.activation", tr("Feed-forward activation"));
     bindCombo(model, tr("Init"), "model.init", tr("Weight initialisation"));
     bindCheck(model, tr("Theory mode"), "model.theory_mode",
               tr("Xiong et al.'s simplified model (Lemma 2 bands appear on the activation chart)"));
+}
 
+void ConfigPanel::addNormGroup() {
     QFormLayout* norms = addGroup(tr("Normalisation and residuals"));
     bindCombo(norms, tr("Norm placement"), "model.norm_placement",
               tr("Post-LN: norm after the residual sum; Pre-LN: before each sub-layer; Peri-LN: around it; "
@@ -104,11 +132,11 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     bindNumber(norms, tr("Mix-LN Post fraction"), "model.mix_post_fraction",
                tr("Mix-LN (norm placement mix): the first floor(fraction x blocks) blocks Post-LN, the rest "
                   "Pre-LN; the paper's default 0.25"));
-    bindInt(norms, tr("Gain warmup"), "model.norm_gain_warmup_steps", 0, 1000000,
+    bindInt(norms, tr("Gain warmup"), "model.norm_gain_warmup_steps",
             tr("Steps over which every norm's gain ramps from the start factor to 1; 0: off"));
     bindNumber(norms, tr("Gain warmup start"), "model.norm_gain_warmup_start",
                tr("Norm-gain warmup's factor at step 1, in (0, 1]"));
-    bindInt(norms, tr("Residual warmup"), "model.residual_warmup_steps", 0, 1000000,
+    bindInt(norms, tr("Residual warmup"), "model.residual_warmup_steps",
             tr("ProRes: block l's branch ramps from 0 to 1 over T x l steps; 0: off"));
     bindNumber(norms, tr("DyT alpha"), "model.dyt_alpha",
                tr("DyT's initial alpha in tanh(alpha x) (norm type dyt); the DyT paper uses 1.0 for LLMs"));
@@ -120,7 +148,9 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     m_residualConstants->setObjectName(QStringLiteral("residualConstants"));
     m_residualConstants->setWordWrap(true);
     norms->addRow(QString(), m_residualConstants);
+}
 
+void ConfigPanel::addOptimisationGroup() {
     QFormLayout* optimisation = addGroup(tr("Optimisation"));
     bindCombo(optimisation, tr("Optimizer"), "train.optimizer", tr("Update rule"));
     bindNumber(optimisation, tr("Learning rate"), "train.lr", tr("Peak learning rate (e.g. 3e-3)"));
@@ -136,16 +166,19 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     bindNumber(optimisation, tr("z-loss"), "train.z_loss",
                tr("Adds z-loss x (log Z)^2 per token, keeping the output logits' log Z near 0 (PaLM: 1e-4); "
                   "0: off"));
-    bindInt(optimisation, tr("Batch size"), "train.batch_size", 1, 4096, tr("Sequences per step"));
-    bindInt(optimisation, tr("Steps"), "train.steps", 1, 100000000, tr("Optimizer steps of the run"));
-    bindInt(optimisation, tr("Seed"), "train.seed", 0, 2147483647,
-            tr("Seed of initialisation and data order"));
+    bindInt(optimisation, tr("Batch size"), "train.batch_size", tr("Sequences per step"));
+    bindInt(optimisation, tr("Steps"), "train.steps", tr("Optimizer steps of the run"));
+    bindInt(optimisation, tr("Seed"), "train.seed", tr("Seed of initialisation and data order"));
+}
 
+void ConfigPanel::addTaskGroup() {
     QFormLayout* task = addGroup(tr("Task"));
     bindCombo(task, tr("Task"), "data.task",
               tr("text: byte-level language model; the others are synthetic sequence tasks"));
     addTextFileRow(task);
+}
 
+void ConfigPanel::addDeviceGroup() {
     QFormLayout* device = addGroup(tr("Device and telemetry"));
     bindChoices(device, tr("Device"), "device", deviceChoices(),
                 tr("auto: CUDA when compiled in and a GPU answers, else the CPU. Changing it moves a "
@@ -154,17 +187,13 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     m_deviceInUse->setObjectName(QStringLiteral("deviceInUse"));
     m_deviceInUse->setWordWrap(true);
     device->addRow(QString(), m_deviceInUse);
-    bindInt(device, tr("CPU threads"), "threads", 0, 1024, tr("0: every core"));
-    bindInt(device, tr("Telemetry every"), "telemetry.every", 1, 100000,
-            tr("Per-block telemetry every N steps"));
-    bindInt(device, tr("Validation every"), "telemetry.val_every", 0, 100000,
+    bindInt(device, tr("CPU threads"), "threads", tr("0: every core"));
+    bindInt(device, tr("Telemetry every"), "telemetry.every", tr("Per-block telemetry every N steps"));
+    bindInt(device, tr("Validation every"), "telemetry.val_every",
             tr("Validation loss every N steps; 0: never"));
-    bindInt(device, tr("Checkpoint every"), "train.checkpoint_every", 0, 100000000,
+    bindInt(device, tr("Checkpoint every"), "train.checkpoint_every",
             tr("Every N steps the run folder's model.safetensors is replaced by the run's state, so a crash "
                "or a loss spike can be resumed from just before it (normlab-cli train --resume); 0: never"));
-
-    layout->addStretch();
-    setConfig(normlab::Config{});
 }
 
 QFormLayout* ConfigPanel::addGroup(const QString& title) {
@@ -211,9 +240,9 @@ void ConfigPanel::bindChoices(QFormLayout* form, const QString& label, const QSt
     connect(combo, &QComboBox::currentIndexChanged, this, [this, key] { onEdited(key); });
 }
 
-void ConfigPanel::bindInt(QFormLayout* form, const QString& label, const QString& key, int min, int max,
-                          const QString& tip) {
+void ConfigPanel::bindInt(QFormLayout* form, const QString& label, const QString& key, const QString& tip) {
     auto* spin = new QSpinBox;
+    const auto [min, max] = spinRange(key);
     spin->setRange(min, max);
     spin->setKeyboardTracking(false);
     addRow(form, label, key, spin, tip);
@@ -255,15 +284,15 @@ void ConfigPanel::addWarmupRow(QFormLayout* form) {
     layout->setContentsMargins(0, 0, 0, 0);
     auto* enabled = new QCheckBox(tr("on"));
     enabled->setObjectName(QStringLiteral("warmupEnabled"));
+    const QString key = QStringLiteral("train.warmup_steps");
     auto* steps = new QSpinBox;
-    steps->setRange(1, 1000000);
+    steps->setRange(std::max(1, spinRange(key).first), spinRange(key).second);  // 0 steps is off
     steps->setValue(150);
     steps->setSuffix(tr(" steps"));
     steps->setKeyboardTracking(false);
     steps->setObjectName(QStringLiteral("warmupSteps"));
     layout->addWidget(enabled);
     layout->addWidget(steps, 1);
-    const QString key = QStringLiteral("train.warmup_steps");
     addRow(form, tr("Warmup"), key, row, tr("Linear learning-rate warmup from 0 over N steps"));
     m_bindings.push_back({key, row,
                           [enabled, steps] {
@@ -350,7 +379,7 @@ void ConfigPanel::onEdited(const QString& key) {
 QString ConfigPanel::textFileProblem(const normlab::Config& config) {
     // The chosen text file is read and checked (UTF-8, long enough) when it or its size and date change,
     // so a bad file is flagged here as soon as it is chosen, not when Start is pressed.
-    if (config.data.task != "text" || config.data.text_path.empty()) return {};
+    if (!normlab::reads_chosen_text_file(config.data)) return {};
     const QFileInfo file(QString::fromStdString(config.data.text_path));
     const QString stamp = QStringLiteral("%1|%2|%3|%4")
                               .arg(file.absoluteFilePath())

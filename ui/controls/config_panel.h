@@ -4,12 +4,14 @@
 #pragma once
 #include <QWidget>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "engine/config/config.h"
 
 class QLabel;
 class QFormLayout;
+class QVBoxLayout;
 
 namespace normlab::ui {
 
@@ -27,6 +29,8 @@ class ConfigPanel : public QWidget {
     void setDeviceInUse(const QString& text);
     // Whether a key changes live; used to mark controls and route edits.
     static bool isLive(const QString& key);
+    // A spin box's limits for an integer key: the key table's range (config_key_range), within int's.
+    static std::pair<int, int> spinRange(const QString& key);
 
   signals:
     void liveChanged(const QString& key, const QString& value);
@@ -51,6 +55,14 @@ class ConfigPanel : public QWidget {
     };
     // auto, cpu and cuda, labelled with what this machine has (the GPU's name, or why there is none).
     static std::vector<Choice> deviceChoices();
+    // The constructor's parts, top to bottom: the live-dot legend and the problem line, then one group
+    // of controls each.
+    void addLegendAndProblem(QVBoxLayout* layout);
+    void addModelGroup();
+    void addNormGroup();
+    void addOptimisationGroup();
+    void addTaskGroup();
+    void addDeviceGroup();
     QFormLayout* addGroup(const QString& title);
     void addRow(QFormLayout* form, const QString& label, const QString& key, QWidget* widget,
                 const QString& tip);
@@ -58,8 +70,8 @@ class ConfigPanel : public QWidget {
     void bindCombo(QFormLayout* form, const QString& label, const QString& key, const QString& tip);
     void bindChoices(QFormLayout* form, const QString& label, const QString& key,
                      const std::vector<Choice>& choices, const QString& tip);
-    void bindInt(QFormLayout* form, const QString& label, const QString& key, int min, int max,
-                 const QString& tip);
+    // A spin box limited to the key's range in the engine's key table.
+    void bindInt(QFormLayout* form, const QString& label, const QString& key, const QString& tip);
     void bindNumber(QFormLayout* form, const QString& label, const QString& key, const QString& tip);
     void bindCheck(QFormLayout* form, const QString& label, const QString& key, const QString& tip);
     void addWarmupRow(QFormLayout* form);

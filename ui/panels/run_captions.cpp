@@ -47,7 +47,7 @@ QString configSummary(const normlab::Config& config) {
     if (t.schedule != normlab::ScheduleKind::Constant)
         parts << QString::fromStdString(normlab::to_string(t.schedule));
     parts << QStringLiteral("batch %1, seed %2").arg(t.batch_size).arg(t.seed);
-    parts << QStringLiteral("task %1").arg(QString::fromStdString(config.data.task));
+    parts << QStringLiteral("task %1").arg(QString::fromStdString(normlab::to_string(config.data.task)));
     return parts.join(QStringLiteral(", "));
 }
 

@@ -85,15 +85,22 @@ void HeatmapView::paintEvent(QPaintEvent*) {
         painter.drawText(plot, Qt::AlignCenter, m_content.emptyText);
         return;
     }
-    const auto [lo, hi] = m_logRange;
     // Columns are logged steps at a regular spacing: each gets an equal share of the width.
-    const double rowHeight = static_cast<double>(plot.height()) / blocks;
     painter.drawImage(QRectF(plot.left(), plot.top(), plot.width() + 1, plot.height() + 1), m_cells);
     painter.setPen(QColor(60, 60, 60));
     painter.drawRect(plot);
 
-    // Axes: block ticks (as many as fit without overlapping, at most ~12) and step ticks at round steps.
     const QFontMetrics metrics(base);
+    drawBlockTicks(painter, plot, metrics, blocks);
+    drawStepTicks(painter, plot, metrics);
+    drawAxisTitles(painter, plot, metrics);
+    drawColourBar(painter, plot, metrics);
+}
+
+void HeatmapView::drawBlockTicks(QPainter& painter, const QRect& plot, const QFontMetrics& metrics,
+                                 int blocks) const {
+    // As many as fit without overlapping, at most ~12.
+    const double rowHeight = static_cast<double>(plot.height()) / blocks;
     const int fitting = std::max(1, static_cast<int>(plot.height() / (metrics.height() * 1.3)));
     const int blockEvery = std::max(1, (blocks + std::min(fitting, 12) - 1) / std::min(fitting, 12));
     for (int b = 0; b < blocks; b += blockEvery) {
@@ -103,7 +110,9 @@ void HeatmapView::paintEvent(QPaintEvent*) {
                                 metrics.height()),
                          Qt::AlignRight | Qt::AlignVCenter, QString::number(b));
     }
-    drawStepTicks(painter, plot, metrics);
+}
+
+void HeatmapView::drawAxisTitles(QPainter& painter, const QRect& plot, const QFontMetrics& metrics) const {
     painter.drawText(
         QRect(plot.left(), plot.bottom() + 6 + metrics.height(), plot.width(), metrics.height() + 4),
         Qt::AlignHCenter, m_content.xTitle);
@@ -113,8 +122,10 @@ void HeatmapView::paintEvent(QPaintEvent*) {
     painter.drawText(QRect(-plot.height() / 2, -10, plot.height(), metrics.height() + 4), Qt::AlignHCenter,
                      m_content.yTitle);
     painter.restore();
+}
 
-    // Colour bar with decade labels.
+void HeatmapView::drawColourBar(QPainter& painter, const QRect& plot, const QFontMetrics& metrics) const {
+    const auto [lo, hi] = m_logRange;
     const QRect bar(plot.right() + 14, plot.top(), static_cast<int>(14 * m_style.lineScale()), plot.height());
     static const QImage scale = [] {
         QImage image(1, 512, QImage::Format_RGB32);

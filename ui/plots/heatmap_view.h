@@ -44,6 +44,11 @@ class HeatmapView : public QWidget {
     void drawTitle(QPainter& painter, QFont font) const;
     // The step axis: the first logged step, then round steps (multiples of 1, 2 or 5 x 10^k).
     void drawStepTicks(QPainter& painter, const QRect& plot, const QFontMetrics& metrics) const;
+    // Block numbers up the left side, as many as fit (at most ~12).
+    void drawBlockTicks(QPainter& painter, const QRect& plot, const QFontMetrics& metrics, int blocks) const;
+    void drawAxisTitles(QPainter& painter, const QRect& plot, const QFontMetrics& metrics) const;
+    // The viridis scale at the right with its end values and the decades between them, and its title.
+    void drawColourBar(QPainter& painter, const QRect& plot, const QFontMetrics& metrics) const;
 
     HeatmapContent m_content;
     std::pair<double, double> m_logRange{-3.0, 0.0};

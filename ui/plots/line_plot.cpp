@@ -122,81 +122,17 @@ bool LinePlot::setContent(const PlotContent& content) {
     if (impl.xAxis && content == m_content) return false;
     m_content = content;
     const bool rebuilt = impl.ensureAxes(content);
-    // Presentation fonts leave no room for an axis title's note: the legend tells the line styles.
-    const auto titleOf = [&impl](const AxisSpec& spec) {
-        return spec.note.isEmpty() || impl.style.fontScale > 1.2
-                   ? spec.title
-                   : QStringLiteral("%1 (%2)").arg(spec.title, spec.note);
-    };
-    impl.xAxis->setTitleText(titleOf(content.x));
-    impl.yAxis->setTitleText(titleOf(content.y));
-    if (impl.y2Axis) impl.y2Axis->setTitleText(titleOf(*content.y2));
-
-    // Ranges from what will be drawn.
-    DataRange xData, yData, y2Data;
-    std::vector<DrawablePoints> drawn;
-    drawn.reserve(content.series.size());
-    bool anyNonFinite = false;
-    // Zoomed: the value axes fit what lies inside the step span shown.
-    double latest = -INFINITY;
-    for (const PlotSeries& series : content.series)
-        if (!series.points.isEmpty()) latest = std::max(latest, series.points.back().x());
-    const std::optional<std::pair<double, double>> window = impl.zoomWindow(latest);
-    for (const PlotSeries& series : content.series) {
-        const bool secondary = series.onSecondaryAxis && content.y2;
-        drawn.push_back(drawable(series.points, content.x.log, secondary ? content.y2->log : content.y.log));
-        for (const QPointF& p : drawn.back().points) {
-            xData.include(p.x());
-            if (!window || (p.x() >= window->first && p.x() <= window->second))
-                (secondary ? y2Data : yData).include(p.y());
-        }
-        for (double step : drawn.back().nonFiniteSteps) xData.include(step);
-        anyNonFinite = anyNonFinite || !drawn.back().nonFiniteSteps.isEmpty();
-    }
-    for (const PlotBand& band : content.bands) {
-        for (const QPointF& p : band.lower)
-            xData.include(p.x()), yData.include(content.y.log && p.y() <= 0 ? NAN : p.y());
-        for (const QPointF& p : band.upper) yData.include(p.y());
-    }
-    if (content.x.log) {
-        DataRange positive;
-        // Drawable points are positive already; a range that reaches 0 (a step at 0) starts at 1.
-        if (xData.set) positive.include(xData.min > 0.0 ? xData.min : 1.0), positive.include(xData.max);
-        xData = positive;
-    }
-    const AxisRange xRange =
-        window ? AxisRange{window->first, window->second, niceStep((window->second - window->first) / 6.0),
-                           true,          window->first,  window->second}
-               : stableAxisRange(content.x, xData, impl.xShown);
-    const bool xChanged = Impl::applyRange(impl.xAxis, impl.xShown, xRange);
-    const bool yChanged =
-        Impl::applyRange(impl.yAxis, impl.yShown, stableAxisRange(content.y, yData, impl.yShown));
-    if (impl.y2Axis)
-        Impl::applyRange(impl.y2Axis, impl.y2Shown, stableAxisRange(*content.y2, y2Data, impl.y2Shown));
-
-    // Data series: reuse the pool, replace points only where they differ.
-    while (impl.lines.size() > content.series.size()) impl.removeLine();
-    while (impl.lines.size() < content.series.size()) impl.addLine(this);
-    for (size_t i = 0; i < content.series.size(); ++i) {
-        impl.setLine(impl.lines[i], content.series[i], std::move(drawn[i].points));
-        impl.setNonFinite(impl.lines[i], content.series[i], std::move(drawn[i].nonFiniteSteps));
-    }
-    impl.legend->setText(legendHtml(content, anyNonFinite));
-    impl.legend->setVisible(!impl.legend->text().isEmpty());
-
+    impl.setAxisTitles(content);
+    // Ranges from what will be drawn; zoomed, the value axes fit what lies inside the step span shown.
+    const std::optional<std::pair<double, double>> window = impl.zoomWindow(latestStep(content));
+    DrawnContent drawn = drawnContent(content, window);
+    const bool rangeChanged = impl.applyRanges(content, drawn, window);
+    impl.showLines(this, content, drawn);
     if (rebuilt || content.bands != impl.bandsShown) impl.setBands(content.bands);
-    std::vector<PlotMarker> markers;
-    for (const PlotMarker& marker : content.markers)
-        if (marker.x >= impl.xShown->min && marker.x <= impl.xShown->max) markers.push_back(marker);
-    if (rebuilt || xChanged || yChanged || markers != impl.markers) {
-        QFont markerFont = font();
-        markerFont.setPointSizeF(impl.style.points(7.5));
-        impl.setMarkers(markers, *impl.yShown, markerFont);
-    }
-    const bool empty = std::all_of(impl.lines.begin(), impl.lines.end(),
-                                   [](const Impl::Line& line) { return line.points.isEmpty(); });
-    const QString emptyText = empty ? content.emptyText : QString();
-    if (impl.emptyLabel->text() != emptyText) impl.emptyLabel->setText(emptyText);
+    QFont markerFont = font();
+    markerFont.setPointSizeF(impl.style.points(7.5));
+    impl.showMarkers(content.markers, rebuilt || rangeChanged, markerFont);
+    impl.showEmptyText(content.emptyText);
     impl.placeLabels();
     impl.placeReadout(content);
     impl.placeNotes(content.annotations);
@@ -204,6 +140,56 @@ bool LinePlot::setContent(const PlotContent& content) {
     // (the dashboard's, inside its timing) draws it.
     QCoreApplication::sendPostedEvents(impl.chart->scene(), QEvent::MetaCall);
     return true;
+}
+
+void LinePlot::Impl::setAxisTitles(const PlotContent& content) {
+    // Presentation fonts leave no room for an axis title's note: the legend tells the line styles.
+    const auto titleOf = [this](const AxisSpec& spec) {
+        return spec.note.isEmpty() || style.fontScale > 1.2
+                   ? spec.title
+                   : QStringLiteral("%1 (%2)").arg(spec.title, spec.note);
+    };
+    xAxis->setTitleText(titleOf(content.x));
+    yAxis->setTitleText(titleOf(content.y));
+    if (y2Axis) y2Axis->setTitleText(titleOf(*content.y2));
+}
+
+bool LinePlot::Impl::applyRanges(const PlotContent& content, const DrawnContent& drawn,
+                                 const std::optional<std::pair<double, double>>& window) {
+    const AxisRange xRange =
+        window ? AxisRange{window->first, window->second, niceStep((window->second - window->first) / 6.0),
+                           true,          window->first,  window->second}
+               : stableAxisRange(content.x, drawn.x, xShown);
+    const bool xChanged = applyRange(xAxis, xShown, xRange);
+    const bool yChanged = applyRange(yAxis, yShown, stableAxisRange(content.y, drawn.y, yShown));
+    if (y2Axis) applyRange(y2Axis, y2Shown, stableAxisRange(*content.y2, drawn.y2, y2Shown));
+    return xChanged || yChanged;
+}
+
+void LinePlot::Impl::showLines(LinePlot* plot, const PlotContent& content, DrawnContent& drawn) {
+    // Reuse the pool, replace points only where they differ.
+    while (lines.size() > content.series.size()) removeLine();
+    while (lines.size() < content.series.size()) addLine(plot);
+    for (size_t i = 0; i < content.series.size(); ++i) {
+        setLine(lines[i], content.series[i], std::move(drawn.series[i].points));
+        setNonFinite(lines[i], content.series[i], std::move(drawn.series[i].nonFiniteSteps));
+    }
+    legend->setText(legendHtml(content, drawn.anyNonFinite));
+    legend->setVisible(!legend->text().isEmpty());
+}
+
+void LinePlot::Impl::showMarkers(const std::vector<PlotMarker>& all, bool redraw, const QFont& font) {
+    std::vector<PlotMarker> shown;
+    for (const PlotMarker& marker : all)
+        if (marker.x >= xShown->min && marker.x <= xShown->max) shown.push_back(marker);
+    if (redraw || shown != markers) setMarkers(shown, *yShown, font);
+}
+
+void LinePlot::Impl::showEmptyText(const QString& text) {
+    const bool empty =
+        std::all_of(lines.begin(), lines.end(), [](const Line& line) { return line.points.isEmpty(); });
+    const QString shown = empty ? text : QString();
+    if (emptyLabel->text() != shown) emptyLabel->setText(shown);
 }
 
 }  // namespace normlab::ui

@@ -63,6 +63,16 @@ struct LinePlot::Impl {
     // The step span shown when zoomed: the zoom, slid so that it ends at `latest` when following.
     double latest = -INFINITY;  // the newest step of the content shown
 
+    // setContent's steps (line_plot.cpp): the axis titles; the axis ranges for what is drawn (whether
+    // the step or the left value axis changed); the lines and the legend; the event markers within the
+    // step axis (redrawn when `redraw` or when they change); the text of an empty chart.
+    void setAxisTitles(const PlotContent& content);
+    bool applyRanges(const PlotContent& content, const DrawnContent& drawn,
+                     const std::optional<std::pair<double, double>>& window);
+    void showLines(LinePlot* plot, const PlotContent& content, DrawnContent& drawn);
+    void showMarkers(const std::vector<PlotMarker>& all, bool redraw, const QFont& font);
+    void showEmptyText(const QString& text);
+
     std::optional<std::pair<double, double>> zoomWindow(double newest) {
         latest = newest;
         if (!zoom) return std::nullopt;

@@ -104,4 +104,42 @@ void setAxisRange(QAbstractAxis* axis, const AxisRange& range) {
     axis->setRange(range.min, range.max);
 }
 
+DrawnContent drawnContent(const PlotContent& content,
+                          const std::optional<std::pair<double, double>>& window) {
+    DrawnContent drawn;
+    drawn.series.reserve(content.series.size());
+    for (const PlotSeries& series : content.series) {
+        const bool secondary = series.onSecondaryAxis && content.y2;
+        drawn.series.push_back(
+            drawable(series.points, content.x.log, secondary ? content.y2->log : content.y.log));
+        for (const QPointF& p : drawn.series.back().points) {
+            drawn.x.include(p.x());
+            if (!window || (p.x() >= window->first && p.x() <= window->second))
+                (secondary ? drawn.y2 : drawn.y).include(p.y());
+        }
+        for (double step : drawn.series.back().nonFiniteSteps) drawn.x.include(step);
+        drawn.anyNonFinite = drawn.anyNonFinite || !drawn.series.back().nonFiniteSteps.isEmpty();
+    }
+    for (const PlotBand& band : content.bands) {
+        for (const QPointF& p : band.lower)
+            drawn.x.include(p.x()), drawn.y.include(content.y.log && p.y() <= 0 ? NAN : p.y());
+        for (const QPointF& p : band.upper) drawn.y.include(p.y());
+    }
+    if (content.x.log) {
+        DataRange positive;
+        // Drawable points are positive already; a range that reaches 0 (a step at 0) starts at 1.
+        if (drawn.x.set)
+            positive.include(drawn.x.min > 0.0 ? drawn.x.min : 1.0), positive.include(drawn.x.max);
+        drawn.x = positive;
+    }
+    return drawn;
+}
+
+double latestStep(const PlotContent& content) {
+    double latest = -INFINITY;
+    for (const PlotSeries& series : content.series)
+        if (!series.points.isEmpty()) latest = std::max(latest, series.points.back().x());
+    return latest;
+}
+
 }  // namespace normlab::ui

@@ -1,11 +1,15 @@
 // The pieces of LinePlot that are plain functions: which points an axis can draw (NaN and Inf set
-// aside as markers), the legend's rich text, and QtCharts axes made and ranged for an AxisSpec.
+// aside as markers) and the data ranges they span, the legend's rich text, and QtCharts axes made and
+// ranged for an AxisSpec.
 // Internal to ui/plots (line_plot*.cpp).
 #pragma once
 #include <QAbstractAxis>
 #include <QPointF>
 #include <QString>
 #include <QVector>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "ui/plots/axis_range.h"
 #include "ui/plots/plot_content.h"
@@ -19,6 +23,19 @@ struct DrawablePoints {
     QVector<double> nonFiniteSteps;
 };
 DrawablePoints drawable(const QVector<QPointF>& points, bool logX, bool logY);
+
+// A content's series made drawable, one per series, and the data ranges the axes must show: the step
+// axis spans every series and band (from 1 on a log axis); when zoomed to `window`, each value axis
+// spans only the points inside it.
+struct DrawnContent {
+    std::vector<DrawablePoints> series;
+    DataRange x, y, y2;
+    bool anyNonFinite = false;
+};
+DrawnContent drawnContent(const PlotContent& content, const std::optional<std::pair<double, double>>& window);
+
+// The last step any series reaches; -infinity when none has a point.
+double latestStep(const PlotContent& content);
 
 // The legend as wrapping rich text: a short line in each series' colour and style, then its name;
 // then the style key and, when some value is not finite, the NaN/Inf marker.

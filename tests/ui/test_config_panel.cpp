@@ -1,0 +1,65 @@
+// The control panel's spin boxes take their limits from the engine's key table: each one's range is
+// its key's range (within what a QSpinBox holds), so the panel accepts what validate() accepts and a
+// loaded config's value is never clamped to a narrower hand-written limit.
+#include <QSpinBox>
+#include <QTest>
+#include <algorithm>
+#include <limits>
+
+#include "engine/config/config.h"
+#include "engine/config/key_range.h"
+#include "ui/controls/config_panel.h"
+
+class ConfigPanelTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void spinBoxRangesAreTheKeyTablesRanges();
+    void warmupStepsStartAtOneAndEndWhereTheKeyEnds();
+    void aConfigAtTheEngineLimitsLoadsUnclamped();
+};
+
+namespace {
+constexpr double kIntMax = std::numeric_limits<int>::max();
+}
+
+void ConfigPanelTest::spinBoxRangesAreTheKeyTablesRanges() {
+    normlab::ui::ConfigPanel panel;
+    int checked = 0;
+    for (QSpinBox* spin : panel.findChildren<QSpinBox*>()) {
+        const QString key = spin->objectName();
+        if (!key.contains(QLatin1Char('.')) && key != QLatin1String("threads")) continue;  // the warmup row's
+        const std::optional<normlab::KeyRange> range = normlab::config_key_range(key.toStdString());
+        QVERIFY2(range.has_value(), qPrintable(key));
+        QCOMPARE(spin->minimum(), static_cast<int>(range->lo));
+        QCOMPARE(spin->maximum(), static_cast<int>(std::min(range->hi, kIntMax)));
+        ++checked;
+    }
+    QCOMPARE(checked, 15);
+}
+
+void ConfigPanelTest::warmupStepsStartAtOneAndEndWhereTheKeyEnds() {
+    normlab::ui::ConfigPanel panel;
+    auto* steps = panel.findChild<QSpinBox*>(QStringLiteral("warmupSteps"));
+    QVERIFY(steps);
+    QCOMPARE(steps->minimum(), 1);  // 0 steps is the "on" box unticked
+    QCOMPARE(steps->maximum(),
+             static_cast<int>(std::min(normlab::config_key_range("train.warmup_steps")->hi, kIntMax)));
+}
+
+void ConfigPanelTest::aConfigAtTheEngineLimitsLoadsUnclamped() {
+    normlab::Config config;
+    config.model.d_model = 8192;  // above the panel's old limit of 4096
+    config.model.heads = 256;     // above its old 128
+    config.model.layers = 1000;   // above its old 512
+    normlab::validate(config);
+    normlab::ui::ConfigPanel panel;
+    panel.setConfig(config);
+    QVERIFY2(panel.problem().isEmpty(), qPrintable(panel.problem()));
+    const normlab::Config shown = panel.config();
+    QCOMPARE(shown.model.d_model, 8192);
+    QCOMPARE(shown.model.heads, 256);
+    QCOMPARE(shown.model.layers, 1000);
+}
+
+QTEST_MAIN(ConfigPanelTest)
+#include "test_config_panel.moc"

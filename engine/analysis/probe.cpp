@@ -84,6 +84,7 @@ ProbeResult probe_at_init(Trainer& trainer, int batches) {
         weights[w].sum.assign(layout.entries[probed[w].entry].count, 0.0);
     }
 
+    const SublayerSlots slots(model.config());
     Batch batch;
     for (int k = 0; k < batches; ++k) {
         trainer.task().make_batch(Split::Train, static_cast<uint64_t>(k), config.train.batch_size,
@@ -94,18 +95,23 @@ ProbeResult probe_at_init(Trainer& trainer, int batches) {
             BlockProbe& block = result.blocks[b];
             block.resid += stats.resid[b] / batches;
             block.resid_attn += stats.resid_attn[b] / batches;
-            block.dependency_attn += stats.dependency[2 * b] / batches;
-            block.dependency_ffn += stats.dependency[2 * b + 1] / batches;
+            block.dependency_attn +=
+                stats.dependency[slots.of(kAttentionSublayer, static_cast<int>(b))] / batches;
+            block.dependency_ffn +=
+                stats.dependency[slots.of(kFeedForwardSublayer, static_cast<int>(b))] / batches;
             if (!has_encoder) continue;
             block.resid_cross += stats.resid_cross[b] / batches;
-            block.dependency_cross += stats.dependency[2 * blocks + b] / batches;
+            block.dependency_cross +=
+                stats.dependency[slots.of(kCrossAttentionSublayer, static_cast<int>(b))] / batches;
         }
         for (size_t e = 0; e < encoder_blocks; ++e) {
             BlockProbe& block = result.encoder_blocks[e];
             block.resid += stats.encoder_resid[e] / batches;
             block.resid_attn += stats.encoder_resid_attn[e] / batches;
-            block.dependency_attn += stats.dependency[3 * blocks + 2 * e] / batches;
-            block.dependency_ffn += stats.dependency[3 * blocks + 2 * e + 1] / batches;
+            block.dependency_attn +=
+                stats.dependency[slots.of_encoder(kAttentionSublayer, static_cast<int>(e))] / batches;
+            block.dependency_ffn +=
+                stats.dependency[slots.of_encoder(kFeedForwardSublayer, static_cast<int>(e))] / batches;
         }
         for (WeightAccumulator& weight : weights) {
             if (!model.active(weight.entry)) continue;

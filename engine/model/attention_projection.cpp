@@ -123,10 +123,11 @@ void Model::measure_qk_rms(int n) {
     const bool planar = m_config.qk_norm != QkNorm::None;
     // per decoder block: its queries' slices, then its keys' (one each when planar, else one per row)
     const size_t per_part = planar ? 1 : static_cast<size_t>(n);
+    const SublayerSlots slots(m_config);
     m_qk_slices.clear();
     for (int block = 0; block < m_config.layers; ++block) {
         const size_t qkv =
-            static_cast<size_t>(m_sublayers[2 * static_cast<size_t>(block)].qkv - m_activations);
+            static_cast<size_t>(m_sublayers[slots.of(kAttentionSublayer, block)].qkv - m_activations);
         for (int part = 0; part < 2; ++part) {
             if (planar) {
                 m_qk_slices.push_back({qkv + part * nd, nd});

@@ -34,22 +34,6 @@ enum Scratch {
     kScratchCount
 };
 
-// Sub-layer slots (see Model::m_sublayers) and attention-statistics slots of a config.
-size_t sublayer_slots(const ModelConfig& c) {
-    const size_t layers = static_cast<size_t>(c.layers);
-    return 2 * layers + (c.encoder_layers > 0 ? layers + 2 * static_cast<size_t>(c.encoder_layers) : 0);
-}
-size_t attention_slots(const ModelConfig& c) {
-    const size_t layers = static_cast<size_t>(c.layers);
-    return layers + (c.encoder_layers > 0 ? layers + static_cast<size_t>(c.encoder_layers) : 0);
-}
-// What the sub-layer in `slot` computes.
-int slot_kind(const ModelConfig& c, size_t slot) {
-    const size_t layers = static_cast<size_t>(c.layers);
-    if (slot < 2 * layers) return static_cast<int>(slot % 2);
-    if (slot < 3 * layers) return kCrossAttention;
-    return static_cast<int>((slot - 3 * layers) % 2);
-}
 }  // namespace
 
 Model::Model(const ModelConfig& config, int vocab, Backend& backend)
@@ -59,7 +43,7 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     check_memory(m_layout.total * sizeof(float) * 5, "the model's parameters and optimizer state");
     m_params = m_backend->allocate(m_layout.total);
     m_grads = m_backend->allocate(m_layout.total);
-    m_attention_stats = m_backend->allocate(attention_slots(m_config) * attention_stat_floats());
+    m_attention_stats = m_backend->allocate(attention_stat_total());
     // room for every norm gain's scaled copy (norm-gain warmup), each where entry_ptr finds it
     m_gain_shadow_offsets.assign(m_layout.entries.size(), kNoShadow);
     for (size_t i = 0; i < m_layout.entries.size(); ++i) {
@@ -73,7 +57,7 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     build_plan();
 
     const size_t layers = static_cast<size_t>(m_config.layers);
-    const size_t slots = sublayer_slots(m_config);
+    const size_t slots = static_cast<size_t>(SublayerSlots(m_config).count());
     m_stats.resid.resize(layers);
     m_stats.resid_attn.resize(layers);
     m_stats.attn_entropy.reserve(layers);
@@ -94,25 +78,29 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     m_branch_slices.reserve(slots);
     m_slice_squares.resize(2 * slots);
     m_slice_sums.resize(2 * slots);
-    m_attention_host.resize(attention_slots(m_config) * attention_stat_floats());
+    m_attention_host.resize(attention_stat_total());
     m_stats.attn_head_max_logit.reserve(layers * static_cast<size_t>(m_config.heads));
 }
 
 void Model::build_plan() {
-    const int layers = m_config.layers;
+    const SublayerSlots slots(m_config);
     m_plan.clear();
     for (int block = 0; block < m_config.encoder_layers; ++block) {
         const NormPlacement placement = block_placement(m_config, block, true);
-        m_plan.push_back({block, true, kAttention, 3 * layers + 2 * block, 2 * layers + block, placement});
-        m_plan.push_back({block, true, kFeedForward, 3 * layers + 2 * block + 1, -1, placement});
+        m_plan.push_back({block, true, kAttention, slots.of_encoder(kAttentionSublayer, block),
+                          slots.attention_of_encoder(block), placement});
+        m_plan.push_back(
+            {block, true, kFeedForward, slots.of_encoder(kFeedForwardSublayer, block), -1, placement});
     }
     m_encoder_steps = static_cast<int>(m_plan.size());
-    for (int block = 0; block < layers; ++block) {
+    for (int block = 0; block < m_config.layers; ++block) {
         const NormPlacement placement = block_placement(m_config, block, false);
-        m_plan.push_back({block, false, kAttention, 2 * block, block, placement});
+        m_plan.push_back({block, false, kAttention, slots.of(kAttentionSublayer, block),
+                          slots.attention_of(kAttentionSublayer, block), placement});
         if (m_config.encoder_layers > 0)
-            m_plan.push_back({block, false, kCrossAttention, 2 * layers + block, layers + block, placement});
-        m_plan.push_back({block, false, kFeedForward, 2 * block + 1, -1, placement});
+            m_plan.push_back({block, false, kCrossAttention, slots.of(kCrossAttentionSublayer, block),
+                              slots.attention_of(kCrossAttentionSublayer, block), placement});
+        m_plan.push_back({block, false, kFeedForward, slots.of(kFeedForwardSublayer, block), -1, placement});
     }
 }
 
@@ -217,11 +205,11 @@ void Model::carve_activations() {
         cursor += count;
         return block;
     };
-    const size_t slots = sublayer_slots(m_config);
-    m_sublayers.assign(slots, SublayerActivations{});
+    const SublayerSlots slots(m_config);
+    m_sublayers.assign(static_cast<size_t>(slots.count()), SublayerActivations{});
     m_resid_slices.clear();
-    for (size_t slot = 0; slot < slots; ++slot) {
-        const int kind = slot_kind(m_config, slot);
+    for (int slot = 0; slot < slots.count(); ++slot) {
+        const int kind = slots.at(slot).kind;
         SublayerActivations& acts = m_sublayers[slot];
         acts.normed = take(n * d);
         acts.normed_stats = take(2 * n);
@@ -543,24 +531,28 @@ void Model::collect_residual_stats(size_t nd) {
                                           m_slice_squares.data());
     }
     const int layers = m_config.layers;
+    const SublayerSlots slots(m_config);
     const double count = static_cast<double>(nd);
     stats.first_nonfinite_block = -1;
     bool encoder_finite = true;
     for (int block = 0; block < m_config.encoder_layers; ++block) {
-        const size_t slot = 3 * static_cast<size_t>(layers) + 2 * block;
-        stats.encoder_resid_attn[block] = sums[slot] / count;
-        stats.encoder_resid[block] = sums[slot + 1] / count;
-        encoder_finite = encoder_finite && std::isfinite(sums[slot]) && std::isfinite(sums[slot + 1]);
+        const double attention = sums[slots.of_encoder(kAttentionSublayer, block)];
+        const double feed_forward = sums[slots.of_encoder(kFeedForwardSublayer, block)];
+        stats.encoder_resid_attn[block] = attention / count;
+        stats.encoder_resid[block] = feed_forward / count;
+        encoder_finite = encoder_finite && std::isfinite(attention) && std::isfinite(feed_forward);
     }
     if (!encoder_finite) stats.first_nonfinite_block = 0;
     for (int block = 0; block < layers; ++block) {
-        stats.resid_attn[block] = sums[2 * block] / count;
-        stats.resid[block] = sums[2 * block + 1] / count;
-        bool finite = std::isfinite(sums[2 * block]) && std::isfinite(sums[2 * block + 1]);
+        const double attention = sums[slots.of(kAttentionSublayer, block)];
+        const double feed_forward = sums[slots.of(kFeedForwardSublayer, block)];
+        stats.resid_attn[block] = attention / count;
+        stats.resid[block] = feed_forward / count;
+        bool finite = std::isfinite(attention) && std::isfinite(feed_forward);
         if (m_config.encoder_layers > 0) {
-            const size_t slot = 2 * static_cast<size_t>(layers) + block;
-            stats.resid_cross[block] = sums[slot] / count;
-            finite = finite && std::isfinite(sums[slot]);
+            const double cross = sums[slots.of(kCrossAttentionSublayer, block)];
+            stats.resid_cross[block] = cross / count;
+            finite = finite && std::isfinite(cross);
         }
         if (stats.first_nonfinite_block < 0 && !finite) stats.first_nonfinite_block = block;
     }
@@ -639,7 +631,7 @@ const float* Model::head_input_buffer() const {
 void Model::stage_move(BackendTransfer& transfer) {
     transfer.copy(m_params, m_layout.total);
     transfer.copy(m_grads, m_layout.total);
-    transfer.copy(m_attention_stats, attention_slots(m_config) * attention_stat_floats());
+    transfer.copy(m_attention_stats, attention_stat_total());
     transfer.copy(m_gain_shadow, std::max<size_t>(m_gain_shadow_total, 1));
     if (!m_activations) return;
     const size_t n = static_cast<size_t>(m_batch) * m_seq;
@@ -662,13 +654,14 @@ std::vector<float> Model::read_buffer(const float* buffer) {
 std::vector<float> Model::read_block_output(int block) {
     if (block < 0 || block >= m_config.layers)
         throw std::out_of_range("no decoder block " + std::to_string(block));
-    return read_buffer(sublayer_output(plan_step(2 * block + 1)));
+    return read_buffer(sublayer_output(plan_step(SublayerSlots(m_config).of(kFeedForwardSublayer, block))));
 }
 
 std::vector<float> Model::read_encoder_block_output(int block) {
     if (block < 0 || block >= m_config.encoder_layers)
         throw std::out_of_range("no encoder block " + std::to_string(block));
-    return read_buffer(sublayer_output(plan_step(3 * m_config.layers + 2 * block + 1)));
+    return read_buffer(
+        sublayer_output(plan_step(SublayerSlots(m_config).of_encoder(kFeedForwardSublayer, block))));
 }
 
 std::vector<float> Model::read_memory() {

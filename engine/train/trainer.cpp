@@ -164,11 +164,15 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
     };
     const bool has_encoder = !layout.encoder_blocks.empty();
     const size_t layers = layout.blocks.size();
+    const SublayerSlots slots(m_model->config());
     record.layers.resize(layers);
     record.attn_head_max_logit.assign(forward.attn_head_max_logit.begin(), forward.attn_head_max_logit.end());
     for (size_t b = 0; b < layers; ++b) {
         const BlockIndex& index = layout.blocks[b];
         LayerTelemetry& layer = record.layers[b];
+        const int block = static_cast<int>(b);
+        const int attention = slots.of(kAttentionSublayer, block),
+                  feed_forward = slots.of(kFeedForwardSublayer, block);
         layer.resid = forward.resid[b];
         layer.resid_attn = forward.resid_attn[b];
         fill_block(layer, index);
@@ -176,15 +180,15 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
             layer.attn_entropy = forward.attn_entropy[b];
             layer.attn_max_logit = forward.attn_max_logit[b];
             layer.q_rms = forward.q_rms[b];
-            layer.norm1_scale_mean = forward.norm_scale_mean[2 * b];
-            layer.norm1_scale_cv = forward.norm_scale_cv[2 * b];
-            layer.norm2_scale_mean = forward.norm_scale_mean[2 * b + 1];
-            layer.norm2_scale_cv = forward.norm_scale_cv[2 * b + 1];
+            layer.norm1_scale_mean = forward.norm_scale_mean[attention];
+            layer.norm1_scale_cv = forward.norm_scale_cv[attention];
+            layer.norm2_scale_mean = forward.norm_scale_mean[feed_forward];
+            layer.norm2_scale_cv = forward.norm_scale_cv[feed_forward];
             layer.k_rms = forward.k_rms[b];
         }
         if (!forward.dependency.empty()) {
-            layer.dependency_attn = forward.dependency[2 * b];
-            layer.dependency_ffn = forward.dependency[2 * b + 1];
+            layer.dependency_attn = forward.dependency[attention];
+            layer.dependency_ffn = forward.dependency[feed_forward];
         }
         fill_optimizer_state(layer, static_cast<int>(b), false);
         if (!has_encoder) continue;
@@ -199,7 +203,8 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
             layer.cross_attn_entropy = forward.cross_attn_entropy[b];
             layer.cross_attn_max_logit = forward.cross_attn_max_logit[b];
         }
-        if (!forward.dependency.empty()) layer.dependency_cross = forward.dependency[2 * layers + b];
+        if (!forward.dependency.empty())
+            layer.dependency_cross = forward.dependency[slots.of(kCrossAttentionSublayer, block)];
     }
     record.encoder_layers.resize(layout.encoder_blocks.size());
     for (size_t e = 0; e < layout.encoder_blocks.size(); ++e) {
@@ -212,8 +217,10 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
             layer.attn_max_logit = forward.encoder_attn_max_logit[e];
         }
         if (!forward.dependency.empty()) {
-            layer.dependency_attn = forward.dependency[3 * layers + 2 * e];
-            layer.dependency_ffn = forward.dependency[3 * layers + 2 * e + 1];
+            layer.dependency_attn =
+                forward.dependency[slots.of_encoder(kAttentionSublayer, static_cast<int>(e))];
+            layer.dependency_ffn =
+                forward.dependency[slots.of_encoder(kFeedForwardSublayer, static_cast<int>(e))];
         }
         fill_optimizer_state(layer, static_cast<int>(e), true);
     }

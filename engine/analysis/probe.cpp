@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/train/forward_telemetry.h"
 #include "engine/train/trainer.h"
 
 namespace normlab {
@@ -57,6 +58,18 @@ void add_block_weights(const BlockIndex& index, BlockProbe& block, std::vector<P
     out.push_back({index.cross_kv_weight, &block.w_cross_kv});
     out.push_back({index.cross_out_weight, &block.w_cross_o});
 }
+// Adds one pass's share of a block's residual sums and dependency ratios to their mean over the batches.
+void add_pass(const ForwardStats& stats, const SublayerSlots& slots, size_t block, bool encoder, int batches,
+              BlockProbe& probe) {
+    LayerTelemetry pass;
+    copy_forward_stats(stats, slots, static_cast<int>(block), encoder, pass);
+    probe.resid += pass.resid / batches;
+    probe.resid_attn += pass.resid_attn / batches;
+    probe.dependency_attn += pass.dependency_attn / batches;
+    probe.dependency_ffn += pass.dependency_ffn / batches;
+    probe.resid_cross += pass.resid_cross / batches;
+    probe.dependency_cross += pass.dependency_cross / batches;
+}
 }  // namespace
 
 ProbeResult probe_at_init(Trainer& trainer, int batches) {
@@ -91,28 +104,9 @@ ProbeResult probe_at_init(Trainer& trainer, int batches) {
                                   config.model.seq_len, batch);
         const ForwardStats stats = model.forward_backward(batch, true, true);
         result.loss += stats.loss / batches;
-        for (size_t b = 0; b < blocks; ++b) {
-            BlockProbe& block = result.blocks[b];
-            block.resid += stats.resid[b] / batches;
-            block.resid_attn += stats.resid_attn[b] / batches;
-            block.dependency_attn +=
-                stats.dependency[slots.of(kAttentionSublayer, static_cast<int>(b))] / batches;
-            block.dependency_ffn +=
-                stats.dependency[slots.of(kFeedForwardSublayer, static_cast<int>(b))] / batches;
-            if (!has_encoder) continue;
-            block.resid_cross += stats.resid_cross[b] / batches;
-            block.dependency_cross +=
-                stats.dependency[slots.of(kCrossAttentionSublayer, static_cast<int>(b))] / batches;
-        }
-        for (size_t e = 0; e < encoder_blocks; ++e) {
-            BlockProbe& block = result.encoder_blocks[e];
-            block.resid += stats.encoder_resid[e] / batches;
-            block.resid_attn += stats.encoder_resid_attn[e] / batches;
-            block.dependency_attn +=
-                stats.dependency[slots.of_encoder(kAttentionSublayer, static_cast<int>(e))] / batches;
-            block.dependency_ffn +=
-                stats.dependency[slots.of_encoder(kFeedForwardSublayer, static_cast<int>(e))] / batches;
-        }
+        for (size_t b = 0; b < blocks; ++b) add_pass(stats, slots, b, false, batches, result.blocks[b]);
+        for (size_t e = 0; e < encoder_blocks; ++e)
+            add_pass(stats, slots, e, true, batches, result.encoder_blocks[e]);
         for (WeightAccumulator& weight : weights) {
             if (!model.active(weight.entry)) continue;
             const std::vector<float> grad = model.read_entry(weight.entry, true);

@@ -212,15 +212,21 @@ class Model {
     // and adds cross-attention's key and value part to the memory's gradient. `scratch` holds [n, d].
     void backward_attention_projection(const SublayerStep& step, float* grads, const float* u, float* grad_u,
                                        bool accumulate_u, float* grad_memory, float* scratch, int n);
-    void measure_qk_rms(int n);       // fills m_stats.q_rms and k_rms from the decoder's attention inputs
-    void measure_norm_scales(int n);  // fills m_stats.norm_scale_mean and _cv (norm_scales.cpp)
-    int source_length(const Batch& batch) const;          // memory keys: 0 without an encoder, else [1, seq]
+    void measure_qk_rms(
+        int n);  // m_stats.q_rms and k_rms from the decoder's attention inputs (model_telemetry.cpp)
+    void measure_norm_scales(int n);              // fills m_stats.norm_scale_mean and _cv (norm_scales.cpp)
+    int source_length(const Batch& batch) const;  // memory keys: 0 without an encoder, else [1, seq]
     std::vector<float> read_buffer(const float* buffer);  // host copy of an [n, d] activation
     void initialize_entry(int entry, uint64_t seed);
     void refresh_active();
     ScaleRef shortcut_scale(const SublayerStep& step) const;
     ScaleRef branch_scale(const SublayerStep& step) const;
     const float* added_branch(const SublayerStep& step) const;
+    // Telemetry (model_telemetry.cpp): m_stats' lists reserved once for the layer count, and filled
+    // after a forward pass from its loss and (with attention_stats) the attention, norm and dependency
+    // measurements.
+    void reserve_stats();
+    const ForwardStats& collect_stats(const Backend::CrossEntropyResult& loss, bool attention_stats);
     void measure_dependency(size_t count);
     void collect_residual_stats(size_t nd);
     void collect_attention_stats(int batch, int seq);
@@ -267,7 +273,20 @@ class Model {
     float* m_logits = nullptr;
     float* m_attention_stats = nullptr;   // [attention sub-layers * 2]: entropy sum, max logit
     std::vector<int32_t> m_host_targets;  // encoder-decoder: the targets with the source part unscored
-    std::vector<float*> m_scratch;        // backward scratch buffers (see ensure_activations)
+    // Backward scratch buffers, by role (carve_activations).
+    enum Scratch {
+        kGradResidual,
+        kGradTemp,
+        kGradBranch,
+        kGradBranchNormed,
+        kGradNormIn,
+        kGradHeads,
+        kGradQkv,
+        kGradHidden,
+        kGradMemory,  // encoder-decoder only: dL/d(memory), summed over the decoder's cross-attentions
+        kScratchCount
+    };
+    std::vector<float*> m_scratch;  // by Scratch role
     std::vector<Slice> m_resid_slices;
 
     // Telemetry results and host scratch, sized once from the layer count (see ForwardStats).

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/train/forward_telemetry.h"
 #include "engine/train/trainer.h"
 
 namespace normlab {
@@ -57,6 +58,18 @@ void add_block_weights(const BlockIndex& index, BlockProbe& block, std::vector<P
     out.push_back({index.cross_kv_weight, &block.w_cross_kv});
     out.push_back({index.cross_out_weight, &block.w_cross_o});
 }
+// Adds one pass's share of a block's residual sums and dependency ratios to their mean over the batches.
+void add_pass(const ForwardStats& stats, const SublayerSlots& slots, size_t block, bool encoder, int batches,
+              BlockProbe& probe) {
+    LayerTelemetry pass;
+    copy_forward_stats(stats, slots, static_cast<int>(block), encoder, pass);
+    probe.resid += pass.resid / batches;
+    probe.resid_attn += pass.resid_attn / batches;
+    probe.dependency_attn += pass.dependency_attn / batches;
+    probe.dependency_ffn += pass.dependency_ffn / batches;
+    probe.resid_cross += pass.resid_cross / batches;
+    probe.dependency_cross += pass.dependency_cross / batches;
+}
 }  // namespace
 
 ProbeResult probe_at_init(Trainer& trainer, int batches) {
@@ -84,29 +97,16 @@ ProbeResult probe_at_init(Trainer& trainer, int batches) {
         weights[w].sum.assign(layout.entries[probed[w].entry].count, 0.0);
     }
 
+    const SublayerSlots slots(model.config());
     Batch batch;
     for (int k = 0; k < batches; ++k) {
         trainer.task().make_batch(Split::Train, static_cast<uint64_t>(k), config.train.batch_size,
                                   config.model.seq_len, batch);
         const ForwardStats stats = model.forward_backward(batch, true, true);
         result.loss += stats.loss / batches;
-        for (size_t b = 0; b < blocks; ++b) {
-            BlockProbe& block = result.blocks[b];
-            block.resid += stats.resid[b] / batches;
-            block.resid_attn += stats.resid_attn[b] / batches;
-            block.dependency_attn += stats.dependency[2 * b] / batches;
-            block.dependency_ffn += stats.dependency[2 * b + 1] / batches;
-            if (!has_encoder) continue;
-            block.resid_cross += stats.resid_cross[b] / batches;
-            block.dependency_cross += stats.dependency[2 * blocks + b] / batches;
-        }
-        for (size_t e = 0; e < encoder_blocks; ++e) {
-            BlockProbe& block = result.encoder_blocks[e];
-            block.resid += stats.encoder_resid[e] / batches;
-            block.resid_attn += stats.encoder_resid_attn[e] / batches;
-            block.dependency_attn += stats.dependency[3 * blocks + 2 * e] / batches;
-            block.dependency_ffn += stats.dependency[3 * blocks + 2 * e + 1] / batches;
-        }
+        for (size_t b = 0; b < blocks; ++b) add_pass(stats, slots, b, false, batches, result.blocks[b]);
+        for (size_t e = 0; e < encoder_blocks; ++e)
+            add_pass(stats, slots, e, true, batches, result.encoder_blocks[e]);
         for (WeightAccumulator& weight : weights) {
             if (!model.active(weight.entry)) continue;
             const std::vector<float> grad = model.read_entry(weight.entry, true);

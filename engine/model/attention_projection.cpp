@@ -1,7 +1,7 @@
 // Attention's input projections, forward and backward: q from the sub-layer's input u, k and v from u
 // (self-attention) or the encoder's memory (cross-attention). Without QK-norm one packed product; with
 // it, q, k and v planar [3, n, d] and each head's q and k normalised over the head dimension with one
-// gain per head dimension, no bias (docs/model.md#qk-norm). Also the queries' and keys' RMS telemetry.
+// gain per head dimension, no bias (docs/model.md#qk-norm).
 #include <array>
 #include <cmath>
 
@@ -114,40 +114,6 @@ void Model::backward_attention_projection(const SublayerStep& step, float* grads
                                    grad_ptr(p.bias) + p.first_row, grad_out, from_u ? u : kv_source,
                                    entry_ptr(p.weight) + row_offset, n, d, d,
                                    part == 0 ? accumulate_u : true);
-    }
-}
-
-void Model::measure_qk_rms(int n) {
-    const int d = m_config.d_model;
-    const size_t nd = static_cast<size_t>(n) * d;
-    const bool planar = m_config.qk_norm != QkNorm::None;
-    // per decoder block: its queries' slices, then its keys' (one each when planar, else one per row)
-    const size_t per_part = planar ? 1 : static_cast<size_t>(n);
-    m_qk_slices.clear();
-    for (int block = 0; block < m_config.layers; ++block) {
-        const size_t qkv =
-            static_cast<size_t>(m_sublayers[2 * static_cast<size_t>(block)].qkv - m_activations);
-        for (int part = 0; part < 2; ++part) {
-            if (planar) {
-                m_qk_slices.push_back({qkv + part * nd, nd});
-                continue;
-            }
-            for (int row = 0; row < n; ++row)
-                m_qk_slices.push_back({qkv + static_cast<size_t>(row) * 3 * d + static_cast<size_t>(part) * d,
-                                       static_cast<size_t>(d)});
-        }
-    }
-    m_qk_squares.resize(m_qk_slices.size());
-    m_backend->sum_squares(m_activations, m_qk_slices, m_qk_squares.data());
-    m_stats.q_rms.clear();
-    m_stats.k_rms.clear();
-    for (int block = 0; block < m_config.layers; ++block) {
-        for (int part = 0; part < 2; ++part) {
-            const size_t first = (2 * static_cast<size_t>(block) + part) * per_part;
-            double total = 0.0;
-            for (size_t i = first; i < first + per_part; ++i) total += m_qk_squares[i];
-            (part == 0 ? m_stats.q_rms : m_stats.k_rms).push_back(std::sqrt(total / static_cast<double>(nd)));
-        }
     }
 }
 

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "engine/model/sublayer_slots.h"
+
 namespace normlab {
 
 double deepnorm_alpha(int blocks) {
@@ -50,8 +52,7 @@ double effective_deepnorm_beta(const ModelConfig& model, bool encoder) {
 }
 
 int residual_sublayers(const ModelConfig& model) {
-    if (model.encoder_layers <= 0) return 2 * model.layers;
-    return 2 * model.encoder_layers + 3 * model.layers;
+    return SublayerSlots(model).count();
 }
 
 }  // namespace normlab

@@ -1,4 +1,4 @@
-// Model construction, activation memory, and the forward and backward passes, laid out per sub-layer:
+// Model construction, the sub-layer plan, and the forward and backward passes, laid out per sub-layer:
 //   u = Norm_in(x) (pre, peri);  f = F(u);  f = Norm_out(f) (peri);  s = c x + a f;  y = Norm(s) (post)
 // with c = DeepNorm alpha or Admin omega and a = the ReZero scalar (1 otherwise). F is causal
 // self-attention, an FFN, or (with an encoder) the encoder's bidirectional self-attention and the
@@ -20,36 +20,6 @@ namespace {
 constexpr int kAttention = kAttentionSublayer;
 constexpr int kFeedForward = kFeedForwardSublayer;
 constexpr int kCrossAttention = kCrossAttentionSublayer;
-// Backward scratch buffers, by role.
-enum Scratch {
-    kGradResidual,
-    kGradTemp,
-    kGradBranch,
-    kGradBranchNormed,
-    kGradNormIn,
-    kGradHeads,
-    kGradQkv,
-    kGradHidden,
-    kGradMemory,  // encoder-decoder only: dL/d(memory), summed over the decoder's cross-attentions
-    kScratchCount
-};
-
-// Sub-layer slots (see Model::m_sublayers) and attention-statistics slots of a config.
-size_t sublayer_slots(const ModelConfig& c) {
-    const size_t layers = static_cast<size_t>(c.layers);
-    return 2 * layers + (c.encoder_layers > 0 ? layers + 2 * static_cast<size_t>(c.encoder_layers) : 0);
-}
-size_t attention_slots(const ModelConfig& c) {
-    const size_t layers = static_cast<size_t>(c.layers);
-    return layers + (c.encoder_layers > 0 ? layers + static_cast<size_t>(c.encoder_layers) : 0);
-}
-// What the sub-layer in `slot` computes.
-int slot_kind(const ModelConfig& c, size_t slot) {
-    const size_t layers = static_cast<size_t>(c.layers);
-    if (slot < 2 * layers) return static_cast<int>(slot % 2);
-    if (slot < 3 * layers) return kCrossAttention;
-    return static_cast<int>((slot - 3 * layers) % 2);
-}
 }  // namespace
 
 Model::Model(const ModelConfig& config, int vocab, Backend& backend)
@@ -59,7 +29,7 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     check_memory(m_layout.total * sizeof(float) * 5, "the model's parameters and optimizer state");
     m_params = m_backend->allocate(m_layout.total);
     m_grads = m_backend->allocate(m_layout.total);
-    m_attention_stats = m_backend->allocate(attention_slots(m_config) * attention_stat_floats());
+    m_attention_stats = m_backend->allocate(attention_stat_total());
     // room for every norm gain's scaled copy (norm-gain warmup), each where entry_ptr finds it
     m_gain_shadow_offsets.assign(m_layout.entries.size(), kNoShadow);
     for (size_t i = 0; i < m_layout.entries.size(); ++i) {
@@ -72,47 +42,28 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     refresh_active();
     build_plan();
 
-    const size_t layers = static_cast<size_t>(m_config.layers);
-    const size_t slots = sublayer_slots(m_config);
-    m_stats.resid.resize(layers);
-    m_stats.resid_attn.resize(layers);
-    m_stats.attn_entropy.reserve(layers);
-    m_stats.attn_max_logit.reserve(layers);
-    m_stats.q_rms.reserve(layers);
-    m_stats.k_rms.reserve(layers);
-    m_stats.dependency.reserve(slots);
-    if (m_config.encoder_layers > 0) {
-        const size_t encoder = static_cast<size_t>(m_config.encoder_layers);
-        m_stats.resid_cross.resize(layers);
-        m_stats.cross_attn_entropy.reserve(layers);
-        m_stats.cross_attn_max_logit.reserve(layers);
-        m_stats.encoder_resid.resize(encoder);
-        m_stats.encoder_resid_attn.resize(encoder);
-        m_stats.encoder_attn_entropy.reserve(encoder);
-        m_stats.encoder_attn_max_logit.reserve(encoder);
-    }
-    m_branch_slices.reserve(slots);
-    m_slice_squares.resize(2 * slots);
-    m_slice_sums.resize(2 * slots);
-    m_attention_host.resize(attention_slots(m_config) * attention_stat_floats());
-    m_stats.attn_head_max_logit.reserve(layers * static_cast<size_t>(m_config.heads));
+    reserve_stats();
 }
 
 void Model::build_plan() {
-    const int layers = m_config.layers;
+    const SublayerSlots slots(m_config);
     m_plan.clear();
     for (int block = 0; block < m_config.encoder_layers; ++block) {
         const NormPlacement placement = block_placement(m_config, block, true);
-        m_plan.push_back({block, true, kAttention, 3 * layers + 2 * block, 2 * layers + block, placement});
-        m_plan.push_back({block, true, kFeedForward, 3 * layers + 2 * block + 1, -1, placement});
+        m_plan.push_back({block, true, kAttention, slots.of_encoder(kAttentionSublayer, block),
+                          slots.attention_of_encoder(block), placement});
+        m_plan.push_back(
+            {block, true, kFeedForward, slots.of_encoder(kFeedForwardSublayer, block), -1, placement});
     }
     m_encoder_steps = static_cast<int>(m_plan.size());
-    for (int block = 0; block < layers; ++block) {
+    for (int block = 0; block < m_config.layers; ++block) {
         const NormPlacement placement = block_placement(m_config, block, false);
-        m_plan.push_back({block, false, kAttention, 2 * block, block, placement});
+        m_plan.push_back({block, false, kAttention, slots.of(kAttentionSublayer, block),
+                          slots.attention_of(kAttentionSublayer, block), placement});
         if (m_config.encoder_layers > 0)
-            m_plan.push_back({block, false, kCrossAttention, 2 * layers + block, layers + block, placement});
-        m_plan.push_back({block, false, kFeedForward, 2 * block + 1, -1, placement});
+            m_plan.push_back({block, false, kCrossAttention, slots.of(kCrossAttentionSublayer, block),
+                              slots.attention_of(kCrossAttentionSublayer, block), placement});
+        m_plan.push_back({block, false, kFeedForward, slots.of(kFeedForwardSublayer, block), -1, placement});
     }
 }
 
@@ -139,125 +90,6 @@ void Model::refresh_active() {
     m_active.assign(m_layout.entries.size(), false);
     for (size_t i = 0; i < m_layout.entries.size(); ++i)
         m_active[i] = is_active(m_layout.entries[i], m_config);
-}
-
-namespace {
-// Floats in the activation buffer for one batch x seq pass (the layout ensure_activations carves).
-size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
-    const size_t n = static_cast<size_t>(batch) * static_cast<size_t>(seq);
-    const size_t d = static_cast<size_t>(c.d_model);
-    const size_t d_ff = static_cast<size_t>(c.d_ff);
-    const size_t probs = static_cast<size_t>(batch) * c.heads * static_cast<size_t>(seq) * seq;
-    const size_t per_sublayer_common =
-        6 * n * d + 6 * n;  // normed, branch, branch_normed, sum, output + stats
-    // with QK-norm also the normalised q and k and their statistics
-    const size_t qk_norm = c.qk_norm == QkNorm::None ? 0 : 2 * n * d + 4 * n * static_cast<size_t>(c.heads);
-    const size_t attention = 3 * n * d + probs + n * d + qk_norm;
-    const size_t feed_forward = 2 * n * d_ff;
-    const size_t globals = 2 * n * d + 2 * n + n * static_cast<size_t>(vocab);
-    const size_t scratch = 6 * n * d + 3 * n * d + n * d_ff;
-    const size_t block = 2 * per_sublayer_common + attention + feed_forward;
-    const size_t decoder_only = static_cast<size_t>(c.layers) * block + globals + scratch;
-    if (c.encoder_layers <= 0) return decoder_only;
-    // encoder blocks, one cross-attention per decoder block (q and kv take as much as qkv), the memory's
-    // norm, and the memory's gradient
-    const size_t cross = static_cast<size_t>(c.layers) * (per_sublayer_common + attention);
-    return decoder_only + static_cast<size_t>(c.encoder_layers) * block + cross + (n * d + 2 * n) + n * d;
-}
-}  // namespace
-
-size_t estimate_training_bytes(const ModelConfig& model, int vocab, int batch, int seq) {
-    const ModelConfig effective = effective_model_config(model);
-    const size_t parameters = build_layout(effective, vocab).total;
-    const size_t tokens = 2 * static_cast<size_t>(batch) * static_cast<size_t>(seq);  // inputs, targets
-    // parameters, gradients, two optimizer moments and the last update; activations; the host batch
-    // and its device copy
-    return (parameters * 5 + activation_floats(effective, vocab, batch, seq)) * sizeof(float) +
-           2 * tokens * sizeof(int32_t);
-}
-
-void Model::ensure_activations(int batch, int seq) {
-    if (batch == m_batch && seq == m_seq) return;
-    const size_t n = static_cast<size_t>(batch) * seq;
-    const size_t total = activation_floats(m_config, m_vocab, batch, seq);
-    check_memory(total * sizeof(float),
-                 "activations for batch " + std::to_string(batch) + " x seq " + std::to_string(seq));
-
-    m_backend->release(m_activations);
-    m_backend->release(m_tokens);
-    m_backend->release(m_targets);
-    m_activations = m_backend->allocate(total);
-    m_tokens = m_backend->allocate_ints(n);
-    m_targets = m_backend->allocate_ints(n);
-    m_batch = batch;
-    m_seq = seq;
-    carve_activations();
-}
-
-void Model::release_activations() {
-    m_backend->release(m_activations);
-    m_backend->release(m_tokens);
-    m_backend->release(m_targets);
-    m_activations = nullptr;
-    m_tokens = nullptr;
-    m_targets = nullptr;
-    m_batch = 0;
-    m_seq = 0;
-    m_sublayers.clear();
-}
-
-void Model::carve_activations() {
-    const size_t n = static_cast<size_t>(m_batch) * m_seq;
-    const size_t d = m_config.d_model;
-    const size_t d_ff = m_config.d_ff;
-    const size_t probs = static_cast<size_t>(m_batch) * m_config.heads * m_seq * m_seq;
-    float* cursor = m_activations;
-    auto take = [&cursor](size_t count) {
-        float* block = cursor;
-        cursor += count;
-        return block;
-    };
-    const size_t slots = sublayer_slots(m_config);
-    m_sublayers.assign(slots, SublayerActivations{});
-    m_resid_slices.clear();
-    for (size_t slot = 0; slot < slots; ++slot) {
-        const int kind = slot_kind(m_config, slot);
-        SublayerActivations& acts = m_sublayers[slot];
-        acts.normed = take(n * d);
-        acts.normed_stats = take(2 * n);
-        if (kind == kFeedForward) {
-            acts.hidden_pre = take(n * d_ff);
-            acts.hidden = take(n * d_ff);
-        } else {
-            acts.qkv = take(3 * n * d);  // cross-attention: q [n, d], then kv [n, 2d]
-            acts.probs = take(probs);
-            acts.heads = take(n * d);
-            if (m_config.qk_norm != QkNorm::None) {
-                acts.qk_normed = take(2 * n * d);
-                acts.qk_stats = take(4 * n * static_cast<size_t>(m_config.heads));
-            }
-        }
-        acts.branch = take(n * d);
-        acts.branch_normed = take(n * d);
-        acts.branch_stats = take(2 * n);
-        acts.sum = take(n * d);
-        acts.output = take(n * d);
-        acts.output_stats = take(2 * n);
-        m_resid_slices.push_back({static_cast<size_t>(acts.sum - m_activations), n * d});
-    }
-    m_embedded = take(n * d);
-    m_final_normed = take(n * d);
-    m_final_stats = take(2 * n);
-    m_logits = take(n * static_cast<size_t>(m_vocab));
-    m_scratch.assign(kScratchCount, nullptr);
-    for (int role = kGradResidual; role <= kGradHeads; ++role) m_scratch[role] = take(n * d);
-    m_scratch[kGradQkv] = take(3 * n * d);
-    m_scratch[kGradHidden] = take(n * d_ff);
-    if (m_config.encoder_layers > 0) {
-        m_memory = take(n * d);
-        m_memory_stats = take(2 * n);
-        m_scratch[kGradMemory] = take(n * d);
-    }
 }
 
 namespace {
@@ -459,35 +291,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     m_backend->linear_forward(m_logits, head_input, entry_ptr(m_layout.head), nullptr, n, d, m_vocab);
     const auto loss = m_backend->cross_entropy(m_logits, m_logits, m_targets, n, m_vocab, backward, z_loss);
 
-    ForwardStats& stats = m_stats;
-    stats.scored = loss.scored;
-    stats.correct = loss.correct;
-    const double scored = loss.scored > 0 ? static_cast<double>(loss.scored) : 1.0;
-    stats.loss = loss.loss_sum / scored;
-    stats.z_loss = loss.z_loss_sum / scored;
-    stats.log_z_mean = loss.log_z_sum / scored;
-    stats.log_z_max_abs = loss.log_z_max_abs;
-    stats.logit_mean = loss.logit_sum / (scored * m_vocab);
-    stats.logit_max = loss.logit_max;
-    collect_residual_stats(nd);
-    stats.attn_entropy.clear();
-    stats.attn_max_logit.clear();
-    stats.attn_head_max_logit.clear();
-    stats.q_rms.clear();
-    stats.k_rms.clear();
-    stats.norm_scale_mean.clear();
-    stats.norm_scale_cv.clear();
-    stats.cross_attn_entropy.clear();
-    stats.cross_attn_max_logit.clear();
-    stats.encoder_attn_entropy.clear();
-    stats.encoder_attn_max_logit.clear();
-    stats.dependency.clear();
-    if (attention_stats) {
-        collect_attention_stats(batch.batch, batch.seq);
-        measure_qk_rms(n);
-        measure_norm_scales(n);
-        measure_dependency(nd);
-    }
+    const ForwardStats& stats = collect_stats(loss, attention_stats);
     if (!backward) return stats;
 
     m_backend->fill(m_grads, 0.0f, m_layout.total);
@@ -533,151 +337,16 @@ void Model::backward_encoder(int batch, int seq) {
                                   batch, seq, d);
 }
 
-void Model::collect_residual_stats(size_t nd) {
-    ForwardStats& stats = m_stats;
-    const std::vector<double>& sums = m_slice_squares;  // one per residual sum, by slot
-    // Sums too, in the same pass: the dependency ratio's variances need them on telemetry steps. A
-    // backend that fuses them into residual_forward has taken them already (forward_sublayer).
-    if (!m_backend->fuses_residual_sums()) {
-        m_backend->sum_values_and_squares(m_activations, m_resid_slices, m_slice_sums.data(),
-                                          m_slice_squares.data());
-    }
-    const int layers = m_config.layers;
-    const double count = static_cast<double>(nd);
-    stats.first_nonfinite_block = -1;
-    bool encoder_finite = true;
-    for (int block = 0; block < m_config.encoder_layers; ++block) {
-        const size_t slot = 3 * static_cast<size_t>(layers) + 2 * block;
-        stats.encoder_resid_attn[block] = sums[slot] / count;
-        stats.encoder_resid[block] = sums[slot + 1] / count;
-        encoder_finite = encoder_finite && std::isfinite(sums[slot]) && std::isfinite(sums[slot + 1]);
-    }
-    if (!encoder_finite) stats.first_nonfinite_block = 0;
-    for (int block = 0; block < layers; ++block) {
-        stats.resid_attn[block] = sums[2 * block] / count;
-        stats.resid[block] = sums[2 * block + 1] / count;
-        bool finite = std::isfinite(sums[2 * block]) && std::isfinite(sums[2 * block + 1]);
-        if (m_config.encoder_layers > 0) {
-            const size_t slot = 2 * static_cast<size_t>(layers) + block;
-            stats.resid_cross[block] = sums[slot] / count;
-            finite = finite && std::isfinite(sums[slot]);
-        }
-        if (stats.first_nonfinite_block < 0 && !finite) stats.first_nonfinite_block = block;
-    }
-    if (stats.first_nonfinite_block < 0 && !std::isfinite(stats.loss)) stats.first_nonfinite_block = layers;
-}
-
-void Model::collect_attention_stats(int batch, int seq) {
-    ForwardStats& stats = m_stats;
-    m_backend->download(m_attention_host.data(), m_attention_stats, m_attention_host.size());
-    const double rows = static_cast<double>(batch) * m_config.heads * seq;
-    for (const SublayerStep& step : m_plan) {
-        if (step.attention_slot < 0) continue;
-        const float* slot = m_attention_host.data() + attention_stat_floats() * step.attention_slot;
-        const double entropy = slot[0] / rows;
-        const float* head_max = slot + 1;  // the op's largest logit of each head
-        const double max_logit = *std::max_element(head_max, head_max + m_config.heads);
-        if (!step.encoder && step.kind == kAttention)
-            stats.attn_head_max_logit.insert(stats.attn_head_max_logit.end(), head_max,
-                                             head_max + m_config.heads);
-        if (step.encoder) {
-            stats.encoder_attn_entropy.push_back(entropy);
-            stats.encoder_attn_max_logit.push_back(max_logit);
-        } else if (step.kind == kCrossAttention) {
-            stats.cross_attn_entropy.push_back(entropy);
-            stats.cross_attn_max_logit.push_back(max_logit);
-        } else {
-            stats.attn_entropy.push_back(entropy);
-            stats.attn_max_logit.push_back(max_logit);
-        }
-    }
-}
-
 const float* Model::added_branch(const SublayerStep& step) const {
     const SublayerActivations& acts = m_sublayers[step.slot];
     if (step.placement == NormPlacement::Peri) return acts.branch_normed;
     return step.kind != kFeedForward && m_config.theory_mode ? acts.heads : acts.branch;
 }
 
-// Fills m_stats.dependency: per sub-layer (by slot), a^2 Var[branch] / Var[residual sum].
-void Model::measure_dependency(size_t count) {
-    const size_t sublayers = m_sublayers.size();
-    const std::vector<double>& squares = m_slice_squares;
-    const std::vector<double>& sums = m_slice_sums;
-    // The residual sums' sums and squares are already in [0, sublayers) (the forward's telemetry), and
-    // the branches' too in [sublayers, 2 sublayers) when the backend fuses them.
-    if (!m_backend->fuses_residual_sums()) {
-        m_branch_slices.assign(sublayers, Slice{});
-        for (const SublayerStep& step : m_plan) {
-            m_branch_slices[step.slot] = {static_cast<size_t>(added_branch(step) - m_activations), count};
-        }
-        m_backend->sum_values_and_squares(m_activations, m_branch_slices, m_slice_sums.data() + sublayers,
-                                          m_slice_squares.data() + sublayers);
-    }
-    auto variance = [&](size_t i) {
-        const double mean = sums[i] / static_cast<double>(count);
-        return squares[i] / static_cast<double>(count) - mean * mean;
-    };
-    m_stats.dependency.assign(sublayers, 0.0);
-    for (const SublayerStep& step : m_plan) {
-        const size_t i = static_cast<size_t>(step.slot);
-        const ScaleRef a = branch_scale(step);
-        float value = a.constant;
-        if (a.param) m_backend->download(&value, a.param, 1);
-        const double scale = static_cast<double>(value) * value;
-        const double total = variance(i);
-        m_stats.dependency[i] = total > 0.0 ? scale * variance(sublayers + i) / total : 0.0;
-    }
-}
-
 const float* Model::head_input_buffer() const {
     if (has_final_norm(m_config, false)) return m_final_normed;
     if (m_sublayers.empty()) return m_embedded;
     return sublayer_output(m_plan.back());
-}
-
-void Model::stage_move(BackendTransfer& transfer) {
-    transfer.copy(m_params, m_layout.total);
-    transfer.copy(m_grads, m_layout.total);
-    transfer.copy(m_attention_stats, attention_slots(m_config) * attention_stat_floats());
-    transfer.copy(m_gain_shadow, std::max<size_t>(m_gain_shadow_total, 1));
-    if (!m_activations) return;
-    const size_t n = static_cast<size_t>(m_batch) * m_seq;
-    transfer.copy(m_activations, activation_floats(m_config, m_vocab, m_batch, m_seq));
-    transfer.reallocate(m_tokens, n);  // uploaded again by every pass
-    transfer.reallocate(m_targets, n);
-}
-
-void Model::moved_to(Backend& target) {
-    m_backend = &target;
-    if (m_activations) carve_activations();
-}
-
-std::vector<float> Model::read_buffer(const float* buffer) {
-    std::vector<float> host(static_cast<size_t>(m_batch) * m_seq * m_config.d_model);
-    m_backend->download(host.data(), buffer, host.size());
-    return host;
-}
-
-std::vector<float> Model::read_block_output(int block) {
-    if (block < 0 || block >= m_config.layers)
-        throw std::out_of_range("no decoder block " + std::to_string(block));
-    return read_buffer(sublayer_output(plan_step(2 * block + 1)));
-}
-
-std::vector<float> Model::read_encoder_block_output(int block) {
-    if (block < 0 || block >= m_config.encoder_layers)
-        throw std::out_of_range("no encoder block " + std::to_string(block));
-    return read_buffer(sublayer_output(plan_step(3 * m_config.layers + 2 * block + 1)));
-}
-
-std::vector<float> Model::read_memory() {
-    if (m_config.encoder_layers <= 0) throw std::out_of_range("a decoder-only model has no memory");
-    return read_buffer(memory_buffer());
-}
-
-std::vector<float> Model::read_head_input() {
-    return read_buffer(head_input_buffer());
 }
 
 // On entry the residual-gradient scratch holds dL/dy for the sub-layer's output y; on exit dL/dx.

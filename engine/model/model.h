@@ -10,6 +10,7 @@
 #include "engine/data/task.h"
 #include "engine/model/backend_transfer.h"
 #include "engine/model/layout.h"
+#include "engine/model/sublayer_slots.h"
 
 namespace normlab {
 
@@ -31,15 +32,15 @@ struct ForwardStats {
     std::vector<double> attn_max_logit;       // per block, with attention statistics: largest scaled logit
     std::vector<double> attn_head_max_logit;  // with attention statistics: [block][head], each head's
                                               // largest scaled logit
-    // per decoder sub-layer (2 per block: attention, FFN), with attention statistics: the mean and the
-    // coefficient of variation over tokens of its norm's per-token scale 1/std (0 without one, or DyT)
+    // per decoder attention and FFN sub-layer, by slot (SublayerSlots::of), with attention statistics:
+    // the mean and the coefficient of variation over tokens of its norm's per-token scale 1/std (0
+    // without one, or DyT)
     std::vector<double> norm_scale_mean, norm_scale_cv;
     std::vector<double> q_rms, k_rms;  // per block, with attention statistics: RMS of the queries and of
                                        // the keys entering attention, before any QK-norm
-    std::vector<double> dependency;    // per sub-layer (2 per block), with attention statistics:
-                                       // Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added;
-                                       // with an encoder, then one per block's cross-attention, then
-                                       // 2 per encoder block
+    std::vector<double> dependency;    // per sub-layer, by slot (SublayerSlots), with attention
+                                       // statistics: Admin's Var[F(x)] / Var[x + F(x)] of the branch
+                                       // actually added
     int first_nonfinite_block = -1;    // first block whose residual sum is not finite; layers = the head
                                        // (a non-finite encoder shows as block 0)
 
@@ -49,9 +50,6 @@ struct ForwardStats {
     std::vector<double> resid_cross, cross_attn_entropy, cross_attn_max_logit;
     std::vector<double> encoder_resid, encoder_resid_attn, encoder_attn_entropy, encoder_attn_max_logit;
 };
-
-// What a residual sub-layer computes; attention and FFN are also their index into admin_omega.
-enum SublayerKind : int { kAttentionSublayer = 0, kFeedForwardSublayer = 1, kCrossAttentionSublayer = 2 };
 
 // Bytes a trainer needs for this model: parameters, gradients, optimizer moments and updates, the
 // activations of one batch x seq forward and backward pass, and the token batch. The Trainer checks
@@ -191,6 +189,9 @@ class Model {
     void build_plan();
     // Floats of one attention sub-layer's statistics: the entropy sum, then each head's largest logit.
     size_t attention_stat_floats() const { return 1 + static_cast<size_t>(m_config.heads); }
+    size_t attention_stat_total() const {  // of every attention sub-layer
+        return static_cast<size_t>(SublayerSlots(m_config).attention_count()) * attention_stat_floats();
+    }
     const SublayerStep& plan_step(int slot) const;  // the sub-layer in `slot` (it must exist)
     const BlockIndex& block_index(const SublayerStep& step) const;
     AttentionShape attention_shape(const SublayerStep& step, int batch, int seq) const;
@@ -211,15 +212,21 @@ class Model {
     // and adds cross-attention's key and value part to the memory's gradient. `scratch` holds [n, d].
     void backward_attention_projection(const SublayerStep& step, float* grads, const float* u, float* grad_u,
                                        bool accumulate_u, float* grad_memory, float* scratch, int n);
-    void measure_qk_rms(int n);       // fills m_stats.q_rms and k_rms from the decoder's attention inputs
-    void measure_norm_scales(int n);  // fills m_stats.norm_scale_mean and _cv (norm_scales.cpp)
-    int source_length(const Batch& batch) const;          // memory keys: 0 without an encoder, else [1, seq]
+    void measure_qk_rms(
+        int n);  // m_stats.q_rms and k_rms from the decoder's attention inputs (model_telemetry.cpp)
+    void measure_norm_scales(int n);              // fills m_stats.norm_scale_mean and _cv (norm_scales.cpp)
+    int source_length(const Batch& batch) const;  // memory keys: 0 without an encoder, else [1, seq]
     std::vector<float> read_buffer(const float* buffer);  // host copy of an [n, d] activation
     void initialize_entry(int entry, uint64_t seed);
     void refresh_active();
     ScaleRef shortcut_scale(const SublayerStep& step) const;
     ScaleRef branch_scale(const SublayerStep& step) const;
     const float* added_branch(const SublayerStep& step) const;
+    // Telemetry (model_telemetry.cpp): m_stats' lists reserved once for the layer count, and filled
+    // after a forward pass from its loss and (with attention_stats) the attention, norm and dependency
+    // measurements.
+    void reserve_stats();
+    const ForwardStats& collect_stats(const Backend::CrossEntropyResult& loss, bool attention_stats);
     void measure_dependency(size_t count);
     void collect_residual_stats(size_t nd);
     void collect_attention_stats(int batch, int seq);
@@ -257,10 +264,8 @@ class Model {
     std::vector<SublayerStep> m_plan;  // the encoder's sub-layers, then the decoder's, in forward order
     int m_encoder_steps = 0;           // how many of m_plan belong to the encoder
     int m_source_len = 0;              // keys of the memory that the last pass allowed (encoder only)
-    // By slot: [block * 2 + kind] for the decoder's attention and FFN (kind 0, 1), then with an
-    // encoder [2 layers + block] for cross-attention and [3 layers + 2 block + kind] for the encoder.
-    std::vector<SublayerActivations> m_sublayers;
-    float* m_memory = nullptr;  // the encoder's final norm output [n, d] (pre, peri)
+    std::vector<SublayerActivations> m_sublayers;  // by slot (SublayerSlots)
+    float* m_memory = nullptr;                     // the encoder's final norm output [n, d] (pre, peri)
     float* m_memory_stats = nullptr;
     float* m_embedded = nullptr;
     float* m_final_normed = nullptr;
@@ -268,7 +273,20 @@ class Model {
     float* m_logits = nullptr;
     float* m_attention_stats = nullptr;   // [attention sub-layers * 2]: entropy sum, max logit
     std::vector<int32_t> m_host_targets;  // encoder-decoder: the targets with the source part unscored
-    std::vector<float*> m_scratch;        // backward scratch buffers (see ensure_activations)
+    // Backward scratch buffers, by role (carve_activations).
+    enum Scratch {
+        kGradResidual,
+        kGradTemp,
+        kGradBranch,
+        kGradBranchNormed,
+        kGradNormIn,
+        kGradHeads,
+        kGradQkv,
+        kGradHidden,
+        kGradMemory,  // encoder-decoder only: dL/d(memory), summed over the decoder's cross-attentions
+        kScratchCount
+    };
+    std::vector<float*> m_scratch;  // by Scratch role
     std::vector<Slice> m_resid_slices;
 
     // Telemetry results and host scratch, sized once from the layer count (see ForwardStats).

@@ -20,20 +20,21 @@ const float* norm_statistics(NormPlacement placement, NormType type, const float
 }  // namespace
 
 void Model::measure_norm_scales(int n) {
-    const size_t sublayers = 2 * static_cast<size_t>(m_config.layers);  // the decoder's, by slot
+    const SublayerSlots slots(m_config);
+    const size_t sublayers = static_cast<size_t>(slots.decoder_count());  // the decoder's, by slot
     m_stats.norm_scale_mean.assign(sublayers, 0.0);
     m_stats.norm_scale_cv.assign(sublayers, 0.0);
     m_norm_scale_slices.clear();
     m_norm_scale_owner.clear();
-    for (size_t slot = 0; slot < sublayers; ++slot) {
+    for (int slot = 0; slot < slots.decoder_count(); ++slot) {
         const SublayerActivations& acts = m_sublayers[slot];
-        const float* stats = norm_statistics(plan_step(static_cast<int>(slot)).placement, m_config.norm_type,
-                                             acts.normed_stats, acts.output_stats);
+        const float* stats = norm_statistics(plan_step(slot).placement, m_config.norm_type, acts.normed_stats,
+                                             acts.output_stats);
         if (!stats) continue;
         const size_t rstd = static_cast<size_t>(stats - m_activations) + 1;  // (mean, rstd) per row
         for (int row = 0; row < n; ++row)
             m_norm_scale_slices.push_back({rstd + 2 * static_cast<size_t>(row), 1});
-        m_norm_scale_owner.push_back(slot);
+        m_norm_scale_owner.push_back(static_cast<size_t>(slot));
     }
     if (m_norm_scale_slices.empty()) return;
     m_norm_scale_sums.resize(m_norm_scale_slices.size());

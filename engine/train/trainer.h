@@ -111,7 +111,11 @@ class Trainer {
   private:
     // Builds the backend `next` asks for (device, threads) and switches to it.
     void switch_to_device_of(const Config& next);
+    // Per-block telemetry of a logged step (trainer_telemetry.cpp): the forward pass's values, the
+    // gradient norms from m_grad_squares and the optimizer's view of each block.
     void fill_layer_telemetry(const ForwardStats& forward, StepRecord& record);
+    GradientNorms gradient_norms(const BlockIndex& index, bool cross) const;
+    void fill_optimizer_state(int block, bool encoder, LayerTelemetry& layer) const;
     // Remembers a step's loss (and, when finite, as the run's final loss).
     void note_loss(double loss);
     // Why this step's pass ends the run (a non-finite value, or a loss above the train.diverge_loss

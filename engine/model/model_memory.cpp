@@ -1,0 +1,177 @@
+// The model's activation memory: how many floats one batch x seq pass needs (and so a training run's
+// estimate), carving the activation buffer into per-sub-layer views and scratch, moving it to another
+// backend, and host copies of block outputs out of it.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "engine/core/memory_check.h"
+#include "engine/model/model.h"
+
+namespace normlab {
+
+namespace {
+// Floats in the activation buffer for one batch x seq pass (the layout ensure_activations carves).
+size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
+    const size_t n = static_cast<size_t>(batch) * static_cast<size_t>(seq);
+    const size_t d = static_cast<size_t>(c.d_model);
+    const size_t d_ff = static_cast<size_t>(c.d_ff);
+    const size_t probs = static_cast<size_t>(batch) * c.heads * static_cast<size_t>(seq) * seq;
+    const size_t per_sublayer_common =
+        6 * n * d + 6 * n;  // normed, branch, branch_normed, sum, output + stats
+    // with QK-norm also the normalised q and k and their statistics
+    const size_t qk_norm = c.qk_norm == QkNorm::None ? 0 : 2 * n * d + 4 * n * static_cast<size_t>(c.heads);
+    const size_t attention = 3 * n * d + probs + n * d + qk_norm;
+    const size_t feed_forward = 2 * n * d_ff;
+    const size_t globals = 2 * n * d + 2 * n + n * static_cast<size_t>(vocab);
+    const size_t scratch = 6 * n * d + 3 * n * d + n * d_ff;
+    const size_t block = 2 * per_sublayer_common + attention + feed_forward;
+    const size_t decoder_only = static_cast<size_t>(c.layers) * block + globals + scratch;
+    if (c.encoder_layers <= 0) return decoder_only;
+    // encoder blocks, one cross-attention per decoder block (q and kv take as much as qkv), the memory's
+    // norm, and the memory's gradient
+    const size_t cross = static_cast<size_t>(c.layers) * (per_sublayer_common + attention);
+    return decoder_only + static_cast<size_t>(c.encoder_layers) * block + cross + (n * d + 2 * n) + n * d;
+}
+}  // namespace
+
+size_t estimate_training_bytes(const ModelConfig& model, int vocab, int batch, int seq) {
+    const ModelConfig effective = effective_model_config(model);
+    const size_t parameters = build_layout(effective, vocab).total;
+    const size_t tokens = 2 * static_cast<size_t>(batch) * static_cast<size_t>(seq);  // inputs, targets
+    // parameters, gradients, two optimizer moments and the last update; activations; the host batch
+    // and its device copy
+    return (parameters * 5 + activation_floats(effective, vocab, batch, seq)) * sizeof(float) +
+           2 * tokens * sizeof(int32_t);
+}
+
+void Model::ensure_activations(int batch, int seq) {
+    if (batch == m_batch && seq == m_seq) return;
+    const size_t n = static_cast<size_t>(batch) * seq;
+    const size_t total = activation_floats(m_config, m_vocab, batch, seq);
+    check_memory(total * sizeof(float),
+                 "activations for batch " + std::to_string(batch) + " x seq " + std::to_string(seq));
+
+    m_backend->release(m_activations);
+    m_backend->release(m_tokens);
+    m_backend->release(m_targets);
+    m_activations = m_backend->allocate(total);
+    m_tokens = m_backend->allocate_ints(n);
+    m_targets = m_backend->allocate_ints(n);
+    m_batch = batch;
+    m_seq = seq;
+    carve_activations();
+}
+
+void Model::release_activations() {
+    m_backend->release(m_activations);
+    m_backend->release(m_tokens);
+    m_backend->release(m_targets);
+    m_activations = nullptr;
+    m_tokens = nullptr;
+    m_targets = nullptr;
+    m_batch = 0;
+    m_seq = 0;
+    m_sublayers.clear();
+}
+
+void Model::carve_activations() {
+    const size_t n = static_cast<size_t>(m_batch) * m_seq;
+    const size_t d = m_config.d_model;
+    const size_t d_ff = m_config.d_ff;
+    const size_t probs = static_cast<size_t>(m_batch) * m_config.heads * m_seq * m_seq;
+    float* cursor = m_activations;
+    auto take = [&cursor](size_t count) {
+        float* block = cursor;
+        cursor += count;
+        return block;
+    };
+    const SublayerSlots slots(m_config);
+    m_sublayers.assign(static_cast<size_t>(slots.count()), SublayerActivations{});
+    m_resid_slices.clear();
+    for (int slot = 0; slot < slots.count(); ++slot) {
+        const int kind = slots.at(slot).kind;
+        SublayerActivations& acts = m_sublayers[slot];
+        acts.normed = take(n * d);
+        acts.normed_stats = take(2 * n);
+        if (kind == kFeedForwardSublayer) {
+            acts.hidden_pre = take(n * d_ff);
+            acts.hidden = take(n * d_ff);
+        } else {
+            acts.qkv = take(3 * n * d);  // cross-attention: q [n, d], then kv [n, 2d]
+            acts.probs = take(probs);
+            acts.heads = take(n * d);
+            if (m_config.qk_norm != QkNorm::None) {
+                acts.qk_normed = take(2 * n * d);
+                acts.qk_stats = take(4 * n * static_cast<size_t>(m_config.heads));
+            }
+        }
+        acts.branch = take(n * d);
+        acts.branch_normed = take(n * d);
+        acts.branch_stats = take(2 * n);
+        acts.sum = take(n * d);
+        acts.output = take(n * d);
+        acts.output_stats = take(2 * n);
+        m_resid_slices.push_back({static_cast<size_t>(acts.sum - m_activations), n * d});
+    }
+    m_embedded = take(n * d);
+    m_final_normed = take(n * d);
+    m_final_stats = take(2 * n);
+    m_logits = take(n * static_cast<size_t>(m_vocab));
+    m_scratch.assign(kScratchCount, nullptr);
+    for (int role = kGradResidual; role <= kGradHeads; ++role) m_scratch[role] = take(n * d);
+    m_scratch[kGradQkv] = take(3 * n * d);
+    m_scratch[kGradHidden] = take(n * d_ff);
+    if (m_config.encoder_layers > 0) {
+        m_memory = take(n * d);
+        m_memory_stats = take(2 * n);
+        m_scratch[kGradMemory] = take(n * d);
+    }
+}
+
+void Model::stage_move(BackendTransfer& transfer) {
+    transfer.copy(m_params, m_layout.total);
+    transfer.copy(m_grads, m_layout.total);
+    transfer.copy(m_attention_stats, attention_stat_total());
+    transfer.copy(m_gain_shadow, std::max<size_t>(m_gain_shadow_total, 1));
+    if (!m_activations) return;
+    const size_t n = static_cast<size_t>(m_batch) * m_seq;
+    transfer.copy(m_activations, activation_floats(m_config, m_vocab, m_batch, m_seq));
+    transfer.reallocate(m_tokens, n);  // uploaded again by every pass
+    transfer.reallocate(m_targets, n);
+}
+
+void Model::moved_to(Backend& target) {
+    m_backend = &target;
+    if (m_activations) carve_activations();
+}
+
+std::vector<float> Model::read_buffer(const float* buffer) {
+    std::vector<float> host(static_cast<size_t>(m_batch) * m_seq * m_config.d_model);
+    m_backend->download(host.data(), buffer, host.size());
+    return host;
+}
+
+std::vector<float> Model::read_block_output(int block) {
+    if (block < 0 || block >= m_config.layers)
+        throw std::out_of_range("no decoder block " + std::to_string(block));
+    return read_buffer(sublayer_output(plan_step(SublayerSlots(m_config).of(kFeedForwardSublayer, block))));
+}
+
+std::vector<float> Model::read_encoder_block_output(int block) {
+    if (block < 0 || block >= m_config.encoder_layers)
+        throw std::out_of_range("no encoder block " + std::to_string(block));
+    return read_buffer(
+        sublayer_output(plan_step(SublayerSlots(m_config).of_encoder(kFeedForwardSublayer, block))));
+}
+
+std::vector<float> Model::read_memory() {
+    if (m_config.encoder_layers <= 0) throw std::out_of_range("a decoder-only model has no memory");
+    return read_buffer(memory_buffer());
+}
+
+std::vector<float> Model::read_head_input() {
+    return read_buffer(head_input_buffer());
+}
+
+}  // namespace normlab

@@ -56,95 +56,119 @@ std::string train_help_tail() {
            "  --quiet              no progress lines on stderr\n"
            "Exit code 130 when stopped by Ctrl-C or SIGTERM (the run folder says \"stopped\").\n";
 }
-}  // namespace
 
-int run_train(int argc, char** argv) {
-    ArgReader reader(argc, argv, 2);
+// What `train` was asked to do; `help` when it only prints its help.
+struct TrainOptions {
     ConfigSources sources;
     std::string out;
     std::string resume;
     bool save = false;
     bool overwrite = false;
     bool quiet = false;
+    bool help = false;
     std::vector<Command> changes;
+};
+
+TrainOptions parse_train_options(int argc, char** argv) {
+    ArgReader reader(argc, argv, 2);
+    TrainOptions options;
     while (!reader.done()) {
         const std::string flag = reader.take();
-        if (sources.consume(flag, reader)) continue;
+        if (options.sources.consume(flag, reader)) continue;
         if (flag == "--help" || flag == "-h") {
-            std::cout << kTrainHelp << config_sources_help() << train_help_tail() << "\n"
-                      << config_keys_help();
-            return 0;
+            options.help = true;
+            return options;
         } else if (flag == "--out") {
-            out = reader.value_of(flag);
+            options.out = reader.value_of(flag);
         } else if (flag == "--resume") {
-            resume = reader.value_of(flag);
+            options.resume = reader.value_of(flag);
         } else if (flag == "--save-checkpoint") {
-            save = true;
+            options.save = true;
         } else if (flag == "--overwrite") {
-            overwrite = true;
+            options.overwrite = true;
         } else if (flag == "--quiet") {
-            quiet = true;
+            options.quiet = true;
         } else if (flag == "--change") {
-            changes.push_back(parse_command(reader.value_of(flag)));
+            options.changes.push_back(parse_command(reader.value_of(flag)));
         } else {
             throw InputError("unknown option '" + flag + "'; see normlab-cli train --help");
         }
     }
-    if (out.empty()) throw InputError("--out DIR is required: the run folder to write");
+    if (options.out.empty()) throw InputError("--out DIR is required: the run folder to write");
+    return options;
+}
 
-    std::unique_ptr<Trainer> trainer;
-    if (!resume.empty()) {
-        if (sources.config_path || sources.preset)
-            throw InputError("--resume takes its config from the checkpoint; drop --config / --preset");
-        std::vector<std::string> overrides = sources.sets;
-        if (sources.steps) overrides.push_back("train.steps=" + std::to_string(*sources.steps));
-        trainer = load_checkpoint(resume, overrides);
-        if (trainer->steps_done() >= trainer->config().train.steps)
-            throw InputError("the checkpoint is at step " + std::to_string(trainer->steps_done()) +
-                             " and train.steps is " + std::to_string(trainer->config().train.steps) +
-                             ": nothing to train; pass --steps N with N > " +
-                             std::to_string(trainer->steps_done()));
-    } else {
-        trainer = std::make_unique<Trainer>(sources.resolve());
+// A new trainer from the config sources, or one resumed from a checkpoint that has steps left to train.
+std::unique_ptr<Trainer> make_trainer(const TrainOptions& options) {
+    const ConfigSources& sources = options.sources;
+    if (options.resume.empty()) return std::make_unique<Trainer>(sources.resolve());
+    if (sources.config_path || sources.preset)
+        throw InputError("--resume takes its config from the checkpoint; drop --config / --preset");
+    std::vector<std::string> overrides = sources.sets;
+    if (sources.steps) overrides.push_back("train.steps=" + std::to_string(*sources.steps));
+    std::unique_ptr<Trainer> trainer = load_checkpoint(options.resume, overrides);
+    if (trainer->steps_done() >= trainer->config().train.steps)
+        throw InputError("the checkpoint is at step " + std::to_string(trainer->steps_done()) +
+                         " and train.steps is " + std::to_string(trainer->config().train.steps) +
+                         ": nothing to train; pass --steps N with N > " +
+                         std::to_string(trainer->steps_done()));
+    return trainer;
+}
+
+void announce_start(const Trainer& trainer, const std::string& out) {
+    std::cerr << "normlab-cli train: " << trainer.config().train.steps << " steps on "
+              << trainer.backend().name() << " (" << trainer.device_reason() << "), run folder " << out
+              << "\n";
+    const std::string note = wiring_note(trainer.config().model);
+    if (!note.empty()) std::cerr << "normlab-cli train: note: " << note << "\n";
+}
+
+// --save-checkpoint: after the summary, so a checkpoint that cannot be written does not hide how the
+// run ended; a failure is recorded in the summary and rethrown.
+void save_final_checkpoint(Trainer& trainer, RunFolder& folder, PeriodicCheckpoint& checkpoints,
+                           nlohmann::json& summary) {
+    try {
+        save_checkpoint(trainer, folder.checkpoint_path());
+        checkpoints.note_saved(trainer.steps_done());
+        checkpoints.annotate(summary);
+        folder.write_summary(summary);
+    } catch (const std::exception& error) {
+        summary["checkpoint_error"] = error.what();
+        try {
+            folder.write_summary(summary);
+        } catch (const std::exception&) {
+        }
+        throw;
     }
+}
+
+}  // namespace
+
+int run_train(int argc, char** argv) {
+    const TrainOptions options = parse_train_options(argc, argv);
+    if (options.help) {
+        std::cout << kTrainHelp << config_sources_help() << train_help_tail() << "\n" << config_keys_help();
+        return 0;
+    }
+    std::unique_ptr<Trainer> trainer = make_trainer(options);
     const int64_t first_step = trainer->steps_done();
-    validate_planned_changes(trainer->config(), first_step, trainer->config().train.steps, changes);
-    for (Command& change : changes) trainer->post(change);
+    validate_planned_changes(trainer->config(), first_step, trainer->config().train.steps, options.changes);
+    for (const Command& change : options.changes) trainer->post(change);
 
-    RunFolder folder(out, trainer->config(), overwrite);
+    RunFolder folder(options.out, trainer->config(), options.overwrite);
     folder.write_provenance(provenance_json(
-        *trainer, resume.empty() ? std::nullopt : std::optional<ResumedFrom>{{resume, first_step}}));
-    if (!quiet) {
-        std::cerr << "normlab-cli train: " << trainer->config().train.steps << " steps on "
-                  << trainer->backend().name() << " (" << trainer->device_reason() << "), run folder " << out
-                  << "\n";
-        const std::string note = wiring_note(trainer->config().model);
-        if (!note.empty()) std::cerr << "normlab-cli train: note: " << note << "\n";
-    }
+        *trainer,
+        options.resume.empty() ? std::nullopt : std::optional<ResumedFrom>{{options.resume, first_step}}));
+    if (!options.quiet) announce_start(*trainer, options.out);
     TrainLoopOptions loop;
-    loop.quiet = quiet;
+    loop.quiet = options.quiet;
     PeriodicCheckpoint checkpoints(folder.checkpoint_path(), trainer->config().train.checkpoint_every);
     nlohmann::json summary = train_into_folder(*trainer, folder, first_step, loop, checkpoints);
-    if (save) {
-        // After the summary, so a checkpoint that cannot be written does not hide how the run ended.
-        try {
-            save_checkpoint(*trainer, folder.checkpoint_path());
-            checkpoints.note_saved(trainer->steps_done());
-            checkpoints.annotate(summary);
-            folder.write_summary(summary);
-        } catch (const std::exception& error) {
-            summary["checkpoint_error"] = error.what();
-            try {
-                folder.write_summary(summary);
-            } catch (const std::exception&) {
-            }
-            throw;
-        }
-    }
+    if (options.save) save_final_checkpoint(*trainer, folder, checkpoints, summary);
     std::cout << summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    if (!quiet)
-        std::cerr << "normlab-cli train: " << summary["status"].get<std::string>() << "; run folder: " << out
-                  << "\n";
+    if (!options.quiet)
+        std::cerr << "normlab-cli train: " << summary["status"].get<std::string>()
+                  << "; run folder: " << options.out << "\n";
     return trainer->status() == RunStatus::Stopped ? 130 : 0;  // a script can tell Ctrl-C from the end
 }
 

@@ -218,9 +218,9 @@ constexpr ValueKind kind_of() {
 // What a key accepts beyond its type: its range (required for Integer and Number keys), advice for a
 // value out of range, or the strings a string key takes (an enum's come from its names).
 struct KeyLimits {
-    std::optional<KeyRange> range;
-    std::string advice;
-    std::vector<std::string> choices;
+    std::optional<KeyRange> range = std::nullopt;
+    std::string advice = {};
+    std::vector<std::string> choices = {};
 };
 
 constexpr double kNoLimit = std::numeric_limits<double>::infinity();

@@ -201,6 +201,15 @@ class Model {
     void backward_encoder(int batch, int seq);
     void forward_sublayer(const SublayerStep& step, const float* x, int batch, int seq, bool attention_stats);
     void backward_sublayer(const SublayerStep& step, int batch, int seq);
+    // backward_sublayer's parts: through the post norm, the residual sum and Peri-LN's Norm_out, which
+    // leaves the shortcut's part of dL/dx in the residual-gradient scratch and returns dL/dF for the
+    // branch F; then F's backward, which writes (adds, with accumulate_u) dL/du to grad_u.
+    const float* backward_residual(const SublayerStep& step, int n);
+    void backward_feed_forward(const BlockIndex& index, const SublayerActivations& acts,
+                               const float* grad_branch, const float* u, float* grad_u, bool accumulate_u,
+                               int n);
+    void backward_attention(const SublayerStep& step, const float* grad_branch, const float* u, float* grad_u,
+                            bool accumulate_u, int batch, int seq);
     const float* sublayer_output(const SublayerStep& step) const;
     const float* memory_buffer() const;  // the encoder's output after its final norm, if any
     AttentionInputs attention_inputs(const SublayerActivations& acts, bool cross) const;
@@ -215,6 +224,7 @@ class Model {
     void measure_qk_rms(
         int n);  // m_stats.q_rms and k_rms from the decoder's attention inputs (model_telemetry.cpp)
     void measure_norm_scales(int n);              // fills m_stats.norm_scale_mean and _cv (norm_scales.cpp)
+    void check_batch(const Batch& batch) const;   // InputError for bad token ids or too long a sequence
     int source_length(const Batch& batch) const;  // memory keys: 0 without an encoder, else [1, seq]
     std::vector<float> read_buffer(const float* buffer);  // host copy of an [n, d] activation
     void initialize_entry(int entry, uint64_t seed);

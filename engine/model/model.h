@@ -142,7 +142,7 @@ class Model {
     struct SublayerStep {
         int block = 0;
         bool encoder = false;
-        int kind = 0;  // attention, FFN or cross-attention (model.cpp)
+        int kind = 0;  // a SublayerKind: attention, FFN or cross-attention
         int slot = 0;  // m_sublayers, the residual sums' slices and ForwardStats::dependency
         int attention_slot = -1;
         NormPlacement placement = NormPlacement::Pre;  // the block's (Mix-LN: Post or Pre by depth)

@@ -32,10 +32,12 @@ struct ForwardStats {
     std::vector<double> attn_max_logit;       // per block, with attention statistics: largest scaled logit
     std::vector<double> attn_head_max_logit;  // with attention statistics: [block][head], each head's
                                               // largest scaled logit
-    // per decoder attention and FFN sub-layer, by slot (SublayerSlots::of), with attention statistics:
-    // the mean and the coefficient of variation over tokens of its norm's per-token scale 1/std (0
-    // without one, or DyT)
+    // per sub-layer, by slot (SublayerSlots), with attention statistics: the mean and the coefficient of
+    // variation over tokens of its norm's per-token scale 1/std (Norm_in, or Post-LN's norm after the
+    // sum; 0 without one, or DyT), then the same for Peri-LN's Norm_out, and for the decoder's final norm
     std::vector<double> norm_scale_mean, norm_scale_cv;
+    std::vector<double> norm_out_scale_mean, norm_out_scale_cv;
+    double final_norm_scale_mean = 0.0, final_norm_scale_cv = 0.0;
     std::vector<double> q_rms, k_rms;  // per block, with attention statistics: RMS of the queries and of
                                        // the keys entering attention, before any QK-norm
     std::vector<double> dependency;    // per sub-layer, by slot (SublayerSlots), with attention
@@ -223,7 +225,7 @@ class Model {
                                        bool accumulate_u, float* grad_memory, float* scratch, int n);
     void measure_qk_rms(
         int n);  // m_stats.q_rms and k_rms from the decoder's attention inputs (model_telemetry.cpp)
-    void measure_norm_scales(int n);              // fills m_stats.norm_scale_mean and _cv (norm_scales.cpp)
+    void measure_norm_scales(int n);  // fills m_stats.norm_scale_*, norm_out_scale_*, final_norm_scale_*
     void check_batch(const Batch& batch) const;   // InputError for bad token ids or too long a sequence
     int source_length(const Batch& batch) const;  // memory keys: 0 without an encoder, else [1, seq]
     std::vector<float> read_buffer(const float* buffer);  // host copy of an [n, d] activation
@@ -311,7 +313,11 @@ class Model {
     std::vector<size_t> m_gain_shadow_offsets;   // per entry: its place in m_gain_shadow, or kNoShadow
     size_t m_gain_shadow_total = 0;
     std::vector<Slice> m_norm_scale_slices;  // each norm's rstd per row, for measure_norm_scales
-    std::vector<size_t> m_norm_scale_owner;  // the sub-layer slot of each norm measured
+    struct NormScaleTarget {                 // where a measured norm's mean and CV go in m_stats
+        double* mean;
+        double* cv;
+    };
+    std::vector<NormScaleTarget> m_norm_scale_targets;  // one per norm measured
     std::vector<double> m_norm_scale_sums, m_norm_scale_squares;
     std::vector<float> m_frozen_rstd;  // per layout entry: a norm gain's frozen 1/std, or 0 (per token)
     std::vector<Slice> m_qk_slices;    // the queries' and keys' rows, for measure_qk_rms

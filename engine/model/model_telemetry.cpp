@@ -51,10 +51,11 @@ const ForwardStats& Model::collect_stats(const Backend::CrossEntropyResult& loss
     // the lists only telemetry steps fill
     for (std::vector<double>* list :
          {&stats.attn_entropy, &stats.attn_max_logit, &stats.attn_head_max_logit, &stats.q_rms, &stats.k_rms,
-          &stats.norm_scale_mean, &stats.norm_scale_cv, &stats.cross_attn_entropy,
-          &stats.cross_attn_max_logit, &stats.encoder_attn_entropy, &stats.encoder_attn_max_logit,
-          &stats.dependency})
+          &stats.norm_scale_mean, &stats.norm_scale_cv, &stats.norm_out_scale_mean, &stats.norm_out_scale_cv,
+          &stats.cross_attn_entropy, &stats.cross_attn_max_logit, &stats.encoder_attn_entropy,
+          &stats.encoder_attn_max_logit, &stats.dependency})
         list->clear();
+    stats.final_norm_scale_mean = stats.final_norm_scale_cv = 0.0;
     if (attention_stats) {
         collect_attention_stats(m_batch, m_seq);
         measure_qk_rms(n);

@@ -302,6 +302,8 @@ constexpr TelemetryField kTelemetryFields[] = {
     {"attn_head_max_logit", &ForwardStats::attn_head_max_logit, kParityTolerance},
     {"norm_scale_mean", &ForwardStats::norm_scale_mean, kParityTolerance},
     {"norm_scale_cv", &ForwardStats::norm_scale_cv, kParityTolerance},
+    {"norm_out_scale_mean", &ForwardStats::norm_out_scale_mean, kParityTolerance},
+    {"norm_out_scale_cv", &ForwardStats::norm_out_scale_cv, kParityTolerance},
     {"q_rms", &ForwardStats::q_rms, kParityTolerance},
     {"k_rms", &ForwardStats::k_rms, kParityTolerance},
     {"dependency", &ForwardStats::dependency, kRatioParityTolerance},
@@ -337,6 +339,11 @@ std::vector<ParityCheck> compare_telemetry(const ForwardStats& actual, const For
         checks.push_back(
             compare_values(field.name, actual.*field.values, reference.*field.values, field.tolerance));
     }
+    // the final norm's scale after the lists, so that a wrong reduction is first named by the residual sums
+    checks.push_back(compare_scalar("final_norm_scale_mean", actual.final_norm_scale_mean,
+                                    reference.final_norm_scale_mean));
+    checks.push_back(
+        compare_scalar("final_norm_scale_cv", actual.final_norm_scale_cv, reference.final_norm_scale_cv));
     return checks;
 }
 

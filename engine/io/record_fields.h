@@ -43,6 +43,10 @@ inline constexpr LayerField kLayerFields[] = {
     {"norm1_scale_cv", &LayerTelemetry::norm1_scale_cv, false, kNotSampled},
     {"norm2_scale_mean", &LayerTelemetry::norm2_scale_mean, false, kNotSampled},
     {"norm2_scale_cv", &LayerTelemetry::norm2_scale_cv, false, kNotSampled},
+    {"norm1_out_scale_mean", &LayerTelemetry::norm1_out_scale_mean, false, kNotSampled},
+    {"norm1_out_scale_cv", &LayerTelemetry::norm1_out_scale_cv, false, kNotSampled},
+    {"norm2_out_scale_mean", &LayerTelemetry::norm2_out_scale_mean, false, kNotSampled},
+    {"norm2_out_scale_cv", &LayerTelemetry::norm2_out_scale_cv, false, kNotSampled},
     {"resid_cross", &LayerTelemetry::resid_cross, true},
     {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true, kNotSampled},
     {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true, kNotSampled}};
@@ -71,7 +75,9 @@ inline constexpr StepField kStepFields[] = {{"z_loss", &StepTelemetry::z_loss},
                                             {"logit_mean", &StepTelemetry::logit_mean},
                                             {"logit_max", &StepTelemetry::logit_max},
                                             {"grad_embedding", &StepTelemetry::grad_embedding},
-                                            {"grad_head", &StepTelemetry::grad_head}};
+                                            {"grad_head", &StepTelemetry::grad_head},
+                                            {"final_norm_scale_mean", &StepTelemetry::final_norm_scale_mean},
+                                            {"final_norm_scale_cv", &StepTelemetry::final_norm_scale_cv}};
 inline constexpr DependencyField kDependencyFields[] = {{"attn", &LayerTelemetry::dependency_attn, false},
                                                         {"ffn", &LayerTelemetry::dependency_ffn, false},
                                                         {"cross", &LayerTelemetry::dependency_cross, true}};

@@ -248,8 +248,7 @@ void Model::upload_targets(const Batch& batch) {
     m_backend->upload_ints(m_targets, m_host_targets.data(), n);
 }
 
-const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, bool attention_stats,
-                                            float z_loss) {
+void Model::check_batch(const Batch& batch) const {
     for (size_t i = 0; i < batch.inputs.size(); ++i) {
         const int32_t token = batch.inputs[i];
         const int32_t target = batch.targets[i];
@@ -263,6 +262,11 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
         throw InputError("a sequence of " + std::to_string(batch.seq) +
                          " tokens is longer than model.seq_len (" + std::to_string(m_config.seq_len) + ")");
     }
+}
+
+const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, bool attention_stats,
+                                            float z_loss) {
+    check_batch(batch);
     ensure_activations(batch.batch, batch.seq);
     const int n = batch.batch * batch.seq;
     const int d = m_config.d_model;
@@ -353,26 +357,38 @@ const float* Model::head_input_buffer() const {
 // Cross-attention also adds its keys' and values' gradient to the memory's (kGradMemory).
 void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
     const BlockIndex& index = block_index(step);
-    SublayerActivations& acts = m_sublayers[step.slot];
-    const int kind = step.kind;
+    const SublayerActivations& acts = m_sublayers[step.slot];
     const int n = batch * seq;
-    const int d = m_config.d_model;
-    const size_t nd = static_cast<size_t>(n) * d;
-    const NormIndex& norm_in = input_norm_of(index, kind);
-    const NormIndex& norm_out = output_norm_of(index, kind);
     const bool input_norm = has_input_norm(step.placement);
-    const bool peri = step.placement == NormPlacement::Peri;
+    float* grad_residual = m_scratch[kGradResidual];
+    const float* grad_branch = backward_residual(step, n);
+    // the branch's input u and where dL/du goes: the input norm's scratch, or added to dL/dx
+    const float* u = input_norm ? acts.normed : acts.input;
+    float* grad_u = input_norm ? m_scratch[kGradNormIn] : grad_residual;
+    if (step.kind == kFeedForward)
+        backward_feed_forward(index, acts, grad_branch, u, grad_u, !input_norm, n);
+    else
+        backward_attention(step, grad_branch, u, grad_u, !input_norm, batch, seq);
+    if (input_norm) {
+        apply_norm_backward(input_norm_of(index, step.kind), grad_residual, grad_u, acts.input,
+                            acts.normed_stats, n, true);
+    }
+}
+
+const float* Model::backward_residual(const SublayerStep& step, int n) {
+    const BlockIndex& index = block_index(step);
+    const SublayerActivations& acts = m_sublayers[step.slot];
+    const int kind = step.kind;
+    const size_t nd = static_cast<size_t>(n) * m_config.d_model;
     float* grad_residual = m_scratch[kGradResidual];
 
     const float* grad_sum = grad_residual;
     if (step.placement == NormPlacement::Post) {
-        apply_norm_backward(norm_in, m_scratch[kGradTemp], grad_residual, acts.sum, acts.output_stats, n,
-                            false);
+        apply_norm_backward(input_norm_of(index, kind), m_scratch[kGradTemp], grad_residual, acts.sum,
+                            acts.output_stats, n, false);
         grad_sum = m_scratch[kGradTemp];
     }
 
-    const float* branch = kind != kFeedForward && m_config.theory_mode ? acts.heads : acts.branch;
-    const float* combined = added_branch(step);
     float* grad_shortcut = nullptr;
     if (m_config.residual == Residual::Admin)
         grad_shortcut =
@@ -386,52 +402,58 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
         is_one(shortcut) && is_one(scale) && !grad_shortcut && !grad_rezero && grad_sum == grad_residual;
     if (!plain_sum) {
         m_backend->residual_backward(grad_residual, m_scratch[kGradBranch], grad_shortcut, grad_rezero,
-                                     grad_sum, acts.input, combined, shortcut, scale, nd);
+                                     grad_sum, acts.input, added_branch(step), shortcut, scale, nd);
         grad_branch = m_scratch[kGradBranch];
     }
-    if (peri) {
-        apply_norm_backward(norm_out, m_scratch[kGradBranchNormed], grad_branch, branch, acts.branch_stats, n,
-                            false);
+    if (step.placement == NormPlacement::Peri) {
+        const float* branch = kind != kFeedForward && m_config.theory_mode ? acts.heads : acts.branch;
+        apply_norm_backward(output_norm_of(index, kind), m_scratch[kGradBranchNormed], grad_branch, branch,
+                            acts.branch_stats, n, false);
         grad_branch = m_scratch[kGradBranchNormed];
     }
+    return grad_branch;
+}
 
-    const float* u = input_norm ? acts.normed : acts.input;
-    float* grad_u = input_norm ? m_scratch[kGradNormIn] : grad_residual;
-    const bool accumulate_u = !input_norm;
-    if (kind == kFeedForward) {
-        const int d_ff = m_config.d_ff;
-        float* grad_hidden = m_scratch[kGradHidden];
-        m_backend->linear_backward(grad_hidden, grad_ptr(index.fc2_weight), grad_ptr(index.fc2_bias),
-                                   grad_branch, acts.hidden, entry_ptr(index.fc2_weight), n, d_ff, d, false);
-        m_backend->activation_backward(m_config.activation, grad_hidden, grad_hidden, acts.hidden_pre,
-                                       static_cast<size_t>(n) * d_ff);
-        m_backend->linear_backward(grad_u, grad_ptr(index.fc1_weight), grad_ptr(index.fc1_bias), grad_hidden,
-                                   u, entry_ptr(index.fc1_weight), n, d, d_ff, accumulate_u);
-    } else {
-        const bool cross = kind == kCrossAttention;
-        const float* grad_heads = grad_branch;
-        if (!m_config.theory_mode) {
-            const int out_weight = cross ? index.cross_out_weight : index.out_weight;
-            const int out_bias = cross ? index.cross_out_bias : index.out_bias;
-            m_backend->linear_backward(m_scratch[kGradHeads], grad_ptr(out_weight), grad_ptr(out_bias),
-                                       grad_branch, acts.heads, entry_ptr(out_weight), n, d, d, false);
-            grad_heads = m_scratch[kGradHeads];
-        }
-        // dq, dk, dv where the projections wrote q, k, v: planar with QK-norm, else packed like them
-        float* grad_q = m_scratch[kGradQkv];
-        AttentionGrads grads{grad_q, grad_q + nd, grad_q + 2 * nd, d, d};
-        if (m_config.qk_norm == QkNorm::None && !cross)
-            grads = {grad_q, grad_q + d, grad_q + 2 * d, 3 * d, 3 * d};
-        if (m_config.qk_norm == QkNorm::None && cross)
-            grads = {grad_q, grad_q + nd, grad_q + nd + d, d, 2 * d};
-        m_backend->attention_backward(grads, grad_heads, attention_inputs(acts, cross), acts.probs,
-                                      attention_shape(step, batch, seq));
-        backward_attention_projection(step, grad_q, u, grad_u, accumulate_u, m_scratch[kGradMemory],
-                                      m_scratch[kGradHeads], n);
+void Model::backward_feed_forward(const BlockIndex& index, const SublayerActivations& acts,
+                                  const float* grad_branch, const float* u, float* grad_u, bool accumulate_u,
+                                  int n) {
+    const int d = m_config.d_model;
+    const int d_ff = m_config.d_ff;
+    float* grad_hidden = m_scratch[kGradHidden];
+    m_backend->linear_backward(grad_hidden, grad_ptr(index.fc2_weight), grad_ptr(index.fc2_bias), grad_branch,
+                               acts.hidden, entry_ptr(index.fc2_weight), n, d_ff, d, false);
+    m_backend->activation_backward(m_config.activation, grad_hidden, grad_hidden, acts.hidden_pre,
+                                   static_cast<size_t>(n) * d_ff);
+    m_backend->linear_backward(grad_u, grad_ptr(index.fc1_weight), grad_ptr(index.fc1_bias), grad_hidden, u,
+                               entry_ptr(index.fc1_weight), n, d, d_ff, accumulate_u);
+}
+
+void Model::backward_attention(const SublayerStep& step, const float* grad_branch, const float* u,
+                               float* grad_u, bool accumulate_u, int batch, int seq) {
+    const BlockIndex& index = block_index(step);
+    const SublayerActivations& acts = m_sublayers[step.slot];
+    const bool cross = step.kind == kCrossAttention;
+    const int n = batch * seq;
+    const int d = m_config.d_model;
+    const size_t nd = static_cast<size_t>(n) * d;
+    const float* grad_heads = grad_branch;
+    if (!m_config.theory_mode) {
+        const int out_weight = cross ? index.cross_out_weight : index.out_weight;
+        const int out_bias = cross ? index.cross_out_bias : index.out_bias;
+        m_backend->linear_backward(m_scratch[kGradHeads], grad_ptr(out_weight), grad_ptr(out_bias),
+                                   grad_branch, acts.heads, entry_ptr(out_weight), n, d, d, false);
+        grad_heads = m_scratch[kGradHeads];
     }
-    if (input_norm) {
-        apply_norm_backward(norm_in, grad_residual, grad_u, acts.input, acts.normed_stats, n, true);
-    }
+    // dq, dk, dv where the projections wrote q, k, v: planar with QK-norm, else packed like them
+    float* grad_q = m_scratch[kGradQkv];
+    AttentionGrads grads{grad_q, grad_q + nd, grad_q + 2 * nd, d, d};
+    if (m_config.qk_norm == QkNorm::None && !cross)
+        grads = {grad_q, grad_q + d, grad_q + 2 * d, 3 * d, 3 * d};
+    if (m_config.qk_norm == QkNorm::None && cross) grads = {grad_q, grad_q + nd, grad_q + nd + d, d, 2 * d};
+    m_backend->attention_backward(grads, grad_heads, attention_inputs(acts, cross), acts.probs,
+                                  attention_shape(step, batch, seq));
+    backward_attention_projection(step, grad_q, u, grad_u, accumulate_u, m_scratch[kGradMemory],
+                                  m_scratch[kGradHeads], n);
 }
 
 }  // namespace normlab

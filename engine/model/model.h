@@ -32,10 +32,12 @@ struct ForwardStats {
     std::vector<double> attn_max_logit;       // per block, with attention statistics: largest scaled logit
     std::vector<double> attn_head_max_logit;  // with attention statistics: [block][head], each head's
                                               // largest scaled logit
-    // per decoder attention and FFN sub-layer, by slot (SublayerSlots::of), with attention statistics:
-    // the mean and the coefficient of variation over tokens of its norm's per-token scale 1/std (0
-    // without one, or DyT)
+    // per sub-layer, by slot (SublayerSlots), with attention statistics: the mean and the coefficient of
+    // variation over tokens of its norm's per-token scale 1/std (Norm_in, or Post-LN's norm after the
+    // sum; 0 without one, or DyT), then the same for Peri-LN's Norm_out, and for the decoder's final norm
     std::vector<double> norm_scale_mean, norm_scale_cv;
+    std::vector<double> norm_out_scale_mean, norm_out_scale_cv;
+    double final_norm_scale_mean = 0.0, final_norm_scale_cv = 0.0;
     std::vector<double> q_rms, k_rms;  // per block, with attention statistics: RMS of the queries and of
                                        // the keys entering attention, before any QK-norm
     std::vector<double> dependency;    // per sub-layer, by slot (SublayerSlots), with attention
@@ -142,7 +144,7 @@ class Model {
     struct SublayerStep {
         int block = 0;
         bool encoder = false;
-        int kind = 0;  // attention, FFN or cross-attention (model.cpp)
+        int kind = 0;  // a SublayerKind: attention, FFN or cross-attention
         int slot = 0;  // m_sublayers, the residual sums' slices and ForwardStats::dependency
         int attention_slot = -1;
         NormPlacement placement = NormPlacement::Pre;  // the block's (Mix-LN: Post or Pre by depth)
@@ -201,6 +203,15 @@ class Model {
     void backward_encoder(int batch, int seq);
     void forward_sublayer(const SublayerStep& step, const float* x, int batch, int seq, bool attention_stats);
     void backward_sublayer(const SublayerStep& step, int batch, int seq);
+    // backward_sublayer's parts: through the post norm, the residual sum and Peri-LN's Norm_out, which
+    // leaves the shortcut's part of dL/dx in the residual-gradient scratch and returns dL/dF for the
+    // branch F; then F's backward, which writes (adds, with accumulate_u) dL/du to grad_u.
+    const float* backward_residual(const SublayerStep& step, int n);
+    void backward_feed_forward(const BlockIndex& index, const SublayerActivations& acts,
+                               const float* grad_branch, const float* u, float* grad_u, bool accumulate_u,
+                               int n);
+    void backward_attention(const SublayerStep& step, const float* grad_branch, const float* u, float* grad_u,
+                            bool accumulate_u, int batch, int seq);
     const float* sublayer_output(const SublayerStep& step) const;
     const float* memory_buffer() const;  // the encoder's output after its final norm, if any
     AttentionInputs attention_inputs(const SublayerActivations& acts, bool cross) const;
@@ -214,7 +225,8 @@ class Model {
                                        bool accumulate_u, float* grad_memory, float* scratch, int n);
     void measure_qk_rms(
         int n);  // m_stats.q_rms and k_rms from the decoder's attention inputs (model_telemetry.cpp)
-    void measure_norm_scales(int n);              // fills m_stats.norm_scale_mean and _cv (norm_scales.cpp)
+    void measure_norm_scales(int n);  // fills m_stats.norm_scale_*, norm_out_scale_*, final_norm_scale_*
+    void check_batch(const Batch& batch) const;   // InputError for bad token ids or too long a sequence
     int source_length(const Batch& batch) const;  // memory keys: 0 without an encoder, else [1, seq]
     std::vector<float> read_buffer(const float* buffer);  // host copy of an [n, d] activation
     void initialize_entry(int entry, uint64_t seed);
@@ -301,7 +313,11 @@ class Model {
     std::vector<size_t> m_gain_shadow_offsets;   // per entry: its place in m_gain_shadow, or kNoShadow
     size_t m_gain_shadow_total = 0;
     std::vector<Slice> m_norm_scale_slices;  // each norm's rstd per row, for measure_norm_scales
-    std::vector<size_t> m_norm_scale_owner;  // the sub-layer slot of each norm measured
+    struct NormScaleTarget {                 // where a measured norm's mean and CV go in m_stats
+        double* mean;
+        double* cv;
+    };
+    std::vector<NormScaleTarget> m_norm_scale_targets;  // one per norm measured
     std::vector<double> m_norm_scale_sums, m_norm_scale_squares;
     std::vector<float> m_frozen_rstd;  // per layout entry: a norm gain's frozen 1/std, or 0 (per token)
     std::vector<Slice> m_qk_slices;    // the queries' and keys' rows, for measure_qk_rms

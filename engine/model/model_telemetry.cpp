@@ -9,30 +9,29 @@
 namespace normlab {
 
 void Model::reserve_stats() {
+    ForwardStats& stats = m_stats;
     const size_t layers = static_cast<size_t>(m_config.layers);
     const size_t slots = static_cast<size_t>(SublayerSlots(m_config).count());
-    m_stats.resid.resize(layers);
-    m_stats.resid_attn.resize(layers);
-    m_stats.attn_entropy.reserve(layers);
-    m_stats.attn_max_logit.reserve(layers);
-    m_stats.q_rms.reserve(layers);
-    m_stats.k_rms.reserve(layers);
-    m_stats.dependency.reserve(slots);
+    // the residual sums' lists are overwritten in place every pass; the others refilled on telemetry steps
+    for (std::vector<double>* list : {&stats.resid, &stats.resid_attn}) list->resize(layers);
+    for (std::vector<double>* list : {&stats.attn_entropy, &stats.attn_max_logit, &stats.q_rms, &stats.k_rms})
+        list->reserve(layers);
+    stats.attn_head_max_logit.reserve(layers * static_cast<size_t>(m_config.heads));
+    stats.dependency.reserve(slots);
     if (m_config.encoder_layers > 0) {
         const size_t encoder = static_cast<size_t>(m_config.encoder_layers);
-        m_stats.resid_cross.resize(layers);
-        m_stats.cross_attn_entropy.reserve(layers);
-        m_stats.cross_attn_max_logit.reserve(layers);
-        m_stats.encoder_resid.resize(encoder);
-        m_stats.encoder_resid_attn.resize(encoder);
-        m_stats.encoder_attn_entropy.reserve(encoder);
-        m_stats.encoder_attn_max_logit.reserve(encoder);
+        stats.resid_cross.resize(layers);
+        for (std::vector<double>* list : {&stats.encoder_resid, &stats.encoder_resid_attn})
+            list->resize(encoder);
+        for (std::vector<double>* list : {&stats.cross_attn_entropy, &stats.cross_attn_max_logit})
+            list->reserve(layers);
+        for (std::vector<double>* list : {&stats.encoder_attn_entropy, &stats.encoder_attn_max_logit})
+            list->reserve(encoder);
     }
     m_branch_slices.reserve(slots);
     m_slice_squares.resize(2 * slots);
     m_slice_sums.resize(2 * slots);
     m_attention_host.resize(attention_stat_total());
-    m_stats.attn_head_max_logit.reserve(layers * static_cast<size_t>(m_config.heads));
 }
 
 const ForwardStats& Model::collect_stats(const Backend::CrossEntropyResult& loss, bool attention_stats) {
@@ -49,18 +48,14 @@ const ForwardStats& Model::collect_stats(const Backend::CrossEntropyResult& loss
     stats.logit_mean = loss.logit_sum / (scored * m_vocab);
     stats.logit_max = loss.logit_max;
     collect_residual_stats(nd);
-    stats.attn_entropy.clear();
-    stats.attn_max_logit.clear();
-    stats.attn_head_max_logit.clear();
-    stats.q_rms.clear();
-    stats.k_rms.clear();
-    stats.norm_scale_mean.clear();
-    stats.norm_scale_cv.clear();
-    stats.cross_attn_entropy.clear();
-    stats.cross_attn_max_logit.clear();
-    stats.encoder_attn_entropy.clear();
-    stats.encoder_attn_max_logit.clear();
-    stats.dependency.clear();
+    // the lists only telemetry steps fill
+    for (std::vector<double>* list :
+         {&stats.attn_entropy, &stats.attn_max_logit, &stats.attn_head_max_logit, &stats.q_rms, &stats.k_rms,
+          &stats.norm_scale_mean, &stats.norm_scale_cv, &stats.norm_out_scale_mean, &stats.norm_out_scale_cv,
+          &stats.cross_attn_entropy, &stats.cross_attn_max_logit, &stats.encoder_attn_entropy,
+          &stats.encoder_attn_max_logit, &stats.dependency})
+        list->clear();
+    stats.final_norm_scale_mean = stats.final_norm_scale_cv = 0.0;
     if (attention_stats) {
         collect_attention_stats(m_batch, m_seq);
         measure_qk_rms(n);

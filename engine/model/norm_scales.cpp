@@ -1,6 +1,7 @@
 // How much each norm actually normalises: the mean and coefficient of variation over tokens of its
-// per-token scale 1/std (the rstd its forward pass keeps in its statistics), per decoder block for the
-// attention and FFN sub-layers' norms (docs/formats.md#metricsjsonl).
+// per-token scale 1/std (the rstd its forward pass keeps in its statistics), for every sub-layer's norm
+// (Norm_in, or Post-LN's after the sum), Peri-LN's output norms and the decoder's final norm
+// (docs/formats.md#metricsjsonl).
 #include <algorithm>
 #include <cmath>
 
@@ -10,38 +11,48 @@ namespace normlab {
 
 namespace {
 // The statistics of a sub-layer's norm, which Post-LN takes after the sum and Pre-/Peri-LN before the
-// branch; none without a norm or with DyT, which has no per-token scale.
-const float* norm_statistics(NormPlacement placement, NormType type, const float* normed_stats,
-                             const float* output_stats) {
-    if (type == NormType::DyT) return nullptr;
+// branch; none without a norm.
+const float* input_norm_statistics(NormPlacement placement, const float* normed_stats,
+                                   const float* output_stats) {
     if (placement == NormPlacement::Post) return output_stats;
     return has_input_norm(placement) ? normed_stats : nullptr;
 }
 }  // namespace
 
 void Model::measure_norm_scales(int n) {
-    const SublayerSlots slots(m_config);
-    const size_t sublayers = static_cast<size_t>(slots.decoder_count());  // the decoder's, by slot
-    m_stats.norm_scale_mean.assign(sublayers, 0.0);
-    m_stats.norm_scale_cv.assign(sublayers, 0.0);
+    ForwardStats& stats = m_stats;
+    const size_t slots = m_sublayers.size();
+    for (std::vector<double>* list :
+         {&stats.norm_scale_mean, &stats.norm_scale_cv, &stats.norm_out_scale_mean, &stats.norm_out_scale_cv})
+        list->assign(slots, 0.0);
+    stats.final_norm_scale_mean = stats.final_norm_scale_cv = 0.0;
+    if (m_config.norm_type == NormType::DyT) return;  // no per-token scale
     m_norm_scale_slices.clear();
-    m_norm_scale_owner.clear();
-    for (int slot = 0; slot < slots.decoder_count(); ++slot) {
-        const SublayerActivations& acts = m_sublayers[slot];
-        const float* stats = norm_statistics(plan_step(slot).placement, m_config.norm_type, acts.normed_stats,
-                                             acts.output_stats);
-        if (!stats) continue;
-        const size_t rstd = static_cast<size_t>(stats - m_activations) + 1;  // (mean, rstd) per row
+    m_norm_scale_targets.clear();
+    auto add = [&](const float* norm_stats, double& mean, double& cv) {
+        const size_t rstd = static_cast<size_t>(norm_stats - m_activations) + 1;  // (mean, rstd) per row
         for (int row = 0; row < n; ++row)
             m_norm_scale_slices.push_back({rstd + 2 * static_cast<size_t>(row), 1});
-        m_norm_scale_owner.push_back(static_cast<size_t>(slot));
+        m_norm_scale_targets.push_back({&mean, &cv});
+    };
+    for (size_t slot = 0; slot < slots; ++slot) {
+        const SublayerActivations& acts = m_sublayers[slot];
+        const float* input = input_norm_statistics(plan_step(static_cast<int>(slot)).placement,
+                                                   acts.normed_stats, acts.output_stats);
+        if (input) add(input, stats.norm_scale_mean[slot], stats.norm_scale_cv[slot]);
     }
+    for (size_t slot = 0; slot < slots; ++slot) {
+        if (plan_step(static_cast<int>(slot)).placement != NormPlacement::Peri) continue;
+        add(m_sublayers[slot].branch_stats, stats.norm_out_scale_mean[slot], stats.norm_out_scale_cv[slot]);
+    }
+    if (has_final_norm(m_config, false))
+        add(m_final_stats, stats.final_norm_scale_mean, stats.final_norm_scale_cv);
     if (m_norm_scale_slices.empty()) return;
     m_norm_scale_sums.resize(m_norm_scale_slices.size());
     m_norm_scale_squares.resize(m_norm_scale_slices.size());
     m_backend->sum_values_and_squares(m_activations, m_norm_scale_slices, m_norm_scale_sums.data(),
                                       m_norm_scale_squares.data());
-    for (size_t k = 0; k < m_norm_scale_owner.size(); ++k) {
+    for (size_t k = 0; k < m_norm_scale_targets.size(); ++k) {
         double sum = 0.0, squares = 0.0;
         for (size_t i = k * n; i < (k + 1) * static_cast<size_t>(n); ++i) {
             sum += m_norm_scale_sums[i];
@@ -49,8 +60,8 @@ void Model::measure_norm_scales(int n) {
         }
         const double mean = sum / n;
         const double variance = std::max(0.0, squares / n - mean * mean);
-        m_stats.norm_scale_mean[m_norm_scale_owner[k]] = mean;
-        m_stats.norm_scale_cv[m_norm_scale_owner[k]] = mean > 0.0 ? std::sqrt(variance) / mean : 0.0;
+        *m_norm_scale_targets[k].mean = mean;
+        *m_norm_scale_targets[k].cv = mean > 0.0 ? std::sqrt(variance) / mean : 0.0;
     }
 }
 

@@ -28,6 +28,9 @@ struct LayerTelemetry {
     // The attention and FFN sub-layers' norms: mean and coefficient of variation over tokens of the
     // per-token scale 1/std (how much each norm actually normalises; 0 without a norm or with DyT)
     double norm1_scale_mean = 0.0, norm1_scale_cv = 0.0, norm2_scale_mean = 0.0, norm2_scale_cv = 0.0;
+    // The same for Peri-LN's output norms of the two sub-layers (0 under other placements)
+    double norm1_out_scale_mean = 0.0, norm1_out_scale_cv = 0.0;
+    double norm2_out_scale_mean = 0.0, norm2_out_scale_cv = 0.0;
     double q_rms = 0.0;  // RMS of the queries and of the keys entering attention (before any QK-norm)
     double k_rms = 0.0;
     // Admin's dependency of each sub-layer on its branch: Var[F(x)] / Var[x + F(x)].
@@ -51,6 +54,10 @@ struct StepTelemetry {
     double logit_max = 0.0;
     double grad_embedding = 0.0;  // ||grad|| of the token and position embeddings together
     double grad_head = 0.0;       // ||grad|| of the output head
+    // The decoder's final norm: mean and coefficient of variation over tokens of its per-token scale
+    // 1/std (0 without a final norm, or with DyT)
+    double final_norm_scale_mean = 0.0;
+    double final_norm_scale_cv = 0.0;
 };
 
 struct StepRecord {

@@ -149,12 +149,7 @@ void clear_keeping_capacity(StepOutcome& outcome) {
 }
 }  // namespace
 
-const StepOutcome& Trainer::step() {
-    StepOutcome& outcome = m_outcome;
-    clear_keeping_capacity(outcome);
-    if (finished()) return outcome;
-    const auto started = std::chrono::steady_clock::now();
-    const int64_t t = m_steps_done + 1;
+void Trainer::apply_due_commands(int64_t t, StepOutcome& outcome) {
     for (const Command& command : m_commands.take_due(t)) {
         try {
             outcome.events.push_back(apply(command));
@@ -162,6 +157,66 @@ const StepOutcome& Trainer::step() {
             outcome.events.push_back({t, "rejected_change", error.what(), command.key, command.value, -1});
         }
     }
+}
+
+double Trainer::gradient_squares_total() {
+    entry_sum_squares(m_model->grads(), m_grad_squares);
+    double grad_total = 0.0;
+    for (size_t i = 0; i < m_grad_squares.size(); ++i) {
+        if (m_model->active(static_cast<int>(i))) grad_total += m_grad_squares[i];
+    }
+    return grad_total;
+}
+
+void Trainer::update_parameters(int64_t t, bool logged, const StepRecord& record) {
+    const double clip = m_config.train.clip_grad_norm;
+    const double grad_scale = clip > 0.0 && record.grad_norm > clip ? clip / record.grad_norm : 1.0;
+    if (logged) {  // the parameters' and updates' squares come from the update's own pass
+        m_optimizer->update(m_config.train, t, record.lr, grad_scale, m_param_squares.data(),
+                            m_update_squares.data());
+    } else {
+        m_optimizer->update(m_config.train, t, record.lr, grad_scale);
+    }
+}
+
+StepTelemetry Trainer::step_telemetry(const ForwardStats& forward) const {
+    const ParamLayout& layout = m_model->layout();
+    auto squares_of = [&](int entry) { return m_grad_squares[static_cast<size_t>(entry)]; };
+    return StepTelemetry{forward.z_loss,
+                         forward.log_z_mean,
+                         forward.log_z_max_abs,
+                         forward.logit_mean,
+                         forward.logit_max,
+                         std::sqrt(squares_of(layout.wte) + squares_of(layout.wpe)),
+                         std::sqrt(squares_of(layout.head)),
+                         forward.final_norm_scale_mean,
+                         forward.final_norm_scale_cv};
+}
+
+void Trainer::observe_loss_spike(int64_t t, double loss, StepOutcome& outcome) {
+    const double z = m_spikes.observe(loss);
+    if (!(z > 0.0)) return;  // none (a NaN z included)
+    std::ostringstream message;
+    message << "loss spike at step " << t << ": loss " << loss << " (z = " << z << ")";
+    outcome.events.push_back({t, "loss_spike", message.str(), "", "", -1});
+}
+
+void Trainer::validate_if_due(int64_t t, StepRecord& record) {
+    const int val_every = m_config.telemetry.val_every;
+    if (val_every <= 0 || (t % val_every != 0 && t != m_config.train.steps)) return;
+    double accuracy = 0.0;
+    record.val_loss = evaluate(Split::Validation, m_config.telemetry.val_batches, &accuracy);
+    if (m_task->has_accuracy()) record.val_accuracy = accuracy;
+    m_last_val_loss = record.val_loss;
+}
+
+const StepOutcome& Trainer::step() {
+    StepOutcome& outcome = m_outcome;
+    clear_keeping_capacity(outcome);
+    if (finished()) return outcome;
+    const auto started = std::chrono::steady_clock::now();
+    const int64_t t = m_steps_done + 1;
+    apply_due_commands(t, outcome);
 
     const bool logged = (t % m_config.telemetry.every) == 0 || t == 1;
     m_task->make_batch(Split::Train, static_cast<uint64_t>(t - 1), m_config.train.batch_size,
@@ -169,11 +224,7 @@ const StepOutcome& Trainer::step() {
     m_model->set_training_step(t);  // the model's own warmups (norm gains, residual branches)
     const ForwardStats& forward =
         m_model->forward_backward(m_batch, true, logged, static_cast<float>(m_config.train.z_loss));
-    entry_sum_squares(m_model->grads(), m_grad_squares);
-    double grad_total = 0.0;
-    for (size_t i = 0; i < m_grad_squares.size(); ++i) {
-        if (m_model->active(static_cast<int>(i))) grad_total += m_grad_squares[i];
-    }
+    const double grad_total = gradient_squares_total();
 
     StepRecord& record = outcome.record;
     record.step = t;
@@ -183,52 +234,22 @@ const StepOutcome& Trainer::step() {
     if (m_task->has_accuracy() && forward.scored > 0) {
         record.accuracy = static_cast<double>(forward.correct) / static_cast<double>(forward.scored);
     }
-
     if (const std::optional<std::string> reason = divergence(forward, grad_total)) {
         end_diverged(t, forward, *reason, outcome);
         return outcome;
     }
 
-    const double clip = m_config.train.clip_grad_norm;
-    const double grad_scale = clip > 0.0 && record.grad_norm > clip ? clip / record.grad_norm : 1.0;
-    if (logged) {  // the parameters' and updates' squares come from the update's own pass
-        m_optimizer->update(m_config.train, t, record.lr, grad_scale, m_param_squares.data(),
-                            m_update_squares.data());
-    } else {
-        m_optimizer->update(m_config.train, t, record.lr, grad_scale);
-    }
+    update_parameters(t, logged, record);
     m_steps_done = t;
     note_loss(forward.loss);
-
     if (logged) {
         fill_layer_telemetry(forward, record);
-        const ParamLayout& layout = m_model->layout();
-        auto squares_of = [&](int entry) { return m_grad_squares[static_cast<size_t>(entry)]; };
-        record.telemetry = StepTelemetry{forward.z_loss,
-                                         forward.log_z_mean,
-                                         forward.log_z_max_abs,
-                                         forward.logit_mean,
-                                         forward.logit_max,
-                                         std::sqrt(squares_of(layout.wte) + squares_of(layout.wpe)),
-                                         std::sqrt(squares_of(layout.head))};
+        record.telemetry = step_telemetry(forward);
     }
     outcome.logged = logged;
-
-    const double z = m_spikes.observe(forward.loss);
-    if (z > 0.0) {
-        std::ostringstream message;
-        message << "loss spike at step " << t << ": loss " << forward.loss << " (z = " << z << ")";
-        outcome.events.push_back({t, "loss_spike", message.str(), "", "", -1});
-    }
-
+    observe_loss_spike(t, forward.loss, outcome);
     // Validation passes overwrite the model's ForwardStats: `forward` is not read after this.
-    const int val_every = m_config.telemetry.val_every;
-    if (val_every > 0 && (t % val_every == 0 || t == m_config.train.steps)) {
-        double accuracy = 0.0;
-        record.val_loss = evaluate(Split::Validation, m_config.telemetry.val_batches, &accuracy);
-        if (m_task->has_accuracy()) record.val_accuracy = accuracy;
-        m_last_val_loss = record.val_loss;
-    }
+    validate_if_due(t, record);
     if (m_steps_done >= m_config.train.steps) m_status = RunStatus::Completed;
 
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -116,6 +116,16 @@ class Trainer {
     void fill_layer_telemetry(const ForwardStats& forward, StepRecord& record);
     GradientNorms gradient_norms(const BlockIndex& index, bool cross) const;
     void fill_optimizer_state(int block, bool encoder, LayerTelemetry& layer) const;
+    // step()'s parts: the live changes due before step t (rejected ones become events); the gradient's
+    // total sum of squares over the active entries (filling m_grad_squares); the optimizer step with
+    // clipping (with the squares telemetry needs on logged steps); the run-level telemetry; a loss spike
+    // event; and validation when due (it overwrites the model's ForwardStats).
+    void apply_due_commands(int64_t t, StepOutcome& outcome);
+    double gradient_squares_total();
+    void update_parameters(int64_t t, bool logged, const StepRecord& record);
+    StepTelemetry step_telemetry(const ForwardStats& forward) const;
+    void observe_loss_spike(int64_t t, double loss, StepOutcome& outcome);
+    void validate_if_due(int64_t t, StepRecord& record);
     // Remembers a step's loss (and, when finite, as the run's final loss).
     void note_loss(double loss);
     // Why this step's pass ends the run (a non-finite value, or a loss above the train.diverge_loss

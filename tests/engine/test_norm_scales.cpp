@@ -222,7 +222,7 @@ TEST(NormScales, RecordsCarryOutputFinalAndEncoderNormScales) {
     config.model.norm_placement = NormPlacement::Peri;
     config.model.encoder_layers = 2;
     config.model.seq_len = 17;
-    config.data.task = "copy";
+    config.data.task = TaskKind::Copy;
     config.data.symbols = 8;
     config.train.steps = 2;
     config.threads = 1;

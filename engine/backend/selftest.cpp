@@ -339,11 +339,14 @@ std::vector<ParityCheck> compare_telemetry(const ForwardStats& actual, const For
         checks.push_back(
             compare_values(field.name, actual.*field.values, reference.*field.values, field.tolerance));
     }
-    // the final norm's scale after the lists, so that a wrong reduction is first named by the residual sums
-    checks.push_back(compare_scalar("final_norm_scale_mean", actual.final_norm_scale_mean,
-                                    reference.final_norm_scale_mean));
-    checks.push_back(
-        compare_scalar("final_norm_scale_cv", actual.final_norm_scale_cv, reference.final_norm_scale_cv));
+    // the final norms' scales after the lists, so that a wrong reduction is first named by the residual sums
+    const std::pair<const char*, double ForwardStats::*> final_scales[] = {
+        {"final_norm_scale_mean", &ForwardStats::final_norm_scale_mean},
+        {"final_norm_scale_cv", &ForwardStats::final_norm_scale_cv},
+        {"encoder_final_norm_scale_mean", &ForwardStats::encoder_final_norm_scale_mean},
+        {"encoder_final_norm_scale_cv", &ForwardStats::encoder_final_norm_scale_cv}};
+    for (const auto& [name, value] : final_scales)
+        checks.push_back(compare_scalar(name, actual.*value, reference.*value));
     return checks;
 }
 

@@ -49,7 +49,11 @@ inline constexpr LayerField kLayerFields[] = {
     {"norm2_out_scale_cv", &LayerTelemetry::norm2_out_scale_cv, false, kNotSampled},
     {"resid_cross", &LayerTelemetry::resid_cross, true},
     {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true, kNotSampled},
-    {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true, kNotSampled}};
+    {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true, kNotSampled},
+    {"norm_cross_scale_mean", &LayerTelemetry::norm_cross_scale_mean, true, kNotSampled},
+    {"norm_cross_scale_cv", &LayerTelemetry::norm_cross_scale_cv, true, kNotSampled},
+    {"norm_cross_out_scale_mean", &LayerTelemetry::norm_cross_out_scale_mean, true, kNotSampled},
+    {"norm_cross_out_scale_cv", &LayerTelemetry::norm_cross_out_scale_cv, true, kNotSampled}};
 inline constexpr GradField kGradFields[] = {{"w_qkv", &GradientNorms::w_qkv, false},
                                             {"w_o", &GradientNorms::w_o, false},
                                             {"w_1", &GradientNorms::w_1, false},
@@ -69,15 +73,18 @@ struct StepField {
     const char* name;
     double StepTelemetry::*member;
 };
-inline constexpr StepField kStepFields[] = {{"z_loss", &StepTelemetry::z_loss},
-                                            {"log_z_mean", &StepTelemetry::log_z_mean},
-                                            {"log_z_max_abs", &StepTelemetry::log_z_max_abs},
-                                            {"logit_mean", &StepTelemetry::logit_mean},
-                                            {"logit_max", &StepTelemetry::logit_max},
-                                            {"grad_embedding", &StepTelemetry::grad_embedding},
-                                            {"grad_head", &StepTelemetry::grad_head},
-                                            {"final_norm_scale_mean", &StepTelemetry::final_norm_scale_mean},
-                                            {"final_norm_scale_cv", &StepTelemetry::final_norm_scale_cv}};
+inline constexpr StepField kStepFields[] = {
+    {"z_loss", &StepTelemetry::z_loss},
+    {"log_z_mean", &StepTelemetry::log_z_mean},
+    {"log_z_max_abs", &StepTelemetry::log_z_max_abs},
+    {"logit_mean", &StepTelemetry::logit_mean},
+    {"logit_max", &StepTelemetry::logit_max},
+    {"grad_embedding", &StepTelemetry::grad_embedding},
+    {"grad_head", &StepTelemetry::grad_head},
+    {"final_norm_scale_mean", &StepTelemetry::final_norm_scale_mean},
+    {"final_norm_scale_cv", &StepTelemetry::final_norm_scale_cv},
+    {"encoder_final_norm_scale_mean", &StepTelemetry::encoder_final_norm_scale_mean},
+    {"encoder_final_norm_scale_cv", &StepTelemetry::encoder_final_norm_scale_cv}};
 inline constexpr DependencyField kDependencyFields[] = {{"attn", &LayerTelemetry::dependency_attn, false},
                                                         {"ffn", &LayerTelemetry::dependency_ffn, false},
                                                         {"cross", &LayerTelemetry::dependency_cross, true}};

@@ -47,15 +47,15 @@ std::vector<Model::NormSite> Model::norm_sites() const {
         const BlockIndex& index = block_index(step);
         const int in = input_norm_of(index, step.kind).weight;
         if (step.placement == NormPlacement::Post)
-            sites.push_back({in, stats(&SublayerActivations::output_stats), step.kind});
+            sites.push_back({in, stats(&SublayerActivations::output_stats), step.kind, step.slot});
         else if (has_input_norm(step.placement))
-            sites.push_back({in, stats(&SublayerActivations::normed_stats), step.kind});
+            sites.push_back({in, stats(&SublayerActivations::normed_stats), step.kind, step.slot});
         if (step.placement == NormPlacement::Peri) {
             sites.push_back({output_norm_of(index, step.kind).weight,
-                             stats(&SublayerActivations::branch_stats), step.kind});
+                             stats(&SublayerActivations::branch_stats), step.kind, step.slot, true});
         }
         if (static_cast<int>(i) + 1 == m_encoder_steps && has_final_norm(m_config, true))
-            sites.push_back({m_layout.encoder_final_norm.weight, m_memory_stats, -1});
+            sites.push_back({m_layout.encoder_final_norm.weight, m_memory_stats, -1, -1, false, true});
     }
     if (has_final_norm(m_config, false)) sites.push_back({m_layout.final_norm.weight, m_final_stats, -1});
     return sites;

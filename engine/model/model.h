@@ -34,10 +34,12 @@ struct ForwardStats {
                                               // largest scaled logit
     // per sub-layer, by slot (SublayerSlots), with attention statistics: the mean and the coefficient of
     // variation over tokens of its norm's per-token scale 1/std (Norm_in, or Post-LN's norm after the
-    // sum; 0 without one, or DyT), then the same for Peri-LN's Norm_out, and for the decoder's final norm
+    // sum; 0 without one, or DyT), then the same for Peri-LN's Norm_out, and for the decoder's and the
+    // encoder's final norms
     std::vector<double> norm_scale_mean, norm_scale_cv;
     std::vector<double> norm_out_scale_mean, norm_out_scale_cv;
     double final_norm_scale_mean = 0.0, final_norm_scale_cv = 0.0;
+    double encoder_final_norm_scale_mean = 0.0, encoder_final_norm_scale_cv = 0.0;
     std::vector<double> q_rms, k_rms;  // per block, with attention statistics: RMS of the queries and of
                                        // the keys entering attention, before any QK-norm
     std::vector<double> dependency;    // per sub-layer, by slot (SublayerSlots), with attention
@@ -177,11 +179,15 @@ class Model {
     void apply_norm(const NormIndex& norm, float* y, float* stats, const float* x, int n);
     void apply_norm_backward(const NormIndex& norm, float* dx, const float* dy, const float* x,
                              const float* stats, int n, bool accumulate_dx);
-    // Each per-token-scaled norm the passes apply: its gain entry and where its statistics live.
+    // Each per-token-scaled norm the passes apply: its gain entry, where its statistics live and
+    // whose norm it is.
     struct NormSite {
         int entry = -1;
         const float* stats = nullptr;
-        int sublayer = -1;  // its sub-layer's SublayerKind; -1: a final norm
+        int sublayer = -1;     // its sub-layer's SublayerKind; -1: a final norm
+        int slot = -1;         // its sub-layer's slot (SublayerSlots); -1: a final norm
+        bool output = false;   // Peri-LN's Norm_out of the sub-layer (else its Norm_in or Post-LN's norm)
+        bool encoder = false;  // a final norm: the encoder's (else the decoder's)
     };
     std::vector<NormSite> norm_sites() const;
     void ensure_activations(int batch, int seq);
@@ -225,7 +231,10 @@ class Model {
                                        bool accumulate_u, float* grad_memory, float* scratch, int n);
     void measure_qk_rms(
         int n);  // m_stats.q_rms and k_rms from the decoder's attention inputs (model_telemetry.cpp)
-    void measure_norm_scales(int n);  // fills m_stats.norm_scale_*, norm_out_scale_*, final_norm_scale_*
+    // fills m_stats.norm_scale_*, norm_out_scale_* and both final norms' scales, from norm_sites()
+    void measure_norm_scales(int n);
+    struct NormScaleTarget;
+    NormScaleTarget norm_scale_target(const NormSite& site);  // where a site's mean and CV go
     void check_batch(const Batch& batch) const;   // InputError for bad token ids or too long a sequence
     int source_length(const Batch& batch) const;  // memory keys: 0 without an encoder, else [1, seq]
     std::vector<float> read_buffer(const float* buffer);  // host copy of an [n, d] activation

@@ -56,6 +56,7 @@ const ForwardStats& Model::collect_stats(const Backend::CrossEntropyResult& loss
           &stats.encoder_attn_max_logit, &stats.dependency})
         list->clear();
     stats.final_norm_scale_mean = stats.final_norm_scale_cv = 0.0;
+    stats.encoder_final_norm_scale_mean = stats.encoder_final_norm_scale_cv = 0.0;
     if (attention_stats) {
         collect_attention_stats(m_batch, m_seq);
         measure_qk_rms(n);

@@ -1,7 +1,7 @@
 // How much each norm actually normalises: the mean and coefficient of variation over tokens of its
 // per-token scale 1/std (the rstd its forward pass keeps in its statistics), for every sub-layer's norm
-// (Norm_in, or Post-LN's after the sum), Peri-LN's output norms and the decoder's final norm
-// (docs/formats.md#metricsjsonl).
+// (Norm_in, or Post-LN's after the sum), Peri-LN's output norms and the decoder's and the encoder's final
+// norms: every norm of norm_sites() (docs/formats.md#metricsjsonl).
 #include <algorithm>
 #include <cmath>
 
@@ -9,15 +9,15 @@
 
 namespace normlab {
 
-namespace {
-// The statistics of a sub-layer's norm, which Post-LN takes after the sum and Pre-/Peri-LN before the
-// branch; none without a norm.
-const float* input_norm_statistics(NormPlacement placement, const float* normed_stats,
-                                   const float* output_stats) {
-    if (placement == NormPlacement::Post) return output_stats;
-    return has_input_norm(placement) ? normed_stats : nullptr;
+Model::NormScaleTarget Model::norm_scale_target(const NormSite& site) {
+    ForwardStats& stats = m_stats;
+    if (site.slot < 0 && site.encoder)
+        return {&stats.encoder_final_norm_scale_mean, &stats.encoder_final_norm_scale_cv};
+    if (site.slot < 0) return {&stats.final_norm_scale_mean, &stats.final_norm_scale_cv};
+    const size_t slot = static_cast<size_t>(site.slot);
+    if (site.output) return {&stats.norm_out_scale_mean[slot], &stats.norm_out_scale_cv[slot]};
+    return {&stats.norm_scale_mean[slot], &stats.norm_scale_cv[slot]};
 }
-}  // namespace
 
 void Model::measure_norm_scales(int n) {
     ForwardStats& stats = m_stats;
@@ -26,27 +26,15 @@ void Model::measure_norm_scales(int n) {
          {&stats.norm_scale_mean, &stats.norm_scale_cv, &stats.norm_out_scale_mean, &stats.norm_out_scale_cv})
         list->assign(slots, 0.0);
     stats.final_norm_scale_mean = stats.final_norm_scale_cv = 0.0;
-    if (m_config.norm_type == NormType::DyT) return;  // no per-token scale
+    stats.encoder_final_norm_scale_mean = stats.encoder_final_norm_scale_cv = 0.0;
     m_norm_scale_slices.clear();
     m_norm_scale_targets.clear();
-    auto add = [&](const float* norm_stats, double& mean, double& cv) {
-        const size_t rstd = static_cast<size_t>(norm_stats - m_activations) + 1;  // (mean, rstd) per row
+    for (const NormSite& site : norm_sites()) {  // none with DyT, which has no per-token scale
+        const size_t rstd = static_cast<size_t>(site.stats - m_activations) + 1;  // (mean, rstd) per row
         for (int row = 0; row < n; ++row)
             m_norm_scale_slices.push_back({rstd + 2 * static_cast<size_t>(row), 1});
-        m_norm_scale_targets.push_back({&mean, &cv});
-    };
-    for (size_t slot = 0; slot < slots; ++slot) {
-        const SublayerActivations& acts = m_sublayers[slot];
-        const float* input = input_norm_statistics(plan_step(static_cast<int>(slot)).placement,
-                                                   acts.normed_stats, acts.output_stats);
-        if (input) add(input, stats.norm_scale_mean[slot], stats.norm_scale_cv[slot]);
+        m_norm_scale_targets.push_back(norm_scale_target(site));
     }
-    for (size_t slot = 0; slot < slots; ++slot) {
-        if (plan_step(static_cast<int>(slot)).placement != NormPlacement::Peri) continue;
-        add(m_sublayers[slot].branch_stats, stats.norm_out_scale_mean[slot], stats.norm_out_scale_cv[slot]);
-    }
-    if (has_final_norm(m_config, false))
-        add(m_final_stats, stats.final_norm_scale_mean, stats.final_norm_scale_cv);
     if (m_norm_scale_slices.empty()) return;
     m_norm_scale_sums.resize(m_norm_scale_slices.size());
     m_norm_scale_squares.resize(m_norm_scale_slices.size());

@@ -45,8 +45,14 @@ void copy_cross_attention(const ForwardStats& forward, const SublayerSlots& slot
         layer.cross_attn_entropy = forward.cross_attn_entropy[b];
         layer.cross_attn_max_logit = forward.cross_attn_max_logit[b];
     }
-    if (!forward.dependency.empty())
-        layer.dependency_cross = forward.dependency[slots.of(kCrossAttentionSublayer, static_cast<int>(b))];
+    const size_t slot = static_cast<size_t>(slots.of(kCrossAttentionSublayer, static_cast<int>(b)));
+    if (!forward.norm_scale_mean.empty()) {  // measured on this pass
+        layer.norm_cross_scale_mean = forward.norm_scale_mean[slot];
+        layer.norm_cross_scale_cv = forward.norm_scale_cv[slot];
+        layer.norm_cross_out_scale_mean = forward.norm_out_scale_mean[slot];
+        layer.norm_cross_out_scale_cv = forward.norm_out_scale_cv[slot];
+    }
+    if (!forward.dependency.empty()) layer.dependency_cross = forward.dependency[slot];
 }
 }  // namespace
 

@@ -42,6 +42,9 @@ struct LayerTelemetry {
     double cross_attn_entropy = 0.0;
     double cross_attn_max_logit = 0.0;
     double dependency_cross = 0.0;
+    // its norm's per-token scale, as norm1_scale_* (and Peri-LN's output norm's, as norm1_out_scale_*)
+    double norm_cross_scale_mean = 0.0, norm_cross_scale_cv = 0.0;
+    double norm_cross_out_scale_mean = 0.0, norm_cross_out_scale_cv = 0.0;
 };
 
 // The run-level values of a logged step (docs/formats.md#metricsjsonl): the output logits over its
@@ -58,6 +61,8 @@ struct StepTelemetry {
     // 1/std (0 without a final norm, or with DyT)
     double final_norm_scale_mean = 0.0;
     double final_norm_scale_cv = 0.0;
+    double encoder_final_norm_scale_mean = 0.0;  // the same for the encoder's final norm (0 without one)
+    double encoder_final_norm_scale_cv = 0.0;
 };
 
 struct StepRecord {

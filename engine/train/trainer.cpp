@@ -190,7 +190,9 @@ StepTelemetry Trainer::step_telemetry(const ForwardStats& forward) const {
                          std::sqrt(squares_of(layout.wte) + squares_of(layout.wpe)),
                          std::sqrt(squares_of(layout.head)),
                          forward.final_norm_scale_mean,
-                         forward.final_norm_scale_cv};
+                         forward.final_norm_scale_cv,
+                         forward.encoder_final_norm_scale_mean,
+                         forward.encoder_final_norm_scale_cv};
 }
 
 void Trainer::observe_loss_spike(int64_t t, double loss, StepOutcome& outcome) {

@@ -1,7 +1,7 @@
 // The per-norm scale telemetry (Model::measure_norm_scales): the mean and coefficient of variation over
 // tokens of a norm's per-token scale 1/std, against direct computation on the norm's input: the first
-// block's norm, Peri-LN's output norm, the final norm and the encoder's norms; and their way into
-// metrics records and back.
+// block's norm, Peri-LN's output norm, the final norms, the encoder's and the cross-attention norms;
+// and their way into metrics records and back.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -205,6 +205,8 @@ TEST(NormScales, FinalNormAndEncoderNormsMatchTheirInputs) {
     };
     expect_moments(stats.final_norm_scale_mean, stats.final_norm_scale_cv,
                    to_double(model.read_block_output(1)), "final norm");
+    expect_moments(stats.encoder_final_norm_scale_mean, stats.encoder_final_norm_scale_cv,
+                   to_double(model.read_encoder_block_output(1)), "encoder final norm");
     const size_t first = static_cast<size_t>(slots.of_encoder(kAttentionSublayer, 0));
     expect_moments(stats.norm_scale_mean[first], stats.norm_scale_cv[first], embeddings(model, batch),
                    "encoder block 0 norm1");
@@ -212,6 +214,28 @@ TEST(NormScales, FinalNormAndEncoderNormsMatchTheirInputs) {
     expect_moments(stats.norm_scale_mean[second], stats.norm_scale_cv[second],
                    to_double(model.read_encoder_block_output(0)), "encoder block 1 norm1");
     EXPECT_EQ(stats.norm_out_scale_mean[first], 0.0);  // no output norms under Pre-LN
+}
+
+// With the first decoder block's self-attention output projection zeroed, its cross-attention norm reads
+// the embeddings (encoder and decoder embed the same tokens).
+TEST(NormScales, CrossAttentionNormMatchesItsInput) {
+    CpuBackend backend(1);
+    const int vocab = 9, d = 16;
+    ModelConfig config = scale_config(NormPlacement::Pre, NormType::LayerNorm);
+    config.encoder_layers = 1;
+    Model model(config, vocab, backend);
+    model.initialize(8);
+    testing::perturb_parameters(model, 9);
+    const BlockIndex& index = model.layout().blocks[0];
+    for (int entry : {index.out_weight, index.out_bias})
+        if (entry >= 0) model.write_entry(entry, std::vector<float>(model.read_entry(entry).size(), 0.0f));
+    const Batch batch = testing::small_batch(vocab, 3, 8, 10);
+    const ForwardStats& stats = model.forward_backward(batch, false, true);
+    const ScaleMoments expected = layer_norm_scales(embeddings(model, batch), d);
+    const size_t cross = static_cast<size_t>(SublayerSlots(model.config()).of(kCrossAttentionSublayer, 0));
+    EXPECT_NEAR(stats.norm_scale_mean[cross], expected.mean, 1e-4 * expected.mean);
+    EXPECT_NEAR(stats.norm_scale_cv[cross], expected.cv, 1e-3 * expected.cv + 1e-6);
+    EXPECT_GT(expected.cv, 0.001);
 }
 
 // A trainer's logged step carries them per block (encoder blocks too) and per step, and a metrics line
@@ -230,6 +254,12 @@ TEST(NormScales, RecordsCarryOutputFinalAndEncoderNormScales) {
     const StepRecord& record = trainer.step().record;
     ASSERT_TRUE(record.telemetry.has_value());
     EXPECT_GT(record.telemetry->final_norm_scale_mean, 0.0);
+    EXPECT_GT(record.telemetry->encoder_final_norm_scale_mean, 0.0);
+    EXPECT_GT(record.telemetry->encoder_final_norm_scale_cv, 0.0);
+    for (const LayerTelemetry& layer : record.layers) {
+        EXPECT_GT(layer.norm_cross_scale_mean, 0.0);
+        EXPECT_GT(layer.norm_cross_out_scale_cv, 0.0);
+    }
     ASSERT_EQ(record.encoder_layers.size(), 2u);
     for (const std::vector<LayerTelemetry>* stack : {&record.layers, &record.encoder_layers}) {
         for (const LayerTelemetry& layer : *stack) {
@@ -243,6 +273,9 @@ TEST(NormScales, RecordsCarryOutputFinalAndEncoderNormScales) {
     ASSERT_TRUE(read.telemetry.has_value());
     EXPECT_EQ(read.telemetry->final_norm_scale_mean, record.telemetry->final_norm_scale_mean);
     EXPECT_EQ(read.telemetry->final_norm_scale_cv, record.telemetry->final_norm_scale_cv);
+    EXPECT_EQ(read.telemetry->encoder_final_norm_scale_mean, record.telemetry->encoder_final_norm_scale_mean);
+    EXPECT_EQ(read.layers[1].norm_cross_scale_cv, record.layers[1].norm_cross_scale_cv);
+    EXPECT_EQ(read.layers[1].norm_cross_out_scale_mean, record.layers[1].norm_cross_out_scale_mean);
     ASSERT_EQ(read.encoder_layers.size(), 2u);
     EXPECT_EQ(read.encoder_layers[1].norm1_scale_mean, record.encoder_layers[1].norm1_scale_mean);
     EXPECT_EQ(read.encoder_layers[1].norm2_out_scale_cv, record.encoder_layers[1].norm2_out_scale_cv);

@@ -14,6 +14,7 @@
 #include "ui/panels/heatmap_panel.h"
 #include "ui/panels/line_panel.h"
 #include "ui/panels/loss_panel.h"
+#include "ui/panels/norm_scale_panel.h"
 #include "ui/panels/state_panels.h"
 
 namespace normlab::ui {

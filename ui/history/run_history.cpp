@@ -6,13 +6,6 @@
 
 namespace normlab::ui {
 
-namespace {
-// A quantity that is 0 where it does not exist (a sub-layer without a norm) as a gap in its series.
-double positiveOrNan(double value) {
-    return value > 0.0 ? value : std::nan("");
-}
-}  // namespace
-
 QString gradientTensorName(GradientTensor tensor) {
     switch (tensor) {
         case GradientTensor::Total:
@@ -75,8 +68,7 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     if (record.layers.empty()) return;
 
     const size_t blocks = record.layers.size();
-    for (auto* perBlock : {&updateRatio, &blockMaxLogit, &queryRms, &keyRms, &updateRms, &adamGradRms,
-                           &normScale1, &normScale2}) {
+    for (auto* perBlock : {&updateRatio, &blockMaxLogit, &queryRms, &keyRms, &updateRms, &adamGradRms}) {
         if (perBlock->size() != blocks) perBlock->assign(blocks, DecimatedSeries(kBlockSeriesCapacity));
     }
     std::vector<double> gradColumn(blocks), residColumn(blocks);
@@ -89,14 +81,13 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
         keyRms[b].append(x, layer.k_rms);
         updateRms[b].append(x, layer.update_rms);
         adamGradRms[b].append(x, layer.adam_grad_rms);
-        normScale1[b].append(x, positiveOrNan(layer.norm1_scale_mean));  // 0: the sub-layer has no norm
-        normScale2[b].append(x, positiveOrNan(layer.norm2_scale_mean));
         entropySum += layer.attn_entropy;
         maxLogit = std::max(maxLogit, layer.attn_max_logit);
         gradColumn[b] = gradientOf(layer, GradientTensor::Total);
         residColumn[b] = layer.resid;
     }
     absorbHeadLogits(x, record);
+    normScales.absorb(x, record, kBlockSeriesCapacity);
     attnEntropyMean.append(x, entropySum / static_cast<double>(blocks));
     attnMaxLogit.append(x, maxLogit);
     gradHeat.append(x, std::move(gradColumn));
@@ -126,8 +117,7 @@ void RunHistory::clearHistory() {
     keyRms.clear();
     updateRms.clear();
     adamGradRms.clear();
-    normScale1.clear();
-    normScale2.clear();
+    normScales.clear();
     headMaxLogit.clear();
     headsPerBlock = 0;
     attnEntropyMean.clear();

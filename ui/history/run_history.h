@@ -9,6 +9,7 @@
 #include "engine/config/config.h"
 #include "ui/history/decimated_series.h"
 #include "ui/history/heatmap_history.h"
+#include "ui/history/norm_scale_history.h"
 #include "ui/history/run_update.h"
 
 namespace normlab::ui {
@@ -54,8 +55,7 @@ struct RunHistory {
     // per block, on steps with attention statistics: the largest logit and the queries' and keys' RMS
     std::vector<DecimatedSeries> blockMaxLogit, queryRms, keyRms;
     std::vector<DecimatedSeries> updateRms, adamGradRms;  // per block: the optimizer's state
-    // per block: the mean per-token scale 1/std of the attention and FFN sub-layers' norms (none: no points)
-    std::vector<DecimatedSeries> normScale1, normScale2;
+    NormScaleHistory normScales;  // every norm's mean per-token scale 1/std, by family
     // [block * headsPerBlock + head], on steps with attention statistics: each head's largest logit
     std::vector<DecimatedSeries> headMaxLogit;
     int headsPerBlock = 0;

@@ -1,5 +1,5 @@
-// Content of the optimizer-state and norm-scale charts (per block of the selected run) and of the
-// gradient-norm chart (every visible run).
+// Content of the optimizer-state chart (per block of the selected run) and of the gradient-norm chart
+// (every visible run).
 #include "ui/panels/state_panels.h"
 
 #include "ui/panels/event_markers.h"
@@ -49,24 +49,6 @@ PlotContent GradientNormPanel::buildContent(int columns) const {
             content.series.push_back(series);
         }
     }
-    content.markers = eventMarkers(store());
-    return content;
-}
-
-NormScalePanel::NormScalePanel(const TelemetryStore& store, QWidget* parent)
-    : LinePanel(QStringLiteral("norm_scales"), tr("Norm scale 1/std per block"), store, parent) {
-    m_runs = addRunSelector();
-}
-
-PlotContent NormScalePanel::buildContent(int columns) const {
-    PlotContent content;
-    content.x = stepAxis();
-    content.y = AxisSpec{tr("1/std"), true, std::nullopt, std::nullopt, tr("attn solid, FFN dashed")};
-    content.emptyText = tr("Appears after the first step with attention statistics (LayerNorm or RMSNorm)");
-    const RunHistory* run = m_runs->selectedRun();
-    if (!run) return content;
-    addBlockSeries(content, run->normScale1, columns, tr(" attention"));
-    addBlockSeries(content, run->normScale2, columns, tr(" FFN"), Qt::DashLine);
     content.markers = eventMarkers(store());
     return content;
 }

@@ -1,7 +1,6 @@
-// Per-block state of one run over steps, each block a colour by depth: the optimizer's (RMS of the last
-// update, and Adam's gradient scale sqrt(mean v) on a second axis), and how much each norm normalises
-// (the mean per-token scale 1/std of the attention and the FFN sub-layers' norms); and the gradient
-// norms of every visible run: the whole model's, the embeddings' and the output head's.
+// The optimizer's per-block state of one run over steps, each block a colour by depth (RMS of the last
+// update, and Adam's gradient scale sqrt(mean v) on a second axis); and the gradient norms of every
+// visible run: the whole model's, the embeddings' and the output head's.
 #pragma once
 #include "ui/panels/line_panel.h"
 #include "ui/panels/run_selector.h"
@@ -23,16 +22,6 @@ class GradientNormPanel : public LinePanel {
   public:
     explicit GradientNormPanel(const TelemetryStore& store, QWidget* parent = nullptr);
     PlotContent buildContent(int columns) const override;
-};
-
-class NormScalePanel : public LinePanel {
-    Q_OBJECT
-  public:
-    explicit NormScalePanel(const TelemetryStore& store, QWidget* parent = nullptr);
-    PlotContent buildContent(int columns) const override;
-
-  private:
-    RunSelector* m_runs = nullptr;
 };
 
 }  // namespace normlab::ui

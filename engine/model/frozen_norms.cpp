@@ -37,7 +37,13 @@ void Model::apply_norm_backward(const NormIndex& norm, float* dx, const float* d
 
 std::vector<Model::NormSite> Model::norm_sites() const {
     std::vector<NormSite> sites;
-    if (m_config.norm_type == NormType::DyT) return sites;  // no per-token scale to freeze
+    fill_norm_sites(sites);
+    return sites;
+}
+
+void Model::fill_norm_sites(std::vector<NormSite>& sites) const {
+    sites.clear();
+    if (m_config.norm_type == NormType::DyT) return;  // no per-token scale to freeze
     for (size_t i = 0; i < m_plan.size(); ++i) {
         const SublayerStep& step = m_plan[i];
         // the activation views exist once a pass has carved them (statistics are for after a pass)
@@ -58,7 +64,6 @@ std::vector<Model::NormSite> Model::norm_sites() const {
             sites.push_back({m_layout.encoder_final_norm.weight, m_memory_stats, -1, -1, false, true});
     }
     if (has_final_norm(m_config, false)) sites.push_back({m_layout.final_norm.weight, m_final_stats, -1});
-    return sites;
 }
 
 int Model::scaled_norm_sublayer(int entry) const {

@@ -190,6 +190,7 @@ class Model {
         bool encoder = false;  // a final norm: the encoder's (else the decoder's)
     };
     std::vector<NormSite> norm_sites() const;
+    void fill_norm_sites(std::vector<NormSite>& sites) const;  // the same into `sites`, reusing its memory
     void ensure_activations(int batch, int seq);
     void release_activations();  // the next pass allocates them again (e.g. after QK-norm comes or goes)
     void carve_activations();    // points every activation view into m_activations for m_batch x m_seq
@@ -321,6 +322,7 @@ class Model {
     float* m_gain_shadow = nullptr;              // the scaled norm gains, by m_gain_shadow_offsets
     std::vector<size_t> m_gain_shadow_offsets;   // per entry: its place in m_gain_shadow, or kNoShadow
     size_t m_gain_shadow_total = 0;
+    std::vector<NormSite> m_norm_sites;      // measure_norm_scales' list, kept to reuse its memory
     std::vector<Slice> m_norm_scale_slices;  // each norm's rstd per row, for measure_norm_scales
     struct NormScaleTarget {                 // where a measured norm's mean and CV go in m_stats
         double* mean;

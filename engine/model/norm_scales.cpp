@@ -29,7 +29,8 @@ void Model::measure_norm_scales(int n) {
     stats.encoder_final_norm_scale_mean = stats.encoder_final_norm_scale_cv = 0.0;
     m_norm_scale_slices.clear();
     m_norm_scale_targets.clear();
-    for (const NormSite& site : norm_sites()) {  // none with DyT, which has no per-token scale
+    fill_norm_sites(m_norm_sites);  // none with DyT, which has no per-token scale
+    for (const NormSite& site : m_norm_sites) {
         const size_t rstd = static_cast<size_t>(site.stats - m_activations) + 1;  // (mean, rstd) per row
         for (int row = 0; row < n; ++row)
             m_norm_scale_slices.push_back({rstd + 2 * static_cast<size_t>(row), 1});

@@ -36,6 +36,69 @@ double variance(const std::vector<float>& values) {
     for (float v : values) total += (v - mean) * (v - mean);
     return total / static_cast<double>(values.size());
 }
+
+// Draws an entry's values from the model's init scheme, from the entry's own random stream.
+struct InitDraw {
+    const ModelConfig& config;
+    Rng& rng;
+    std::vector<float>& values;
+
+    // Rows [row_begin, row_end) of a matrix with `columns` columns, where fan_in / fan_out are those of
+    // the (sub-)matrix the rows belong to.
+    void rows(size_t row_begin, size_t row_end, size_t columns, double fan_in, double fan_out,
+              double gpt2_std, double gain) const {
+        for (size_t i = row_begin * columns; i < row_end * columns; ++i) {
+            double value;
+            if (config.init == InitScheme::XavierUniform) {
+                const double bound = std::sqrt(6.0 / (fan_in + fan_out));
+                value = (2.0 * rng.uniform() - 1.0) * bound;
+            } else if (config.init == InitScheme::Gpt2) {
+                value = rng.normal() * gpt2_std;
+            } else {
+                value = rng.normal() * std::sqrt(2.0 / (fan_in + fan_out));
+            }
+            values[i] = static_cast<float>(value * gain);
+        }
+    }
+};
+
+void draw_embedding(const InitDraw& draw, const ParamEntry& entry, bool position) {
+    const ModelConfig& c = draw.config;
+    if (c.theory_mode || c.embedding_std > 0.0) {
+        // Theory mode: token + position embeddings with unit variance per coordinate in total,
+        // so E||x_0||^2 = d.
+        const double std = c.embedding_std > 0.0 ? c.embedding_std : std::sqrt(0.5);
+        for (float& v : draw.values) v = static_cast<float>(draw.rng.normal() * std);
+        return;
+    }
+    const size_t rows = static_cast<size_t>(entry.shape[0]);
+    draw.rows(0, rows, c.d_model, static_cast<double>(rows), c.d_model, position ? 0.01 : 0.02, 1.0);
+}
+
+// `beta`: DeepNorm's for the entry's stack (else 1).
+void draw_matrix(const InitDraw& draw, const ParamEntry& entry, double beta) {
+    const ModelConfig& c = draw.config;
+    const int d = c.d_model;
+    const size_t rows = static_cast<size_t>(entry.shape[0]);
+    const size_t columns = static_cast<size_t>(entry.shape[1]);
+    if (ends_with_value_rows(entry.name)) {
+        // q, k and v (cross-attention: k and v) are initialised as separate d x d matrices.
+        const int parts = static_cast<int>(rows) / d;
+        for (int part = 0; part < parts; ++part) {
+            const bool value = part == parts - 1;
+            if (c.theory_mode && !value) continue;  // Xiong et al.: W_Q = W_K = 0
+            draw.rows(part * d, (part + 1) * d, columns, d, d, 0.02, value ? beta : 1.0);
+        }
+        return;
+    }
+    if (c.theory_mode && ends_with(entry.name, "cross_attn.q.weight"))
+        return;  // W_Q = 0 in cross-attention too: uniform attention over the memory
+    const double gpt2_residual_std = 0.02 / std::sqrt(static_cast<double>(residual_sublayers(c)));
+    const bool residual_output =
+        ends_with(entry.name, "attn.out.weight") || ends_with(entry.name, "fc2.weight");
+    draw.rows(0, rows, columns, static_cast<double>(columns), static_cast<double>(rows),
+              residual_output ? gpt2_residual_std : 0.02, deepnorm_scaled(entry.name) ? beta : 1.0);
+}
 }  // namespace
 
 void Model::initialize_entry(int entry_index, uint64_t seed) {
@@ -43,62 +106,15 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
     Rng rng(mix_seed(seed, static_cast<uint64_t>(entry_index)));
     std::vector<float> values(entry.count, 0.0f);
     const ModelConfig& c = m_config;
-    const int d = c.d_model;
-
-    // Draws rows [row_begin, row_end) of a matrix with `columns` columns from the init scheme, where
-    // fan_in / fan_out are those of the (sub-)matrix the rows belong to.
-    auto draw = [&](size_t row_begin, size_t row_end, size_t columns, double fan_in, double fan_out,
-                    double gpt2_std, double gain) {
-        for (size_t i = row_begin * columns; i < row_end * columns; ++i) {
-            double value;
-            if (c.init == InitScheme::XavierUniform) {
-                const double bound = std::sqrt(6.0 / (fan_in + fan_out));
-                value = (2.0 * rng.uniform() - 1.0) * bound;
-            } else if (c.init == InitScheme::Gpt2) {
-                value = rng.normal() * gpt2_std;
-            } else {
-                value = rng.normal() * std::sqrt(2.0 / (fan_in + fan_out));
-            }
-            values[i] = static_cast<float>(value * gain);
-        }
-    };
-
-    const bool encoder = entry.encoder_block >= 0;
-    const double beta = c.residual == Residual::DeepNorm ? effective_deepnorm_beta(c, encoder) : 1.0;
-    const double gpt2_residual_std = 0.02 / std::sqrt(static_cast<double>(residual_sublayers(c)));
+    const InitDraw draw{c, rng, values};
     switch (entry.role) {
-        case ParamRole::Embedding: {
-            const size_t rows = static_cast<size_t>(entry.shape[0]);
-            if (c.theory_mode || c.embedding_std > 0.0) {
-                // Theory mode: token + position embeddings with unit variance per coordinate in total,
-                // so E||x_0||^2 = d.
-                const double std = c.embedding_std > 0.0 ? c.embedding_std : std::sqrt(0.5);
-                for (float& v : values) v = static_cast<float>(rng.normal() * std);
-            } else {
-                const bool position = entry_index == m_layout.wpe;
-                draw(0, rows, d, static_cast<double>(rows), d, position ? 0.01 : 0.02, 1.0);
-            }
+        case ParamRole::Embedding:
+            draw_embedding(draw, entry, entry_index == m_layout.wpe);
             break;
-        }
         case ParamRole::Matrix: {
-            const size_t rows = static_cast<size_t>(entry.shape[0]);
-            const size_t columns = static_cast<size_t>(entry.shape[1]);
-            if (ends_with_value_rows(entry.name)) {
-                // q, k and v (cross-attention: k and v) are initialised as separate d x d matrices.
-                const int parts = static_cast<int>(rows) / d;
-                for (int part = 0; part < parts; ++part) {
-                    const bool value = part == parts - 1;
-                    if (c.theory_mode && !value) continue;  // Xiong et al.: W_Q = W_K = 0
-                    draw(part * d, (part + 1) * d, columns, d, d, 0.02, value ? beta : 1.0);
-                }
-            } else if (c.theory_mode && ends_with(entry.name, "cross_attn.q.weight")) {
-                break;  // W_Q = 0 in cross-attention too: uniform attention over the memory
-            } else {
-                const bool residual_output =
-                    ends_with(entry.name, "attn.out.weight") || ends_with(entry.name, "fc2.weight");
-                draw(0, rows, columns, static_cast<double>(columns), static_cast<double>(rows),
-                     residual_output ? gpt2_residual_std : 0.02, deepnorm_scaled(entry.name) ? beta : 1.0);
-            }
+            const bool encoder = entry.encoder_block >= 0;
+            draw_matrix(draw, entry,
+                        c.residual == Residual::DeepNorm ? effective_deepnorm_beta(c, encoder) : 1.0);
             break;
         }
         case ParamRole::NormWeight:

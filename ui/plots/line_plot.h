@@ -9,6 +9,9 @@
 #include "ui/plots/chart_style.h"
 #include "ui/plots/plot_content.h"
 
+class QMouseEvent;
+class QWheelEvent;
+
 namespace normlab::ui {
 
 class LinePlot : public QWidget {
@@ -54,6 +57,11 @@ class LinePlot : public QWidget {
 
   private:
     void redraw();  // the same content again (after a zoom)
+    // The viewport's mouse (eventFilter): a left drag shows the rubber band, the wheel zooms or pans, a
+    // release zooms to the dragged span or pins / unpins the readout. True when the event is used up.
+    bool dragTo(const QMouseEvent& mouse);
+    bool wheelZoom(const QWheelEvent& wheel);
+    bool release(const QMouseEvent& mouse);
     struct Impl;
     std::unique_ptr<Impl> m_impl;
     PlotContent m_content;

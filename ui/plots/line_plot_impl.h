@@ -151,6 +151,19 @@ struct LinePlot::Impl {
         return rows.join(QLatin1Char('\n'));
     }
 
+    // The drawn step nearest to `x` on the first series that has points (x itself when none has).
+    double nearestDrawnStep(double x) const {
+        for (const Line& line : lines) {
+            if (line.points.isEmpty()) continue;
+            return std::min_element(line.points.begin(), line.points.end(),
+                                    [x](const QPointF& p, const QPointF& q) {
+                                        return std::abs(p.x() - x) < std::abs(q.x() - x);
+                                    })
+                ->x();
+        }
+        return x;
+    }
+
     // Places the pinned line and box for the current plot area and data.
     void placeReadout(const PlotContent& content) {
         const bool shown = pinned && xShown && *pinned >= xShown->min && *pinned <= xShown->max;

@@ -59,7 +59,6 @@ double stepAt(QChart* chart, QChartView* view, QAbstractSeries* series, const QP
 bool LinePlot::eventFilter(QObject* watched, QEvent* event) {
     Impl& impl = *m_impl;
     if (watched != impl.view->viewport() || impl.lines.empty()) return QWidget::eventFilter(watched, event);
-    QAbstractSeries* series = impl.lines.front().tail;
     switch (event->type()) {
         case QEvent::MouseButtonPress: {
             const auto* mouse = static_cast<QMouseEvent*>(event);
@@ -67,66 +66,67 @@ bool LinePlot::eventFilter(QObject* watched, QEvent* event) {
                 impl.pressAt = mouse->position().toPoint(), impl.dragging = false;
             return false;
         }
-        case QEvent::MouseMove: {
-            const auto* mouse = static_cast<QMouseEvent*>(event);
-            if (!(mouse->buttons() & Qt::LeftButton)) return false;
-            const QPoint at = mouse->position().toPoint();
-            if (!impl.dragging && std::abs(at.x() - impl.pressAt.x()) < 6) return false;
-            impl.dragging = true;
-            if (!impl.rubberBand)
-                impl.rubberBand = new QRubberBand(QRubberBand::Rectangle, impl.view->viewport());
-            const QRectF area = impl.view->mapFromScene(impl.chart->plotArea()).boundingRect();
-            impl.rubberBand->setGeometry(
-                QRect(QPoint(std::min(at.x(), impl.pressAt.x()), int(area.top())),
-                      QPoint(std::max(at.x(), impl.pressAt.x()), int(area.bottom()))));
-            impl.rubberBand->show();
-            return true;
-        }
+        case QEvent::MouseMove:
+            return dragTo(*static_cast<QMouseEvent*>(event));
         case QEvent::MouseButtonDblClick:
             setZoom(std::nullopt);
             return true;
-        case QEvent::Wheel: {
-            // Zoom around the pointer (Shift: pan by a tenth of the span).
-            const auto* wheel = static_cast<QWheelEvent*>(event);
-            if (!impl.xShown || wheel->angleDelta().y() == 0) return false;
-            const double lo = impl.xShown->min, hi = impl.xShown->max, span = hi - lo;
-            const double notches = wheel->angleDelta().y() / 120.0;
-            if (wheel->modifiers() & Qt::ShiftModifier) {
-                setZoom(std::pair{lo - notches * span / 10, hi - notches * span / 10});
-            } else {
-                const double at = stepAt(impl.chart, impl.view, series, wheel->position().toPoint());
-                const double scale = std::pow(0.8, notches);
-                setZoom(std::pair{at - (at - lo) * scale, at + (hi - at) * scale});
-            }
-            return true;
-        }
+        case QEvent::Wheel:
+            return wheelZoom(*static_cast<QWheelEvent*>(event));
         case QEvent::MouseButtonRelease:
-            break;
+            return release(*static_cast<QMouseEvent*>(event));
         default:
             return QWidget::eventFilter(watched, event);
     }
-    const auto* mouse = static_cast<QMouseEvent*>(event);
-    if (mouse->button() != Qt::LeftButton) return false;
+}
+
+bool LinePlot::dragTo(const QMouseEvent& mouse) {
+    Impl& impl = *m_impl;
+    if (!(mouse.buttons() & Qt::LeftButton)) return false;
+    const QPoint at = mouse.position().toPoint();
+    if (!impl.dragging && std::abs(at.x() - impl.pressAt.x()) < 6) return false;
+    impl.dragging = true;
+    if (!impl.rubberBand) impl.rubberBand = new QRubberBand(QRubberBand::Rectangle, impl.view->viewport());
+    const QRectF area = impl.view->mapFromScene(impl.chart->plotArea()).boundingRect();
+    impl.rubberBand->setGeometry(QRect(QPoint(std::min(at.x(), impl.pressAt.x()), int(area.top())),
+                                       QPoint(std::max(at.x(), impl.pressAt.x()), int(area.bottom()))));
+    impl.rubberBand->show();
+    return true;
+}
+
+bool LinePlot::wheelZoom(const QWheelEvent& wheel) {
+    // Zoom around the pointer (Shift: pan by a tenth of the span).
+    Impl& impl = *m_impl;
+    if (!impl.xShown || wheel.angleDelta().y() == 0) return false;
+    const double lo = impl.xShown->min, hi = impl.xShown->max, span = hi - lo;
+    const double notches = wheel.angleDelta().y() / 120.0;
+    if (wheel.modifiers() & Qt::ShiftModifier) {
+        setZoom(std::pair{lo - notches * span / 10, hi - notches * span / 10});
+    } else {
+        const double at = stepAt(impl.chart, impl.view, impl.lines.front().tail, wheel.position().toPoint());
+        const double scale = std::pow(0.8, notches);
+        setZoom(std::pair{at - (at - lo) * scale, at + (hi - at) * scale});
+    }
+    return true;
+}
+
+bool LinePlot::release(const QMouseEvent& mouse) {
+    Impl& impl = *m_impl;
+    if (mouse.button() != Qt::LeftButton) return false;
+    QAbstractSeries* series = impl.lines.front().tail;
     if (impl.dragging) {
         // A drag across the plot: the step axis shows the dragged span.
         impl.dragging = false;
         impl.rubberBand->hide();
         const double a = stepAt(impl.chart, impl.view, series, impl.pressAt);
-        const double b = stepAt(impl.chart, impl.view, series, mouse->position().toPoint());
+        const double b = stepAt(impl.chart, impl.view, series, mouse.position().toPoint());
         setZoom(std::pair{std::min(a, b), std::max(a, b)});
         return true;
     }
     // A click pins the readout at the nearest drawn step; on the pinned column, unpins it.
-    const QPointF scene = impl.view->mapToScene(mouse->position().toPoint());
+    const QPointF scene = impl.view->mapToScene(mouse.position().toPoint());
     if (!impl.chart->plotArea().contains(scene)) return false;
-    double x = impl.chart->mapToValue(scene, series).x();
-    for (const Impl::Line& line : impl.lines) {
-        if (line.points.isEmpty()) continue;
-        x = std::min_element(line.points.begin(), line.points.end(), [x](const QPointF& p, const QPointF& q) {
-                return std::abs(p.x() - x) < std::abs(q.x() - x);
-            })->x();
-        break;
-    }
+    const double x = impl.nearestDrawnStep(impl.chart->mapToValue(scene, series).x());
     const double columnWidth =
         impl.xShown ? (impl.xShown->max - impl.xShown->min) / std::max(1.0, impl.chart->plotArea().width())
                     : 0;

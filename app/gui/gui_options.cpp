@@ -1,6 +1,8 @@
 // Parsing of normlab's command line.
 #include "app/gui/gui_options.h"
 
+#include <functional>
+
 #include "engine/core/errors.h"
 
 namespace normlab::gui {
@@ -33,6 +35,92 @@ double parseNumber(const QString& flag, const QString& text, double lo, double h
     return number;
 }
 
+// Reads the value of the option being parsed (the next argument).
+using ValueReader = std::function<QString()>;
+
+// What to open or train: true when `flag` is one of these options.
+bool parseSourceOption(const QString& flag, const ValueReader& value, GuiOptions& options) {
+    if (flag == QLatin1String("--preset"))
+        options.preset = value();
+    else if (flag == QLatin1String("--config"))
+        options.configPath = value();
+    else if (flag == QLatin1String("--experiment"))
+        options.experimentPath = value();
+    else if (flag == QLatin1String("--set"))
+        options.sets << value();
+    else if (flag == QLatin1String("--lesson"))
+        options.lesson = value();
+    else
+        return false;
+    return true;
+}
+
+// Headless figure export and the charts' step range.
+bool parseExportOption(const QString& flag, const ValueReader& value, GuiOptions& options) {
+    if (flag == QLatin1String("--export"))
+        options.exportPath = value();
+    else if (flag == QLatin1String("--chart"))
+        options.exportChart = value();
+    else if (flag == QLatin1String("--dashboard"))
+        options.exportDashboard = true;
+    else if (flag == QLatin1String("--list-charts"))
+        options.listCharts = true;
+    else if (flag == QLatin1String("--figure-size"))
+        options.figureSize = parseSize(flag, value(), 64, 16384);
+    else if (flag == QLatin1String("--steps"))
+        options.steps = normlab::parse_step_range(value().toStdString());
+    else if (flag == QLatin1String("--dpi"))
+        options.figureDpi = parseNumber(flag, value(), 36, 2400);
+    else if (flag == QLatin1String("--font-size"))
+        options.figureFontPoints = parseNumber(flag, value(), 4, 72);
+    else
+        return false;
+    return true;
+}
+
+// The window itself: start, quit, screenshot, size, presentation mode, help and version.
+bool parseWindowOption(const QString& flag, const ValueReader& value, GuiOptions& options) {
+    if (flag == QLatin1String("--help") || flag == QLatin1String("-h")) {
+        options.help = true;
+    } else if (flag == QLatin1String("--version")) {
+        options.version = true;
+    } else if (flag == QLatin1String("--autostart")) {
+        options.autostart = true;
+    } else if (flag == QLatin1String("--presentation")) {
+        options.presentation = true;
+    } else if (flag == QLatin1String("--screenshot")) {
+        options.screenshotPath = value();
+    } else if (flag == QLatin1String("--quit-after-steps")) {
+        bool ok = false;
+        const QString text = value();
+        const long long steps = text.toLongLong(&ok);
+        if (!ok || steps < 1)
+            fail(QStringLiteral("--quit-after-steps needs a whole number >= 1, got '%1'").arg(text));
+        options.quitAfterSteps = steps;
+    } else if (flag == QLatin1String("--size")) {
+        options.windowSize = parseSize(flag, value(), 640, 8192);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// Options that each parse but do not go together.
+void checkCombinations(const GuiOptions& options) {
+    const int sources = !options.preset.isEmpty() + !options.configPath.isEmpty() +
+                        !options.experimentPath.isEmpty() + !options.lesson.isEmpty();
+    if (sources > 1) fail(QStringLiteral("give at most one of --preset, --config, --experiment, --lesson"));
+    // A lesson's runs are its presets, compared as they are: a --set would be silently dropped.
+    if (!options.lesson.isEmpty() && !options.sets.isEmpty())
+        fail(
+            QStringLiteral("--set does not combine with --lesson (a lesson runs its presets as they are); "
+                           "use --preset NAME --set KEY=VALUE for a changed run"));
+    if (!options.exportPath.isEmpty() &&
+        (options.openFolders.isEmpty() || options.exportDashboard == !options.exportChart.isEmpty()))
+        fail(QStringLiteral("--export FILE needs --open DIR... and exactly one of --chart ID, --dashboard"));
+    if (!options.screenshotPath.isEmpty() && !options.quitAfterSteps && options.openFolders.isEmpty())
+        fail(QStringLiteral("--screenshot FILE needs --quit-after-steps N (when to take it) or --open DIR"));
+}
 }  // namespace
 
 QString guiHelpText() {
@@ -69,77 +157,21 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
     GuiOptions options;
     for (int i = 0; i < arguments.size(); ++i) {
         const QString flag = arguments[i];
-        const auto value = [&]() -> QString {
+        const ValueReader value = [&]() -> QString {
             if (i + 1 >= arguments.size())
                 fail(QStringLiteral("%1 needs a value; see normlab --help").arg(flag));
             return arguments[++i];
         };
-        if (flag == QLatin1String("--help") || flag == QLatin1String("-h"))
-            options.help = true;
-        else if (flag == QLatin1String("--version"))
-            options.version = true;
-        else if (flag == QLatin1String("--preset"))
-            options.preset = value();
-        else if (flag == QLatin1String("--config"))
-            options.configPath = value();
-        else if (flag == QLatin1String("--experiment"))
-            options.experimentPath = value();
-        else if (flag == QLatin1String("--set"))
-            options.sets << value();
-        else if (flag == QLatin1String("--lesson"))
-            options.lesson = value();
-        else if (flag == QLatin1String("--export"))
-            options.exportPath = value();
-        else if (flag == QLatin1String("--chart"))
-            options.exportChart = value();
-        else if (flag == QLatin1String("--dashboard"))
-            options.exportDashboard = true;
-        else if (flag == QLatin1String("--list-charts"))
-            options.listCharts = true;
-        else if (flag == QLatin1String("--figure-size"))
-            options.figureSize = parseSize(flag, value(), 64, 16384);
-        else if (flag == QLatin1String("--steps"))
-            options.steps = normlab::parse_step_range(value().toStdString());
-        else if (flag == QLatin1String("--dpi"))
-            options.figureDpi = parseNumber(flag, value(), 36, 2400);
-        else if (flag == QLatin1String("--font-size"))
-            options.figureFontPoints = parseNumber(flag, value(), 4, 72);
-        else if (flag == QLatin1String("--open")) {
+        if (flag == QLatin1String("--open")) {
             while (i + 1 < arguments.size() && !arguments[i + 1].startsWith(QLatin1String("--")))
                 options.openFolders << arguments[++i];
             if (options.openFolders.isEmpty()) fail(QStringLiteral("--open needs at least one run folder"));
-        } else if (flag == QLatin1String("--autostart"))
-            options.autostart = true;
-        else if (flag == QLatin1String("--presentation"))
-            options.presentation = true;
-        else if (flag == QLatin1String("--screenshot"))
-            options.screenshotPath = value();
-        else if (flag == QLatin1String("--quit-after-steps")) {
-            bool ok = false;
-            const QString text = value();
-            const long long steps = text.toLongLong(&ok);
-            if (!ok || steps < 1)
-                fail(QStringLiteral("--quit-after-steps needs a whole number >= 1, got '%1'").arg(text));
-            options.quitAfterSteps = steps;
-        } else if (flag == QLatin1String("--size")) {
-            options.windowSize = parseSize(flag, value(), 640, 8192);
-        } else {
+        } else if (!parseSourceOption(flag, value, options) && !parseExportOption(flag, value, options) &&
+                   !parseWindowOption(flag, value, options)) {
             fail(QStringLiteral("unknown option '%1'; see normlab --help").arg(flag));
         }
     }
-    const int sources = !options.preset.isEmpty() + !options.configPath.isEmpty() +
-                        !options.experimentPath.isEmpty() + !options.lesson.isEmpty();
-    if (sources > 1) fail(QStringLiteral("give at most one of --preset, --config, --experiment, --lesson"));
-    // A lesson's runs are its presets, compared as they are: a --set would be silently dropped.
-    if (!options.lesson.isEmpty() && !options.sets.isEmpty())
-        fail(
-            QStringLiteral("--set does not combine with --lesson (a lesson runs its presets as they are); "
-                           "use --preset NAME --set KEY=VALUE for a changed run"));
-    if (!options.exportPath.isEmpty() &&
-        (options.openFolders.isEmpty() || options.exportDashboard == !options.exportChart.isEmpty()))
-        fail(QStringLiteral("--export FILE needs --open DIR... and exactly one of --chart ID, --dashboard"));
-    if (!options.screenshotPath.isEmpty() && !options.quitAfterSteps && options.openFolders.isEmpty())
-        fail(QStringLiteral("--screenshot FILE needs --quit-after-steps N (when to take it) or --open DIR"));
+    checkCombinations(options);
     return options;
 }
 

@@ -78,6 +78,62 @@ QStringList argumentsOf(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) arguments << QString::fromLocal8Bit(argv[i]);
     return arguments;
 }
+
+// Before the QApplication exists: how the engine's threads wait, and which platform draws.
+void prepareEnvironment(const normlab::gui::GuiOptions& options) {
+    // The engine's OpenMP threads share the cores with the GUI thread: idle threads must sleep, not
+    // spin (a user's explicit setting wins).
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+    // Headless modes draw offscreen: no display needed.
+    if (!options.exportPath.isEmpty() || options.listCharts) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    // A scripted screenshot needs no screen: without a display it is drawn offscreen (a chosen
+    // platform wins) instead of Qt aborting for want of one.
+    const bool noDisplay =
+        qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
+    if (!options.screenshotPath.isEmpty() && noDisplay) setenv("QT_QPA_PLATFORM", "offscreen", 0);
+}
+
+// normlab --list-charts: every chart id and title.
+int listCharts() {
+    normlab::ui::TelemetryStore store;
+    const normlab::ui::Dashboard dashboard(store);
+    for (const normlab::ui::ChartPanel* panel : dashboard.panels())
+        std::printf("%-16s %s\n", panel->id().toUtf8().constData(), panel->title().toUtf8().constData());
+    std::printf("%-16s %s\n", normlab::gui::MainWindow::kStabilityMapChart,
+                "Stability map and final loss against lr (of a sweep folder)");
+    return 0;
+}
+
+void setApplicationIdentity() {
+    QApplication::setOrganizationName(QStringLiteral("NormLab"));
+    QApplication::setApplicationName(QStringLiteral("NormLab"));
+    QApplication::setApplicationVersion(QString::fromLatin1(normlab::version()));
+    QApplication::setDesktopFileName(QStringLiteral("org.normlab.NormLab"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/normlab/icon.svg")));
+}
+
+// --open: reads the folders and arranges what happens once they are read (zoom, screenshot, export).
+// False, after saying why, when a folder cannot be read and a screenshot or export depends on it.
+bool openFolders(normlab::gui::MainWindow& window, const normlab::gui::GuiOptions& options) {
+    const QStringList problems = window.openRunFolders(options.openFolders);
+    if (!problems.isEmpty() && (!options.screenshotPath.isEmpty() || !options.exportPath.isEmpty())) {
+        std::fprintf(stderr, "normlab: %s\n", problems.join(QLatin1Char('\n')).toUtf8().constData());
+        return false;
+    }
+    if (options.steps) window.zoomStepsWhenOpened(*options.steps);  // before what it is for
+    if (onlyWatches(options) && options.quitAfterSteps)
+        window.screenshotWhenOpened(options.screenshotPath, *options.quitAfterSteps);
+    else if (!options.quitAfterSteps && !options.screenshotPath.isEmpty())
+        window.screenshotWhenOpened(options.screenshotPath);
+    if (!options.exportPath.isEmpty()) {
+        normlab::ui::ImageExportOptions figure;
+        figure.size = options.figureSize;
+        figure.dpi = options.figureDpi;
+        figure.fontPoints = options.figureFontPoints;
+        window.exportWhenOpened(options.exportPath, options.exportChart, figure);
+    }
+    return true;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,55 +155,16 @@ int main(int argc, char** argv) {
         std::printf("normlab: %s\n", normlab::version_line().c_str());
         return 0;
     }
-    // The engine's OpenMP threads share the cores with the GUI thread: idle threads must sleep, not
-    // spin (a user's explicit setting wins).
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
-    // Headless modes draw offscreen: no display needed.
-    if (!options.exportPath.isEmpty() || options.listCharts) setenv("QT_QPA_PLATFORM", "offscreen", 1);
-    // A scripted screenshot needs no screen: without a display it is drawn offscreen (a chosen
-    // platform wins) instead of Qt aborting for want of one.
-    const bool noDisplay =
-        qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
-    if (!options.screenshotPath.isEmpty() && noDisplay) setenv("QT_QPA_PLATFORM", "offscreen", 0);
+    prepareEnvironment(options);
     QApplication app(argc, argv);
-    if (options.listCharts) {
-        normlab::ui::TelemetryStore store;
-        const normlab::ui::Dashboard dashboard(store);
-        for (const normlab::ui::ChartPanel* panel : dashboard.panels())
-            std::printf("%-16s %s\n", panel->id().toUtf8().constData(), panel->title().toUtf8().constData());
-        std::printf("%-16s %s\n", normlab::gui::MainWindow::kStabilityMapChart,
-                    "Stability map and final loss against lr (of a sweep folder)");
-        return 0;
-    }
-    QApplication::setOrganizationName(QStringLiteral("NormLab"));
-    QApplication::setApplicationName(QStringLiteral("NormLab"));
-    QApplication::setApplicationVersion(QString::fromLatin1(normlab::version()));
-    QApplication::setDesktopFileName(QStringLiteral("org.normlab.NormLab"));
-    QApplication::setWindowIcon(QIcon(QStringLiteral(":/normlab/icon.svg")));
+    if (options.listCharts) return listCharts();
+    setApplicationIdentity();
     normlab::gui::MainWindow window;
     if (options.windowSize.isValid()) window.resize(options.windowSize);
     // Before the runs start: a scripted run skips lesson pause points.
     if (options.quitAfterSteps && !onlyWatches(options))
         window.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath);
-    if (!options.openFolders.isEmpty()) {
-        const QStringList problems = window.openRunFolders(options.openFolders);
-        if (!problems.isEmpty() && (!options.screenshotPath.isEmpty() || !options.exportPath.isEmpty())) {
-            std::fprintf(stderr, "normlab: %s\n", problems.join(QLatin1Char('\n')).toUtf8().constData());
-            return 2;
-        }
-        if (options.steps) window.zoomStepsWhenOpened(*options.steps);  // before what it is for
-        if (onlyWatches(options) && options.quitAfterSteps)
-            window.screenshotWhenOpened(options.screenshotPath, *options.quitAfterSteps);
-        else if (!options.quitAfterSteps && !options.screenshotPath.isEmpty())
-            window.screenshotWhenOpened(options.screenshotPath);
-        if (!options.exportPath.isEmpty()) {
-            normlab::ui::ImageExportOptions figure;
-            figure.size = options.figureSize;
-            figure.dpi = options.figureDpi;
-            figure.fontPoints = options.figureFontPoints;
-            window.exportWhenOpened(options.exportPath, options.exportChart, figure);
-        }
-    }
+    if (!options.openFolders.isEmpty() && !openFolders(window, options)) return 2;
     try {
         openRequested(window, options);
     } catch (const normlab::InputError& error) {

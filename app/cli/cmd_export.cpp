@@ -86,13 +86,18 @@ void write_metrics(const std::vector<std::string>& folders, const std::string& o
     std::cerr << "normlab-cli export: " << rows << " rows from " << folders.size() << " run(s) to " << out
               << "\n";
 }
-}  // namespace
 
-int run_export(int argc, char** argv) {
-    std::vector<std::string> folders, sweeps, figure_arguments;
+// What `normlab-cli export` was asked for.
+struct ExportRequest {
+    std::vector<std::string> folders, sweeps;   // run folders found under --run, and sweep folders
+    std::vector<std::string> figure_arguments;  // --size, --dpi, --font-size, --steps for the window
     std::string format, out, chart;
     StepRange steps;
-    bool metrics = false, dashboard = false, list = false;
+    bool metrics = false, dashboard = false, list = false, help = false;
+};
+
+ExportRequest parse_export_options(int argc, char** argv) {
+    ExportRequest request;
     for (int i = 2; i < argc; ++i) {
         const std::string flag = argv[i];
         const auto value = [&]() -> std::string {
@@ -100,69 +105,90 @@ int run_export(int argc, char** argv) {
             return argv[++i];
         };
         if (flag == "--help" || flag == "-h") {
-            std::cout << kExportUsage;
-            return 0;
+            request.help = true;
+            return request;
         } else if (flag == "--run") {
             // A sweep folder goes to the window as it is: it opens as its stability map.
             const std::string folder = value();
             if (fs::exists(fs::path(folder) / "sweep.json")) {
-                sweeps.push_back(folder);
+                request.sweeps.push_back(folder);
                 continue;
             }
-            for (const std::string& run : find_run_folders(folder)) folders.push_back(run);
+            for (const std::string& run : find_run_folders(folder)) request.folders.push_back(run);
         } else if (flag == "--format") {
-            format = value();
+            request.format = value();
         } else if (flag == "--out") {
-            out = value();
+            request.out = value();
         } else if (flag == "--chart") {
-            chart = value();
+            request.chart = value();
         } else if (flag == "--metrics") {
-            metrics = true;
+            request.metrics = true;
         } else if (flag == "--dashboard") {
-            dashboard = true;
+            request.dashboard = true;
         } else if (flag == "--list") {
-            list = true;
+            request.list = true;
         } else if (flag == "--steps") {
             const std::string text = value();
-            steps = parse_step_range(text);
-            figure_arguments.push_back(flag);
-            figure_arguments.push_back(text);
+            request.steps = parse_step_range(text);
+            request.figure_arguments.insert(request.figure_arguments.end(), {flag, text});
         } else if (flag == "--size" || flag == "--dpi" || flag == "--font-size") {
-            figure_arguments.push_back(flag == "--size" ? "--figure-size" : flag);
-            figure_arguments.push_back(value());
+            request.figure_arguments.push_back(flag == "--size" ? "--figure-size" : flag);
+            request.figure_arguments.push_back(value());
         } else {
             throw InputError("unknown option '" + flag + "'; see normlab-cli export --help");
         }
     }
-    if (list) run_desktop_app({"--list-charts"});
-    if (folders.empty() && sweeps.empty())
-        throw InputError("name the runs with --run DIR; see normlab-cli export --help");
-    if (out.empty()) throw InputError("--out FILE is required");
-    if (metrics + dashboard + !chart.empty() != 1)
-        throw InputError("give exactly one of --metrics, --chart NAME, --dashboard");
-    if (metrics) {
-        if (format != "csv" && format != "parquet")
-            throw InputError("--metrics writes --format csv or --format parquet");
-        if (fs::path(out).extension() != "." + format)
-            throw InputError("--out " + out + " must end in ." + format + " to match --format " + format);
-        for (const std::string& sweep : sweeps)
-            for (const std::string& run : find_run_folders(sweep)) folders.push_back(run);
-        write_metrics(folders, out, format, steps);
+    return request;
+}
+
+void check_out_suffix(const ExportRequest& request) {
+    if (fs::path(request.out).extension() != "." + request.format)
+        throw InputError("--out " + request.out + " must end in ." + request.format + " to match --format " +
+                         request.format);
+}
+
+// --metrics: the tidy table of every run (a sweep's points included).
+void export_metrics(ExportRequest& request) {
+    if (request.format != "csv" && request.format != "parquet")
+        throw InputError("--metrics writes --format csv or --format parquet");
+    check_out_suffix(request);
+    for (const std::string& sweep : request.sweeps)
+        for (const std::string& run : find_run_folders(sweep)) request.folders.push_back(run);
+    write_metrics(request.folders, request.out, request.format, request.steps);
+}
+
+// --chart / --dashboard: drawn by the desktop app, which this process becomes.
+[[noreturn]] void export_figure(const ExportRequest& request) {
+    if (request.format != "png" && request.format != "svg" && request.format != "pdf" &&
+        request.format != "csv")
+        throw InputError("--format must be png, svg, pdf or csv for a chart or the dashboard");
+    check_out_suffix(request);
+    std::vector<std::string> arguments{"--open"};
+    arguments.insert(arguments.end(), request.folders.begin(), request.folders.end());
+    arguments.insert(arguments.end(), request.sweeps.begin(), request.sweeps.end());
+    arguments.insert(arguments.end(), {"--export", request.out});
+    if (request.dashboard) arguments.push_back("--dashboard");
+    if (!request.chart.empty()) arguments.insert(arguments.end(), {"--chart", request.chart});
+    arguments.insert(arguments.end(), request.figure_arguments.begin(), request.figure_arguments.end());
+    run_desktop_app(arguments);
+}
+}  // namespace
+
+int run_export(int argc, char** argv) {
+    ExportRequest request = parse_export_options(argc, argv);
+    if (request.help) {
+        std::cout << kExportUsage;
         return 0;
     }
-    if (format != "png" && format != "svg" && format != "pdf" && format != "csv")
-        throw InputError("--format must be png, svg, pdf or csv for a chart or the dashboard");
-    if (fs::path(out).extension() != "." + format)
-        throw InputError("--out " + out + " must end in ." + format + " to match --format " + format);
-    std::vector<std::string> arguments{"--open"};
-    arguments.insert(arguments.end(), folders.begin(), folders.end());
-    arguments.insert(arguments.end(), sweeps.begin(), sweeps.end());
-    arguments.push_back("--export");
-    arguments.push_back(out);
-    if (dashboard) arguments.push_back("--dashboard");
-    if (!chart.empty()) arguments.push_back("--chart"), arguments.push_back(chart);
-    arguments.insert(arguments.end(), figure_arguments.begin(), figure_arguments.end());
-    run_desktop_app(arguments);
+    if (request.list) run_desktop_app({"--list-charts"});
+    if (request.folders.empty() && request.sweeps.empty())
+        throw InputError("name the runs with --run DIR; see normlab-cli export --help");
+    if (request.out.empty()) throw InputError("--out FILE is required");
+    if (request.metrics + request.dashboard + !request.chart.empty() != 1)
+        throw InputError("give exactly one of --metrics, --chart NAME, --dashboard");
+    if (!request.metrics) export_figure(request);
+    export_metrics(request);
+    return 0;
 }
 
 }  // namespace normlab::cli

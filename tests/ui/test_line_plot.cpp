@@ -230,6 +230,14 @@ void LinePlotTest::zoomByDragWheelAndDoubleClick() {
                       Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
     QCoreApplication::sendEvent(viewport, &wheel);
     QVERIFY(plot.zoom()->second - plot.zoom()->first < span * 0.9);
+    // With Shift it pans: one notch up moves the span a tenth of its width towards earlier steps.
+    const std::pair<double, double> before = *plot.zoom();
+    QWheelEvent pan(QPointF(centre), viewport->mapToGlobal(QPointF(centre)), QPoint(), QPoint(0, 120),
+                    Qt::NoButton, Qt::ShiftModifier, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(viewport, &pan);
+    const double width = before.second - before.first;
+    QVERIFY(std::abs(plot.zoom()->first - (before.first - width / 10)) < 1e-9 * width);
+    QVERIFY(std::abs(plot.zoom()->second - (before.second - width / 10)) < 1e-9 * width);
 }
 
 QTEST_MAIN(LinePlotTest)

@@ -2,7 +2,6 @@
 // head index, on a log axis; steps without attention statistics leave no points.
 #include "ui/panels/attention_head_panel.h"
 
-#include <QLabel>
 #include <algorithm>
 
 #include "ui/panels/event_markers.h"
@@ -13,12 +12,7 @@ namespace normlab::ui {
 AttentionHeadPanel::AttentionHeadPanel(const TelemetryStore& store, QWidget* parent)
     : LinePanel(QStringLiteral("attention_heads"), tr("Largest attention logit per head"), store, parent) {
     m_runs = addRunSelector();
-    m_block = new QComboBox;
-    m_block->setObjectName(QStringLiteral("headBlock"));
-    m_block->setToolTip(tr("Which block's heads to show"));
-    header()->addWidget(new QLabel(tr("Block")));
-    header()->addWidget(m_block);
-    header()->addStretch();
+    m_block = addHeaderMenu(tr("Block"), QStringLiteral("headBlock"), tr("Which block's heads to show"));
     connect(m_block, &QComboBox::activated, this, [this](int index) {
         m_wantedBlock = index;
         refresh();

@@ -38,6 +38,17 @@ RunSelector* ChartPanel::addRunSelector() {
     return runs;
 }
 
+QComboBox* ChartPanel::addHeaderMenu(const QString& label, const QString& objectName,
+                                     const QString& toolTip) {
+    auto* menu = new QComboBox;
+    menu->setObjectName(objectName);
+    menu->setToolTip(toolTip);
+    header()->addWidget(new QLabel(label));
+    header()->addWidget(menu);
+    header()->addStretch();
+    return menu;
+}
+
 void ChartPanel::setChartWidget(QWidget* chart) {
     m_chart = chart;
     m_chart->setWindowTitle(m_title);

@@ -2,6 +2,7 @@
 // dashboard's coalescing timer, exports itself (context menu: PNG/SVG/PDF/CSV) and can ask to be
 // maximised. Subclasses supply the drawing widget and the CSV of their data.
 #pragma once
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QWidget>
 #include <memory>
@@ -43,6 +44,8 @@ class ChartPanel : public QWidget {
     QHBoxLayout* header() const { return m_header; }
     // A "Run" chooser in the header, refreshing the chart when the choice changes.
     RunSelector* addRunSelector();
+    // A labelled menu in the header (after any run chooser): the panel fills it and handles its choice.
+    QComboBox* addHeaderMenu(const QString& label, const QString& objectName, const QString& toolTip);
     const TelemetryStore& store() const { return m_store; }
     void contextMenuEvent(QContextMenuEvent* event) override;
     // Entries a kind of chart adds to the context menu (zoom, notes), for a right click at `at` in the

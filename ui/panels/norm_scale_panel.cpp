@@ -2,8 +2,6 @@
 // by depth) on a log axis, plus the stack's final norm as one thicker line in the run's colour.
 #include "ui/panels/norm_scale_panel.h"
 
-#include <QLabel>
-
 #include "ui/panels/event_markers.h"
 
 namespace normlab::ui {
@@ -11,15 +9,10 @@ namespace normlab::ui {
 NormScalePanel::NormScalePanel(const TelemetryStore& store, QWidget* parent)
     : LinePanel(QStringLiteral("norm_scales"), tr("Norm scale 1/std per block"), store, parent) {
     m_runs = addRunSelector();
-    m_family = new QComboBox;
-    m_family->setObjectName(QStringLiteral("normFamily"));
-    m_family->setToolTip(
-        tr("Which norms to show: each sub-layer's input norm (Post-LN: its norm after the "
-           "sum) with the final norm, Peri-LN's output norms, the cross-attention "
-           "sub-layers' norms, or the encoder's"));
-    header()->addWidget(new QLabel(tr("Norms")));
-    header()->addWidget(m_family);
-    header()->addStretch();
+    m_family = addHeaderMenu(tr("Norms"), QStringLiteral("normFamily"),
+                             tr("Which norms to show: each sub-layer's input norm (Post-LN: its norm after "
+                                "the sum) with the final norm, Peri-LN's output norms, the cross-attention "
+                                "sub-layers' norms, or the encoder's"));
     connect(m_family, &QComboBox::activated, this,
             [this](int index) { setFamily(static_cast<NormFamily>(m_family->itemData(index).toInt())); });
 }

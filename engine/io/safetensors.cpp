@@ -366,20 +366,22 @@ void write_safetensors(const std::string& path, const std::vector<TensorRef>& te
         "cannot write checkpoint " + quoted(path));
 }
 
-SafetensorsFile read_safetensors(const std::string& path) {
-    const ReadErrors errors(path);
+namespace {
+// The size of the file at `path`, which must be a regular file.
+uint64_t regular_file_size(const ReadErrors& errors, const std::string& path) {
     std::error_code status_error;
     const fs::file_status status = fs::status(path, status_error);
     if (!fs::exists(status)) throw errors.error("does not exist; check the path");
     if (!fs::is_regular_file(status))
         throw errors.error("is not a regular file; give the path of a .safetensors file");
-
     std::error_code size_error;
     const uint64_t file_size = fs::file_size(path, size_error);
     if (size_error) throw errors.error("could not be read (" + size_error.message() + ")");
-    std::ifstream file(path, std::ios::binary);
-    if (!file) throw errors.error("could not be opened for reading; check its permissions");
+    return file_size;
+}
 
+// The 8-byte little-endian header length, checked against the limit and the file's size.
+uint64_t read_header_length(const ReadErrors& errors, std::ifstream& file, uint64_t file_size) {
     if (file_size < k_header_length_bytes) {
         throw errors.error("is truncated: it has " + std::to_string(file_size) +
                            " bytes, fewer than the 8-byte header length; the file was cut short or is not "
@@ -401,7 +403,11 @@ SafetensorsFile read_safetensors(const std::string& path) {
                            " bytes but only " + std::to_string(file_size - k_header_length_bytes) +
                            " follow the header length; the file was cut short, so write it again");
     }
+    return header_length;
+}
 
+// The JSON object of `header_length` bytes that follows the length.
+nlohmann::json read_header(const ReadErrors& errors, std::ifstream& file, uint64_t header_length) {
     std::string header_text(header_length, '\0');
     if (!file.read(header_text.data(), static_cast<std::streamsize>(header_length))) {
         throw errors.error("could not be read: reading the header failed");
@@ -417,6 +423,17 @@ SafetensorsFile read_safetensors(const std::string& path) {
         throw errors.error("has a header that is not a JSON object but " + std::string(header.type_name()) +
                            "; the file is corrupt or not safetensors");
     }
+    return header;
+}
+}  // namespace
+
+SafetensorsFile read_safetensors(const std::string& path) {
+    const ReadErrors errors(path);
+    const uint64_t file_size = regular_file_size(errors, path);
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw errors.error("could not be opened for reading; check its permissions");
+    const uint64_t header_length = read_header_length(errors, file, file_size);
+    const nlohmann::json header = read_header(errors, file, header_length);
 
     const uint64_t data_start = k_header_length_bytes + header_length;
     const uint64_t data_size = file_size - data_start;

@@ -98,6 +98,45 @@ double gemm_gflops(Backend& backend, const ModelConfig& m, int batch, int vocab,
     std::sort(seconds.begin(), seconds.end());
     return flops / seconds[seconds.size() / 2] / 1e9;
 }
+
+// --gemm: the backend's GEMM rate on the model's linear shapes, the bound on a whole step's rate.
+void print_gemm_rate(Trainer& trainer, const Config& config, int64_t warmup, int64_t timed) {
+    const double limit = gemm_gflops(trainer.backend(), effective_model_config(config.model),
+                                     config.train.batch_size, trainer.model().vocab(), warmup, timed);
+    std::cout << nlohmann::json({{"gemm_gflops", limit},
+                                 {"threads", trainer.backend().threads()},
+                                 {"device", trainer.backend().device()}})
+                     .dump()
+              << "\n";
+}
+
+// Times `timed` whole training steps after `warmup` untimed ones and prints their median rates.
+void print_step_rates(Trainer& trainer, const Config& config, int64_t warmup, int64_t timed) {
+    std::vector<double> seconds;
+    for (int64_t i = 0; i < warmup + timed && !trainer.finished(); ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        trainer.step();
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (i >= warmup) seconds.push_back(elapsed);
+    }
+    if (seconds.empty()) throw InputError("the run diverged during warm-up; nothing to time");
+    std::sort(seconds.begin(), seconds.end());
+    const double median = seconds[seconds.size() / 2];
+    const double tokens = static_cast<double>(config.train.batch_size) * config.model.seq_len;
+    const double flops = training_flops(effective_model_config(config.model), config.train.batch_size,
+                                        trainer.model().vocab());
+    std::cout << nlohmann::json({{"steps_per_s", 1.0 / median},
+                                 {"ms_per_step", median * 1e3},
+                                 {"tokens_per_s", tokens / median},
+                                 {"gflops", flops / median / 1e9},
+                                 {"threads", trainer.backend().threads()},
+                                 {"device", trainer.backend().device()},
+                                 {"timed_steps", seconds.size()},
+                                 {"peak_rss_mb", peak_rss_mb()}})
+                     .dump()
+              << "\n";
+}
 }  // namespace
 
 int run_bench(int argc, char** argv) {
@@ -132,41 +171,10 @@ int run_bench(int argc, char** argv) {
     config.train.steps = static_cast<int>(warmup + timed);
     config.telemetry.val_every = 0;
     Trainer trainer(config);
-    if (gemm) {
-        const double limit = gemm_gflops(trainer.backend(), effective_model_config(config.model),
-                                         config.train.batch_size, trainer.model().vocab(), warmup, timed);
-        std::cout << nlohmann::json({{"gemm_gflops", limit},
-                                     {"threads", trainer.backend().threads()},
-                                     {"device", trainer.backend().device()}})
-                         .dump()
-                  << "\n";
-        return 0;
-    }
-
-    std::vector<double> seconds;
-    for (int64_t i = 0; i < warmup + timed && !trainer.finished(); ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        trainer.step();
-        const double elapsed =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (i >= warmup) seconds.push_back(elapsed);
-    }
-    if (seconds.empty()) throw InputError("the run diverged during warm-up; nothing to time");
-    std::sort(seconds.begin(), seconds.end());
-    const double median = seconds[seconds.size() / 2];
-    const double tokens = static_cast<double>(config.train.batch_size) * config.model.seq_len;
-    const double flops = training_flops(effective_model_config(config.model), config.train.batch_size,
-                                        trainer.model().vocab());
-    std::cout << nlohmann::json({{"steps_per_s", 1.0 / median},
-                                 {"ms_per_step", median * 1e3},
-                                 {"tokens_per_s", tokens / median},
-                                 {"gflops", flops / median / 1e9},
-                                 {"threads", trainer.backend().threads()},
-                                 {"device", trainer.backend().device()},
-                                 {"timed_steps", seconds.size()},
-                                 {"peak_rss_mb", peak_rss_mb()}})
-                     .dump()
-              << "\n";
+    if (gemm)
+        print_gemm_rate(trainer, config, warmup, timed);
+    else
+        print_step_rates(trainer, config, warmup, timed);
     return 0;
 }
 

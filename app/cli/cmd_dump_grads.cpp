@@ -12,6 +12,45 @@
 
 namespace normlab::cli {
 
+namespace {
+std::string exact(double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", value);
+    return std::string(text);
+}
+
+// The gradients of the trainer's next batch (without updating the model) into DIR/grads.safetensors,
+// with the batch and, as metadata, the cross-entropy and, apart, the z-loss term (the gradients are of
+// their sum) and the encoder's source length.
+void write_next_batch_gradients(Trainer& trainer, const std::string& out) {
+    Batch batch;
+    const Config& config = trainer.config();
+    trainer.task().make_batch(Split::Train, static_cast<uint64_t>(trainer.steps_done()),
+                              config.train.batch_size, config.model.seq_len, batch);
+    Model& model = trainer.model();
+    model.set_training_step(trainer.steps_done() + 1);  // the step this batch would train
+    const ForwardStats stats =
+        model.forward_backward(batch, true, false, static_cast<float>(config.train.z_loss));
+    std::vector<std::vector<float>> host;
+    std::vector<TensorRef> tensors;
+    const auto& entries = model.layout().entries;
+    host.reserve(entries.size() + 2);
+    for (size_t i = 0; i < entries.size(); ++i) {
+        if (!model.active(static_cast<int>(i))) continue;
+        host.push_back(model.read_entry(static_cast<int>(i), true));
+        tensors.push_back({"grad." + entries[i].name, entries[i].shape, host.back().data()});
+    }
+    host.emplace_back(batch.inputs.begin(), batch.inputs.end());
+    tensors.push_back({"batch.inputs", {batch.batch, batch.seq}, host.back().data()});
+    host.emplace_back(batch.targets.begin(), batch.targets.end());
+    tensors.push_back({"batch.targets", {batch.batch, batch.seq}, host.back().data()});
+    write_safetensors(out + "/grads.safetensors", tensors,
+                      {{"loss", exact(stats.loss)},
+                       {"z_loss", exact(stats.z_loss)},
+                       {"source_len", std::to_string(model.source_len())}});
+}
+}  // namespace
+
 int run_dump_grads(int argc, char** argv) {
     ArgReader reader(argc, argv, 2);
     ConfigSources sources;
@@ -44,38 +83,7 @@ int run_dump_grads(int argc, char** argv) {
     Trainer trainer(run_sources.resolve());
     while (!trainer.finished()) trainer.step();
     save_checkpoint(trainer, out + "/model.safetensors");
-
-    Batch batch;
-    const Config& config = trainer.config();
-    trainer.task().make_batch(Split::Train, static_cast<uint64_t>(trainer.steps_done()),
-                              config.train.batch_size, config.model.seq_len, batch);
-    Model& model = trainer.model();
-    model.set_training_step(trainer.steps_done() + 1);  // the step this batch would train
-    const ForwardStats stats =
-        model.forward_backward(batch, true, false, static_cast<float>(config.train.z_loss));
-    std::vector<std::vector<float>> host;
-    std::vector<TensorRef> tensors;
-    const auto& entries = model.layout().entries;
-    host.reserve(entries.size() + 2);
-    for (size_t i = 0; i < entries.size(); ++i) {
-        if (!model.active(static_cast<int>(i))) continue;
-        host.push_back(model.read_entry(static_cast<int>(i), true));
-        tensors.push_back({"grad." + entries[i].name, entries[i].shape, host.back().data()});
-    }
-    host.emplace_back(batch.inputs.begin(), batch.inputs.end());
-    tensors.push_back({"batch.inputs", {batch.batch, batch.seq}, host.back().data()});
-    host.emplace_back(batch.targets.begin(), batch.targets.end());
-    tensors.push_back({"batch.targets", {batch.batch, batch.seq}, host.back().data()});
-    auto exact = [](double value) {
-        char text[64];
-        std::snprintf(text, sizeof text, "%.17g", value);
-        return std::string(text);
-    };
-    // the cross-entropy and, apart, the z-loss term; the gradients are of their sum
-    write_safetensors(out + "/grads.safetensors", tensors,
-                      {{"loss", exact(stats.loss)},
-                       {"z_loss", exact(stats.z_loss)},
-                       {"source_len", std::to_string(model.source_len())}});
+    write_next_batch_gradients(trainer, out);
     std::cout << out << "\n";
     return 0;
 }

@@ -39,6 +39,38 @@ const char* kProbeHelp =
     "normlab-cli probe --freeze-norms --checkpoint FILE ...: norm-free inference on a trained model\n"
     "(normlab-cli probe --freeze-norms --help).\n"
     "\n";
+
+// Probes `seeds` initialisations (seeds train.seed ..) on `batches` batches each: the document of their
+// mean, with the seeds and each one's w_2 profile, and the mean's w_2 profile printed.
+nlohmann::json probe_seeds(const Config& config, int64_t batches, int64_t seeds) {
+    std::vector<ProbeResult> probes;
+    std::vector<OutputChange> changes;
+    nlohmann::json seed_list = nlohmann::json::array();
+    nlohmann::json per_seed = nlohmann::json::array();
+    for (int64_t i = 0; i < seeds; ++i) {
+        Config seeded = config;
+        seeded.train.seed = config.train.seed + static_cast<uint64_t>(i);
+        Trainer trainer(seeded);
+        probes.push_back(probe_at_init(trainer, static_cast<int>(batches)));
+        changes.push_back(output_change_after_one_step(trainer));
+        const ProfileShape shape = w2_profile(probes.back());
+        seed_list.push_back(seeded.train.seed);
+        per_seed.push_back({{"seed", seeded.train.seed},
+                            {"w_2_norm_of_mean", shape.values},
+                            {"last_over_first", shape.last_over_first},
+                            {"max_over_min", shape.max_over_min}});
+        if (seeds > 1) std::cout << "seed " << seeded.train.seed << ": " << describe(shape) << "\n";
+    }
+    const ProbeResult probe = average_probes(probes);
+    const OutputChange change = average_output_changes(changes);
+    nlohmann::json document = to_json(probe, &change);
+    document["seeds"] = std::move(seed_list);
+    if (seeds > 1) document["per_seed"] = std::move(per_seed);
+    document["config"] = config_to_json(config);
+    std::cout << "w_2 norm_of_mean per block" << (seeds > 1 ? ", mean of the seeds: " : ": ")
+              << describe(w2_profile(probe)) << "\n";
+    return document;
+}
 }  // namespace
 
 int run_probe(int argc, char** argv) {
@@ -77,32 +109,7 @@ int run_probe(int argc, char** argv) {
     }
     Config config = sources.resolve();
     config.train.steps = std::max(config.train.steps, 1);
-    std::vector<ProbeResult> probes;
-    std::vector<OutputChange> changes;
-    nlohmann::json seed_list = nlohmann::json::array();
-    nlohmann::json per_seed = nlohmann::json::array();
-    for (int64_t i = 0; i < seeds; ++i) {
-        Config seeded = config;
-        seeded.train.seed = config.train.seed + static_cast<uint64_t>(i);
-        Trainer trainer(seeded);
-        probes.push_back(probe_at_init(trainer, static_cast<int>(batches)));
-        changes.push_back(output_change_after_one_step(trainer));
-        const ProfileShape shape = w2_profile(probes.back());
-        seed_list.push_back(seeded.train.seed);
-        per_seed.push_back({{"seed", seeded.train.seed},
-                            {"w_2_norm_of_mean", shape.values},
-                            {"last_over_first", shape.last_over_first},
-                            {"max_over_min", shape.max_over_min}});
-        if (seeds > 1) std::cout << "seed " << seeded.train.seed << ": " << describe(shape) << "\n";
-    }
-    const ProbeResult probe = average_probes(probes);
-    const OutputChange change = average_output_changes(changes);
-    nlohmann::json document = to_json(probe, &change);
-    document["seeds"] = std::move(seed_list);
-    if (seeds > 1) document["per_seed"] = std::move(per_seed);
-    document["config"] = config_to_json(config);
-    std::cout << "w_2 norm_of_mean per block" << (seeds > 1 ? ", mean of the seeds: " : ": ")
-              << describe(w2_profile(probe)) << "\n";
+    const nlohmann::json document = probe_seeds(config, batches, seeds);
     std::error_code error;
     std::filesystem::create_directories(out, error);
     if (error) throw InputError("cannot create '" + out + "': " + error.message());

@@ -90,6 +90,47 @@ std::string outcome_text(const std::string& sweep_dir, const SweepPoint& point, 
     if (WIFSIGNALED(status)) text += " (worker killed by signal " + std::to_string(WTERMSIG(status)) + ")";
     return text;
 }
+
+// The points of `plan` this worker still has to run: those of its shard not yet finished.
+std::vector<const SweepPoint*> points_to_run(const std::string& dir, const SweepPlan& plan,
+                                             const std::optional<Shard>& shard) {
+    std::vector<const SweepPoint*> todo;
+    for (const SweepPoint& point : plan.points)
+        if ((!shard || shard->holds(point.index)) && !is_finished(point_progress(dir, point).state))
+            todo.push_back(&point);
+    return todo;
+}
+
+// Runs `todo` as child processes, `jobs` at a time, until done or interrupted (SIGINT, SIGTERM);
+// reports each as it ends (unless quiet). Returns how many failed.
+int run_in_processes(const std::string& dir, const std::vector<const SweepPoint*>& todo, int64_t jobs,
+                     int threads, bool quiet) {
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+    std::map<pid_t, const SweepPoint*> running;
+    size_t next = 0, finished = 0;
+    int failed = 0;
+    while ((next < todo.size() && !g_interrupted) || !running.empty()) {
+        while (!g_interrupted && next < todo.size() && static_cast<int64_t>(running.size()) < jobs) {
+            running[spawn_point(dir, *todo[next], threads)] = todo[next];
+            ++next;
+        }
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) continue;  // interrupted by a signal: look again
+        const SweepPoint* point = running[pid];
+        running.erase(pid);
+        ++finished;
+        const std::string outcome = outcome_text(dir, *point, status);
+        failed += outcome.rfind("failed", 0) == 0 || WIFSIGNALED(status);
+        if (!quiet)
+            std::fprintf(stderr, "[%zu/%zu] %s (%s): %s\n", finished, todo.size(), point->id.c_str(),
+                         point_line(*point).c_str(), outcome.c_str());
+    }
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    return failed;
+}
 }  // namespace
 
 int run_one_point(ArgReader& reader) {
@@ -156,10 +197,7 @@ int run_points(ArgReader& reader) {
             throw InputError("unknown option '" + flag + "'; see normlab-cli sweep --help");
     }
     const SweepPlan plan = load_sweep(dir);
-    std::vector<const SweepPoint*> todo;
-    for (const SweepPoint& point : plan.points)
-        if ((!shard || shard->holds(point.index)) && !is_finished(point_progress(dir, point).state))
-            todo.push_back(&point);
+    const std::vector<const SweepPoint*> todo = points_to_run(dir, plan, shard);
     if (!quiet)
         std::cerr << "normlab-cli sweep run: " << todo.size() << " of " << plan.points.size()
                   << " points to run"
@@ -167,30 +205,7 @@ int run_points(ArgReader& reader) {
                                   ")"
                             : "")
                   << ", " << jobs << " at a time, " << threads << " thread(s) each\n";
-    std::signal(SIGINT, on_interrupt);
-    std::signal(SIGTERM, on_interrupt);
-    std::map<pid_t, const SweepPoint*> running;
-    size_t next = 0, finished = 0;
-    int failed = 0;
-    while ((next < todo.size() && !g_interrupted) || !running.empty()) {
-        while (!g_interrupted && next < todo.size() && static_cast<int64_t>(running.size()) < jobs) {
-            running[spawn_point(dir, *todo[next], static_cast<int>(threads))] = todo[next];
-            ++next;
-        }
-        int status = 0;
-        const pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0) continue;  // interrupted by a signal: look again
-        const SweepPoint* point = running[pid];
-        running.erase(pid);
-        ++finished;
-        const std::string outcome = outcome_text(dir, *point, status);
-        failed += outcome.rfind("failed", 0) == 0 || WIFSIGNALED(status);
-        if (!quiet)
-            std::fprintf(stderr, "[%zu/%zu] %s (%s): %s\n", finished, todo.size(), point->id.c_str(),
-                         point_line(*point).c_str(), outcome.c_str());
-    }
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
+    const int failed = run_in_processes(dir, todo, jobs, static_cast<int>(threads), quiet);
     if (g_interrupted) {
         std::cerr << "normlab-cli sweep run: interrupted; run the same command again to finish the sweep\n";
         return 130;

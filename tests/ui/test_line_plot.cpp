@@ -1,10 +1,12 @@
 // The line chart itself: hovering a drawn point shows its exact value in a tooltip (left and right
 // value axes), a click pins a readout of every series at that step, axis ranges stay put while the
 // data stay inside them and grow with headroom, long axis titles shrink to fit, and a growing line
-// redraws only its tail while the points before it are unchanged.
+// redraws only its tail while the points before it are unchanged; on a log axis over 20+ decades the
+// line is drawn where the axis' labels say, read back from the drawn pixels.
 #include <QAbstractAxis>
 #include <QChart>
 #include <QChartView>
+#include <QLogValueAxis>
 #include <QTest>
 #include <QToolTip>
 #include <QValueAxis>
@@ -24,6 +26,7 @@ class LinePlotTest : public QObject {
     void growingLineKeepsItsHead();
     void longAxisTitleShrinksRatherThanElides();
     void zoomByDragWheelAndDoubleClick();
+    void logAxisDrawsValuesWhereItsLabelsSay();
 
   private:
     // Moves the mouse onto `value` as drawn by `plot` and returns the tooltip then shown.
@@ -238,6 +241,87 @@ void LinePlotTest::zoomByDragWheelAndDoubleClick() {
     const double width = before.second - before.first;
     QVERIFY(std::abs(plot.zoom()->first - (before.first - width / 10)) < 1e-9 * width);
     QVERIFY(std::abs(plot.zoom()->second - (before.second - width / 10)) < 1e-9 * width);
+}
+
+namespace {
+// A block profile spanning `decades` decades from `top` downwards, one point per block.
+PlotContent blockProfile(double top, double decades, int blocks) {
+    PlotContent content;
+    content.x.title = QStringLiteral("block");
+    content.y = AxisSpec{QStringLiteral("gradient norm"), true};
+    PlotSeries series{QStringLiteral("deep-postln"), QColor(255, 0, 255)};
+    series.width = 3.0;
+    for (int block = 0; block < blocks; ++block)
+        series.points.append(
+            {double(block), top * std::pow(10.0, -decades * (blocks - 1 - block) / (blocks - 1))});
+    content.series = {series};
+    return content;
+}
+
+// How far (in pixels) the drawn line is from where the axes' own ranges put each point: the chart is
+// grabbed as an image and each point's column searched for the line's colour. The expected position
+// comes from the axis objects (what the tick labels show) and the plot area, not from QtCharts' mapping.
+double worstDrawnError(LinePlot& plot, const PlotContent& content, QString* worstAt) {
+    QChartView* view = plot.findChild<QChartView*>();
+    QChart* chart = view->chart();
+    auto* x = qobject_cast<QValueAxis*>(chart->axes(Qt::Horizontal).front());
+    auto* y = qobject_cast<QLogValueAxis*>(chart->axes(Qt::Vertical).front());
+    if (!x || !y) return INFINITY;
+    const QRectF area = chart->plotArea();
+    const QImage image = plot.grab().toImage();
+    double worst = 0.0;
+    for (const QPointF& point : content.series.front().points) {
+        const double fx = (point.x() - x->min()) / (x->max() - x->min());
+        const double fy = std::log(point.y() / y->min()) / std::log(y->max() / y->min());
+        const QPointF scene(area.left() + fx * area.width(), area.bottom() - fy * area.height());
+        const QPoint at = view->viewport()->mapTo(&plot, view->mapFromScene(scene));
+        // The nearest row of the line's colour in that column.
+        double nearest = INFINITY;
+        for (int row = 0; row < image.height(); ++row) {
+            const QColor pixel = image.pixelColor(at.x(), row);
+            if (pixel.red() > 200 && pixel.green() < 90 && pixel.blue() > 200)
+                nearest = std::min(nearest, std::abs(double(row - at.y())));
+        }
+        if (nearest > worst) {
+            worst = nearest;
+            if (worstAt)
+                *worstAt = QStringLiteral("block %1 = %2: axis %3..%4, %5 px off")
+                               .arg(point.x())
+                               .arg(point.y())
+                               .arg(y->min())
+                               .arg(y->max())
+                               .arg(nearest);
+        }
+    }
+    return worst;
+}
+}  // namespace
+
+void LinePlotTest::logAxisDrawsValuesWhereItsLabelsSay() {
+    // The depth lesson's gradient per block: 96 blocks over 20+ decades whose bottom end moves between
+    // tiny decades as training goes on (QtCharts ignored such moves and drew the line decades off).
+    LinePlot plot(QStringLiteral("Gradient per block"));
+    plot.resize(720, 480);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    for (const auto& [top, decades] : std::vector<std::pair<double, double>>{
+             {1.0, 22.0}, {1.0, 16.0}, {0.3, 24.5}, {0.5, 13.0}, {2e-3, 18.0}}) {
+        const PlotContent content = blockProfile(top, decades, 96);
+        plot.setContent(content);
+        QCoreApplication::processEvents();
+        // Every finite value lies inside the axis.
+        auto* y =
+            qobject_cast<QLogValueAxis*>(plot.findChild<QChartView*>()->chart()->axes(Qt::Vertical).front());
+        QVERIFY(y);
+        for (const QPointF& point : content.series.front().points)
+            QVERIFY2(
+                point.y() >= y->min() && point.y() <= y->max(),
+                qPrintable(QStringLiteral("%1 outside %2..%3").arg(point.y()).arg(y->min()).arg(y->max())));
+        QString worstAt;
+        const double worst = worstDrawnError(plot, content, &worstAt);
+        QVERIFY2(worst <= 3.0,
+                 qPrintable(QStringLiteral("%1 decades from %2: %3").arg(decades).arg(top).arg(worstAt)));
+    }
 }
 
 QTEST_MAIN(LinePlotTest)

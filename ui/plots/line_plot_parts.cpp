@@ -67,6 +67,14 @@ QString legendHtml(const PlotContent& content, bool hasNonFinite) {
     return items.join(QStringLiteral(" &nbsp;&nbsp; "));
 }
 
+namespace {
+// True when QtCharts' log domain would treat a move of one axis end from `shown` to `next` as no change
+// although it is one (both differ by at most its absolute tolerance of 1e-12).
+bool logDomainWouldIgnore(double shown, double next) {
+    return shown != next && std::abs(shown - next) <= 1e-12;
+}
+}  // namespace
+
 QAbstractAxis* makeAxis(const AxisSpec& spec) {
     if (spec.log) {
         auto* axis = new QLogValueAxis;
@@ -93,7 +101,13 @@ void setAxisRange(QAbstractAxis* axis, const AxisRange& range) {
         log->setMinorTickCount(base == 10.0 ? -1 : 0);
         // QtCharts labels the powers of the base from ceil(log(min)); log10 of a computed 1e-3 can come
         // out as -2.9999999999999996, which would drop the bottom label. Nudge the end just below.
-        axis->setRange(range.min * (1.0 - 1e-9), range.max);
+        const double min = range.min * (1.0 - 1e-9);
+        // QtCharts' log domains take a new range only when an end moved by more than 1e-12 in absolute
+        // terms (qFuzzyIsNull of the difference): from 1e-20..1 to 1e-14..1 the labels moved while the
+        // lines kept the old mapping, drawn decades off. A detour through 1..10 makes both ends move.
+        if (logDomainWouldIgnore(log->min(), min) || logDomainWouldIgnore(log->max(), range.max))
+            axis->setRange(1.0, 10.0);
+        axis->setRange(min, range.max);
         return;
     }
     if (auto* value = qobject_cast<QValueAxis*>(axis)) {

@@ -143,10 +143,19 @@ void ExportTest::initTestCase() {
 
 void ExportTest::everyPanelExportsEveryFormat() {
     QCOMPARE(m_dashboard->panels().size(), size_t(13));
+    // A figure too short for its chart above the caption is refused, saying what to change (drawn, the
+    // chart's legend overlapped the caption), and nothing is written.
+    ImageExportOptions tooShort;
+    tooShort.size = QSize(800, 400);
+    const QString refused = m_dir.filePath(QStringLiteral("too-short.png"));
+    const QString error = exportPanel(*m_dashboard->panel(QStringLiteral("loss")), refused, tooShort);
+    QVERIFY2(error.contains(QStringLiteral("make the figure taller")), qPrintable(error));
+    QVERIFY(!QFile::exists(refused));
     for (ChartPanel* panel : m_dashboard->panels()) {
         const QString base = m_dir.filePath(panel->id());
         ImageExportOptions options;
-        options.size = QSize(800, 500);
+        // Tall enough for the chart above a caption of five lines (two runs, each with a live change).
+        options.size = QSize(800, 640);
         QCOMPARE(exportPanel(*panel, base + ".png", options), QString());
         QCOMPARE(exportPanel(*panel, base + ".svg", options), QString());
         QCOMPARE(exportPanel(*panel, base + ".pdf", options), QString());
@@ -154,7 +163,7 @@ void ExportTest::everyPanelExportsEveryFormat() {
 
         QImage image(base + ".png");
         QVERIFY2(!image.isNull(), qPrintable(panel->id()));
-        QCOMPARE(image.size(), QSize(800, 500));  // exactly as asked, caption included
+        QCOMPARE(image.size(), options.size);  // exactly as asked, caption included
         // Not blank, and opaque everywhere.
         QSet<QRgb> colours;
         for (int y = 0; y < image.height(); y += 7)

@@ -12,6 +12,8 @@
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 namespace normlab::ui {
 
@@ -45,10 +47,14 @@ QRectF captionBox(const Figure& figure, const ImageExportOptions& options, QPain
                   text.height());
 }
 
-// A detached chart laid out at `size` canvas pixels (shown off screen, so QtCharts lays it out).
-void renderChart(QPainter& painter, const FigureChartFactory& make, const ChartStyle& style,
-                 const QRectF& cell) {
-    const std::unique_ptr<QWidget> chart = make(style);
+// A detached chart laid out at `cell`'s size in canvas pixels (shown off screen, so QtCharts lays it
+// out). It comes out taller than the cell when its axes, title and legend need more room.
+std::unique_ptr<QWidget> layOutChart(const FigureChartFactory& make, const ChartStyle& style,
+                                     const QRectF& cell) {
+    std::unique_ptr<QWidget> chart = make(style);
+    // The on-screen minimum (a usable chart in a dock) does not bind a figure's cell: the plot area
+    // gives way first. Only what cannot shrink (axes, title, legend) can make it taller than the cell.
+    chart->setMinimumSize(0, 0);
     chart->setAttribute(Qt::WA_DontShowOnScreen);
     chart->resize(cell.size().toSize());
     chart->show();
@@ -57,40 +63,70 @@ void renderChart(QPainter& painter, const FigureChartFactory& make, const ChartS
         QCoreApplication::sendPostedEvents();
         QCoreApplication::processEvents();
     }
-    const QWidget::RenderFlags flags =
-        style.opaque ? QWidget::DrawWindowBackground | QWidget::DrawChildren : QWidget::DrawChildren;
-    chart->render(&painter, cell.topLeft().toPoint(), QRegion(), flags);
+    return chart;
+}
+
+// Each chart's cell, row by row, above the caption (when there is one).
+std::vector<std::vector<QRectF>> chartCells(const Figure& figure, const ImageExportOptions& options,
+                                            QPaintDevice* device) {
+    const QSizeF canvas = canvasSize(options);
+    const QRectF caption = captionBox(figure, options, device);
+    const double chartsHeight =
+        caption.isEmpty() ? canvas.height() : caption.top() - 6.0 * styleFor(options).fontScale;
+    const double rowHeight = std::floor(chartsHeight / std::max<size_t>(figure.rows.size(), 1));
+    std::vector<std::vector<QRectF>> cells;
+    for (size_t r = 0; r < figure.rows.size(); ++r) {
+        const double width = std::floor(canvas.width() / std::max<size_t>(figure.rows[r].size(), 1));
+        cells.emplace_back();
+        for (size_t c = 0; c < figure.rows[r].size(); ++c)
+            cells.back().emplace_back(c * width, r * rowHeight, width, rowHeight);
+    }
+    return cells;
 }
 
 void paintFigure(QPainter& painter, const Figure& figure, const ImageExportOptions& options) {
     const QSizeF canvas = canvasSize(options);
     const ChartStyle style = styleFor(options);
     if (style.opaque) painter.fillRect(QRectF(QPointF(0, 0), canvas), Qt::white);
+    const QWidget::RenderFlags flags =
+        style.opaque ? QWidget::DrawWindowBackground | QWidget::DrawChildren : QWidget::DrawChildren;
+    const std::vector<std::vector<QRectF>> cells = chartCells(figure, options, painter.device());
+    for (size_t r = 0; r < cells.size(); ++r)
+        for (size_t c = 0; c < cells[r].size(); ++c)
+            layOutChart(figure.rows[r][c], style, cells[r][c])
+                ->render(&painter, cells[r][c].topLeft().toPoint(), QRegion(), flags);
     const QRectF caption = captionBox(figure, options, painter.device());
-    const double chartsHeight = caption.isEmpty() ? canvas.height() : caption.top() - 6.0 * style.fontScale;
-    const double rowHeight = std::floor(chartsHeight / std::max<size_t>(figure.rows.size(), 1));
-    for (size_t r = 0; r < figure.rows.size(); ++r) {
-        const auto& row = figure.rows[r];
-        const double width = std::floor(canvas.width() / std::max<size_t>(row.size(), 1));
-        for (size_t c = 0; c < row.size(); ++c)
-            renderChart(painter, row[c], style, QRectF(c * width, r * rowHeight, width, rowHeight));
-    }
     if (caption.isEmpty()) return;
     painter.setFont(captionFont(options));
     painter.setPen(QColor(40, 40, 40));
     painter.drawText(caption, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, figure.caption);
 }
 
-// The caption must leave the charts room: an error saying what to change, or empty.
-QString checkCaptionFits(const Figure& figure, const ImageExportOptions& options) {
+// The caption must leave the charts room and each chart must fit its cell: an error saying what to
+// change, or empty.
+QString checkFigureFits(const Figure& figure, const ImageExportOptions& options) {
     QImage probe(1, 1, QImage::Format_ARGB32);  // 96 DPI, like the canvas
     const QRectF caption = captionBox(figure, options, &probe);
-    if (caption.height() <= canvasSize(options).height() * kMaxCaptionShare) return {};
-    return QStringLiteral(
-               "the caption needs %1 of the figure's height at %2 pt: make the figure taller, the "
-               "font smaller, or leave the caption out")
-        .arg(caption.height() / canvasSize(options).height(), 0, 'f', 2)
-        .arg(options.fontPoints);
+    if (caption.height() > canvasSize(options).height() * kMaxCaptionShare)
+        return QStringLiteral(
+                   "the caption needs %1 of the figure's height at %2 pt: make the figure taller, the "
+                   "font smaller, or leave the caption out")
+            .arg(caption.height() / canvasSize(options).height(), 0, 'f', 2)
+            .arg(options.fontPoints);
+    // Every chart fits its cell: one laid out taller would be drawn over the caption or the next row.
+    const std::vector<std::vector<QRectF>> cells = chartCells(figure, options, &probe);
+    for (size_t r = 0; r < cells.size(); ++r)
+        for (size_t c = 0; c < cells[r].size(); ++c) {
+            const int needs = layOutChart(figure.rows[r][c], styleFor(options), cells[r][c])->height();
+            if (needs > cells[r][c].height() + 0.5)
+                return QStringLiteral(
+                           "a chart needs %1 px of height at %2 pt but the figure leaves it %3 px: make the "
+                           "figure taller, the font smaller, or leave the caption out")
+                    .arg(needs)
+                    .arg(options.fontPoints)
+                    .arg(std::floor(cells[r][c].height()));
+        }
+    return {};
 }
 
 QString writeBytes(const QByteArray& bytes, const QString& path) {
@@ -174,7 +210,7 @@ QString exportFigure(const Figure& figure, const QString& path, const ImageExpor
     if (suffix != QLatin1String("png") && suffix != QLatin1String("svg") && suffix != QLatin1String("pdf"))
         return QStringLiteral("unknown export format '.%1': use .png, .svg, .pdf or .csv").arg(suffix);
     if (QString error = checkImageOptions(options); !error.isEmpty()) return error;
-    if (QString error = checkCaptionFits(figure, options); !error.isEmpty()) return error;
+    if (QString error = checkFigureFits(figure, options); !error.isEmpty()) return error;
     const QByteArray bytes = suffix == QLatin1String("png")   ? png(figure, options)
                              : suffix == QLatin1String("svg") ? svg(figure, options)
                                                               : pdf(figure, options);

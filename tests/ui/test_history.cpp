@@ -6,10 +6,13 @@
 
 #include "ui/history/decimated_series.h"
 #include "ui/history/heatmap_history.h"
+#include "ui/history/progress_rate.h"
 #include "ui/history/run_history.h"
 
 using normlab::ui::DecimatedSeries;
 using normlab::ui::HeatmapHistory;
+using normlab::ui::ProgressRate;
+using normlab::ui::speedText;
 
 class HistoryTest : public QObject {
     Q_OBJECT
@@ -22,6 +25,7 @@ class HistoryTest : public QObject {
     void heatmapMergeKeepsMaximumAndNonFinite();
     void runHistoryAbsorbsRecords();
     void runHistoryStaysBoundedOverLongRuns();
+    void progressRateIsEachRunsWallClockPace();
 };
 
 void HistoryTest::shortSeriesIsExact() {
@@ -173,6 +177,25 @@ void HistoryTest::runHistoryStaysBoundedOverLongRuns() {
     QVERIFY(run.residHeat.columns().size() <= 1024);
     QCOMPARE(run.events.size(), normlab::ui::RunHistory::kMaxEvents);
     QCOMPARE(run.events.back().step, int64_t(120000));  // the newest are kept
+}
+
+void HistoryTest::progressRateIsEachRunsWallClockPace() {
+    // Three runs sharing the engine: each gains 1.5 steps a second of wall time, whatever its own step
+    // time; the status bar says so, not their sum or one run's compute rate.
+    ProgressRate rate;
+    for (int tick = 0; tick <= 20; ++tick)
+        for (int id = 0; id < 3; ++id) rate.sample(id, tick * 3 + id, tick * 2.0);
+    for (int id = 0; id < 3; ++id)
+        QVERIFY2(std::abs(rate.stepsPerSecond(id) - 1.5) < 1e-9,
+                 qPrintable(QString::number(rate.stepsPerSecond(id))));
+    QCOMPARE(speedText({1.5, 1.52, 1.48}), QStringLiteral("3 runs x 1.5 steps/s"));
+    QCOMPARE(speedText({2.1, 1.5}), QStringLiteral("2 runs: 2.1, 1.5 steps/s"));
+    QCOMPARE(speedText({4.26}), QStringLiteral("4.3 steps/s"));
+    // A restart (the step goes back) starts the measurement again; a run standing still goes to 0.
+    rate.sample(0, 1, 41.0);
+    QCOMPARE(rate.stepsPerSecond(0), 0.0);
+    for (int tick = 0; tick <= 40; ++tick) rate.sample(1, 100, 50.0 + tick * 0.1);
+    QCOMPARE(rate.stepsPerSecond(1), 0.0);
 }
 
 QTEST_APPLESS_MAIN(HistoryTest)

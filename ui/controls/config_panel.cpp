@@ -215,6 +215,14 @@ void ConfigPanel::addRow(QFormLayout* form, const QString& label, const QString&
     widget->setToolTip(fullTip);
     widget->setObjectName(key);
     form->addRow(name, widget);
+    // What is wrong, right under the field it is about (the message at the top may be scrolled away).
+    auto* problem = new QLabel;
+    problem->setObjectName(key + QStringLiteral(".problem"));
+    problem->setWordWrap(true);
+    problem->setStyleSheet(QStringLiteral("color: #b00020"));
+    problem->hide();
+    form->addRow(QString(), problem);
+    m_fieldProblems.emplace_back(key, problem);
 }
 
 void ConfigPanel::bindCombo(QFormLayout* form, const QString& label, const QString& key, const QString& tip) {
@@ -366,6 +374,7 @@ void ConfigPanel::setDeviceInUse(const QString& text) {
 
 void ConfigPanel::onEdited(const QString& key) {
     if (m_loading) return;
+    m_lastEdited = key;
     revalidate();
     if (!m_problem.isEmpty()) return;
     if (isLive(key)) {
@@ -410,6 +419,12 @@ void ConfigPanel::revalidate() {
     m_problem = problem;
     m_problemLabel->setText(problem);
     m_problemLabel->setVisible(!problem.isEmpty());
+    // Under the field just edited and under every field the message names.
+    for (const auto& [key, label] : m_fieldProblems) {
+        const bool about = !problem.isEmpty() && (key == m_lastEdited || problem.contains(key));
+        label->setText(about ? problem : QString());
+        label->setVisible(about);
+    }
     updateResidualConstants();
     if (changed) emit validityChanged(problem.isEmpty());
 }

@@ -85,6 +85,8 @@ class ConfigPanel : public QWidget {
     QString m_problem;
     bool m_loading = false;
     QLabel* m_problemLabel = nullptr;
+    std::vector<std::pair<QString, QLabel*>> m_fieldProblems;  // by key: the message under its field
+    QString m_lastEdited;                                      // the key the user changed last
     QLabel* m_residualConstants = nullptr;
     QLabel* m_deviceInUse = nullptr;
 };

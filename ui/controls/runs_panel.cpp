@@ -37,6 +37,7 @@ RunsPanel::RunsPanel(TelemetryStore& store, QWidget* parent) : QWidget(parent), 
     m_list->setWordWrap(true);
     auto* add = new QPushButton(tr("Add run with current settings"));
     add->setObjectName(QStringLiteral("addRun"));
+    add->setObjectName(QStringLiteral("addRun"));
     add->setToolTip(
         tr("Compare: adds a run with the control panel's settings and restarts all runs from step 0"));
     layout->addWidget(hint);
@@ -102,6 +103,9 @@ void RunsPanel::updateStatus() {
                            .arg(run.name, run.statusText())
                            .arg(run.step)
                            .arg(loss);
+        // What it trained as, not only how it started: "switched to Pre-LN at step 101".
+        if (const QString changes = liveChangesText(run); !changes.isEmpty())
+            text += QLatin1Char('\n') + changes;
         // Only what differs from the other runs shown: what a reader comparing them wants to know.
         // Short keys here (the list is narrow; captions keep the full key): "norm_placement=post".
         if (const auto found = m_differences.find(run.id); found != m_differences.end())

@@ -96,10 +96,37 @@ std::map<int, QString> differencesByRun(const TelemetryStore& store) {
     return out;
 }
 
+QString liveChangesText(const RunHistory& run) {
+    QStringList changes;
+    for (const normlab::Event& event : run.events) {
+        if (event.kind != "change") continue;
+        QString value = QString::fromStdString(event.value);
+        if (value.size() >= 2 && value.startsWith(QLatin1Char('"')) && value.endsWith(QLatin1Char('"')))
+            value = value.mid(1, value.size() - 2);
+        QString placement;
+        for (const normlab::NormPlacement each :
+             {normlab::NormPlacement::Post, normlab::NormPlacement::Pre, normlab::NormPlacement::Peri,
+              normlab::NormPlacement::None, normlab::NormPlacement::Mix})
+            if (event.key == "model.norm_placement" && value.toStdString() == normlab::to_string(each))
+                placement = placementLabel(each);
+        changes << (placement.isEmpty()
+                        ? QStringLiteral("%1=%2 from step %3")
+                              .arg(QString::fromStdString(event.key), value)
+                              .arg(event.step)
+                        : QStringLiteral("switched to %1 at step %2").arg(placement).arg(event.step));
+    }
+    return changes.join(QStringLiteral(", "));
+}
+
 QString captionForRuns(const TelemetryStore& store) {
     QStringList lines;
-    for (const auto& [id, run] : store.runs())
-        if (run.visible) lines << QStringLiteral("%1: %2").arg(run.name, runSummary(run));
+    for (const auto& [id, run] : store.runs()) {
+        if (!run.visible) continue;
+        const QString changes = liveChangesText(run);
+        lines << QStringLiteral("%1: %2%3")
+                     .arg(run.name, runSummary(run),
+                          changes.isEmpty() ? QString() : QStringLiteral("; ") + changes);
+    }
     // What the reader most wants to know: what differs between the runs shown.
     const std::map<int, QString> differences = differencesByRun(store);
     if (!differences.empty()) {

@@ -23,7 +23,11 @@ PlotSeries runSeries(const TelemetryStore& store, const RunHistory& run, const Q
 // For each visible run (by id), the config keys whose values differ between the visible runs, as
 // "key=value ..."; empty when fewer than two runs are visible or nothing differs.
 std::map<int, QString> differencesByRun(const TelemetryStore& store);
-// "Differs: run key=value; ..." (when runs differ), then one line per visible run: "name: summary".
+// The live changes a run went through, in order: "switched to Pre-LN at step 101, train.lr=0.001 from
+// step 200"; empty when none (its starting config alone would misstate what it trained as).
+QString liveChangesText(const RunHistory& run);
+// "Differs: run key=value; ..." (when runs differ), then one line per visible run: "name: summary",
+// followed by its live changes.
 QString captionForRuns(const TelemetryStore& store);
 
 }  // namespace normlab::ui

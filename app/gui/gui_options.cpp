@@ -90,6 +90,8 @@ bool parseWindowOption(const QString& flag, const ValueReader& value, GuiOptions
         options.presentation = true;
     } else if (flag == QLatin1String("--screenshot")) {
         options.screenshotPath = value();
+    } else if (flag == QLatin1String("--save-experiment")) {
+        options.saveExperimentPath = value();
     } else if (flag == QLatin1String("--quit-after-steps")) {
         bool ok = false;
         const QString text = value();
@@ -118,8 +120,13 @@ void checkCombinations(const GuiOptions& options) {
     if (!options.exportPath.isEmpty() &&
         (options.openFolders.isEmpty() || options.exportDashboard == !options.exportChart.isEmpty()))
         fail(QStringLiteral("--export FILE needs --open DIR... and exactly one of --chart ID, --dashboard"));
-    if (!options.screenshotPath.isEmpty() && !options.quitAfterSteps && options.openFolders.isEmpty())
-        fail(QStringLiteral("--screenshot FILE needs --quit-after-steps N (when to take it) or --open DIR"));
+    if (!options.screenshotPath.isEmpty() && !options.quitAfterSteps && options.openFolders.isEmpty() &&
+        options.experimentPath.isEmpty())
+        fail(
+            QStringLiteral("--screenshot FILE needs --quit-after-steps N (when to take it), --open DIR or "
+                           "--experiment FILE"));
+    if (!options.saveExperimentPath.isEmpty() && !options.quitAfterSteps)
+        fail(QStringLiteral("--save-experiment FILE needs --quit-after-steps N (when to save it)"));
 }
 }  // namespace
 
@@ -127,7 +134,8 @@ QString guiHelpText() {
     return QStringLiteral(
         "usage: normlab [--preset NAME | --config FILE | --experiment FILE] [--set KEY=VALUE]...\n"
         "               [--lesson TITLE] [--autostart] [--quit-after-steps N] [--screenshot FILE]\n"
-        "               [--size WxH] [--presentation]\n"
+        "               [--save-experiment FILE] [--size WxH] [--presentation]\n"
+        "       normlab --experiment FILE --screenshot FILE [--size WxH]\n"
         "       normlab --open DIR [DIR...] [--screenshot FILE] [--size WxH] [--steps A:B]\n"
         "       normlab --open DIR [DIR...] --export FILE (--chart ID | --dashboard) [--figure-size WxH]\n"
         "               [--dpi N] [--font-size PT] [--steps A:B]     (what normlab-cli export runs)\n"
@@ -138,7 +146,8 @@ QString guiHelpText() {
         "~/normlab-runs).\n"
         "  --preset NAME          open a preset (normlab-cli presets lists them)\n"
         "  --config FILE          open a config JSON\n"
-        "  --experiment FILE      open a saved experiment\n"
+        "  --experiment FILE      open a saved experiment; with --screenshot: save it once every run's\n"
+        "                         curves are read, then quit (exit 2 naming runs whose curves cannot be)\n"
         "  --set KEY=VALUE        override a config key (repeatable)\n"
         "  --lesson TITLE         start the lesson whose title begins with TITLE (e.g. \"Post-LN\")\n"
         "  --open DIR...          open run folders (or folders of run folders) written by normlab-cli,\n"
@@ -149,6 +158,8 @@ QString guiHelpText() {
         "  --quit-after-steps N   quit when the first run reaches step N (or every run ended); with\n"
         "                         --open and nothing to train, the first opened run being written\n"
         "  --screenshot FILE      with --quit-after-steps: save a PNG of the window before quitting\n"
+        "  --save-experiment FILE with --quit-after-steps: save the experiment (its runs, live changes,\n"
+        "                         notes and layout) before quitting; a file replaced is kept as FILE.bak\n"
         "  --size WxH             window size, e.g. 1680x1020\n"
         "  --presentation         start in presentation mode (F11)\n");
 }

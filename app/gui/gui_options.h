@@ -29,6 +29,7 @@ struct GuiOptions {
     bool autostart = false;
     std::optional<long long> quitAfterSteps;
     QString screenshotPath;
+    QString saveExperimentPath;  // --save-experiment: where a scripted run saves its experiment
     QSize windowSize;
     bool presentation = false;
     bool help = false;

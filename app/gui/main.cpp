@@ -9,6 +9,7 @@
 
 #include "app/gui/gui_options.h"
 #include "app/gui/main_window.h"
+#include "app/gui/scripted_run.h"
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
 #include "engine/core/version.h"
@@ -24,10 +25,20 @@ bool onlyWatches(const normlab::gui::GuiOptions& options) {
            options.lesson.isEmpty();
 }
 
-void openRequested(normlab::gui::MainWindow& window, const normlab::gui::GuiOptions& options) {
+// Any option that makes the run a script: it ends by itself (ScriptedRun), never asking anything.
+bool isScripted(const normlab::gui::GuiOptions& options) {
+    return options.quitAfterSteps || !options.screenshotPath.isEmpty() || !options.exportPath.isEmpty();
+}
+
+void openRequested(normlab::gui::MainWindow& window, normlab::gui::ScriptedRun& script,
+                   const normlab::gui::GuiOptions& options) {
     if (!options.experimentPath.isEmpty()) {
-        const QString error = window.openExperiment(options.experimentPath);
+        QStringList unreadable;
+        const QString error = window.openExperiment(options.experimentPath, &unreadable);
         if (!error.isEmpty()) throw normlab::InputError(error.toStdString());
+        // --experiment FILE --screenshot F: once every saved run's curves are read.
+        if (!options.quitAfterSteps && !options.screenshotPath.isEmpty())
+            script.screenshotWhenOpened(options.screenshotPath, std::nullopt, unreadable);
     }
     if (!options.lesson.isEmpty()) {
         for (const normlab::ui::Lesson& lesson : normlab::ui::lessons()) {
@@ -114,23 +125,24 @@ void setApplicationIdentity() {
 
 // --open: reads the folders and arranges what happens once they are read (zoom, screenshot, export).
 // False, after saying why, when a folder cannot be read and a screenshot or export depends on it.
-bool openFolders(normlab::gui::MainWindow& window, const normlab::gui::GuiOptions& options) {
+bool openFolders(normlab::gui::MainWindow& window, normlab::gui::ScriptedRun& script,
+                 const normlab::gui::GuiOptions& options) {
     const QStringList problems = window.openRunFolders(options.openFolders);
     if (!problems.isEmpty() && (!options.screenshotPath.isEmpty() || !options.exportPath.isEmpty())) {
         std::fprintf(stderr, "normlab: %s\n", problems.join(QLatin1Char('\n')).toUtf8().constData());
         return false;
     }
-    if (options.steps) window.zoomStepsWhenOpened(*options.steps);  // before what it is for
+    if (options.steps) script.zoomStepsWhenOpened(*options.steps);  // before what it is for
     if (onlyWatches(options) && options.quitAfterSteps)
-        window.screenshotWhenOpened(options.screenshotPath, *options.quitAfterSteps);
-    else if (!options.quitAfterSteps && !options.screenshotPath.isEmpty())
-        window.screenshotWhenOpened(options.screenshotPath);
+        script.screenshotWhenOpened(options.screenshotPath, *options.quitAfterSteps);
+    else if (!options.quitAfterSteps && !options.screenshotPath.isEmpty() && options.experimentPath.isEmpty())
+        script.screenshotWhenOpened(options.screenshotPath);
     if (!options.exportPath.isEmpty()) {
         normlab::ui::ImageExportOptions figure;
         figure.size = options.figureSize;
         figure.dpi = options.figureDpi;
         figure.fontPoints = options.figureFontPoints;
-        window.exportWhenOpened(options.exportPath, options.exportChart, figure);
+        script.exportWhenOpened(options.exportPath, options.exportChart, figure);
     }
     return true;
 }
@@ -162,11 +174,13 @@ int main(int argc, char** argv) {
     normlab::gui::MainWindow window;
     if (options.windowSize.isValid()) window.resize(options.windowSize);
     // Before the runs start: a scripted run skips lesson pause points.
+    window.setScripted(isScripted(options));
+    auto& script = *new normlab::gui::ScriptedRun(window);  // owned by the window
     if (options.quitAfterSteps && !onlyWatches(options))
-        window.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath);
-    if (!options.openFolders.isEmpty() && !openFolders(window, options)) return 2;
+        script.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath, options.saveExperimentPath);
+    if (!options.openFolders.isEmpty() && !openFolders(window, script, options)) return 2;
     try {
-        openRequested(window, options);
+        openRequested(window, script, options);
     } catch (const normlab::InputError& error) {
         std::fprintf(stderr, "normlab: %s\n", error.what());
         return 2;

@@ -1,6 +1,7 @@
 // MainWindow: wiring of panels, actions, the engine thread and experiment files.
 #include "app/gui/main_window.h"
 
+#include "app/gui/input_guard.h"
 #include "app/gui/new_sweep_dialog.h"
 #include "engine/core/version.h"
 #include "engine/data/task.h"
@@ -45,8 +46,6 @@
 namespace normlab::gui {
 
 namespace {
-constexpr int kMaxRecent = 8;
-
 QString defaultRunName(const normlab::Config& config, int index) {
     return QStringLiteral("run %1 (%2)").arg(index + 1).arg(ui::placementLabel(config.model.norm_placement));
 }
@@ -59,6 +58,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_dashboard = new ui::Dashboard(m_store);
     setCentralWidget(m_dashboard);
     m_opener = new RunFolderOpener(m_store, this);
+    m_document = new ExperimentDocument([this] { return currentExperiment(); }, this);
+    connect(m_document, &ExperimentDocument::titleChanged, this, &QWidget::setWindowTitle);
+    connect(m_document, &ExperimentDocument::recentChanged, this, &MainWindow::rebuildRecentMenu);
     setAcceptDrops(true);
 
     m_worker = new TrainingWorker;
@@ -83,13 +85,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                             tr("%1 goes on unchanged: %2").arg(run, message));
             });
     m_engineThread.start();
+    m_clock.start();
 
     buildActions();
+    // Space pauses from any widget but a text field; Esc there returns focus to the charts.
+    m_dashboard->setFocusPolicy(Qt::StrongFocus);
+    qApp->installEventFilter(new InputGuard(m_pause, m_dashboard, this));
     buildDocks();
     buildMenus();
     buildStatusBar();
     loadConfig(normlab::preset_config("quickstart"), QStringLiteral("quickstart"));
-    setDirty(false);
+    m_document->setDirty(false);
     updateActions();
 }
 
@@ -198,7 +204,7 @@ void MainWindow::buildDocks() {
 
     // A lesson replaces the runs: finished runs whose results were not saved are asked about first.
     connect(lessons, &ui::LessonsPanel::lessonRequested, this, [this](const ui::Lesson& lesson) {
-        if (hasUnsavedResults() && !confirmDiscard()) return;
+        if (hasUnsavedResults() && !m_document->confirmDiscard()) return;
         startLesson(lesson);
     });
     connect(m_runsPanel, &ui::RunsPanel::addRunRequested, this, &MainWindow::addRunFromPanel);
@@ -214,7 +220,7 @@ void MainWindow::buildDocks() {
         if (valid && statusBar()->currentMessage().startsWith(tr("Cannot start")))
             statusBar()->clearMessage();
     });
-    connect(&m_store, &ui::TelemetryStore::runsChanged, this, [this] { setDirty(true); });
+    connect(&m_store, &ui::TelemetryStore::runsChanged, this, [this] { m_document->setDirty(true); });
 }
 
 void MainWindow::buildMenus() {
@@ -228,9 +234,7 @@ void MainWindow::buildFileMenu() {
     file->addAction(tr("Open &run folder(s)..."), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
                     [this] {
                         const QString folder = QFileDialog::getExistingDirectory(
-                            this, tr("Open a run folder, or a folder of run folders"),
-                            qEnvironmentVariable("NORMLAB_RUNS_DIR",
-                                                 QDir::home().filePath(QStringLiteral("normlab-runs"))));
+                            this, tr("Open a run folder, or a folder of run folders"), runsRoot());
                         if (!folder.isEmpty()) openRunFolders({folder});
                     });
     file->addAction(tr("Close opened runs"), this, [this] { m_opener->closeAll(); });
@@ -240,14 +244,13 @@ void MainWindow::buildFileMenu() {
     });
     file->addSeparator();
     file->addAction(tr("&New experiment"), QKeySequence::New, this, [this] {
-        if (!confirmDiscard()) return;
+        if (!m_document->confirmDiscard()) return;
         resetRuns();
         loadConfig(normlab::preset_config("quickstart"), QStringLiteral("quickstart"));
-        m_experimentPath.clear();
-        setDirty(false);
+        m_document->setDirty(false);
     });
     file->addAction(tr("&Open experiment..."), QKeySequence::Open, this, [this] {
-        if (!confirmDiscard()) return;
+        if (!m_document->confirmDiscard()) return;
         const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), QString(),
                                                           tr("NormLab experiments (*.json)"));
         if (path.isEmpty()) return;
@@ -257,9 +260,9 @@ void MainWindow::buildFileMenu() {
     m_recentMenu = file->addMenu(tr("Open &recent"));
     rebuildRecentMenu();
     file->addAction(tr("&Save experiment"), QKeySequence::Save, this,
-                    [this] { saveExperimentInteractively(false); });
+                    [this] { m_document->saveInteractively(false); });
     file->addAction(tr("Save experiment &as..."), QKeySequence::SaveAs, this,
-                    [this] { saveExperimentInteractively(true); });
+                    [this] { m_document->saveInteractively(true); });
     file->addSeparator();
     addExportActions(file);
     file->addSeparator();
@@ -344,9 +347,18 @@ void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
     stopRuns();
     m_lessonsPanel->setLoadedLesson(QString());  // startLesson names its lesson afterwards
     m_lessonPause = {};
+    // The previous experiment's runs go, with what may still be loading into them; opened run folders
+    // stay on the charts.
+    for (size_t i = 0; i < m_runs.size(); ++i) m_opener->forget(static_cast<int>(i));
     m_runs = std::move(runs);
     m_activeRun = 0;
-    m_store.removeTrained();  // opened run folders stay on the charts
+    std::vector<int> previous;
+    for (const auto& [id, run] : m_store.runs())
+        if (id < RunFolderOpener::kFirstOpenedId) previous.push_back(id);
+    for (int id : previous) m_store.removeRun(id);
+    // A new experiment: untitled (Save asks for a name) and without the last one's notes.
+    setNotes({});
+    m_document->startUntitled();
     for (size_t i = 0; i < m_runs.size(); ++i) {
         ui::RunHistory& history =
             m_store.addRun(static_cast<int>(i), m_runs[i].name, m_runs[i].config, QString());
@@ -354,7 +366,6 @@ void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
     }
     if (!m_runs.empty()) m_configPanel->setConfig(m_runs.front().config);
     updateControlsTitle();
-    setDirty(true);
     updateActions();
 }
 
@@ -418,8 +429,8 @@ QString MainWindow::startRuns() {
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
     RunPlan plan;
     // A lesson pauses where its text says (not in a scripted run, which must reach its step by itself).
-    if (!m_quitAfterSteps) plan.pauseAtStep = m_lessonPause.first;
-    m_pauseText = m_quitAfterSteps ? QString() : m_lessonPause.second;
+    if (!m_scripted) plan.pauseAtStep = m_lessonPause.first;
+    m_pauseText = m_scripted ? QString() : m_lessonPause.second;
     m_startConfigs.clear();
     for (size_t i = 0; i < m_runs.size(); ++i) {
         const int id = static_cast<int>(i);
@@ -470,12 +481,25 @@ void MainWindow::addRunFromPanel() {
         showMessage(tr("Cannot add the run"), QString::fromStdString(error.what()));
         return;
     }
-    const bool restart = runsActive();
     m_runs.push_back({defaultRunName(config, static_cast<int>(m_runs.size())), config, true, {}, {}});
     const int id = static_cast<int>(m_runs.size()) - 1;
-    m_store.addRun(id, m_runs.back().name, config, QString());
     m_activeRun = id;
-    if (restart) startRuns();
+    updateControlsTitle();
+    if (!runsActive()) {
+        m_store.addRun(id, m_runs.back().name, config, QString());
+        return;
+    }
+    // The other runs go on as they are (steps, pause, the lesson's pause point): the new one joins
+    // them from its step 0.
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
+    const RunSpec spec{id, m_runs.back().name, config, runFolderFor(m_runs.back().name, stamp, id), {}};
+    m_store.addRun(id, spec.name, config, spec.folder);
+    m_startConfigs.resize(m_runs.size() - 1, config);
+    m_startConfigs.push_back(config);
+    QDir().mkpath(QFileInfo(spec.folder).absolutePath());
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, spec] { worker->addRun(spec); }, Qt::QueuedConnection);
+    statusBar()->showMessage(tr("Added %1; the other runs go on").arg(spec.name), 6000);
 }
 
 void MainWindow::syncActiveRunFromPanel() {
@@ -497,7 +521,7 @@ void MainWindow::selectRun(int id) {
 
 void MainWindow::onLiveChange(const QString& key, const QString& value) {
     syncActiveRunFromPanel();
-    setDirty(true);
+    m_document->setDirty(true);
     if (!runsActive()) return;
     // The run no longer is what its name (often a preset's) says.
     ui::ExperimentRun& run = m_runs.at(m_activeRun);
@@ -514,7 +538,7 @@ void MainWindow::onLiveChange(const QString& key, const QString& value) {
 }
 
 void MainWindow::onRestartNeeded(const QString& key) {
-    setDirty(true);
+    m_document->setDirty(true);
     if (!runsActive()) {
         syncActiveRunFromPanel();
         return;
@@ -533,46 +557,7 @@ void MainWindow::onRestartNeeded(const QString& key) {
 
 void MainWindow::onTelemetry(const ui::TelemetryBatch& batch) {
     m_store.absorb(batch);
-    if (!m_quitAfterSteps) return;
-    const ui::RunHistory* first = m_store.run(0);
-    if ((first && first->step >= *m_quitAfterSteps) || m_state == WorkerState::Finished) {
-        const int64_t target = *m_quitAfterSteps;
-        m_quitAfterSteps.reset();
-        QTimer::singleShot(0, this, [this, target] {
-            m_dashboard->refreshNow();
-            for (const auto& [id, run] : m_store.runs())
-                std::printf("normlab: %s: step %lld (target %lld), %.1f steps/s, %s\n",
-                            run.name.toUtf8().constData(), static_cast<long long>(run.step),
-                            static_cast<long long>(target), run.stepsPerSecond,
-                            run.statusText().toUtf8().constData());
-            std::printf("normlab: dashboard refreshes: %d, %.1f ms each on average\n",
-                        m_dashboard->refreshCount(),
-                        1e3 * m_dashboard->refreshSeconds() / std::max(1, m_dashboard->refreshCount()));
-            if (qEnvironmentVariableIsSet("NORMLAB_PROFILE_CHARTS"))
-                for (const auto& [panel, seconds] : m_dashboard->panelSeconds())
-                    std::printf("normlab:   %s %.2f ms\n", panel.toUtf8().constData(),
-                                1e3 * seconds / std::max(1, m_dashboard->refreshCount()));
-            std::fflush(stdout);
-            int exitCode = 0;
-            if (!m_quitScreenshot.isEmpty()) {
-                const QString error = saveScreenshot(m_quitScreenshot);
-                if (!error.isEmpty())
-                    std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
-                else
-                    std::printf("normlab: screenshot saved to %s\n", m_quitScreenshot.toUtf8().constData());
-                exitCode = error.isEmpty() ? 0 : 1;
-            }
-            std::fflush(stdout);
-            setDirty(false);
-            close();
-            QCoreApplication::exit(exitCode);
-        });
-    }
-}
-
-void MainWindow::quitAfterSteps(int64_t steps, const QString& screenshotPath) {
-    m_quitAfterSteps = steps;
-    m_quitScreenshot = screenshotPath;
+    emit telemetryAbsorbed();
 }
 
 void MainWindow::onStateChanged(WorkerState state) {
@@ -582,22 +567,15 @@ void MainWindow::onStateChanged(WorkerState state) {
     if (state != WorkerState::Paused && state != WorkerState::Running) m_pauseText.clear();
     m_state = state;
     m_store.setPaused(state == WorkerState::Paused);
-    if (state == WorkerState::Finished && m_quitAfterSteps) onTelemetry({});
     updateActions();
     updateStatusBar();
+    emit workerStateChanged(state);
 }
 
 void MainWindow::onWorkerFailed(const QString& message) {
     std::fprintf(stderr, "normlab: %s\n", message.toUtf8().constData());
-    if (m_quitAfterSteps) {
-        // Scripted run (--quit-after-steps): a failure ends it with a non-zero exit, no dialog.
-        m_quitAfterSteps.reset();
-        setDirty(false);
-        close();
-        QCoreApplication::exit(1);
-        return;
-    }
-    showMessage(tr("The run could not continue"), message);
+    if (!m_scripted) showMessage(tr("The run could not continue"), message);
+    emit workerFailed(message);  // a script ends with a non-zero exit
 }
 
 void MainWindow::showMessage(const QString& title, const QString& text) {
@@ -628,7 +606,18 @@ void MainWindow::updateStatusBar() {
         status = run->statusText();
     m_statusLabel->setText(tr("status: %1").arg(status));
     m_stepLabel->setText(tr("step: %1").arg(run ? run->step : 0));
-    m_speedLabel->setText(tr("%1 steps/s").arg(run ? run->stepsPerSecond : 0.0, 0, 'f', 1));
+    // Each trained run's own pace in wall time (runs side by side share the engine thread).
+    const double now = static_cast<double>(m_clock.nsecsElapsed()) * 1e-9;
+    std::vector<double> rates;
+    for (const auto& [id, each] : m_store.runs()) {
+        if (!each.source.isEmpty() || !each.started) continue;
+        m_progress.sample(id, each.step, now);
+        if (each.status == normlab::RunStatus::Running) rates.push_back(m_progress.stepsPerSecond(id));
+    }
+    m_speedLabel->setText(ui::speedText(rates));
+    m_speedLabel->setToolTip(tr("Steps a second of each run being trained, in wall-clock time over the "
+                                "last %1 s")
+                                 .arg(ui::ProgressRate::kWindowSeconds));
 }
 
 void MainWindow::updateControlsTitle() {
@@ -641,7 +630,7 @@ void MainWindow::updateControlsTitle() {
 }
 
 bool MainWindow::hasUnsavedResults() const {
-    if (!m_dirty) return false;
+    if (!m_document->dirty()) return false;
     return std::any_of(m_store.runs().begin(), m_store.runs().end(), [](const auto& entry) {
         return entry.second.source.isEmpty() && entry.second.step > 0;
     });
@@ -709,130 +698,6 @@ QStringList MainWindow::openRunFolders(const QStringList& requested) {
     return problems;
 }
 
-void MainWindow::whenOpened(std::function<int()> work, std::optional<int64_t> untilStep, bool quit) {
-    // Scripted: once every opened folder is read (and the first one has reached `untilStep`, or ended,
-    // or gone stale), the charts are drawn, `work` runs, and (with `quit`) the app quits with its exit
-    // code.
-    const auto finish = [this, work, quit] {
-        m_dashboard->refreshNow();
-        for (const QPointer<ui::SweepMapWindow>& map : m_sweepMaps)
-            if (map) map->refreshNow();
-        const int code = work();
-        if (!quit) return;
-        std::fflush(stdout);
-        setDirty(false);
-        close();
-        QCoreApplication::exit(code);
-    };
-    const auto ready = [this, untilStep] {
-        if (m_opener->loading() > 0) return false;
-        if (!untilStep) return true;
-        const ui::RunHistory* first = m_store.run(RunFolderOpener::kFirstOpenedId);
-        if (!first || first->step >= *untilStep || first->status != normlab::RunStatus::Running ||
-            first->stale) {
-            if (first)
-                std::printf("normlab: %s: step %lld (target %lld), %s\n", first->name.toUtf8().constData(),
-                            static_cast<long long>(first->step), static_cast<long long>(*untilStep),
-                            first->statusText().toUtf8().constData());
-            return true;
-        }
-        return false;
-    };
-    auto started = std::make_shared<bool>(false);
-    const auto check = [this, ready, finish, started] {
-        if (*started || !ready()) return;
-        *started = true;
-        QTimer::singleShot(0, this, finish);
-    };
-    connect(&m_store, &ui::TelemetryStore::dataChanged, this, check);
-    connect(m_opener, &RunFolderOpener::allLoaded, this, check);
-    QTimer::singleShot(0, this, check);
-}
-
-void MainWindow::zoomStepsWhenOpened(const normlab::StepRange& steps) {
-    whenOpened(
-        [this, steps] {
-            m_dashboard->zoomSteps(steps);
-            return 0;
-        },
-        std::nullopt, false);
-}
-
-void MainWindow::screenshotWhenOpened(const QString& path, std::optional<int64_t> untilStep) {
-    whenOpened(
-        [this, path] {
-            if (path.isEmpty()) return 0;
-            const QString error = saveScreenshot(path);
-            if (error.isEmpty())
-                std::printf("normlab: screenshot saved to %s\n", path.toUtf8().constData());
-            else
-                std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
-            return error.isEmpty() ? 0 : 1;
-        },
-        untilStep);
-}
-
-void MainWindow::exportWhenOpened(const QString& path, const QString& chart,
-                                  const ui::ImageExportOptions& options) {
-    whenOpened([this, path, chart, options] {
-        QString error;
-        if (chart.isEmpty()) {
-            error =
-                QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0
-                    ? tr("the dashboard exports as png, svg or pdf; export a chart's data with --chart ID")
-                    : ui::exportFigure(m_dashboard->figure(ui::captionForRuns(m_store)), path, options);
-        } else if (ui::ChartPanel* panel = m_dashboard->panel(chart)) {
-            error = ui::exportPanel(*panel, path, options);
-        } else if (chart == QLatin1String(kStabilityMapChart) && lastSweepMap()) {
-            ui::SweepMapWindow& map = *lastSweepMap();
-            error = QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0
-                        ? ui::exportText(map.csv(), path)
-                        : ui::exportFigure(map.figure(), path, options);
-        } else {
-            QStringList ids;
-            for (const ui::ChartPanel* each : m_dashboard->panels()) ids << each->id();
-            ids << QLatin1String(kStabilityMapChart) + QStringLiteral(" (with a sweep folder)");
-            std::fprintf(stderr, "normlab: unknown chart '%s'; charts: %s\n", chart.toUtf8().constData(),
-                         ids.join(QStringLiteral(", ")).toUtf8().constData());
-            return 2;
-        }
-        if (!error.isEmpty()) {
-            std::fprintf(stderr, "normlab: %s\n", error.toUtf8().constData());
-            return 2;
-        }
-        std::printf("normlab: exported %s\n", path.toUtf8().constData());
-        return 0;
-    });
-}
-
-void MainWindow::setDirty(bool dirty) {
-    m_dirty = dirty;
-    const QString name = m_experimentPath.isEmpty() ? tr("untitled") : QFileInfo(m_experimentPath).fileName();
-    setWindowTitle(tr("NormLab - %1%2").arg(name, dirty ? QStringLiteral(" *") : QString()));
-}
-
-bool MainWindow::confirmDiscard() {
-    if (!m_dirty) return true;
-    const auto answer =
-        QMessageBox::question(this, tr("Unsaved experiment"), tr("Save the current experiment first?"),
-                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
-    if (answer == QMessageBox::Cancel) return false;
-    if (answer == QMessageBox::Discard) return true;
-    return saveExperimentInteractively(false);
-}
-
-bool MainWindow::saveExperimentInteractively(bool askForPath) {
-    QString path = m_experimentPath;
-    if (askForPath || path.isEmpty())
-        path = QFileDialog::getSaveFileName(this, tr("Save experiment"),
-                                            path.isEmpty() ? QStringLiteral("experiment.json") : path,
-                                            tr("NormLab experiments (*.json)"));
-    if (path.isEmpty()) return false;
-    const QString error = saveExperimentTo(path);
-    if (!error.isEmpty()) showMessage(tr("Cannot save the experiment"), error);
-    return error.isEmpty();
-}
-
 ui::Experiment MainWindow::currentExperiment() const {
     ui::Experiment experiment;
     try {
@@ -868,15 +733,31 @@ ui::Experiment MainWindow::currentExperiment() const {
 }
 
 QString MainWindow::saveExperimentTo(const QString& path) {
-    const QString error = ui::saveExperiment(currentExperiment(), path);
-    if (!error.isEmpty()) return error;
-    m_experimentPath = path;
-    rememberRecent(path);
-    setDirty(false);
-    return {};
+    return m_document->saveTo(path);
 }
 
-QString MainWindow::openExperiment(const QString& path) {
+void MainWindow::setNotes(const std::map<QString, std::vector<ui::PlotAnnotation>>& notes) {
+    for (ui::ChartPanel* panel : m_dashboard->panels())
+        if (auto* line = qobject_cast<ui::LinePanel*>(panel)) {
+            const auto found = notes.find(line->id());
+            line->setAnnotations(found == notes.end() ? std::vector<ui::PlotAnnotation>{} : found->second);
+        }
+}
+
+QStringList MainWindow::loadSavedCurves(const std::vector<ui::ExperimentRun>& runs) {
+    QStringList unreadable;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const ui::ExperimentRun& run = runs[i];
+        if (run.folder.isEmpty()) continue;  // never started: nothing to show
+        const QString problem = QFileInfo(run.folder).isDir()
+                                    ? m_opener->openInto(run.folder, static_cast<int>(i))
+                                    : tr("its folder %1 does not exist").arg(run.folder);
+        if (!problem.isEmpty()) unreadable << tr("%1: %2").arg(run.name, problem);
+    }
+    return unreadable;
+}
+
+QString MainWindow::openExperiment(const QString& path, QStringList* unreadable) {
     ui::Experiment experiment;
     try {
         experiment = ui::loadExperiment(path);
@@ -887,40 +768,23 @@ QString MainWindow::openExperiment(const QString& path) {
         experiment.runs.push_back({QStringLiteral("run 1"), experiment.current, true, {}, {}});
     setRuns(experiment.runs);
     m_configPanel->setConfig(experiment.current);
-    // The saved runs' curves, from their folders where they still are.
-    QStringList folders;
-    for (const ui::ExperimentRun& run : experiment.runs)
-        if (!run.folder.isEmpty() && QFileInfo(run.folder).isDir()) folders << run.folder;
-    if (!folders.isEmpty()) openRunFolders(folders);
+    // Each saved run shows its curves, live-change markers included, under its own name and colour.
+    const QStringList problems = loadSavedCurves(experiment.runs);
     if (!experiment.dashboardLayout.isEmpty()) m_dashboard->restoreLayout(experiment.dashboardLayout);
-    for (ui::ChartPanel* panel : m_dashboard->panels())
-        if (auto* line = qobject_cast<ui::LinePanel*>(panel)) {
-            const auto notes = experiment.annotations.find(line->id());
-            line->setAnnotations(notes == experiment.annotations.end() ? std::vector<ui::PlotAnnotation>{}
-                                                                       : notes->second);
-        }
-    m_experimentPath = path;
-    rememberRecent(path);
-    setDirty(false);
+    setNotes(experiment.annotations);
+    m_document->opened(path);
+    if (unreadable) *unreadable = problems;
+    if (!problems.isEmpty() && !m_scripted)
+        showMessage(tr("Some runs' curves cannot be shown"), problems.join(QLatin1Char('\n')));
     return {};
-}
-
-void MainWindow::rememberRecent(const QString& path) {
-    QSettings settings;
-    QStringList recent = settings.value(QStringLiteral("recentExperiments")).toStringList();
-    recent.removeAll(path);
-    recent.prepend(path);
-    while (recent.size() > kMaxRecent) recent.removeLast();
-    settings.setValue(QStringLiteral("recentExperiments"), recent);
-    rebuildRecentMenu();
 }
 
 void MainWindow::rebuildRecentMenu() {
     m_recentMenu->clear();
-    const QStringList recent = QSettings().value(QStringLiteral("recentExperiments")).toStringList();
+    const QStringList recent = ExperimentDocument::recentFiles();
     for (const QString& path : recent) {
         m_recentMenu->addAction(path, this, [this, path] {
-            if (!confirmDiscard()) return;
+            if (!m_document->confirmDiscard()) return;
             const QString error = openExperiment(path);
             if (!error.isEmpty()) showMessage(tr("Cannot open the experiment"), error);
         });
@@ -990,8 +854,19 @@ void MainWindow::dropEvent(QDropEvent* event) {
     openRunFolders(folders);
 }
 
+void MainWindow::closeWithoutAsking() {
+    m_document->setDirty(false);
+    close();
+}
+
+void MainWindow::refreshCharts() {
+    m_dashboard->refreshNow();
+    for (const QPointer<ui::SweepMapWindow>& map : m_sweepMaps)
+        if (map) map->refreshNow();
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (!confirmDiscard()) {
+    if (!m_document->confirmDiscard()) {
         event->ignore();
         return;
     }

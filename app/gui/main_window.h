@@ -2,6 +2,7 @@
 // middle, run controls in a toolbar with shortcuts and a status bar. It owns the engine thread and
 // turns user actions into queued worker calls; telemetry comes back by value into the store.
 #pragma once
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QPointer>
 #include <QSet>
@@ -10,11 +11,13 @@
 #include <optional>
 #include <utility>
 
+#include "app/gui/experiment_document.h"
 #include "app/gui/run_folder_opener.h"
 #include "app/gui/training_worker.h"
 #include "engine/core/step_range.h"
 #include "ui/controls/lessons.h"
 #include "ui/experiment/experiment_file.h"
+#include "ui/history/progress_rate.h"
 #include "ui/history/telemetry_store.h"
 #include "ui/panels/chart_export.h"
 #include "ui/sweep/sweep_map_window.h"
@@ -47,28 +50,23 @@ class MainWindow : public QMainWindow {
     // Opens run folders (each a run on every chart, read off the GUI thread); returns the problems
     // (also shown in a dialog), one per folder that is not a run folder.
     QStringList openRunFolders(const QStringList& folders);
-    // With --open and --screenshot: save the window once every opened folder is read (and, with
-    // `untilStep`, once the first opened run, still being written, reaches that step or ends), then
-    // quit. An empty `path` only quits.
-    void screenshotWhenOpened(const QString& path, std::optional<int64_t> untilStep = std::nullopt);
-    // Headless export (normlab-cli export): once the opened folders are read, write the chart `chart`
-    // (its figure, or its data for .csv) or, with an empty id, the dashboard figure; then quit with 0,
-    // or 2 and a message.
-    void exportWhenOpened(const QString& path, const QString& chart, const ui::ImageExportOptions& options);
-    // Once the opened folders are read, zooms the time charts to `steps` (call it after
-    // openRunFolders and before a scripted screenshot or export, which then show the zoom).
-    void zoomStepsWhenOpened(const normlab::StepRange& steps);
     // Starts every run from step 0; the reason it cannot (also shown in a dialog), or empty.
     QString startRuns();
-    // Quits the application once the first run reaches `steps` (or every run ended), after saving a
-    // screenshot when `screenshotPath` is set and printing the engine speed.
-    void quitAfterSteps(int64_t steps, const QString& screenshotPath);
-    // Saves a PNG of the whole window; returns an error message, empty on success.
+    // Saves a PNG of the whole window (or of the newest stability map); an error message, or empty.
     QString saveScreenshot(const QString& path);
+    // Driven by a script (ScriptedRun): lesson pause points are skipped and a failed run shows no dialog.
+    void setScripted(bool scripted) { m_scripted = scripted; }
+    // Closes the window without asking about unsaved work (a script's end).
+    void closeWithoutAsking();
+    // Draws every chart and stability map now.
+    void refreshCharts();
     // Presentation mode: large fonts, thick lines, charts and run controls only; full screen unless
     // fullScreen is false (scripted screenshots at a given --size).
     void setPresentation(bool on, bool fullScreen = true);
-    QString openExperiment(const QString& path);  // error message, empty on success
+    // Replaces the runs by the experiment saved in `path`, each saved run with its curves loaded from its
+    // folder; the error (nothing changed), or empty. `unreadable`: the saved runs whose curves cannot be
+    // shown (their folders are gone or unreadable), one line each (also shown in a notice).
+    QString openExperiment(const QString& path, QStringList* unreadable = nullptr);
     QString saveExperimentTo(const QString& path);
 
     ui::TelemetryStore& store() { return m_store; }
@@ -76,6 +74,15 @@ class MainWindow : public QMainWindow {
     ui::ConfigPanel& configPanel() { return *m_configPanel; }
     WorkerState workerState() const { return m_state; }
     bool engineThreadRunning() const { return m_engineThread.isRunning(); }
+    RunFolderOpener& opener() { return *m_opener; }
+    ExperimentDocument& document() { return *m_document; }
+    // The newest stability map still open, if any.
+    ui::SweepMapWindow* lastSweepMap() const;
+
+  signals:
+    void telemetryAbsorbed();
+    void workerStateChanged(normlab::gui::WorkerState state);
+    void workerFailed(const QString& message);
 
   protected:
     void closeEvent(QCloseEvent* event) override;
@@ -106,8 +113,8 @@ class MainWindow : public QMainWindow {
     void showMessage(const QString& title, const QString& text);
     void updateActions();
     void updateStatusBar();
-    void setDirty(bool dirty);
-    bool confirmDiscard();
+    // The notes pinned to the line charts, by chart id (none: every chart's notes go).
+    void setNotes(const std::map<QString, std::vector<ui::PlotAnnotation>>& notes);
     // Some run has trained steps that no saved experiment holds.
     bool hasUnsavedResults() const;
     static QStringList runFoldersIn(const QString& folder);
@@ -115,25 +122,21 @@ class MainWindow : public QMainWindow {
     static QString runsRoot();
     // Opens a sweep folder's stability map in a window of its own; the problem, or empty.
     QString openSweepMap(const QString& folder);
-    // The newest stability map still open, if any.
-    ui::SweepMapWindow* lastSweepMap() const;
-    void whenOpened(std::function<int()> work, std::optional<int64_t> untilStep = std::nullopt,
-                    bool quit = true);
+    // Loads each saved run's curves from its folder into the run's own entry; the runs that cannot.
+    QStringList loadSavedCurves(const std::vector<ui::ExperimentRun>& runs);
     void updateControlsTitle();
     // The toolbar's speed limit (steps a second), sent to the worker when chosen.
     QComboBox* makeSpeedBox();
-    // Saves to the experiment's file (asking for one when there is none or askForPath); false when
-    // cancelled or failed (the failure is shown).
-    bool saveExperimentInteractively(bool askForPath);
     // The control panel's settings become the active run's config.
     void syncActiveRunFromPanel();
-    void rememberRecent(const QString& path);
     void rebuildRecentMenu();
     ui::Experiment currentExperiment() const;
     QString runFolderFor(const QString& name, const QString& stamp, int index);
     bool runsActive() const { return m_state == WorkerState::Running || m_state == WorkerState::Paused; }
 
     ui::TelemetryStore m_store;
+    ui::ProgressRate m_progress;  // each run's steps a second in wall time, for the status bar
+    QElapsedTimer m_clock;
     ui::Dashboard* m_dashboard = nullptr;
     ui::ConfigPanel* m_configPanel = nullptr;
     ui::RunsPanel* m_runsPanel = nullptr;
@@ -147,17 +150,15 @@ class MainWindow : public QMainWindow {
 
     std::vector<ui::ExperimentRun> m_runs;  // the experiment's runs (ids = index)
     int m_activeRun = 0;                    // the run the control panel edits
-    QString m_experimentPath;
+    ExperimentDocument* m_document = nullptr;
     QSet<QString> m_reservedFolders;  // run folders handed out by this window
-    bool m_dirty = false;
     bool m_presentation = false;
+    bool m_scripted = false;
     QByteArray m_layoutBeforePresentation;
 
-    std::optional<int64_t> m_quitAfterSteps;
     std::vector<normlab::Config> m_startConfigs;  // each run's config when it last started
     std::pair<int64_t, QString> m_lessonPause;    // the loaded lesson's pause step and what to do there
     QString m_pauseText;                          // shown when this start's runs reach their pause point
-    QString m_quitScreenshot;
 
     QAction *m_start = nullptr, *m_pause = nullptr, *m_step = nullptr, *m_stop = nullptr, *m_reset = nullptr;
     QAction* m_presentationAction = nullptr;

@@ -93,25 +93,64 @@ QStringList RunFolderOpener::open(const QStringList& folders) {
         }
         const int id = m_nextId++;
         const QString path = QDir(folder).absolutePath();
-        ui::RunHistory& run = m_store.addRun(id, QFileInfo(path).fileName(), reader->config(), path);
-        run.source = reader->source().empty()
-                         ? QStringLiteral("opened")
-                         : QStringLiteral("opened from %1").arg(QString::fromStdString(reader->source()));
-        run.note = QString::fromStdString(reader->configNote());
-        run.knownKeys = reader->knownKeys();
-        ++m_loading;
-        const WakeFlag wakeFlag = std::make_shared<std::atomic<bool>>(false);
-        m_wakeFlags.insert(path, wakeFlag);
-        m_folders.insert(id, path);
-        watchPaths(path);
-        QThread* thread = QThread::create([this, reader, id, wakeFlag] { watch(*reader, id, wakeFlag); });
-        m_threads.push_back(thread);
-        thread->start();
+        m_store.addRun(id, QFileInfo(path).fileName(), reader->config(), path);
+        startLoading(reader, id, path);
     }
     return problems;
 }
 
-void RunFolderOpener::watch(normlab::RunFolderReader& reader, int id, const WakeFlag& wake) {
+QString RunFolderOpener::openInto(const QString& folder, int id) {
+    std::shared_ptr<normlab::RunFolderReader> reader;
+    try {
+        reader = std::make_shared<normlab::RunFolderReader>(QDir(folder).absolutePath().toStdString());
+    } catch (const normlab::InputError& error) {
+        return QString::fromStdString(error.what());
+    }
+    forget(id);
+    const ui::RunHistory* saved = m_store.run(id);
+    const QString name = saved ? saved->name : QFileInfo(folder).fileName();
+    const std::optional<QColor> colour = saved ? std::optional(saved->colour) : std::nullopt;
+    const bool visible = !saved || saved->visible;
+    const QString path = QDir(folder).absolutePath();
+    ui::RunHistory& run = m_store.addRun(id, name, reader->config(), path);
+    if (colour) run.colour = *colour;
+    run.visible = visible;
+    startLoading(reader, id, path);
+    return {};
+}
+
+void RunFolderOpener::forget(int id) {
+    const auto load = m_loads.find(id);
+    if (load == m_loads.end()) return;
+    load->dropped->store(true);  // its thread stops at its next poll
+    if (!load->backlogDone && --m_loading == 0) emit allLoaded();
+    m_loads.erase(load);
+    if (const QString folder = m_folders.take(id); !folder.isEmpty()) unwatch(folder);
+}
+
+void RunFolderOpener::startLoading(const std::shared_ptr<normlab::RunFolderReader>& reader, int id,
+                                   const QString& path) {
+    ui::RunHistory& run = *m_store.run(id);
+    run.source = reader->source().empty()
+                     ? QStringLiteral("opened")
+                     : QStringLiteral("opened from %1").arg(QString::fromStdString(reader->source()));
+    run.note = QString::fromStdString(reader->configNote());
+    run.knownKeys = reader->knownKeys();
+    ++m_loading;
+    const WakeFlag wakeFlag = std::make_shared<std::atomic<bool>>(false);
+    const auto dropped = std::make_shared<std::atomic<bool>>(false);
+    m_loads.insert(id, Load{dropped});
+    m_wakeFlags.insert(path, wakeFlag);
+    m_folders.insert(id, path);
+    watchPaths(path);
+    QThread* thread =
+        QThread::create([this, reader, id, wakeFlag, dropped] { watch(*reader, id, wakeFlag, dropped); });
+    m_threads.push_back(thread);
+    thread->start();
+}
+
+void RunFolderOpener::watch(normlab::RunFolderReader& reader, int id, const WakeFlag& wake,
+                            const DropFlag& dropped) {
     // Reads the backlog in bounded polls, then, while summary.json says "running", polls when the file
     // watcher says something changed, or after a second at the latest; a run with nothing new for
     // staleAfter() is marked stale.
@@ -122,10 +161,10 @@ void RunFolderOpener::watch(normlab::RunFolderReader& reader, int id, const Wake
     int64_t lastSummarySteps = -1;
     Clock::time_point lastChange = Clock::now();
     const auto pending = std::make_shared<std::atomic<int>>(0);  // updates posted, not yet absorbed
-    while (!m_stopping.load()) {
+    while (!m_stopping.load() && !dropped->load()) {
         // Back-pressure: the next chunk waits until the GUI thread has taken the last one, so a backlog
         // never queues up in memory faster than the charts absorb it.
-        while (pending->load() > 0 && !m_stopping.load())
+        while (pending->load() > 0 && !m_stopping.load() && !dropped->load())
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         parseSlots().acquire();
         normlab::RunFolderReader::Update read = reader.poll(kPollBytes);
@@ -153,9 +192,9 @@ void RunFolderOpener::watch(normlab::RunFolderReader& reader, int id, const Wake
             pending->fetch_add(1);
             QMetaObject::invokeMethod(
                 this,
-                [this, pending, update = std::move(update), backlogDone, skipped, nowStale,
+                [this, pending, dropped, update = std::move(update), backlogDone, skipped, nowStale,
                  restarted = read.restarted] {
-                    absorb(update, backlogDone, skipped, nowStale, restarted);
+                    absorb(update, dropped, backlogDone, skipped, nowStale, restarted);
                     pending->fetch_sub(1);
                 },
                 Qt::QueuedConnection);
@@ -170,8 +209,9 @@ void RunFolderOpener::watch(normlab::RunFolderReader& reader, int id, const Wake
     }
 }
 
-void RunFolderOpener::absorb(const ui::RunUpdate& update, bool backlogDone, qint64 skippedLines, bool stale,
-                             bool restarted) {
+void RunFolderOpener::absorb(const ui::RunUpdate& update, const DropFlag& dropped, bool backlogDone,
+                             qint64 skippedLines, bool stale, bool restarted) {
+    if (dropped->load()) return;  // forgotten: the id may hold another run now
     ui::RunHistory* run = m_store.run(update.runId);
     if (!run) return;                    // closed meanwhile
     if (restarted) run->clearHistory();  // the writer started the file again
@@ -179,18 +219,20 @@ void RunFolderOpener::absorb(const ui::RunUpdate& update, bool backlogDone, qint
     run->stale = stale;
     m_store.absorb(ui::TelemetryBatch{{update}});
     if (update.status != normlab::RunStatus::Running) unwatch(m_folders.value(update.runId));
-    if (backlogDone && --m_loading == 0) emit allLoaded();
+    if (!backlogDone) return;
+    if (const auto load = m_loads.find(update.runId); load != m_loads.end()) load->backlogDone = true;
+    if (--m_loading == 0) emit allLoaded();
 }
 
 void RunFolderOpener::closeAll() {
-    joinThreads();
-    m_loading = 0;
+    // Opened folders only: an experiment's saved runs loaded into their own ids stay.
     std::vector<int> opened;
     for (const auto& [id, run] : m_store.runs())
-        if (!run.source.isEmpty()) opened.push_back(id);
-    for (int id : opened) m_store.removeRun(id);
-    for (const QString& folder : m_folders) unwatch(folder);
-    m_folders.clear();
+        if (id >= kFirstOpenedId) opened.push_back(id);
+    for (int id : opened) {
+        forget(id);
+        m_store.removeRun(id);
+    }
 }
 
 }  // namespace normlab::gui

@@ -34,13 +34,19 @@ class RunFolderOpener : public QObject {
     // Adds each folder as an opened run and starts loading it. Returns one message per folder that
     // could not be opened (not a run folder), naming it; the others open regardless.
     QStringList open(const QStringList& folders);
+    // Loads `folder` into the store's run `id` (an experiment's saved run), keeping its name and colour;
+    // the problem, or empty. A later open or close of that id drops what is still on its way.
+    QString openInto(const QString& folder, int id);
+    // Stops loading run `id` (its updates still on their way are dropped); the run stays in the store.
+    void forget(int id);
     // Folders whose backlog is not read yet (watching goes on after).
     int loading() const { return m_loading; }
     // How long a running folder may go without news before it is marked stale (default a minute).
     void setStaleAfter(std::chrono::milliseconds after) { m_staleAfter.store(after); }
     // The poll behind the file watcher, for file systems that send no change notices (default 1 s).
     void setPollInterval(std::chrono::milliseconds interval) { m_pollInterval.store(interval); }
-    // Removes every opened run from the store (those still loading stop first).
+    // Removes every opened folder's run from the store (those still loading stop); an experiment's saved
+    // runs loaded with openInto stay.
     void closeAll();
 
   signals:
@@ -49,13 +55,17 @@ class RunFolderOpener : public QObject {
 
   private:
     using WakeFlag = std::shared_ptr<std::atomic<bool>>;  // set by the file watcher, taken by the poll
-    void watch(normlab::RunFolderReader& reader, int id, const WakeFlag& wake);  // on the folder's thread
+    using DropFlag = std::shared_ptr<std::atomic<bool>>;  // set when the load's run id is forgotten
+    // On the folder's thread, until the folder ends, the opener stops or `dropped` is set.
+    void watch(normlab::RunFolderReader& reader, int id, const WakeFlag& wake, const DropFlag& dropped);
     void watchPaths(const QString& folder);  // the folder and its files (a replaced file drops its watch)
     void unwatch(const QString& folder);
     void wake(const QString& path);
-    void absorb(const ui::RunUpdate& update, bool backlogDone, qint64 skippedLines, bool stale,
-                bool restarted);
+    void absorb(const ui::RunUpdate& update, const DropFlag& dropped, bool backlogDone, qint64 skippedLines,
+                bool stale, bool restarted);
     void joinThreads();
+    // Starts reading `reader`'s folder into run `id` of the store (added already).
+    void startLoading(const std::shared_ptr<normlab::RunFolderReader>& reader, int id, const QString& path);
 
     ui::TelemetryStore& m_store;
     int m_nextId = kFirstOpenedId;
@@ -64,6 +74,13 @@ class RunFolderOpener : public QObject {
     QFileSystemWatcher* m_watcher = nullptr;
     QHash<QString, WakeFlag> m_wakeFlags;  // by folder
     QHash<int, QString> m_folders;         // by run id
+    // By run id: the load that may still fill it (forget() and a new load replace it); updates of an
+    // older load, and of a forgotten id, are dropped.
+    struct Load {
+        std::shared_ptr<std::atomic<bool>> dropped;
+        bool backlogDone = false;
+    };
+    QHash<int, Load> m_loads;
     std::atomic<bool> m_stopping{false};
     std::atomic<std::chrono::milliseconds> m_staleAfter{std::chrono::minutes(1)};
     std::atomic<std::chrono::milliseconds> m_pollInterval{std::chrono::seconds(1)};

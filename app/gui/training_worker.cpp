@@ -51,28 +51,38 @@ TrainingWorker::~TrainingWorker() {
     finaliseAll();
 }
 
+std::unique_ptr<TrainingWorker::Session> TrainingWorker::makeSession(const RunSpec& spec) {
+    auto session = std::make_unique<Session>();
+    session->spec = spec;
+    session->trainer = std::make_unique<normlab::Trainer>(spec.config);
+    for (const normlab::Command& change : spec.changes) session->trainer->post(change);
+    return session;
+}
+
+void TrainingWorker::openFolder(Session& session) {
+    session.folder = std::make_unique<normlab::RunFolder>(session.spec.folder.toStdString(),
+                                                          session.trainer->config(), false);
+    session.folder->write_provenance(normlab::provenance_json(*session.trainer, std::nullopt));
+    session.checkpoints.emplace(session.folder->checkpoint_path(),
+                                session.trainer->config().train.checkpoint_every);
+}
+
+void TrainingWorker::announce(Session& session) {
+    session.started = std::chrono::steady_clock::now();
+    session.pending.runId = session.spec.id;
+    emit deviceInUse(session.spec.id, QString::fromStdString(session.trainer->backend().name()),
+                     QString::fromStdString(session.trainer->device_reason()));
+}
+
 void TrainingWorker::start(const RunPlan& plan, bool paused) {
     finaliseAll();
     m_sessions.clear();
     m_stopRequested.store(false);
     std::vector<std::unique_ptr<Session>> sessions;
     try {
-        for (const RunSpec& spec : plan.runs) {
-            auto session = std::make_unique<Session>();
-            session->spec = spec;
-            session->trainer = std::make_unique<normlab::Trainer>(spec.config);
-            for (const normlab::Command& change : spec.changes) session->trainer->post(change);
-            sessions.push_back(std::move(session));
-        }
+        for (const RunSpec& spec : plan.runs) sessions.push_back(makeSession(spec));
         // Folders only once every run is valid, so bad input leaves nothing behind.
-        for (auto& session : sessions)
-            session->folder = std::make_unique<normlab::RunFolder>(session->spec.folder.toStdString(),
-                                                                   session->trainer->config(), false);
-        for (auto& session : sessions) {
-            session->folder->write_provenance(normlab::provenance_json(*session->trainer, std::nullopt));
-            session->checkpoints.emplace(session->folder->checkpoint_path(),
-                                         session->trainer->config().train.checkpoint_every);
-        }
+        for (auto& session : sessions) openFolder(*session);
     } catch (const std::exception& error) {
         emit failed(QString::fromStdString(error.what()));
         setState(WorkerState::Idle);
@@ -80,16 +90,30 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
     }
     m_sessions = std::move(sessions);
     m_pauseAtStep = plan.pauseAtStep;
-    for (auto& session : m_sessions) {
-        session->started = std::chrono::steady_clock::now();
-        session->pending.runId = session->spec.id;
-        emit deviceInUse(session->spec.id, QString::fromStdString(session->trainer->backend().name()),
-                         QString::fromStdString(session->trainer->device_reason()));
-    }
+    for (auto& session : m_sessions) announce(*session);
     m_lastEmit = m_lastSummary = m_pausedAt = std::chrono::steady_clock::now();
     restartPace();
     setState(paused ? WorkerState::Paused : WorkerState::Running);
     if (!paused) scheduleTick();
+}
+
+void TrainingWorker::addRun(const RunSpec& spec) {
+    if (m_state != WorkerState::Running && m_state != WorkerState::Paused) {
+        emit failed(tr("%1 was not added: no runs are training").arg(spec.name));
+        return;
+    }
+    try {
+        std::unique_ptr<Session> session = makeSession(spec);
+        openFolder(*session);
+        announce(*session);
+        // Paused now: the pause so far is not this run's (activeSeconds counts from its start).
+        if (m_state == WorkerState::Paused) session->pausedSeconds = -secondsSince(m_pausedAt);
+        m_sessions.push_back(std::move(session));
+    } catch (const std::exception& error) {
+        emit failed(QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
+        return;
+    }
+    flush(true);  // the new run appears at step 0 at once
 }
 
 void TrainingWorker::pause() {

@@ -53,6 +53,9 @@ class TrainingWorker : public QObject {
     // Builds every run (validating first) and starts stepping; on bad input emits failed() and
     // starts nothing. Replaces any previous runs (which are finalised as stopped).
     void start(const normlab::gui::RunPlan& plan, bool paused);
+    // Adds one run to those running or paused, from its step 0, leaving the others as they are (their
+    // steps, pause and pause point); on bad input emits failed() and adds nothing.
+    void addRun(const normlab::gui::RunSpec& spec);
     void pause();
     void resume();
     void stepOnce();
@@ -76,6 +79,10 @@ class TrainingWorker : public QObject {
 
   private:
     struct Session;
+    // A run's trainer, folder, provenance and checkpointer; throws on bad input, leaving no folder.
+    static std::unique_ptr<Session> makeSession(const RunSpec& spec);
+    static void openFolder(Session& session);
+    void announce(Session& session);
     void tick();
     void scheduleTick(int delayMs = 0);
     // Under a speed limit, the runs are ahead of it (the pace restarts at every start and resume).

@@ -3,6 +3,9 @@
 // before any training; a run that cannot start exits non-zero instead of waiting.
 #include <QElapsedTimer>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -20,6 +23,7 @@ class AppCliTest : public QObject {
     void divergingRunNeverFreezesTheWindow();
     void helpAndVersionNeedNoDisplay();
     void openedRunsScreenshot();
+    void experimentLifecycle();
 
   private:
     struct Result {
@@ -95,6 +99,8 @@ void AppCliTest::badInputExitsTwo_data() {
         << QStringList{"--screenshot", "x.png"} << QStringLiteral("--quit-after-steps");
     QTest::newRow("bad size") << QStringList{"--size", "huge"} << QStringLiteral("WIDTHxHEIGHT");
     QTest::newRow("zero steps") << QStringList{"--quit-after-steps", "0"} << QStringLiteral(">= 1");
+    QTest::newRow("save experiment without quit")
+        << QStringList{"--save-experiment", "x.json"} << QStringLiteral("--quit-after-steps");
     QTest::newRow("unknown lesson") << QStringList{"--lesson", "Nope"} << QStringLiteral("Quickstart");
     QTest::newRow("two sources") << QStringList{"--preset", "periln", "--lesson", "Depth"}
                                  << QStringLiteral("at most one");
@@ -168,6 +174,33 @@ void AppCliTest::openedRunsScreenshot() {
     const Result missing =
         run({"--open", m_dir.filePath(QStringLiteral("nothing-here")), "--screenshot", shot});
     QVERIFY2(missing.exitCode == 2 && missing.output.contains(QStringLiteral("not a folder")),
+             qPrintable(missing.output));
+}
+
+void AppCliTest::experimentLifecycle() {
+    // A lesson trained, saved and quit; reopened, its screenshot is taken once every run's curves are
+    // read; a run whose folder is gone makes it exit 2 naming the run.
+    const QString saved = m_dir.filePath(QStringLiteral("lesson.json"));
+    const Result trained =
+        run({"--lesson", "Post-LN", "--quit-after-steps", "15", "--save-experiment", saved});
+    QVERIFY2(trained.exitCode == 0 && trained.output.contains(QStringLiteral("experiment saved")),
+             qPrintable(trained.output));
+    QFile file(saved);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QJsonArray runs =
+        QJsonDocument::fromJson(file.readAll()).object().value(QStringLiteral("runs")).toArray();
+    QCOMPARE(runs.size(), 3);
+    const QString shot = m_dir.filePath(QStringLiteral("reopened.png"));
+    const Result reopened = run({"--experiment", saved, "--screenshot", shot}, 60000);
+    QVERIFY2(reopened.exitCode == 0 && reopened.output.contains(QStringLiteral("screenshot saved")),
+             qPrintable(reopened.output));
+    QCOMPARE(QImage(shot).size(), QSize(1680, 1020));
+
+    const QString gone = runs.at(1).toObject().value(QStringLiteral("folder")).toString();
+    QVERIFY(!gone.isEmpty() && QDir(gone).removeRecursively());
+    const Result missing = run({"--experiment", saved, "--screenshot", shot}, 60000);
+    const QString name = runs.at(1).toObject().value(QStringLiteral("name")).toString();
+    QVERIFY2(missing.exitCode == 2 && missing.output.contains(name) && missing.output.contains(gone),
              qPrintable(missing.output));
 }
 

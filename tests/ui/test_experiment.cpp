@@ -14,7 +14,10 @@
 #include "engine/core/errors.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/controls/config_panel.h"
+#include "ui/controls/lessons.h"
+#include "ui/dashboard.h"
 #include "ui/experiment/experiment_file.h"
+#include "ui/panels/line_panel.h"
 
 using namespace normlab::ui;
 
@@ -26,6 +29,8 @@ class ExperimentTest : public QObject {
     void corruptFilesGiveMessages();
     void windowRoundTripAndCorruptFile();
     void savedRunReplaysWithItsLiveChanges();
+    void lessonStartsAnUntitledExperimentWithoutNotes();
+    void savingOverAFileKeepsABackup();
 
   private:
     QTemporaryDir m_dir;
@@ -197,13 +202,22 @@ void ExperimentTest::savedRunReplaysWithItsLiveChanges() {
 
     normlab::gui::MainWindow reopened;
     reopened.show();
-    QCOMPARE(reopened.openExperiment(path), QString());
     auto* opener = reopened.findChild<normlab::gui::RunFolderOpener*>();
-    QVERIFY(QTest::qWaitFor([&] { return opener->loading() == 0; }, 30000));
-    const normlab::ui::RunHistory* shown =
-        reopened.store().run(normlab::gui::RunFolderOpener::kFirstOpenedId);
-    QVERIFY(shown);
-    QCOMPARE(shown->step, int64_t(60));
+    // Reopened (twice), the run shows once, under its saved name and colour, with its curves and its
+    // live-change marker.
+    for (int time = 0; time < 2; ++time) {
+        QCOMPARE(reopened.openExperiment(path), QString());
+        QVERIFY(QTest::qWaitFor([&] { return opener->loading() == 0; }, 30000));
+        QCOMPARE(reopened.store().runs().size(), size_t(1));
+        const normlab::ui::RunHistory* shown = reopened.store().run(0);
+        QVERIFY(shown);
+        QCOMPARE(shown->name, saved.runs[0].name);  // as saved ("switched (changed)")
+        QCOMPARE(shown->colour, normlab::ui::TelemetryStore::paletteColour(0));
+        QCOMPARE(shown->step, int64_t(60));
+        QVERIFY(std::any_of(shown->events.begin(), shown->events.end(), [&](const normlab::Event& event) {
+            return event.kind == "change" && event.step == switchedAt;
+        }));
+    }
     QCOMPARE(reopened.startRuns(), QString());
     QVERIFY(QTest::qWaitFor([&] { return reopened.workerState() == normlab::gui::WorkerState::Finished; },
                             60000));
@@ -212,6 +226,54 @@ void ExperimentTest::savedRunReplaysWithItsLiveChanges() {
                               replay = lossesIn(reopened.store().run(0)->folder);
     QCOMPARE(replay.size(), size_t(60));
     QCOMPARE(replay, original);
+}
+
+void ExperimentTest::lessonStartsAnUntitledExperimentWithoutNotes() {
+    // A note on lesson 1's loss chart, saved as its file; the next lesson is a new, untitled experiment
+    // without that note, so neither its charts nor a Save of it touch lesson 1's file.
+    qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("lesson-runs")).toUtf8());
+    normlab::gui::MainWindow window;
+    const std::vector<Lesson>& all = lessons();
+    window.loadConfig(normlab::test::tinyConfig(5), QStringLiteral("first"));
+    auto* loss = qobject_cast<LinePanel*>(window.dashboard().panel(QStringLiteral("loss")));
+    QVERIFY(loss);
+    loss->setAnnotations({{10.0, 3.0, QStringLiteral("the stall")}});
+    const QString path = m_dir.filePath(QStringLiteral("warmup-demo.json"));
+    QCOMPARE(window.saveExperimentTo(path), QString());
+    QCOMPARE(window.document().path(), path);
+    QVERIFY(window.windowTitle().contains(QStringLiteral("warmup-demo.json")));
+    const Experiment first = loadExperiment(path);
+    QCOMPARE(first.annotations.at(QStringLiteral("loss")).size(), size_t(1));
+
+    window.setScripted(true);  // no lesson pause, no dialogs
+    window.startLesson(all.back());
+    QVERIFY(window.document().path().isEmpty());
+    QVERIFY2(window.windowTitle().contains(QStringLiteral("untitled")), qPrintable(window.windowTitle()));
+    for (ChartPanel* panel : window.dashboard().panels())
+        if (auto* line = qobject_cast<LinePanel*>(panel))
+            QVERIFY2(line->annotations().empty(), qPrintable(line->id()));
+    QCOMPARE(loadExperiment(path).runs.front().name, QStringLiteral("first"));
+    const QString second = m_dir.filePath(QStringLiteral("second.json"));
+    QCOMPARE(window.saveExperimentTo(second), QString());
+    QVERIFY(loadExperiment(second).annotations.empty());
+}
+
+void ExperimentTest::savingOverAFileKeepsABackup() {
+    qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("backup-runs")).toUtf8());
+    normlab::gui::MainWindow window;
+    window.loadConfig(normlab::preset_config("periln"), QStringLiteral("periln"));
+    const QString path = m_dir.filePath(QStringLiteral("replaced.json"));
+    QCOMPARE(window.saveExperimentTo(path), QString());
+    QFile saved(path);
+    QVERIFY(saved.open(QIODevice::ReadOnly));
+    const QByteArray before = saved.readAll();
+    saved.close();
+    window.loadConfig(normlab::preset_config("quickstart"), QStringLiteral("quickstart"));
+    QCOMPARE(window.saveExperimentTo(path), QString());
+    QCOMPARE(loadExperiment(path).runs.front().name, QStringLiteral("quickstart"));
+    QFile backup(normlab::gui::ExperimentDocument::backupPath(path));
+    QVERIFY(backup.open(QIODevice::ReadOnly));
+    QCOMPARE(backup.readAll(), before);
 }
 
 QTEST_MAIN(ExperimentTest)

@@ -2,6 +2,8 @@
 // reaches the running engine and shows as a marker; a lesson sets up its comparison; a diverged run
 // shows where it diverged; presentation mode; the screenshot is a real picture of the window.
 #include <QAction>
+#include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
@@ -10,11 +12,14 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QWheelEvent>
 
+#include "app/gui/input_guard.h"
 #include "app/gui/main_window.h"
 #include "engine/backend/devices.h"
 #include "tests/ui/ui_test_support.h"
@@ -23,6 +28,7 @@
 #include "ui/controls/lessons_panel.h"
 #include "ui/dashboard.h"
 #include "ui/panels/event_markers.h"
+#include "ui/panels/run_captions.h"
 
 using normlab::gui::MainWindow;
 using normlab::gui::WorkerState;
@@ -40,6 +46,8 @@ class WindowTest : public QObject {
     void restartTwiceQuicklyUsesFreshFolders();
     void deviceBoxNamesDevicesAndSwitchesLive();
     void badTextFileChangesNothing();
+    void spaceAndWheelWhateverHasFocus();
+    void addRunLeavesThePausedLessonAlone();
 
   private:
     QTemporaryDir m_dir;
@@ -66,11 +74,19 @@ void WindowTest::invalidCombinationIsExplainedInPlace() {
     auto* problem = window.configPanel().findChild<QLabel*>(QStringLiteral("configProblem"));
     QVERIFY(problem->isVisible());
     QVERIFY2(problem->text().contains(QStringLiteral("heads")), qPrintable(problem->text()));
+    // Also right under the field (and under d_model, which the message names), and in the status bar.
+    for (const QString& key : {QStringLiteral("model.heads"), QStringLiteral("model.d_model")}) {
+        auto* inPlace = window.configPanel().findChild<QLabel*>(key + QStringLiteral(".problem"));
+        QVERIFY2(inPlace && inPlace->isVisible() && inPlace->text() == problem->text(), qPrintable(key));
+    }
+    QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("heads")),
+             qPrintable(window.statusBar()->currentMessage()));
     QAction* start = actionNamed(window, QStringLiteral("Start"));
     QVERIFY(start);
     QVERIFY(!start->isEnabled());
     heads->setValue(4);
     QVERIFY(!problem->isVisible());
+    QVERIFY(!window.configPanel().findChild<QLabel*>(QStringLiteral("model.heads.problem"))->isVisible());
     QVERIFY(start->isEnabled());
 }
 
@@ -98,6 +114,14 @@ void WindowTest::liveControlReachesEngine() {
     QVERIFY(runList->currentItem());
     QVERIFY2(runList->currentItem()->text().startsWith(QStringLiteral("live (changed)")),
              qPrintable(runList->currentItem()->text()));
+    // The Runs list and the export caption say what it switched to and when, not only how it started.
+    window.dashboard().refreshNow();
+    QVERIFY2(runList->currentItem()->text().contains(QStringLiteral("switched to Pre-LN at step ")),
+             qPrintable(runList->currentItem()->text()));
+    const QString caption = normlab::ui::captionForRuns(window.store());
+    QVERIFY2(caption.contains(QStringLiteral("Post-LN")) &&
+                 caption.contains(QStringLiteral("switched to Pre-LN at step ")),
+             qPrintable(caption));
     actionNamed(window, QStringLiteral("Stop"))->trigger();
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
 }
@@ -256,6 +280,104 @@ void WindowTest::badTextFileChangesNothing() {
     auto* dialog = window.findChild<QMessageBox*>(QStringLiteral("errorDialog"));
     QVERIFY(dialog);
     QVERIFY2(dialog->text().contains(QStringLiteral("UTF-8")), qPrintable(dialog->text()));
+}
+
+void WindowTest::spaceAndWheelWhateverHasFocus() {
+    // Space pauses and resumes with focus on a combo box, a check box or the Runs list; in a text field
+    // it is text, and Esc hands focus back to the charts. The wheel over a combo box without focus
+    // leaves its value alone.
+    MainWindow window;
+    window.loadConfig(normlab::test::tinyConfig(100000), QStringLiteral("keys"));
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* speed = window.findChild<QComboBox*>(QStringLiteral("speedLimit"));
+    speed->setCurrentIndex(speed->findData(20.0));
+    QCOMPARE(window.startRuns(), QString());
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Running; }, 30000));
+    auto* placement = window.configPanel().findChild<QComboBox*>(QStringLiteral("model.norm_placement"));
+    QCheckBox* box = nullptr;
+    for (QCheckBox* each : window.configPanel().findChildren<QCheckBox*>())
+        if (each->isVisible() && each->isEnabled()) box = each;
+    auto* runs = window.findChild<QListWidget*>(QStringLiteral("runList"));
+    QVERIFY(placement && box && runs);
+    const int placementIndex = placement->currentIndex();
+    const bool ticked = box->isChecked();
+    auto* heads = window.configPanel().findChild<QSpinBox*>(QStringLiteral("model.heads"));
+    QVERIFY(heads);
+    const int headCount = heads->value();
+    for (QWidget* focus : {static_cast<QWidget*>(placement), static_cast<QWidget*>(box),
+                           static_cast<QWidget*>(runs), static_cast<QWidget*>(heads)}) {
+        focus->setFocus();
+        QVERIFY(QTest::qWaitFor([&] { return focus->hasFocus(); }, 2000));
+        QTest::keyClick(focus, Qt::Key_Space);
+        QVERIFY2(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Paused; }, 10000),
+                 qPrintable(focus->metaObject()->className()));
+        QTest::keyClick(focus, Qt::Key_Space);
+        QVERIFY2(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Running; }, 10000),
+                 qPrintable(focus->metaObject()->className()));
+    }
+    QCOMPARE(placement->currentIndex(), placementIndex);
+    QCOMPARE(box->isChecked(), ticked);
+    QCOMPARE(heads->value(), headCount);
+    // A text field keeps Space as text; Esc returns focus to the charts.
+    QLineEdit* text = nullptr;
+    for (QLineEdit* line : window.configPanel().findChildren<QLineEdit*>())
+        if (normlab::gui::InputGuard::isTextField(line) && line->isVisible()) text = line;
+    QVERIFY(text);
+    text->setFocus();
+    QVERIFY(QTest::qWaitFor([&] { return text->hasFocus(); }, 2000));
+    const QString before = text->text();
+    QTest::keyClick(text, Qt::Key_Space);
+    QCOMPARE(text->text(), before + QLatin1Char(' '));
+    QCOMPARE(window.workerState(), WorkerState::Running);
+    text->setText(before);  // unmodified again: leaving the field asks nothing
+    QTest::keyClick(text, Qt::Key_Escape);
+    QVERIFY(window.dashboard().hasFocus());
+    // The wheel over a combo box that has no focus does not change it.
+    QVERIFY(!placement->hasFocus());
+    const QPointF centre = QPointF(placement->rect().center());
+    QWheelEvent wheel(centre, QPointF(placement->mapToGlobal(centre.toPoint())), QPoint(), QPoint(0, -120),
+                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(placement, &wheel);
+    QCOMPARE(placement->currentIndex(), placementIndex);
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+}
+
+void WindowTest::addRunLeavesThePausedLessonAlone() {
+    // The Post-LN lesson paused at its pause point; Add run joins a fourth run from step 0 while the
+    // three go on from where they were, with their folders, when resumed.
+    MainWindow window;
+    window.show();
+    const normlab::ui::Lesson& lesson = normlab::ui::lessons().front();
+    QVERIFY(lesson.pauseAtStep > 0);
+    window.startLesson(lesson);
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Paused; }, 120000));
+    std::vector<int64_t> steps;
+    std::vector<QString> folders;
+    for (int id = 0; id < 3; ++id) {
+        steps.push_back(window.store().run(id)->step);
+        folders.push_back(window.store().run(id)->folder);
+    }
+    QCOMPARE(steps.front(), int64_t(lesson.pauseAtStep));
+    auto* add = window.findChild<QPushButton*>(QStringLiteral("addRun"));
+    QVERIFY(add);
+    add->click();
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(3) && window.store().run(3)->started; }, 30000));
+    QCOMPARE(window.workerState(), WorkerState::Paused);
+    for (int id = 0; id < 3; ++id) {
+        QCOMPARE(window.store().run(id)->step, steps[id]);
+        QCOMPARE(window.store().run(id)->folder, folders[id]);
+    }
+    QCOMPARE(window.store().run(3)->step, int64_t(0));
+    actionNamed(window, QStringLiteral("Resume"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(3)->step >= 5; }, 60000));
+    for (int id = 0; id < 3; ++id) {
+        QVERIFY2(window.store().run(id)->step > steps[id], qPrintable(QString::number(id)));
+        QCOMPARE(window.store().run(id)->folder, folders[id]);
+    }
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
 }
 
 QTEST_MAIN(WindowTest)

@@ -29,7 +29,7 @@ const char* kExportUsage =
     "                          [--steps A:B]\n"
     "       normlab-cli export --run DIR [--run DIR...] (--chart NAME | --dashboard)\n"
     "                          --format png|svg|pdf|csv --out FILE [--size WxH] [--dpi N] [--font-size PT]\n"
-    "                          [--steps A:B]\n"
+    "                          [--steps A:B] [--preset slide] [--label RUN=TEXT]... [--no-caption]\n"
     "       normlab-cli export --list\n"
     "\n"
     "--metrics: every logged value of the runs as one tidy table, one row per run, step and block,\n"
@@ -40,6 +40,10 @@ const char* kExportUsage =
     "1600x1000) and --dpi (default 200); csv writes the chart's data. --list names the charts.\n"
     "--steps A:B keeps steps A to B (A: or :B leave one end open): the table's rows, and the step\n"
     "axis of the time charts (their csv too).\n"
+    "--preset slide: 1920x1080 pixels at 96 DPI, 18 pt fonts, a one-line caption (--size, --dpi and\n"
+    "--font-size still override it). --label RUN=TEXT shows run RUN (its folder's name) as TEXT in the\n"
+    "legend and caption, with the colour it has in the window. --no-caption leaves the caption out.\n"
+    "SVG names every font with its generic family (sans-serif), so slide software keeps a sans-serif.\n"
     "DIR is a run folder, a folder of run folders, or a sweep folder (--chart stability_map draws its\n"
     "map and final loss against lr; csv: the map's grid).\n";
 
@@ -90,7 +94,8 @@ void write_metrics(const std::vector<std::string>& folders, const std::string& o
 // What `normlab-cli export` was asked for.
 struct ExportRequest {
     std::vector<std::string> folders, sweeps;   // run folders found under --run, and sweep folders
-    std::vector<std::string> figure_arguments;  // --size, --dpi, --font-size, --steps for the window
+    std::vector<std::string> figure_arguments;  // --size, --dpi, --font-size, --steps, ... for the window
+    std::vector<std::string> preset_arguments;  // --preset's, before the others so that they override it
     std::string format, out, chart;
     StepRange steps;
     bool metrics = false, dashboard = false, list = false, help = false;
@@ -131,6 +136,15 @@ ExportRequest parse_export_options(int argc, char** argv) {
             const std::string text = value();
             request.steps = parse_step_range(text);
             request.figure_arguments.insert(request.figure_arguments.end(), {flag, text});
+        } else if (flag == "--preset") {
+            const std::string name = value();
+            if (name != "slide")
+                throw InputError("--preset '" + name + "' is not an export preset; presets: slide");
+            request.preset_arguments = {"--export-preset", name};
+        } else if (flag == "--label") {
+            request.figure_arguments.insert(request.figure_arguments.end(), {flag, value()});
+        } else if (flag == "--no-caption") {
+            request.figure_arguments.push_back(flag);
         } else if (flag == "--size" || flag == "--dpi" || flag == "--font-size") {
             request.figure_arguments.push_back(flag == "--size" ? "--figure-size" : flag);
             request.figure_arguments.push_back(value());
@@ -169,6 +183,7 @@ void export_metrics(ExportRequest& request) {
     arguments.insert(arguments.end(), {"--export", request.out});
     if (request.dashboard) arguments.push_back("--dashboard");
     if (!request.chart.empty()) arguments.insert(arguments.end(), {"--chart", request.chart});
+    arguments.insert(arguments.end(), request.preset_arguments.begin(), request.preset_arguments.end());
     arguments.insert(arguments.end(), request.figure_arguments.begin(), request.figure_arguments.end());
     run_desktop_app(arguments);
 }

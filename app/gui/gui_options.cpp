@@ -35,6 +35,20 @@ double parseNumber(const QString& flag, const QString& text, double lo, double h
     return number;
 }
 
+// --export-preset NAME: the figure options it stands for (later size, DPI and font options win).
+ui::ImageExportOptions exportPreset(const QString& name) {
+    if (name == QLatin1String("slide")) return ui::ImageExportOptions::slide();
+    fail(QStringLiteral("--export-preset '%1' is not a preset; presets: slide").arg(name));
+}
+
+// --label RUN=TEXT, checked for its shape (whether RUN is a run is known once the runs are open).
+QString parseLabel(const QString& text) {
+    const qsizetype equals = text.indexOf(QLatin1Char('='));
+    if (equals <= 0 || equals == text.size() - 1)
+        fail(QStringLiteral("--label needs RUN=TEXT (RUN: the run folder's name), got '%1'").arg(text));
+    return text;
+}
+
 // Reads the value of the option being parsed (the next argument).
 using ValueReader = std::function<QString()>;
 
@@ -66,13 +80,19 @@ bool parseExportOption(const QString& flag, const ValueReader& value, GuiOptions
     else if (flag == QLatin1String("--list-charts"))
         options.listCharts = true;
     else if (flag == QLatin1String("--figure-size"))
-        options.figureSize = parseSize(flag, value(), 64, 16384);
+        options.figure.size = parseSize(flag, value(), 64, 16384);
+    else if (flag == QLatin1String("--export-preset"))
+        options.figure = exportPreset(value());
+    else if (flag == QLatin1String("--no-caption"))
+        options.figure.caption = false;
+    else if (flag == QLatin1String("--label"))
+        options.labels << parseLabel(value());
     else if (flag == QLatin1String("--steps"))
         options.steps = normlab::parse_step_range(value().toStdString());
     else if (flag == QLatin1String("--dpi"))
-        options.figureDpi = parseNumber(flag, value(), 36, 2400);
+        options.figure.dpi = parseNumber(flag, value(), 36, 2400);
     else if (flag == QLatin1String("--font-size"))
-        options.figureFontPoints = parseNumber(flag, value(), 4, 72);
+        options.figure.fontPoints = parseNumber(flag, value(), 4, 72);
     else
         return false;
     return true;
@@ -117,6 +137,8 @@ void checkCombinations(const GuiOptions& options) {
         fail(
             QStringLiteral("--set does not combine with --lesson (a lesson runs its presets as they are); "
                            "use --preset NAME --set KEY=VALUE for a changed run"));
+    if (!options.labels.isEmpty() && options.exportPath.isEmpty())
+        fail(QStringLiteral("--label RUN=TEXT names runs in an export: it needs --export FILE"));
     if (!options.exportPath.isEmpty() &&
         (options.openFolders.isEmpty() || options.exportDashboard == !options.exportChart.isEmpty()))
         fail(QStringLiteral("--export FILE needs --open DIR... and exactly one of --chart ID, --dashboard"));
@@ -138,7 +160,8 @@ QString guiHelpText() {
         "       normlab --experiment FILE --screenshot FILE [--size WxH]\n"
         "       normlab --open DIR [DIR...] [--screenshot FILE] [--size WxH] [--steps A:B]\n"
         "       normlab --open DIR [DIR...] --export FILE (--chart ID | --dashboard) [--figure-size WxH]\n"
-        "               [--dpi N] [--font-size PT] [--steps A:B]     (what normlab-cli export runs)\n"
+        "               [--dpi N] [--font-size PT] [--steps A:B] [--export-preset slide] [--no-caption]\n"
+        "               [--label RUN=TEXT]...                        (what normlab-cli export runs)\n"
         "       normlab --list-charts\n"
         "       normlab --help | --version\n"
         "\n"

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "engine/core/step_range.h"
+#include "ui/panels/chart_export.h"
 
 namespace normlab::gui {
 
@@ -18,12 +19,12 @@ struct GuiOptions {
     QString lesson;           // a lesson title prefix, started at launch
     QStringList openFolders;  // run folders to open (--open DIR...)
     // Headless figure export of the opened runs (normlab-cli export runs this): the file, and the
-    // chart's id or the whole dashboard; figure size, DPI and font size.
+    // chart's id or the whole dashboard; the figure's size, DPI, fonts and caption (--export-preset
+    // slide sets them for a slide); run labels "RUN=TEXT" (a run's legend name, RUN its folder's name).
     QString exportPath, exportChart;
     bool exportDashboard = false;
-    QSize figureSize{1600, 1000};
-    int figureDpi = 200;
-    double figureFontPoints = 9.0;
+    ui::ImageExportOptions figure;
+    QStringList labels;
     std::optional<normlab::StepRange> steps;  // --steps A:B: the time charts' step axis
     bool listCharts = false;
     bool autostart = false;

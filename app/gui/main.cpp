@@ -137,13 +137,8 @@ bool openFolders(normlab::gui::MainWindow& window, normlab::gui::ScriptedRun& sc
         script.screenshotWhenOpened(options.screenshotPath, *options.quitAfterSteps);
     else if (!options.quitAfterSteps && !options.screenshotPath.isEmpty() && options.experimentPath.isEmpty())
         script.screenshotWhenOpened(options.screenshotPath);
-    if (!options.exportPath.isEmpty()) {
-        normlab::ui::ImageExportOptions figure;
-        figure.size = options.figureSize;
-        figure.dpi = options.figureDpi;
-        figure.fontPoints = options.figureFontPoints;
-        script.exportWhenOpened(options.exportPath, options.exportChart, figure);
-    }
+    if (!options.exportPath.isEmpty())
+        script.exportWhenOpened(options.exportPath, options.exportChart, options.figure, options.labels);
     return true;
 }
 }  // namespace

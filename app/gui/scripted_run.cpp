@@ -156,10 +156,35 @@ void ScriptedRun::screenshotWhenOpened(const QString& path, std::optional<int64_
         untilStep, true);
 }
 
+QString ScriptedRun::applyLabels(const QStringList& labels) {
+    ui::TelemetryStore& store = m_window.store();
+    for (const QString& label : labels) {
+        const QString run = label.section(QLatin1Char('='), 0, 0), text = label.section(QLatin1Char('='), 1);
+        QStringList names;
+        bool found = false;
+        for (const auto& [id, each] : store.runs()) {
+            names << each.name;
+            if (each.name != run) continue;
+            store.rename(id, text);
+            found = true;
+            break;
+        }
+        if (!found)
+            return tr("--label %1: no run is named '%2'; runs: %3")
+                .arg(label, run, names.join(QStringLiteral(", ")));
+    }
+    return {};
+}
+
 void ScriptedRun::exportWhenOpened(const QString& path, const QString& chart,
-                                   const ui::ImageExportOptions& options) {
+                                   const ui::ImageExportOptions& options, const QStringList& labels) {
     whenOpened(
-        [this, path, chart, options] {
+        [this, path, chart, options, labels] {
+            if (const QString problem = applyLabels(labels); !problem.isEmpty()) {
+                printError(problem);
+                return 2;
+            }
+            m_window.refreshCharts();
             ui::Dashboard& dashboard = m_window.dashboard();
             QString error;
             if (chart.isEmpty()) {

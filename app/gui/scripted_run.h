@@ -32,8 +32,10 @@ class ScriptedRun : public QObject {
     void screenshotWhenOpened(const QString& path, std::optional<int64_t> untilStep = std::nullopt,
                               const QStringList& problems = {});
     // Once the opened folders are read, writes chart `chart` (its figure, or its data for .csv) or,
-    // with an empty id, the dashboard figure; then quits with 0, or 2 and a message.
-    void exportWhenOpened(const QString& path, const QString& chart, const ui::ImageExportOptions& options);
+    // with an empty id, the dashboard figure; then quits with 0, or 2 and a message. `labels`: "RUN=TEXT",
+    // each opened run named RUN shown as TEXT (a RUN that is no opened run is an error).
+    void exportWhenOpened(const QString& path, const QString& chart, const ui::ImageExportOptions& options,
+                          const QStringList& labels = {});
     // Once the opened folders are read, zooms the time charts to `steps` (before a screenshot or export).
     void zoomStepsWhenOpened(const normlab::StepRange& steps);
 
@@ -48,6 +50,8 @@ class ScriptedRun : public QObject {
     void checkSteps();
     void reportSteps(int64_t target) const;
     int saveRequested() const;  // the exit code of saving the screenshot and the experiment
+    // Renames the opened runs as `labels` ("RUN=TEXT") say; the problem, or empty.
+    QString applyLabels(const QStringList& labels);
 
     MainWindow& m_window;
     std::optional<int64_t> m_quitAfterSteps;

@@ -217,6 +217,35 @@ class Export(CliTestCase):
         self.assertEqual(steps, set(range(4, 10)))
         self.assertIn("steps 4 to 9", text)
 
+    def test_slide_preset_labels_and_caption(self):
+        # --preset slide: 1920x1080, a one-line caption, the user's run labels in legend and caption, and
+        # SVG fonts that name their generic family; a label for no run, or an unknown preset, exits 2.
+        runs = self.train_two()
+        if not (Path(CLI).parent / "normlab").exists():
+            return  # a build without the desktop app: test_figures_are_the_windows_drawn_offscreen covers it
+        png = self.tmp / "slide.png"
+        run("export", "--run", str(runs), "--chart", "loss", "--format", "png", "--preset", "slide", "--out",
+            str(png), check_rc=0)
+        self.assertEqual(struct.unpack(">II", png.read_bytes()[16:24]), (1920, 1080))
+        svg = self.tmp / "slide.svg"
+        run("export", "--run", str(runs), "--chart", "loss", "--format", "svg", "--preset", "slide",
+            "--label", "post=Post-LN, no warmup", "--label", "pre=Pre-LN", "--out", str(svg), check_rc=0)
+        text = svg.read_text()
+        self.assertIn("Post-LN, no warmup", text)
+        self.assertIn("Differs: Post-LN, no warmup model.norm_placement=post", text)
+        self.assertNotIn("post: Post-LN", text)  # one line of caption only
+        families = set(re.findall(r'font-family="([^"]*)"', text))
+        self.assertTrue(families and all(f.endswith(", sans-serif") for f in families), families)
+        bare = self.tmp / "bare.svg"
+        run("export", "--run", str(runs), "--chart", "loss", "--format", "svg", "--preset", "slide",
+            "--no-caption", "--out", str(bare), check_rc=0)
+        self.assertNotIn("Differs:", bare.read_text())
+        self.expect_bad_input(["export", "--run", str(runs), "--chart", "loss", "--format", "png", "--label",
+                               "nosuch=X", "--out", str(self.tmp / "x.png")], "no run is named 'nosuch'")
+        self.assertFalse((self.tmp / "x.png").exists())
+        self.expect_bad_input(["export", "--run", str(runs), "--chart", "loss", "--format", "png", "--preset",
+                               "poster", "--out", str(self.tmp / "y.png")], "presets: slide")
+
     def test_metrics_steps_range_and_bad_ranges(self):
         runs = self.train_two()
         out = self.tmp / "ranged.csv"

@@ -101,6 +101,11 @@ void AppCliTest::badInputExitsTwo_data() {
     QTest::newRow("zero steps") << QStringList{"--quit-after-steps", "0"} << QStringLiteral(">= 1");
     QTest::newRow("save experiment without quit")
         << QStringList{"--save-experiment", "x.json"} << QStringLiteral("--quit-after-steps");
+    QTest::newRow("label without export")
+        << QStringList{"--label", "a=b"} << QStringLiteral("needs --export FILE");
+    QTest::newRow("unknown export preset")
+        << QStringList{"--open", ".", "--export", "x.png", "--chart", "loss", "--export-preset", "poster"}
+        << QStringLiteral("presets: slide");
     QTest::newRow("unknown lesson") << QStringList{"--lesson", "Nope"} << QStringLiteral("Quickstart");
     QTest::newRow("two sources") << QStringList{"--preset", "periln", "--lesson", "Depth"}
                                  << QStringLiteral("at most one");

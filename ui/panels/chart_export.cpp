@@ -9,6 +9,7 @@
 #include <QFileInfo>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <cmath>
@@ -35,14 +36,21 @@ QFont captionFont(const ImageExportOptions& options) {
     return font;
 }
 
+// The caption as drawn: all of it, its first line, or none.
+QString captionText(const Figure& figure, const ImageExportOptions& options) {
+    if (!options.caption) return {};
+    return options.oneLineCaption ? figure.caption.section(QLatin1Char('\n'), 0, 0) : figure.caption;
+}
+
 // The caption's wrapped text box on the canvas, or an empty rectangle without a caption.
 QRectF captionBox(const Figure& figure, const ImageExportOptions& options, QPaintDevice* device) {
-    if (!options.caption || figure.caption.isEmpty()) return {};
+    const QString caption = captionText(figure, options);
+    if (caption.isEmpty()) return {};
     const QSizeF canvas = canvasSize(options);
     const double margin = 6.0 * styleFor(options).fontScale;
     const QFontMetricsF metrics(captionFont(options), device);
     const QRectF text = metrics.boundingRect(QRectF(0, 0, canvas.width() - 2 * margin, 1e6),
-                                             Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, figure.caption);
+                                             Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, caption);
     return QRectF(margin, canvas.height() - text.height() - margin, canvas.width() - 2 * margin,
                   text.height());
 }
@@ -99,7 +107,7 @@ void paintFigure(QPainter& painter, const Figure& figure, const ImageExportOptio
     if (caption.isEmpty()) return;
     painter.setFont(captionFont(options));
     painter.setPen(QColor(40, 40, 40));
-    painter.drawText(caption, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, figure.caption);
+    painter.drawText(caption, Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop, captionText(figure, options));
 }
 
 // The caption must leave the charts room and each chart must fit its cell: an error saying what to
@@ -158,6 +166,13 @@ QByteArray png(const Figure& figure, const ImageExportOptions& options) {
     return image.save(&buffer, "PNG") ? bytes : QByteArray();
 }
 
+// Every font named with the CSS generic family behind it ("DejaVu Sans, sans-serif"): slide software
+// without the font then falls back to a sans-serif, not to a serif.
+QByteArray withGenericFontFamily(const QByteArray& svg) {
+    static const QRegularExpression family(QStringLiteral("font-family=\"([^\",]+)\""));
+    return QString::fromUtf8(svg).replace(family, QStringLiteral("font-family=\"\\1, sans-serif\"")).toUtf8();
+}
+
 QByteArray svg(const Figure& figure, const ImageExportOptions& options) {
     QByteArray bytes;
     QBuffer buffer(&bytes);
@@ -168,11 +183,11 @@ QByteArray svg(const Figure& figure, const ImageExportOptions& options) {
     generator.setSize(canvas.toSize());
     generator.setViewBox(QRectF(QPointF(0, 0), canvas));
     generator.setTitle(figure.title);
-    generator.setDescription(options.caption ? figure.caption : QString());
+    generator.setDescription(captionText(figure, options));
     QPainter painter(&generator);
     paintFigure(painter, figure, options);
     painter.end();
-    return bytes;
+    return withGenericFontFamily(bytes);
 }
 
 QByteArray pdf(const Figure& figure, const ImageExportOptions& options) {

@@ -20,9 +20,20 @@ struct ImageExportOptions {
     int dpi = 200;
     double fontPoints = 9.0;  // the figure's base font size; presentation mode suggests kPresentationPoints
     bool caption = true;      // draw the caption naming the runs' configurations
+    bool oneLineCaption = false;  // only the caption's first line ("Differs: ..." or the one run's summary)
     bool transparent = false;
 
     static constexpr double kPresentationPoints = 15.0;
+    // A slide: 1920x1080 pixels at 96 DPI, 18 pt fonts, a one-line caption (normlab-cli export --preset
+    // slide).
+    static ImageExportOptions slide() {
+        ImageExportOptions options;
+        options.size = QSize(1920, 1080);
+        options.dpi = 96;
+        options.fontPoints = 18.0;
+        options.oneLineCaption = true;
+        return options;
+    }
 };
 
 // Makes a chart widget drawn in `style`, with its title shown, owned by the caller.

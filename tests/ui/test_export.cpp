@@ -196,6 +196,15 @@ void ExportTest::everyPanelExportsEveryFormat() {
         QVERIFY(csv.contains("postrun"));  // the caption names the configuration
         QVERIFY(csv.count('\n') > 6);
     }
+    // A chart of one run at a time says which run it shows, in the figure and in its data.
+    for (const QString& id : {QStringLiteral("attention_logits"), QStringLiteral("update_ratio")}) {
+        const ChartPanel* single = m_dashboard->panel(id);
+        const QString named = single->title() + QStringLiteral(": postrun");
+        // (the legend keeps its words together with non-breaking spaces)
+        QVERIFY2(svgText(m_dir.filePath(id) + ".svg").simplified().contains(QStringLiteral("run: postrun")),
+                 qPrintable(id));
+        QVERIFY2(single->csv().contains(named), qPrintable(named));
+    }
 }
 
 void ExportTest::notesAreDrawnInFigures() {

@@ -29,8 +29,17 @@ ChartPanel::ChartPanel(const QString& id, const QString& title, const TelemetryS
     layout->addLayout(m_header);
 }
 
+const RunHistory* ChartPanel::shownRun() const {
+    return m_runSelector ? m_runSelector->selectedRun() : nullptr;
+}
+
+QString ChartPanel::shownTitle() const {
+    const RunHistory* run = shownRun();
+    return run ? QStringLiteral("%1: %2").arg(m_title, run->name) : m_title;
+}
+
 RunSelector* ChartPanel::addRunSelector() {
-    auto* runs = new RunSelector(m_store);
+    auto* runs = m_runSelector = new RunSelector(m_store);
     header()->addWidget(new QLabel(tr("Run")));
     header()->addWidget(runs);
     header()->addStretch();

@@ -24,6 +24,11 @@ class ChartPanel : public QWidget {
 
     QString id() const { return m_id; }
     QString title() const { return m_title; }
+    // The title a figure or CSV of this chart carries: a chart of one run at a time names the run shown
+    // ("Attention logits and q, k RMS per block: postln-no-warmup").
+    QString shownTitle() const;
+    // The run a chart of one run at a time shows (nullptr for charts of every visible run).
+    const RunHistory* shownRun() const;
     // Redraws from the store (GUI thread, at most ~30 Hz).
     virtual void refresh() = 0;
     // The chart's data as CSV: '#' comment lines (title, axes, caption), a header row, then rows.
@@ -54,6 +59,7 @@ class ChartPanel : public QWidget {
 
   private:
     QString m_id, m_title;
+    RunSelector* m_runSelector = nullptr;  // charts of one run: which run
     const TelemetryStore& m_store;
     QHBoxLayout* m_header = nullptr;
     QWidget* m_chart = nullptr;

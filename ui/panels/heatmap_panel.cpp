@@ -21,7 +21,7 @@ HeatmapContent HeatmapPanel::buildContent() const {
     HeatmapContent content;
     const RunHistory* run = m_runs->selectedRun();
     const bool gradient = m_quantity == Quantity::Gradient;
-    content.title = title() + (run ? QStringLiteral(": ") + run->name : QString());
+    content.title = shownTitle();
     content.xTitle = tr("step");
     content.yTitle = tr("block");
     content.colourTitle = gradient ? tr("||grad W||_F") : tr("E||h||^2 / d");

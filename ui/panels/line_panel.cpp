@@ -38,7 +38,7 @@ void LinePanel::setAnnotations(std::vector<PlotAnnotation> annotations) {
 QString LinePanel::csv() const {
     PlotContent content = buildContent(0);
     const std::optional<std::pair<double, double>> zoom = m_plot->zoom();
-    if (!zoom || !overSteps()) return csvFromPlot(title(), content, caption());
+    if (!zoom || !overSteps()) return csvFromPlot(shownTitle(), content, caption());
     const auto inZoom = [&zoom](const QPointF& point) {
         return point.x() >= zoom->first && point.x() <= zoom->second;
     };
@@ -47,7 +47,7 @@ QString LinePanel::csv() const {
         band.lower.removeIf(std::not_fn(inZoom)), band.upper.removeIf(std::not_fn(inZoom));
     const QString span =
         tr("steps %1 to %2 (the chart's zoom)").arg(zoom->first, 0, 'f', 0).arg(zoom->second, 0, 'f', 0);
-    return csvFromPlot(title(), content, caption() + QLatin1Char('\n') + span);
+    return csvFromPlot(shownTitle(), content, caption() + QLatin1Char('\n') + span);
 }
 
 void LinePanel::setPresentation(bool large) {
@@ -58,7 +58,12 @@ std::unique_ptr<QWidget> LinePanel::makeFigureChart(const ChartStyle& style) con
     auto plot = std::make_unique<LinePlot>(title());
     plot->setStyle(style);
     plot->setTitleShown(true);
-    plot->setContent(contentWithNotes(kFigureColumns));
+    PlotContent content = contentWithNotes(kFigureColumns);
+    // A chart of one run names it where it is never elided: first in the legend's key.
+    if (const RunHistory* run = shownRun())
+        content.styleKey = content.styleKey.isEmpty() ? tr("run: %1").arg(run->name)
+                                                      : tr("run: %1; %2").arg(run->name, content.styleKey);
+    plot->setContent(content);
     plot->setZoom(m_plot->zoom());
     return plot;
 }

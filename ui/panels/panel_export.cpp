@@ -57,7 +57,7 @@ QString askPath(QWidget* parent, const QString& name, const QString& suffix) {
 
 Figure panelFigure(const ChartPanel& panel) {
     Figure figure;
-    figure.title = panel.title();
+    figure.title = panel.shownTitle();
     figure.caption = panel.caption();
     figure.rows = {{[&panel](const ChartStyle& style) { return panel.makeFigureChart(style); }}};
     return figure;

@@ -4,26 +4,25 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
 #include "engine/io/records_json.h"
+#include "engine/io/small_file.h"
 
 namespace normlab {
 
 namespace {
 namespace fs = std::filesystem;
 
+// Nothing when the file is missing, not a regular file, too large or not JSON (the reader tolerates it).
 std::optional<nlohmann::json> parse_json_file(const fs::path& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) return std::nullopt;
-    std::stringstream text;
-    text << file.rdbuf();
-    nlohmann::json parsed = nlohmann::json::parse(text.str(), nullptr, false);
-    if (parsed.is_discarded()) return std::nullopt;
-    return parsed;
+    try {
+        return parse_json_or_nothing(read_small_file(path.string(), kMaxJsonFileBytes));
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
 }
 
 // Each non-empty line parsed by `parse` into `out`; returns how many lines were not valid (skipped).
@@ -43,9 +42,9 @@ int64_t parse_lines(const std::vector<std::string>& lines, Parse parse, std::vec
 }
 
 Event parse_event_line(const std::string& line) {
-    const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
-    if (parsed.is_discarded()) throw InputError("not JSON");
-    return event_from_json(parsed);
+    const std::optional<nlohmann::json> parsed = parse_json_or_nothing(line);
+    if (!parsed) throw InputError("not JSON");
+    return event_from_json(*parsed);
 }
 
 std::optional<double> optional_number(const nlohmann::json& json, const char* key) {

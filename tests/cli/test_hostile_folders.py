@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""normlab-cli against hostile files (issue 31): JSON nested 50,000 levels deep in every file and flag
+that takes JSON, and FIFOs and links to /dev/zero in place of small files. Each must give exit code 2
+(or a listing), never a crash, a hang (every run has a timeout) or an allocation of gigabytes (run
+under a 2 GB address-space limit)."""
+import argparse
+import json
+import os
+import resource
+import struct
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+import test_cli
+from test_cli import TINY, CliTestCase
+
+DEEP = "[" * 50000 + "]" * 50000
+MEMORY_LIMIT = 2 << 30
+
+
+def limited_run(*args, timeout=120):
+    """normlab-cli with at most 2 GB of address space (a 4 GB allocation fails) and a timeout (a hang)."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    return subprocess.run([test_cli.CLI, *args], capture_output=True, text=True, timeout=timeout, preexec_fn=limit)
+
+
+def write_safetensors_header(path, header, data_bytes):
+    """A safetensors file of `header` whose data section is `data_bytes` long and holds nothing (sparse)."""
+    text = json.dumps(header).encode()
+    with open(path, "wb") as out:
+        out.write(struct.pack("<Q", len(text)) + text)
+        out.truncate(8 + len(text) + data_bytes)
+
+
+class HostileFolders(CliTestCase):
+    def expect_refused(self, args, *fragments):
+        result = limited_run(*args)
+        self.assertEqual(result.returncode, 2, f"{args[:3]}: {result.stderr[-2000:]}")
+        for fragment in fragments:
+            self.assertIn(fragment, result.stderr, f"{args[:3]}: message lacks '{fragment}'")
+        self.assertLess(len(result.stderr), 4000, "an untrusted value was copied whole into the message")
+        return result
+
+    def trained_run(self, name="run", *extra):
+        out = self.tmp / name
+        test_cli.run("train", "--preset", "quickstart", *TINY, "--steps", "2", "--out", str(out), "--quiet", *extra,
+                     check_rc=0)
+        return out
+
+    def test_deep_json_in_configs_flags_and_sweeps_exits_2(self):
+        deep = self.tmp / "deep.json"
+        deep.write_text('{"model": {"d_model": ' + DEEP + "}}")
+        self.expect_refused(["train", "--config", str(deep), "--out", str(self.tmp / "a")], "deep.json",
+                            "nested deeper than 64")
+        self.expect_refused(["train", "--set", "train.lr=" + DEEP, "--out",
+                             str(self.tmp / "b")], "train.lr")
+        sweep_file = self.tmp / "sweep-file.json"
+        sweep_file.write_text('{"base": {"set": {"train.lr": ' + DEEP + '}}, "axes": {"train.lr": [1]}}')
+        self.expect_refused(["sweep", "plan", str(sweep_file), "--out", str(self.tmp / "s")], "nested deeper")
+        folder = self.tmp / "sweep"
+        folder.mkdir()
+        (folder / "sweep.json").write_text('{"format": "normlab-sweep", "version": ' + DEEP + "}")
+        self.expect_refused(["sweep", "status", str(folder)], "sweep.json", "nested deeper")
+
+    def test_deep_json_in_a_foreign_run_folder_is_listed(self):
+        out = self.trained_run()
+        (out / "config.json").write_text('{"source": "x", "model": ' + DEEP + "}")
+        (out / "summary.json").write_text('{"status": ' + DEEP + "}")
+        result = limited_run("runs", str(out), "--json")
+        self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+        self.assertEqual(len(json.loads(result.stdout)), 1)
+
+    def test_deep_safetensors_metadata_exits_2(self):
+        checkpoint = self.tmp / "deep.safetensors"
+        write_safetensors_header(checkpoint, {"__metadata__": {"normlab_config": "{}", "x": []}}, 0)
+        blob = checkpoint.read_bytes().replace(b'"x": []', b'"x": ' + DEEP.encode())
+        checkpoint.write_bytes(struct.pack("<Q", len(blob) - 8) + blob[8:])
+        tokens = self.tmp / "tokens.txt"
+        tokens.write_text("1 2 3\n")
+        self.expect_refused(["eval", "--checkpoint", str(checkpoint), "--tokens", str(tokens)], "nested deeper")
+        self.expect_refused(["train", "--resume", str(checkpoint), "--out", str(self.tmp / "r")], "nested deeper")
+
+    def test_fifos_and_dev_zero_in_place_of_small_files_neither_hang_nor_fill_memory(self):
+        fifo_config = self.tmp / "fifo.json"
+        os.mkfifo(fifo_config)
+        self.expect_refused(["train", "--config", str(fifo_config), "--out", str(self.tmp / "a")],
+                            "not a regular file (a FIFO)")
+        out = self.trained_run()
+        for name in ("config.json", "summary.json"):
+            (out / name).unlink()
+            os.mkfifo(out / name)
+        result = limited_run("runs", str(out), timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for name in ("config.json", "summary.json"):
+            (out / name).unlink()
+            (out / name).symlink_to("/dev/zero")
+        result = limited_run("runs", str(out), timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_fifos_in_a_sweep_folder_neither_hang_status_nor_run(self):
+        folder = self.tmp / "sweep"
+        test_cli.run("sweep", "plan", "--preset", "quickstart", *TINY, "--axis", "train.lr=1e-3,1e-2", "--steps", "3",
+                     "--out", str(folder), check_rc=0)
+        (folder / "claims").mkdir()
+        plan = json.loads((folder / "sweep.json").read_text())
+        os.mkfifo(folder / "claims" / (plan["points"][0]["id"] + ".json"))
+        result = limited_run("sweep", "status", str(folder), timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        (folder / "sweep.json").unlink()
+        os.mkfifo(folder / "sweep.json")
+        self.expect_refused(["sweep", "status", str(folder)], "a FIFO")
+        self.expect_refused(["sweep", "run", str(folder)], "a FIFO")
+
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cli", required=True)
+    args, rest = parser.parse_known_args()
+    test_cli.CLI = os.path.abspath(args.cli)
+    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=1)
+    result = program.result
+    failed = len(result.failures) + len(result.errors)
+    print(f"{result.testsRun - failed} passed, {failed} failed")
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -148,7 +148,7 @@ RunFolderReader::Update RunFolderReader::poll(size_t max_bytes) {
     update.skippedLines =
         parse_lines(
             metrics.lines, [this](const std::string& line) { return m_parser.parse(line); }, update.records) +
-        parse_lines(events.lines, parse_event_line, update.events);
+        parse_lines(events.lines, parse_event_line, update.events) + metrics.longLines + events.longLines;
     m_skipped += update.skippedLines;
     return update;
 }

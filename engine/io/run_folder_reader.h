@@ -47,7 +47,7 @@ class RunFolderReader {
     struct Update {
         std::vector<StepRecord> records;
         std::vector<Event> events;
-        int64_t skippedLines = 0;  // lines that were not valid records (counted, not fatal)
+        int64_t skippedLines = 0;  // lines that were not valid records or over kMaxLineBytes (not fatal)
         bool restarted = false;    // a file was truncated or replaced: records are from its start
         bool more = false;         // poll again: a backlog was cut at the poll's size
     };

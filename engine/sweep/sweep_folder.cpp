@@ -7,6 +7,7 @@
 #include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/json_read.h"
+#include "engine/io/line_tailer.h"
 #include "engine/io/metrics_line_parser.h"
 #include "engine/io/small_file.h"
 
@@ -92,7 +93,7 @@ PointProgress point_progress(const std::string& sweep_dir, const SweepPoint& poi
 std::optional<double> first_logged_loss(const std::string& run_folder) {
     try {
         const std::string metrics = (fs::path(run_folder) / "metrics.jsonl").string();
-        const std::string head = RegularFile::open(metrics, "metrics file").read_head(size_t{1} << 20);
+        const std::string head = RegularFile::open(metrics, "metrics file").read_head(kMaxLineBytes + 1);
         const size_t end = head.find('\n');
         if (end == std::string::npos) return std::nullopt;
         return MetricsLineParser().parse(head.substr(0, end)).loss;

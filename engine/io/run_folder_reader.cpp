@@ -78,25 +78,48 @@ Config shared_config(const nlohmann::json& foreign, std::vector<std::string>& kn
     take("heads", config.model.heads);
     return config;
 }
+
+// A run folder has config.json or metrics.jsonl.
+bool is_run_folder(const fs::path& folder) {
+    std::error_code ignored;
+    return fs::exists(folder / "config.json", ignored) || fs::exists(folder / "metrics.jsonl", ignored);
+}
+
+// The sub-folders of `dir` that are runs, sorted; an entry that cannot be looked at (a symlink loop,
+// a dangling link, no permission) is skipped with a note instead of ending the scan.
+std::vector<std::string> run_subfolders(const fs::path& dir, std::vector<std::string>* notes) {
+    std::vector<std::string> runs;
+    std::error_code error;
+    fs::directory_iterator entry(dir, error), end;
+    for (; !error && entry != end; entry.increment(error)) {
+        std::error_code entry_error;
+        const bool folder = entry->is_directory(entry_error);
+        if (entry_error) {
+            if (notes != nullptr)
+                notes->push_back("skipped " + entry->path().string() + ": " + entry_error.message());
+            continue;
+        }
+        if (folder && is_run_folder(entry->path())) runs.push_back(entry->path().string());
+    }
+    if (error && notes != nullptr)
+        notes->push_back("stopped reading " + dir.string() + ": " + error.message());
+    std::sort(runs.begin(), runs.end());
+    return runs;
+}
 }  // namespace
 
-std::vector<std::string> find_run_folders(const std::string& dir) {
+std::vector<std::string> find_run_folders(const std::string& dir, std::vector<std::string>* notes) {
     const fs::path root(dir);
     std::error_code error;
     if (!fs::is_directory(root, error)) throw InputError(dir + " is not a folder");
-    const auto is_run = [](const fs::path& folder) {
-        std::error_code ignored;
-        return fs::exists(folder / "config.json", ignored) || fs::exists(folder / "metrics.jsonl", ignored);
-    };
-    if (is_run(root)) return {root.string()};
-    // A sweep folder stands for the runs of its points (S/runs/<id>/); none yet is not an error.
-    if (fs::exists(root / "sweep.json", error) && fs::is_directory(root / "runs", error))
-        return find_run_folders((root / "runs").string());
-    std::vector<std::string> runs;
-    for (const fs::directory_entry& entry : fs::directory_iterator(root, error))
-        if (entry.is_directory() && is_run(entry.path())) runs.push_back(entry.path().string());
-    std::sort(runs.begin(), runs.end());
-    if (runs.empty()) throw InputError(dir + " holds no run folder (none has config.json or metrics.jsonl)");
+    if (is_run_folder(root)) return {root.string()};
+    // A sweep folder stands for the runs of its points (S/runs/<id>/), looked at one level down only.
+    const bool sweep = fs::exists(root / "sweep.json", error) && fs::is_directory(root / "runs", error);
+    const fs::path scanned = sweep ? root / "runs" : root;
+    if (sweep && is_run_folder(scanned)) return {scanned.string()};
+    std::vector<std::string> runs = run_subfolders(scanned, notes);
+    if (runs.empty())
+        throw InputError(scanned.string() + " holds no run folder (none has config.json or metrics.jsonl)");
     return runs;
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """normlab-cli against hostile files (issue 31): JSON nested 50,000 levels deep in every file and flag
-that takes JSON, and FIFOs and links to /dev/zero in place of small files. Each must give exit code 2
-(or a listing), never a crash, a hang (every run has a timeout) or an allocation of gigabytes (run
-under a 2 GB address-space limit)."""
+that takes JSON, FIFOs and links to /dev/zero in place of small files, and a symlink loop among run
+folders. Each must give exit code 2 (or a listing with a note), never a crash, a hang (every run has a
+timeout) or an allocation of gigabytes (run under a 2 GB address-space limit)."""
 import argparse
 import json
 import os
@@ -113,6 +113,17 @@ class HostileFolders(CliTestCase):
         os.mkfifo(folder / "sweep.json")
         self.expect_refused(["sweep", "status", str(folder)], "a FIFO")
         self.expect_refused(["sweep", "run", str(folder)], "a FIFO")
+
+    def test_a_symlink_loop_among_run_folders_is_skipped_with_a_note(self):
+        runs = self.tmp / "runs"
+        runs.mkdir()
+        self.trained_run("runs/good")
+        (runs / "loop").symlink_to("loop")
+        result = limited_run("runs", str(runs), "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual([Path(row["folder"]).name for row in json.loads(result.stdout)], ["good"])
+        self.assertIn("skipped", result.stderr)
+        self.assertIn("loop", result.stderr)
 
 
 

@@ -1,6 +1,7 @@
 // Files from a hostile folder (issue 31): JSON nested 50,000 levels deep is refused with a message by
 // every reader instead of overflowing the stack, a FIFO or a link to /dev/zero in place of a small
-// file is refused at once (an alarm fails a test that blocks), and small files have a size cap.
+// file is refused at once (an alarm fails a test that blocks), small files have a size cap, and a
+// symlink loop among run folders is skipped with a note.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -116,6 +117,16 @@ TEST_F(HostileFiles, ARunFolderOfFifosIsReadWithNotesNotHangs) {
     EXPECT_FALSE(reader.summary().has_value());
     RunFolderReader polled(dir.string());
     EXPECT_TRUE(polled.poll().records.empty());
+}
+
+TEST_F(HostileFiles, ASymlinkLoopAmongRunFoldersIsSkippedWithANote) {
+    fs::create_directories(dir / "good");
+    write(dir / "good" / "metrics.jsonl", "");
+    fs::create_symlink("loop", dir / "loop");
+    std::vector<std::string> notes;
+    EXPECT_EQ(find_run_folders(dir.string(), &notes), std::vector<std::string>{(dir / "good").string()});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("loop"), std::string::npos) << notes[0];
 }
 
 TEST_F(HostileFiles, SweepFilesAndClaimsThatAreFifosDoNotHang) {

@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "engine/core/errors.h"
+#include "engine/core/memory_check.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/json_read.h"
 #include "engine/io/small_file.h"
@@ -372,6 +373,27 @@ void write_safetensors(const std::string& path, const std::vector<TensorRef>& te
 }
 
 namespace {
+// Refuses, before anything is allocated, tensors that need more memory than the machine has, or far
+// more bytes than the file system stores for the file: a sparse file (4 GB declared, 4 KB on disk) is
+// not a checkpoint anyone wrote. Small files and file systems that report no blocks are not judged.
+void check_data_is_stored(const ReadErrors& errors, const RegularFile& file,
+                          const std::vector<TensorEntry>& entries) {
+    constexpr uint64_t kJudgedFrom = 16ull << 20;
+    uint64_t declared = 0, floats = 0;
+    for (const TensorEntry& entry : entries) {
+        declared += entry.end - entry.begin;
+        floats += entry.element_count;
+    }
+    const uint64_t stored = file.stored_bytes();
+    if (declared >= kJudgedFrom && stored > 0 && stored < declared / 8) {
+        throw errors.error("declares " + std::to_string(declared >> 20) + " MB of tensor data but only " +
+                           std::to_string(stored >> 10) +
+                           " KB of it is stored on disk (a sparse file); it was not written whole, so "
+                           "use another checkpoint");
+    }
+    check_memory(floats * sizeof(float), "loading the tensors of checkpoint " + quoted(errors.path()));
+}
+
 // The 8-byte little-endian header length, checked against the limit and the file's size.
 uint64_t read_header_length(const ReadErrors& errors, const RegularFile& file) {
     const uint64_t file_size = file.size();
@@ -439,6 +461,7 @@ SafetensorsFile read_safetensors(const std::string& path) {
         }
     }
     check_no_overlap(errors, entries);
+    check_data_is_stored(errors, file, entries);
 
     for (const TensorEntry& entry : entries) {
         result.tensors.emplace(entry.name, read_tensor_data(errors, file, data_start, entry));

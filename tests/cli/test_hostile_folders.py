@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """normlab-cli against hostile files (issue 31): JSON nested 50,000 levels deep in every file and flag
-that takes JSON, FIFOs and links to /dev/zero in place of small files, and a symlink loop among run
-folders. Each must give exit code 2 (or a listing with a note), never a crash, a hang (every run has a
-timeout) or an allocation of gigabytes (run under a 2 GB address-space limit)."""
+that takes JSON, FIFOs and links to /dev/zero in place of small files, a symlink loop among run folders
+and a sparse 4 GB checkpoint. Each must give exit code 2 (or a listing with a note), never a crash, a
+hang (every run has a timeout) or an allocation of gigabytes (run under a 2 GB address-space limit)."""
 import argparse
 import json
 import os
@@ -125,6 +125,20 @@ class HostileFolders(CliTestCase):
         self.assertIn("skipped", result.stderr)
         self.assertIn("loop", result.stderr)
 
+    def test_a_sparse_4_gb_checkpoint_is_refused_before_allocating(self):
+        out = self.trained_run("ckpt", "--save-checkpoint")
+        blob = (out / "model.safetensors").read_bytes()
+        (length,) = struct.unpack("<Q", blob[:8])
+        header = json.loads(blob[8:8 + length])
+        data_bytes = len(blob) - 8 - length
+        header["padding"] = {"dtype": "F32", "shape": [1 << 30], "data_offsets": [data_bytes, data_bytes + (4 << 30)]}
+        sparse = self.tmp / "sparse.safetensors"
+        write_safetensors_header(sparse, header, data_bytes + (4 << 30))
+        self.assertLess(os.stat(sparse).st_blocks * 512, 1 << 20, "the file system does not make sparse files")
+        tokens = self.tmp / "tokens.txt"
+        tokens.write_text("1 2 3\n")
+        self.expect_refused(["eval", "--checkpoint", str(sparse), "--tokens", str(tokens)], "sparse")
+        self.expect_refused(["train", "--resume", str(sparse), "--out", str(self.tmp / "r")], "sparse")
 
 
 def main():

@@ -1,7 +1,7 @@
 // Files from a hostile folder (issue 31): JSON nested 50,000 levels deep is refused with a message by
 // every reader instead of overflowing the stack, a FIFO or a link to /dev/zero in place of a small
-// file is refused at once (an alarm fails a test that blocks), small files have a size cap, and a
-// symlink loop among run folders is skipped with a note.
+// file is refused at once (an alarm fails a test that blocks), small files have a size cap, a symlink
+// loop among run folders is skipped with a note, and a sparse checkpoint is refused before allocating.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -137,6 +137,22 @@ TEST_F(HostileFiles, SweepFilesAndClaimsThatAreFifosDoNotHang) {
     const std::optional<ClaimInfo> claim = PointClaim::read(dir.string(), "p1");
     ASSERT_TRUE(claim.has_value());  // a claim nobody keeps alive: as old as the file
     EXPECT_EQ(claim->pid, 0);
+}
+
+TEST_F(HostileFiles, ASparseCheckpointIsRefusedBeforeItsTensorsAreAllocated) {
+    const uint64_t bytes = 64ull << 20;  // declared; the file stores a few KB
+    const std::string header = "{\"big\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string(bytes / 4) +
+                               "],\"data_offsets\":[0," + std::to_string(bytes) + "]}}";
+    const fs::path path = dir / "sparse.safetensors";
+    {
+        std::ofstream out(path, std::ios::binary);
+        const uint64_t length = header.size();
+        out.write(reinterpret_cast<const char*>(&length), 8);
+        out << header;
+    }
+    fs::resize_file(path, 8 + header.size() + bytes);
+    const std::string message = input_error_of([&] { read_safetensors(path.string()); });
+    EXPECT_NE(message.find("sparse"), std::string::npos) << message;
 }
 
 TEST_F(HostileFiles, DeepSafetensorsMetadataIsRefused) {

@@ -2,7 +2,6 @@
 // shard or one point for a scheduler), and report where it stands (status) and what it found
 // (collect). Running lives in sweep_run.cpp; this file parses and reports.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "app/cli/cli_options.h"
@@ -10,6 +9,7 @@
 #include "app/cli/sweep_run.h"
 #include "engine/core/errors.h"
 #include "engine/core/resource_dir.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/json_read.h"
 #include "engine/io/small_file.h"
 #include "engine/sweep/sweep_collect.h"
@@ -154,12 +154,9 @@ int run_status(ArgReader& reader) {
     return 0;
 }
 
+// Written atomically: a failed write (a full disk) exits 2 and leaves the old table.
 void write_csv(const fs::path& path, const std::function<void(std::ostream&)>& write) {
-    std::ofstream file(path);
-    if (!file)
-        throw InputError("cannot write " + path.string() + "; check the folder exists and is writable");
-    write(file);
-    if (!file.flush()) throw InputError("cannot write " + path.string() + " (disk full?)");
+    write_file_atomically(path.string(), write, "cannot write " + path.string());
 }
 
 int run_collect(ArgReader& reader) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """normlab-cli against hostile files (issue 31): JSON nested 50,000 levels deep in every file and flag
-that takes JSON, FIFOs and links to /dev/zero in place of small files, a symlink loop among run folders
-and a sparse 4 GB checkpoint. Each must give exit code 2 (or a listing with a note), never a crash, a
-hang (every run has a timeout) or an allocation of gigabytes (run under a 2 GB address-space limit)."""
+that takes JSON, FIFOs and links to /dev/zero in place of small files, a symlink loop among run folders,
+a sparse 4 GB checkpoint, and links planted where exports write. Each must give exit code 2 (or a
+listing with a note), never a crash, a hang (every run has a timeout), an allocation of gigabytes (run
+under a 2 GB address-space limit) or a write through a planted link."""
 import argparse
 import json
 import os
@@ -140,6 +141,29 @@ class HostileFolders(CliTestCase):
         self.expect_refused(["eval", "--checkpoint", str(sparse), "--tokens", str(tokens)], "sparse")
         self.expect_refused(["train", "--resume", str(sparse), "--out", str(self.tmp / "r")], "sparse")
 
+
+    def test_links_planted_at_output_names_are_not_written_through(self):
+        out = self.trained_run()
+        victim = self.tmp / "victim.txt"
+        victim.write_text("keep")
+        table = self.tmp / "metrics.csv"
+        (self.tmp / "metrics.csv.partial").symlink_to(victim)
+        result = limited_run("export", "--run", str(out), "--metrics", "--format", "csv", "--out", str(table))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(victim.read_text(), "keep")
+        self.assertTrue(table.is_file() and not table.is_symlink())
+        occupied = self.tmp / "occupied.csv"
+        (occupied / "child").mkdir(parents=True)
+        self.expect_refused(["export", "--run", str(out), "--metrics", "--format", "csv", "--out", str(occupied)],
+                            "occupied.csv")
+        folder = self.tmp / "sweep"
+        test_cli.run("sweep", "plan", "--preset", "quickstart", *TINY, "--axis", "train.lr=1e-3,1e-2", "--steps", "3",
+                     "--out", str(folder), check_rc=0)
+        (folder / "points.csv").symlink_to(victim)
+        result = limited_run("sweep", "collect", str(folder))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(victim.read_text(), "keep")
+        self.assertFalse((folder / "points.csv").is_symlink())
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)

@@ -148,7 +148,14 @@ QString saveExperiment(const Experiment& experiment, const QString& path) {
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
         return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
-    file.write(experimentToJson(experiment));
+    // QSaveFile writes a temporary file, syncs it and renames it at commit; a short write cancels it,
+    // so a full disk leaves the old file.
+    const QByteArray bytes = experimentToJson(experiment);
+    if (file.write(bytes) != bytes.size()) {
+        const QString reason = file.errorString();
+        file.cancelWriting();
+        return QStringLiteral("cannot write %1: %2").arg(path, reason);
+    }
     if (!file.commit()) return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
     return {};
 }

@@ -3,8 +3,10 @@
 #include "engine/io/run_folder.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
 #include "engine/io/records_json.h"
 
 namespace normlab {
@@ -15,6 +17,29 @@ namespace {
 // Room kept for the final summary: a temporary copy of summary.json (well under a page) must fit
 // while the old one still exists, on file systems that allocate whole pages.
 constexpr size_t kSummaryReserveBytes = 16384;
+
+// Cuts `path` (a .jsonl log) before its first line that is not a whole JSON object with a "step" of
+// at most `step`: the lines a resumed run writes again, and a line torn by a crash. A missing file is
+// left missing.
+void keep_lines_until(const std::string& path, int64_t step) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return;
+    std::string line;
+    std::streamoff kept = 0;
+    while (std::getline(in, line) && !in.eof()) {
+        const std::optional<nlohmann::json> record = parse_json_or_nothing(line);
+        if (!record || !record->is_object() || !record->contains("step") || !(*record)["step"].is_number() ||
+            (*record)["step"].get<double>() > static_cast<double>(step))
+            break;
+        kept = in.tellg();
+    }
+    in.close();
+    std::error_code error;
+    fs::resize_file(path, static_cast<uintmax_t>(kept), error);
+    if (error)
+        throw ResourceError("cannot cut '" + path + "' back to step " + std::to_string(step) + ": " +
+                            error.message());
+}
 
 // One JSON line; text that is not valid UTF-8 (a path in an error message) is replaced, not fatal.
 std::string dump_line(const nlohmann::json& value) {
@@ -39,12 +64,24 @@ RunFolder::RunFolder(const std::string& path, const Config& config, bool overwri
     }
     fs::create_directories(path, error);
     if (error) throw InputError("cannot create run folder '" + path + "': " + error.message());
-    write_file_atomically(path + "/config.json", config_to_json_text(config) + "\n");
+    start(config, std::ios::trunc);
+}
+
+RunFolder::RunFolder(const std::string& path, const Config& config, ContinueFrom from) : m_path(path) {
+    std::error_code error;
+    if (!fs::is_directory(path, error)) throw InputError("--out '" + path + "' is not a folder");
+    keep_lines_until(path + "/metrics.jsonl", from.step);
+    keep_lines_until(path + "/events.jsonl", from.step);
+    start(config, std::ios::app);
+}
+
+void RunFolder::start(const Config& config, std::ios::openmode mode) {
+    write_file_atomically(m_path + "/config.json", config_to_json_text(config) + "\n");
     write_summary({{"status", "running"}, {"steps", 0}});
     write_file_atomically(reserve_path(), std::string(kSummaryReserveBytes, ' '));
-    m_metrics.open(path + "/metrics.jsonl", std::ios::trunc);
-    m_events.open(path + "/events.jsonl", std::ios::trunc);
-    if (!m_metrics || !m_events) throw InputError("cannot write into run folder '" + path + "'");
+    m_metrics.open(m_path + "/metrics.jsonl", std::ios::out | mode);
+    m_events.open(m_path + "/events.jsonl", std::ios::out | mode);
+    if (!m_metrics || !m_events) throw InputError("cannot write into run folder '" + m_path + "'");
 }
 
 RunFolder::~RunFolder() {

@@ -536,6 +536,28 @@ class TrainResumeEval(CliTestCase):
         for record in resumed:
             self.assertEqual(record["loss"], reference[record["step"]], f"step {record['step']}")
 
+    def test_resuming_in_place_keeps_the_history_and_the_checkpoint(self):
+        """--resume D/model.safetensors --out D continues D: a kill soon after the start leaves steps 1-10 and
+        the checkpoint (it used to delete both first), and the continued run retraces the straight one."""
+        straight, folder = self.tmp / "straight", self.tmp / "run"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "20", "--out", str(straight), "--quiet", check_rc=0)
+        run("train", "--preset", "quickstart", *TINY, "--steps", "10", "--out", str(folder), "--save-checkpoint",
+            "--quiet", check_rc=0)
+        checkpoint = folder / "model.safetensors"
+        killed = subprocess.Popen([CLI, "train", "--resume", str(checkpoint), "--steps", "1000000", "--out", str(folder),
+                                   "--overwrite", "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        killed.kill()
+        killed.wait()
+        self.assertEqual(safetensors_metadata(checkpoint)["normlab_step"], "10")
+        self.assertEqual([m["step"] for m in self.read_metrics(folder)][:10], list(range(1, 11)))
+        run("train", "--resume", str(checkpoint), "--steps", "20", "--out", str(folder), "--save-checkpoint", "--quiet",
+            check_rc=0)
+        reference = {m["step"]: m["loss"] for m in self.read_metrics(straight)}
+        self.assertEqual([(m["step"], m["loss"]) for m in self.read_metrics(folder)], sorted(reference.items()))
+        self.assertEqual(safetensors_metadata(checkpoint)["normlab_step"], "20")
+        self.assertEqual(json.loads((folder / "summary.json").read_text())["checkpoint_step"], 20)
+
     def test_periodic_checkpoints_hold_the_last_multiple_and_resume_the_same_curve(self):
         """train.checkpoint_every=10 over 25 steps: the folder's checkpoint holds step 20 (its metadata and
         summary.json's checkpoint_step say so), and a run resumed from it retraces steps 21-25 exactly."""

@@ -66,13 +66,14 @@ class HostileFolders(CliTestCase):
         (folder / "sweep.json").write_text('{"format": "normlab-sweep", "version": ' + DEEP + "}")
         self.expect_refused(["sweep", "status", str(folder)], "sweep.json", "nested deeper")
 
-    def test_deep_json_in_a_foreign_run_folder_is_listed(self):
+    def test_deep_json_in_a_run_folder_from_elsewhere_is_listed(self):
         out = self.trained_run()
-        (out / "config.json").write_text('{"source": "x", "model": ' + DEEP + "}")
         (out / "summary.json").write_text('{"status": ' + DEEP + "}")
-        result = limited_run("runs", str(out), "--json")
-        self.assertEqual(result.returncode, 0, result.stderr[-2000:])
-        self.assertEqual(len(json.loads(result.stdout)), 1)
+        for config in ('{"model": {"d_model": ' + DEEP + "}}", '{"source": "x", "model": ' + DEEP + "}"):
+            (out / "config.json").write_text(config)
+            result = limited_run("runs", str(out), "--json")
+            self.assertEqual(result.returncode, 0, result.stderr[-2000:])
+            self.assertEqual(len(json.loads(result.stdout)), 1)
 
     def test_deep_safetensors_metadata_exits_2(self):
         checkpoint = self.tmp / "deep.safetensors"

@@ -41,6 +41,18 @@ void keep_lines_until(const std::string& path, int64_t step) {
                             error.message());
 }
 
+// Removes what writers killed mid-write left in the folder (NAME.<pid>.<n>.tmp of an atomic write, the
+// older NAME.tmp, an export's NAME.partial): the folder is ours from here, so none is being written.
+void remove_stale_temporaries(const std::string& folder) {
+    std::error_code error;
+    for (fs::directory_iterator entry(folder, error), end; !error && entry != end; entry.increment(error)) {
+        const std::string extension = entry->path().extension().string();
+        std::error_code ignored;
+        if ((extension == ".tmp" || extension == ".partial") && !entry->is_directory(ignored))
+            fs::remove(entry->path(), ignored);
+    }
+}
+
 // One JSON line; text that is not valid UTF-8 (a path in an error message) is replaced, not fatal.
 std::string dump_line(const nlohmann::json& value) {
     return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -76,6 +88,7 @@ RunFolder::RunFolder(const std::string& path, const Config& config, ContinueFrom
 }
 
 void RunFolder::start(const Config& config, std::ios::openmode mode) {
+    remove_stale_temporaries(m_path);
     write_file_atomically(m_path + "/config.json", config_to_json_text(config) + "\n");
     write_summary({{"status", "running"}, {"steps", 0}});
     write_file_atomically(reserve_path(), std::string(kSummaryReserveBytes, ' '));

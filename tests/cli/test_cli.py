@@ -558,6 +558,19 @@ class TrainResumeEval(CliTestCase):
         self.assertEqual(safetensors_metadata(checkpoint)["normlab_step"], "20")
         self.assertEqual(json.loads((folder / "summary.json").read_text())["checkpoint_step"], 20)
 
+    def test_stale_temporaries_are_removed_when_a_folder_is_opened(self):
+        """What a kill during a checkpoint or summary write leaves (40 MB each) goes on the next open."""
+        folder = self.tmp / "run"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "5", "--out", str(folder), "--save-checkpoint",
+            "--quiet", check_rc=0)
+        stale = ["model.safetensors.tmp", "model.safetensors.4242.0.tmp", "summary.json.4242.1.tmp", "table.partial"]
+        for name in stale:
+            (folder / name).write_bytes(b"x" * 1000)
+        run("train", "--resume", str(folder / "model.safetensors"), "--steps", "8", "--out", str(folder), "--quiet",
+            check_rc=0)
+        self.assertEqual([name for name in stale if (folder / name).exists()], [])
+        self.assertEqual(sorted(p.name for p in folder.glob("*.tmp")), [])
+
     def test_periodic_checkpoints_hold_the_last_multiple_and_resume_the_same_curve(self):
         """train.checkpoint_every=10 over 25 steps: the folder's checkpoint holds step 20 (its metadata and
         summary.json's checkpoint_step say so), and a run resumed from it retraces steps 21-25 exactly."""

@@ -91,10 +91,24 @@ void RunFolder::start(const Config& config, std::ios::openmode mode) {
     remove_stale_temporaries(m_path);
     write_file_atomically(m_path + "/config.json", config_to_json_text(config) + "\n");
     write_summary({{"status", "running"}, {"steps", 0}});
-    write_file_atomically(reserve_path(), std::string(kSummaryReserveBytes, ' '));
-    m_metrics.open(m_path + "/metrics.jsonl", std::ios::out | mode);
-    m_events.open(m_path + "/events.jsonl", std::ios::out | mode);
-    if (!m_metrics || !m_events) throw InputError("cannot write into run folder '" + m_path + "'");
+    try {
+        write_file_atomically(reserve_path(), std::string(kSummaryReserveBytes, ' '));
+        m_metrics.open(m_path + "/metrics.jsonl", std::ios::out | mode);
+        m_events.open(m_path + "/events.jsonl", std::ios::out | mode);
+        if (!m_metrics || !m_events) throw InputError("cannot write into run folder '" + m_path + "'");
+    } catch (const std::exception& error) {
+        record_failed_start(error.what());
+        throw;
+    }
+}
+
+void RunFolder::record_failed_start(const std::string& reason) {
+    try {
+        write_summary({{"status", "failed"}, {"steps", 0}, {"error", reason}});
+    } catch (const std::exception&) {
+        std::error_code ignored;  // not even that fits: no summary beats one that says "running" forever
+        fs::remove(m_path + "/summary.json", ignored);
+    }
 }
 
 RunFolder::~RunFolder() {
@@ -134,8 +148,14 @@ void RunFolder::write_summary(const nlohmann::json& summary) {
 }
 
 void RunFolder::write_provenance(const nlohmann::json& provenance) {
-    write_file_atomically(m_path + "/provenance.json",
-                          provenance.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    try {
+        write_file_atomically(
+            m_path + "/provenance.json",
+            provenance.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    } catch (const std::exception& error) {
+        record_failed_start(error.what());
+        throw;
+    }
 }
 
 }  // namespace normlab

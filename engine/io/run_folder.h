@@ -39,7 +39,8 @@ class RunFolder {
     // Replaces summary.json atomically (temporary file + rename). When that fails (a full disk), frees
     // the room reserved at the start and tries once more, so a failed run can still say so.
     void write_summary(const nlohmann::json& summary);
-    // Writes provenance.json (engine/io/provenance.h), atomically, once the run's backend is known.
+    // Writes provenance.json (engine/io/provenance.h), atomically, once the run's backend is known; a
+    // failure is recorded as a failed start (summary.json) and rethrown.
     void write_provenance(const nlohmann::json& provenance);
 
     std::string checkpoint_path() const { return m_path + "/model.safetensors"; }
@@ -47,6 +48,8 @@ class RunFolder {
   private:
     // Writes config.json, a "running" summary and the reserve, and opens the logs with `mode`.
     void start(const Config& config, std::ios::openmode mode);
+    // A start that failed (a full disk): summary.json says "failed" with the reason, or is removed.
+    void record_failed_start(const std::string& reason);
     void append_line(std::ofstream& file, const char* name, const std::string& line);
     std::string reserve_path() const { return m_path + "/.summary-reserve"; }
 

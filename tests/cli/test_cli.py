@@ -779,6 +779,18 @@ class TrainResumeEval(CliTestCase):
         self.assertTrue(data == b"" or data.endswith(b"\n"), f"{path} ends in a torn line")
         return [json.loads(line) for line in data.splitlines()]
 
+    def test_a_full_disk_at_the_start_is_recorded_as_failed(self):
+        """8000 bytes hold config.json and the first summary but not the 16 KB reserve: the folder used to
+        say "running" forever; it says "failed" with the reason."""
+        out = self.tmp / "run"
+        result = run_with_file_size_limit(8000, "train", "--preset", "quickstart", *TINY, "--steps", "5", "--out",
+                                          str(out), "--quiet")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(".summary-reserve", result.stderr)
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["status"], "failed")
+        self.assertIn(".summary-reserve", summary["error"])
+
     def test_a_full_disk_ends_the_run_as_failed_and_keeps_what_was_written(self):
         """A real full disk (a 64 KB tmpfs) while metrics are written, and one that holds the first
         periodic checkpoint but not a second: the run ends as failed with the reason, every metrics line is

@@ -29,6 +29,13 @@ FUZZ="$NORMLAB_BUILD/tests/fuzz"
 SOURCE="$NORMLAB_ROOT/tests/fuzz"
 mapfile -t targets <"$NORMLAB_BUILD/fuzz_targets.txt"
 
+# The JSON readers take inputs up to 1 MB (libFuzzer's default of 4096 bytes hid a stack overflow at
+# 50,000 levels of nesting); the others keep libFuzzer's choice.
+JSON_TARGETS=" config safetensors metrics_line run_folder sweep_file sweep_folder experiment "
+max_len_of() {
+    if [[ "$JSON_TARGETS" == *" $1 "* ]]; then echo 1048576; else echo 0; fi
+}
+
 # Runs one target for FUZZ_SECONDS; its log, wall time and findings go under build-fuzz/.
 fuzz_target() {
     local target="$1"
@@ -46,7 +53,7 @@ fuzz_target() {
     start=$(date +%s)
     TMPDIR="$scratch" "$FUZZ/normlab_fuzz_$target" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
         -dict="$SOURCE/dict/$target.dict" -artifact_prefix="$findings/" -timeout=30 -rss_limit_mb=2048 \
-        "${inputs[@]}" >"$log" 2>&1 || echo "exit $?" >>"$log"
+        -max_len="$(max_len_of "$target")" "${inputs[@]}" >"$log" 2>&1 || echo "exit $?" >>"$log"
     echo "$(($(date +%s) - start))" >"$NORMLAB_BUILD/logs/$target.seconds"
 }
 

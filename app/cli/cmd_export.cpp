@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "app/cli/commands.h"
 #include "engine/core/errors.h"
 #include "engine/core/step_range.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/metrics_table.h"
 #include "engine/io/run_folder_reader.h"
 
@@ -75,18 +75,15 @@ fs::path desktop_app() {
 
 void write_metrics(const std::vector<std::string>& folders, const std::string& out, const std::string& format,
                    const StepRange& steps) {
-    // Written to a temporary file and renamed: a failed export leaves no partial table.
-    const std::string temporary = out + ".partial";
-    std::ofstream file(temporary, std::ios::binary);
-    if (!file) throw InputError("cannot write " + out + "; check that its folder exists and is writable");
-    const int64_t rows = format == "parquet" ? write_metrics_parquet(folders, file, steps)
-                                             : write_metrics_csv(folders, file, steps);
-    file.close();
-    if (!file) {
-        fs::remove(temporary);
-        throw InputError("cannot write " + out + " (disk full?)");
-    }
-    fs::rename(temporary, out);
+    // Written atomically: a failed export (a full disk) exits 2 and leaves the old file, no partial table.
+    int64_t rows = 0;
+    write_file_atomically(
+        out,
+        [&](std::ostream& file) {
+            rows = format == "parquet" ? write_metrics_parquet(folders, file, steps)
+                                       : write_metrics_csv(folders, file, steps);
+        },
+        "cannot write " + out);
     std::cerr << "normlab-cli export: " << rows << " rows from " << folders.size() << " run(s) to " << out
               << "\n";
 }

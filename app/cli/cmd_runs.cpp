@@ -67,7 +67,9 @@ int run_runs(int argc, char** argv) {
         } else if (arg.rfind("--", 0) == 0) {
             throw InputError("unknown option '" + arg + "'; see normlab-cli runs --help");
         } else {
-            for (const std::string& folder : find_run_folders(arg)) folders.push_back(folder);
+            std::vector<std::string> notes;
+            for (const std::string& folder : find_run_folders(arg, &notes)) folders.push_back(folder);
+            for (const std::string& note : notes) std::cerr << "normlab-cli runs: " << note << "\n";
         }
     }
     if (folders.empty()) throw InputError("name at least one folder; see normlab-cli runs --help");

@@ -2,15 +2,16 @@
 // shard or one point for a scheduler), and report where it stands (status) and what it found
 // (collect). Running lives in sweep_run.cpp; this file parses and reports.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
 #include "app/cli/sweep_run.h"
 #include "engine/core/errors.h"
 #include "engine/core/resource_dir.h"
+#include "engine/io/atomic_file.h"
+#include "engine/io/json_read.h"
+#include "engine/io/small_file.h"
 #include "engine/sweep/sweep_collect.h"
 
 namespace normlab::cli {
@@ -58,19 +59,15 @@ std::pair<std::string, ojson> parse_axis(const std::string& text) {
 ojson read_sweep_file(const std::string& name) {
     const fs::path shipped = fs::path(resource_dir()) / "sweeps" / (name + ".json");
     const std::string path = !fs::exists(name) && fs::exists(shipped) ? shipped.string() : name;
-    std::ifstream file(path);
-    if (!file) {
+    const std::optional<std::string> text = read_small_file_if_present(path, kMaxJsonFileBytes, "sweep file");
+    if (!text) {
         std::string names;
         std::error_code ignored;
         for (const auto& entry : fs::directory_iterator(shipped.parent_path(), ignored))
             names += " " + entry.path().stem().string();
         throw InputError("cannot read sweep file " + name + "; the shipped sweeps are:" + names);
     }
-    std::stringstream text;
-    text << file.rdbuf();
-    const ojson json = ojson::parse(text.str(), nullptr, false);
-    if (json.is_discarded()) throw InputError(path + " is not valid JSON");
-    return json;
+    return parse_json<ojson>(*text, path);
 }
 
 int run_plan(ArgReader& reader) {
@@ -157,12 +154,9 @@ int run_status(ArgReader& reader) {
     return 0;
 }
 
+// Written atomically: a failed write (a full disk) exits 2 and leaves the old table.
 void write_csv(const fs::path& path, const std::function<void(std::ostream&)>& write) {
-    std::ofstream file(path);
-    if (!file)
-        throw InputError("cannot write " + path.string() + "; check the folder exists and is writable");
-    write(file);
-    if (!file.flush()) throw InputError("cannot write " + path.string() + " (disk full?)");
+    write_file_atomically(path.string(), write, "cannot write " + path.string());
 }
 
 int run_collect(ArgReader& reader) {

@@ -1,5 +1,6 @@
 // `normlab-cli train`: builds the trainer (validating everything before the run folder exists), then
 // trains it into the run folder (train_loop.h). Ctrl-C stops cleanly.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -43,7 +44,8 @@ std::string train_help_tail() {
            "  --save-checkpoint    write DIR/model.safetensors at the end (optimizer state included); with\n"
            "                       --set train.checkpoint_every=N it is also replaced every N steps\n"
            "  --resume FILE        continue from a checkpoint (its config; --set / --steps still apply;\n"
-           "                       --steps must go beyond the checkpoint's step)\n"
+           "                       --steps must go beyond the checkpoint's step); DIR/model.safetensors\n"
+           "                       with --out DIR continues that folder, keeping its history and checkpoint\n"
            "  --change S:KEY=VAL   a live change applied before step S, e.g. --change "
            "200:model.norm_placement=pre;\n"
            "                       every change is checked before the run starts. Live keys (device and "
@@ -115,6 +117,24 @@ std::unique_ptr<Trainer> make_trainer(const TrainOptions& options) {
     return trainer;
 }
 
+// --resume names a checkpoint inside --out: the folder is continued, not replaced.
+bool resumes_in_place(const TrainOptions& options) {
+    if (options.resume.empty()) return false;
+    const std::filesystem::path parent = std::filesystem::path(options.resume).parent_path();
+    std::error_code error;
+    return std::filesystem::equivalent(parent.empty() ? "." : parent, options.out, error) && !error;
+}
+
+// The run folder: continued in place (its history and checkpoint kept; --overwrite is not needed),
+// else a new one (an old one is emptied only with --overwrite).
+std::unique_ptr<RunFolder> open_run_folder(const TrainOptions& options, const Trainer& trainer,
+                                           int64_t first_step) {
+    if (resumes_in_place(options))
+        return std::make_unique<RunFolder>(options.out, trainer.config(),
+                                           RunFolder::ContinueFrom{first_step});
+    return std::make_unique<RunFolder>(options.out, trainer.config(), options.overwrite);
+}
+
 void announce_start(const Trainer& trainer, const std::string& out) {
     std::cerr << "normlab-cli train: " << trainer.config().train.steps << " steps on "
               << trainer.backend().name() << " (" << trainer.device_reason() << "), run folder " << out
@@ -155,7 +175,8 @@ int run_train(int argc, char** argv) {
     validate_planned_changes(trainer->config(), first_step, trainer->config().train.steps, options.changes);
     for (const Command& change : options.changes) trainer->post(change);
 
-    RunFolder folder(options.out, trainer->config(), options.overwrite);
+    const std::unique_ptr<RunFolder> opened = open_run_folder(options, *trainer, first_step);
+    RunFolder& folder = *opened;
     folder.write_provenance(provenance_json(
         *trainer,
         options.resume.empty() ? std::nullopt : std::optional<ResumedFrom>{{options.resume, first_step}}));
@@ -163,6 +184,7 @@ int run_train(int argc, char** argv) {
     TrainLoopOptions loop;
     loop.quiet = options.quiet;
     PeriodicCheckpoint checkpoints(folder.checkpoint_path(), trainer->config().train.checkpoint_every);
+    if (resumes_in_place(options)) checkpoints.note_saved(first_step);  // the file kept holds that step
     nlohmann::json summary = train_into_folder(*trainer, folder, first_step, loop, checkpoints);
     if (options.save) save_final_checkpoint(*trainer, folder, checkpoints, summary);
     std::cout << summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

@@ -6,12 +6,14 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/json_read.h"
+#include "engine/io/small_file.h"
 
 namespace normlab {
 
@@ -41,9 +43,13 @@ bool same_identity(const nlohmann::json& entry, const GpuIdentity& identity) {
 
 // The cache's verdicts, oldest first; empty for a missing or malformed file.
 std::vector<nlohmann::json> read_verdicts(const std::string& path) {
-    std::ifstream file(path);
-    if (!file) return {};
-    const nlohmann::json document = nlohmann::json::parse(file, nullptr, false);
+    std::optional<nlohmann::json> parsed;
+    try {
+        parsed = parse_json_or_nothing(read_small_file(path, kMaxJsonFileBytes, "self-check cache"));
+    } catch (const InputError&) {
+        return {};
+    }
+    const nlohmann::json document = parsed.value_or(nlohmann::json());
     if (!document.is_object() || document.value("format", "") != kFormat) return {};
     const auto found = document.find("verdicts");
     if (found == document.end() || !found->is_array()) return {};

@@ -3,46 +3,18 @@
 #include "engine/config/config.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "engine/config/config_keys.h"
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
+#include "engine/io/small_file.h"
 
 namespace normlab {
 namespace {
 
 using nlohmann::json;
-
-// "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..." -> "syntax error ...",
-// "[json.exception.out_of_range.406] number overflow parsing '1e999'" -> the same text without the tag.
-std::string parse_error_detail(const json::exception& e) {
-    std::string what = e.what();
-    const size_t tag_end = what.find("] ");
-    if (tag_end != std::string::npos) what = what.substr(tag_end + 2);
-    const size_t colon = what.find(": ");
-    if (what.starts_with("parse error") && colon != std::string::npos) what = what.substr(colon + 2);
-    return what;
-}
-
-std::string parse_error_position(const std::string& text, size_t byte) {
-    const size_t end = std::min(byte == 0 ? 0 : byte - 1, text.size());
-    size_t line = 1;
-    size_t column = 1;
-    for (size_t i = 0; i < end; ++i) {
-        if (text[i] == '\n') {
-            ++line;
-            column = 1;
-        } else {
-            ++column;
-        }
-    }
-    return "line " + std::to_string(line) + ", column " + std::to_string(column) + " (byte " +
-           std::to_string(byte) + ")";
-}
 
 // Assigns every member of `object`; sections recurse one level. An unknown top-level object is also
 // walked so that {"modle": {"d_model": 1}} is reported as 'modle.d_model' with its suggestion.
@@ -152,15 +124,7 @@ std::string wiring_note(const ModelConfig& model) {
 }
 
 Config config_from_json_text(const std::string& json_text, const std::string& source_name) {
-    json document;
-    try {
-        document = json::parse(json_text, nullptr, true, true);
-    } catch (const json::parse_error& e) {
-        throw InputError(source_name + ": invalid JSON at " + parse_error_position(json_text, e.byte) + ": " +
-                         parse_error_detail(e) + "; fix the JSON syntax");
-    } catch (const json::exception& e) {
-        throw InputError(source_name + ": invalid JSON: " + parse_error_detail(e) + "; fix the JSON syntax");
-    }
+    const json document = parse_json(json_text, source_name, true);
     if (!document.is_object()) {
         throw InputError(source_name +
                          ": a config must be a JSON object such as {\"model\": {\"d_model\": 64}}, got " +
@@ -185,17 +149,7 @@ Config config_from_file(const std::string& path) {
         throw InputError("cannot read config file '" + path +
                          "': it is a directory; give the path of a JSON file");
     }
-    if (!std::filesystem::is_regular_file(status)) {
-        throw InputError(
-            "cannot read config file '" + path +
-            "': it is not a regular file (a device, pipe or socket); give the path of a JSON file");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError("cannot read config file '" + path + "': " + std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw InputError("cannot read config file '" + path + "': read failed");
-    return config_from_json_text(text.str(), path);
+    return config_from_json_text(read_small_file(path, kMaxJsonFileBytes, "config file"), path);
 }
 
 json config_to_json(const Config& config) {
@@ -216,7 +170,7 @@ std::string config_to_json_text(const Config& config) {
 }
 
 void apply_override(Config& config, const std::string& assignment) {
-    const std::string context = "--set '" + assignment + "'";
+    const std::string context = "--set '" + text_excerpt(assignment) + "'";
     const size_t equals = assignment.find('=');
     const std::string key = equals == std::string::npos ? "" : trim(assignment.substr(0, equals));
     if (key.empty()) throw InputError(context + ": expected the form key=value, e.g. model.layers=12");
@@ -224,10 +178,10 @@ void apply_override(Config& config, const std::string& assignment) {
     try {
         const KeyDescriptor* descriptor = find_key(key);
         if (descriptor == nullptr) throw_unknown_key(key);
-        json value = json::parse(text, nullptr, false);
-        if (value.is_discarded() || (descriptor->kind == ValueKind::String && !value.is_string()))
-            value = text;
-        descriptor->assign(config, value);
+        // Text that is not JSON (or nests too deeply) is taken as the string it is.
+        std::optional<json> value = parse_json_or_nothing(text);
+        if (!value || (descriptor->kind == ValueKind::String && !value->is_string())) value = text;
+        descriptor->assign(config, *value);
     } catch (const InputError& e) {
         throw InputError(context + ": " + e.what());
     }

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
 
 namespace normlab {
 namespace {
@@ -107,10 +108,7 @@ E enum_from_string(const std::string& text) {
 // The value as the user wrote it, for error messages: JSON text, shortened when long.
 std::string describe(const json& value) {
     if (value.is_number_float()) return format_number(value.get<double>());
-    std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-    constexpr size_t kMaxLength = 60;
-    if (text.size() > kMaxLength) text = text.substr(0, kMaxLength) + "...";
-    return text;
+    return json_excerpt(value, 60);
 }
 
 [[noreturn]] void throw_type_error(const std::string& key, const std::string& expected, const json& value) {

@@ -5,10 +5,12 @@
 #include <simdjson.h>
 
 #include <cmath>
+#include <new>
 #include <optional>
 #include <string>
 
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
 #include "engine/io/record_fields.h"
 
 namespace normlab {
@@ -18,6 +20,11 @@ using simdjson::dom::element;
 using simdjson::dom::object;
 
 struct MetricsLineParser::Impl {
+    // Lines nested deeper than any JSON NormLab reads are refused like every other reader's.
+    Impl() {
+        if (parser.allocate(simdjson::dom::MINIMAL_DOCUMENT_CAPACITY, kMaxJsonDepth) != simdjson::SUCCESS)
+            throw std::bad_alloc();
+    }
     simdjson::dom::parser parser;
 };
 

@@ -3,8 +3,10 @@
 #include "engine/io/run_folder.h"
 
 #include <filesystem>
+#include <optional>
 
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
 #include "engine/io/records_json.h"
 
 namespace normlab {
@@ -15,6 +17,41 @@ namespace {
 // Room kept for the final summary: a temporary copy of summary.json (well under a page) must fit
 // while the old one still exists, on file systems that allocate whole pages.
 constexpr size_t kSummaryReserveBytes = 16384;
+
+// Cuts `path` (a .jsonl log) before its first line that is not a whole JSON object with a "step" of
+// at most `step`: the lines a resumed run writes again, and a line torn by a crash. A missing file is
+// left missing.
+void keep_lines_until(const std::string& path, int64_t step) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return;
+    std::string line;
+    std::streamoff kept = 0;
+    while (std::getline(in, line) && !in.eof()) {
+        const std::optional<nlohmann::json> record = parse_json_or_nothing(line);
+        if (!record || !record->is_object() || !record->contains("step") || !(*record)["step"].is_number() ||
+            (*record)["step"].get<double>() > static_cast<double>(step))
+            break;
+        kept = in.tellg();
+    }
+    in.close();
+    std::error_code error;
+    fs::resize_file(path, static_cast<uintmax_t>(kept), error);
+    if (error)
+        throw ResourceError("cannot cut '" + path + "' back to step " + std::to_string(step) + ": " +
+                            error.message());
+}
+
+// Removes what writers killed mid-write left in the folder (NAME.<pid>.<n>.tmp of an atomic write, the
+// older NAME.tmp, an export's NAME.partial): the folder is ours from here, so none is being written.
+void remove_stale_temporaries(const std::string& folder) {
+    std::error_code error;
+    for (fs::directory_iterator entry(folder, error), end; !error && entry != end; entry.increment(error)) {
+        const std::string extension = entry->path().extension().string();
+        std::error_code ignored;
+        if ((extension == ".tmp" || extension == ".partial") && !entry->is_directory(ignored))
+            fs::remove(entry->path(), ignored);
+    }
+}
 
 // One JSON line; text that is not valid UTF-8 (a path in an error message) is replaced, not fatal.
 std::string dump_line(const nlohmann::json& value) {
@@ -39,12 +76,39 @@ RunFolder::RunFolder(const std::string& path, const Config& config, bool overwri
     }
     fs::create_directories(path, error);
     if (error) throw InputError("cannot create run folder '" + path + "': " + error.message());
-    write_file_atomically(path + "/config.json", config_to_json_text(config) + "\n");
+    start(config, std::ios::trunc);
+}
+
+RunFolder::RunFolder(const std::string& path, const Config& config, ContinueFrom from) : m_path(path) {
+    std::error_code error;
+    if (!fs::is_directory(path, error)) throw InputError("--out '" + path + "' is not a folder");
+    keep_lines_until(path + "/metrics.jsonl", from.step);
+    keep_lines_until(path + "/events.jsonl", from.step);
+    start(config, std::ios::app);
+}
+
+void RunFolder::start(const Config& config, std::ios::openmode mode) {
+    remove_stale_temporaries(m_path);
+    write_file_atomically(m_path + "/config.json", config_to_json_text(config) + "\n");
     write_summary({{"status", "running"}, {"steps", 0}});
-    write_file_atomically(reserve_path(), std::string(kSummaryReserveBytes, ' '));
-    m_metrics.open(path + "/metrics.jsonl", std::ios::trunc);
-    m_events.open(path + "/events.jsonl", std::ios::trunc);
-    if (!m_metrics || !m_events) throw InputError("cannot write into run folder '" + path + "'");
+    try {
+        write_file_atomically(reserve_path(), std::string(kSummaryReserveBytes, ' '));
+        m_metrics.open(m_path + "/metrics.jsonl", std::ios::out | mode);
+        m_events.open(m_path + "/events.jsonl", std::ios::out | mode);
+        if (!m_metrics || !m_events) throw InputError("cannot write into run folder '" + m_path + "'");
+    } catch (const std::exception& error) {
+        record_failed_start(error.what());
+        throw;
+    }
+}
+
+void RunFolder::record_failed_start(const std::string& reason) {
+    try {
+        write_summary({{"status", "failed"}, {"steps", 0}, {"error", reason}});
+    } catch (const std::exception&) {
+        std::error_code ignored;  // not even that fits: no summary beats one that says "running" forever
+        fs::remove(m_path + "/summary.json", ignored);
+    }
 }
 
 RunFolder::~RunFolder() {
@@ -84,8 +148,14 @@ void RunFolder::write_summary(const nlohmann::json& summary) {
 }
 
 void RunFolder::write_provenance(const nlohmann::json& provenance) {
-    write_file_atomically(m_path + "/provenance.json",
-                          provenance.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    try {
+        write_file_atomically(
+            m_path + "/provenance.json",
+            provenance.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    } catch (const std::exception& error) {
+        record_failed_start(error.what());
+        throw;
+    }
 }
 
 }  // namespace normlab

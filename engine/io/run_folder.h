@@ -2,6 +2,7 @@
 // summary.json, written incrementally and flushed per line, so a crash loses nothing already logged;
 // a full disk leaves no torn line and still gets the final summary (room for it is reserved).
 #pragma once
+#include <cstdint>
 #include <fstream>
 #include <string>
 
@@ -18,6 +19,13 @@ class RunFolder {
     // Creates the folder (refusing a non-empty existing one unless overwrite) and writes config.json
     // and a summary.json with status "running". Throws InputError naming the path.
     RunFolder(const std::string& path, const Config& config, bool overwrite);
+    // Continues the run in `path` from its own checkpoint at `step` (train --resume D/model.safetensors
+    // --out D): the checkpoint stays until a new one replaces it, and metrics and events keep every
+    // line up to `step` (later ones, and a torn last line, are cut: those steps are trained again).
+    struct ContinueFrom {
+        int64_t step;
+    };
+    RunFolder(const std::string& path, const Config& config, ContinueFrom from);
     // Gives the room reserved for the last summary back (the run's summary is written by then).
     ~RunFolder();
     RunFolder(const RunFolder&) = delete;
@@ -31,12 +39,17 @@ class RunFolder {
     // Replaces summary.json atomically (temporary file + rename). When that fails (a full disk), frees
     // the room reserved at the start and tries once more, so a failed run can still say so.
     void write_summary(const nlohmann::json& summary);
-    // Writes provenance.json (engine/io/provenance.h), atomically, once the run's backend is known.
+    // Writes provenance.json (engine/io/provenance.h), atomically, once the run's backend is known; a
+    // failure is recorded as a failed start (summary.json) and rethrown.
     void write_provenance(const nlohmann::json& provenance);
 
     std::string checkpoint_path() const { return m_path + "/model.safetensors"; }
 
   private:
+    // Writes config.json, a "running" summary and the reserve, and opens the logs with `mode`.
+    void start(const Config& config, std::ios::openmode mode);
+    // A start that failed (a full disk): summary.json says "failed" with the reason, or is removed.
+    void record_failed_start(const std::string& reason);
     void append_line(std::ofstream& file, const char* name, const std::string& line);
     std::string reserve_path() const { return m_path + "/.summary-reserve"; }
 

@@ -4,26 +4,25 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
 #include "engine/io/records_json.h"
+#include "engine/io/small_file.h"
 
 namespace normlab {
 
 namespace {
 namespace fs = std::filesystem;
 
+// Nothing when the file is missing, not a regular file, too large or not JSON (the reader tolerates it).
 std::optional<nlohmann::json> parse_json_file(const fs::path& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) return std::nullopt;
-    std::stringstream text;
-    text << file.rdbuf();
-    nlohmann::json parsed = nlohmann::json::parse(text.str(), nullptr, false);
-    if (parsed.is_discarded()) return std::nullopt;
-    return parsed;
+    try {
+        return parse_json_or_nothing(read_small_file(path.string(), kMaxJsonFileBytes));
+    } catch (const InputError&) {
+        return std::nullopt;
+    }
 }
 
 // Each non-empty line parsed by `parse` into `out`; returns how many lines were not valid (skipped).
@@ -43,9 +42,9 @@ int64_t parse_lines(const std::vector<std::string>& lines, Parse parse, std::vec
 }
 
 Event parse_event_line(const std::string& line) {
-    const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
-    if (parsed.is_discarded()) throw InputError("not JSON");
-    return event_from_json(parsed);
+    const std::optional<nlohmann::json> parsed = parse_json_or_nothing(line);
+    if (!parsed) throw InputError("not JSON");
+    return event_from_json(*parsed);
 }
 
 std::optional<double> optional_number(const nlohmann::json& json, const char* key) {
@@ -79,25 +78,48 @@ Config shared_config(const nlohmann::json& foreign, std::vector<std::string>& kn
     take("heads", config.model.heads);
     return config;
 }
+
+// A run folder has config.json or metrics.jsonl.
+bool is_run_folder(const fs::path& folder) {
+    std::error_code ignored;
+    return fs::exists(folder / "config.json", ignored) || fs::exists(folder / "metrics.jsonl", ignored);
+}
+
+// The sub-folders of `dir` that are runs, sorted; an entry that cannot be looked at (a symlink loop,
+// a dangling link, no permission) is skipped with a note instead of ending the scan.
+std::vector<std::string> run_subfolders(const fs::path& dir, std::vector<std::string>* notes) {
+    std::vector<std::string> runs;
+    std::error_code error;
+    fs::directory_iterator entry(dir, error), end;
+    for (; !error && entry != end; entry.increment(error)) {
+        std::error_code entry_error;
+        const bool folder = entry->is_directory(entry_error);
+        if (entry_error) {
+            if (notes != nullptr)
+                notes->push_back("skipped " + entry->path().string() + ": " + entry_error.message());
+            continue;
+        }
+        if (folder && is_run_folder(entry->path())) runs.push_back(entry->path().string());
+    }
+    if (error && notes != nullptr)
+        notes->push_back("stopped reading " + dir.string() + ": " + error.message());
+    std::sort(runs.begin(), runs.end());
+    return runs;
+}
 }  // namespace
 
-std::vector<std::string> find_run_folders(const std::string& dir) {
+std::vector<std::string> find_run_folders(const std::string& dir, std::vector<std::string>* notes) {
     const fs::path root(dir);
     std::error_code error;
     if (!fs::is_directory(root, error)) throw InputError(dir + " is not a folder");
-    const auto is_run = [](const fs::path& folder) {
-        std::error_code ignored;
-        return fs::exists(folder / "config.json", ignored) || fs::exists(folder / "metrics.jsonl", ignored);
-    };
-    if (is_run(root)) return {root.string()};
-    // A sweep folder stands for the runs of its points (S/runs/<id>/); none yet is not an error.
-    if (fs::exists(root / "sweep.json", error) && fs::is_directory(root / "runs", error))
-        return find_run_folders((root / "runs").string());
-    std::vector<std::string> runs;
-    for (const fs::directory_entry& entry : fs::directory_iterator(root, error))
-        if (entry.is_directory() && is_run(entry.path())) runs.push_back(entry.path().string());
-    std::sort(runs.begin(), runs.end());
-    if (runs.empty()) throw InputError(dir + " holds no run folder (none has config.json or metrics.jsonl)");
+    if (is_run_folder(root)) return {root.string()};
+    // A sweep folder stands for the runs of its points (S/runs/<id>/), looked at one level down only.
+    const bool sweep = fs::exists(root / "sweep.json", error) && fs::is_directory(root / "runs", error);
+    const fs::path scanned = sweep ? root / "runs" : root;
+    if (sweep && is_run_folder(scanned)) return {scanned.string()};
+    std::vector<std::string> runs = run_subfolders(scanned, notes);
+    if (runs.empty())
+        throw InputError(scanned.string() + " holds no run folder (none has config.json or metrics.jsonl)");
     return runs;
 }
 
@@ -149,7 +171,7 @@ RunFolderReader::Update RunFolderReader::poll(size_t max_bytes) {
     update.skippedLines =
         parse_lines(
             metrics.lines, [this](const std::string& line) { return m_parser.parse(line); }, update.records) +
-        parse_lines(events.lines, parse_event_line, update.events);
+        parse_lines(events.lines, parse_event_line, update.events) + metrics.longLines + events.longLines;
     m_skipped += update.skippedLines;
     return update;
 }

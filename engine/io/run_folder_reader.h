@@ -47,7 +47,7 @@ class RunFolderReader {
     struct Update {
         std::vector<StepRecord> records;
         std::vector<Event> events;
-        int64_t skippedLines = 0;  // lines that were not valid records (counted, not fatal)
+        int64_t skippedLines = 0;  // lines that were not valid records or over kMaxLineBytes (not fatal)
         bool restarted = false;    // a file was truncated or replaced: records are from its start
         bool more = false;         // poll again: a backlog was cut at the poll's size
     };
@@ -70,8 +70,9 @@ class RunFolderReader {
 
 // The run folders `dir` stands for: itself when it is one (config.json or metrics.jsonl), the runs of
 // a sweep folder's points, else its sub-folders that are runs (sorted by name). Throws InputError when
-// it is not a folder or holds none.
-std::vector<std::string> find_run_folders(const std::string& dir);
+// it is not a folder or holds none. An entry that cannot be looked at (a symlink loop) is skipped, with
+// a line in `notes` when given.
+std::vector<std::string> find_run_folders(const std::string& dir, std::vector<std::string>* notes = nullptr);
 
 // The run's status as the engine's enum, from summary.json's text ("failed" reads as Stopped).
 RunStatus status_from_summary(const std::string& status);

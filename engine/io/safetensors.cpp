@@ -15,7 +15,10 @@
 #include <system_error>
 
 #include "engine/core/errors.h"
+#include "engine/core/memory_check.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/json_read.h"
+#include "engine/io/small_file.h"
 
 namespace normlab {
 
@@ -66,6 +69,7 @@ std::string quoted(const std::string& text) {
 class ReadErrors {
   public:
     explicit ReadErrors(const std::string& path) : m_path(path) {}
+    const std::string& path() const { return m_path; }
 
     InputError error(const std::string& problem) const {
         return InputError("checkpoint " + quoted(m_path) + " " + problem);
@@ -94,10 +98,10 @@ DtypeInfo parse_dtype(const ReadErrors& errors, const std::string& name, const s
 uint64_t parse_non_negative(const ReadErrors& errors, const std::string& name, const nlohmann::json& value,
                             const std::string& what) {
     if (!value.is_number_integer()) {
-        throw errors.bad_tensor(name, what + " must be an integer but is " + value.dump());
+        throw errors.bad_tensor(name, what + " must be an integer but is " + json_excerpt(value));
     }
     if (!value.is_number_unsigned() && value.get<int64_t>() < 0) {
-        throw errors.bad_tensor(name, what + " is negative (" + value.dump() + ")");
+        throw errors.bad_tensor(name, what + " is negative (" + json_excerpt(value) + ")");
     }
     return value.get<uint64_t>();
 }
@@ -121,11 +125,13 @@ TensorEntry parse_tensor_entry(const ReadErrors& errors, const std::string& name
     tensor.name = name;
 
     const nlohmann::json& dtype = require_field(errors, name, entry, "dtype");
-    if (!dtype.is_string()) throw errors.bad_tensor(name, "'dtype' must be a string but is " + dtype.dump());
+    if (!dtype.is_string())
+        throw errors.bad_tensor(name, "'dtype' must be a string but is " + json_excerpt(dtype));
     tensor.dtype = parse_dtype(errors, name, dtype.get<std::string>());
 
     const nlohmann::json& shape = require_field(errors, name, entry, "shape");
-    if (!shape.is_array()) throw errors.bad_tensor(name, "'shape' must be an array but is " + shape.dump());
+    if (!shape.is_array())
+        throw errors.bad_tensor(name, "'shape' must be an array but is " + json_excerpt(shape));
     bool has_zero_dim = false;
     bool count_overflows = false;
     uint64_t element_count = 1;
@@ -148,8 +154,8 @@ TensorEntry parse_tensor_entry(const ReadErrors& errors, const std::string& name
 
     const nlohmann::json& offsets = require_field(errors, name, entry, "data_offsets");
     if (!offsets.is_array() || offsets.size() != 2) {
-        throw errors.bad_tensor(name,
-                                "'data_offsets' must be an array [begin, end] but is " + offsets.dump());
+        throw errors.bad_tensor(
+            name, "'data_offsets' must be an array [begin, end] but is " + json_excerpt(offsets));
     }
     tensor.begin = parse_non_negative(errors, name, offsets[0], "data_offsets[0]");
     tensor.end = parse_non_negative(errors, name, offsets[1], "data_offsets[1]");
@@ -181,7 +187,8 @@ std::map<std::string, std::string> parse_metadata(const ReadErrors& errors, cons
     std::map<std::string, std::string> result;
     for (const auto& [key, value] : metadata.items()) {
         if (!value.is_string()) {
-            throw errors.error("has '__metadata__' key " + quoted(key) + " whose value " + value.dump() +
+            throw errors.error("has '__metadata__' key " + quoted(text_excerpt(key)) + " whose value " +
+                               json_excerpt(value) +
                                " is not a string; safetensors metadata holds strings only");
         }
         result.emplace(key, value.get<std::string>());
@@ -250,7 +257,7 @@ void convert_elements(const std::vector<unsigned char>& bytes, std::vector<float
     }
 }
 
-LoadedTensor read_tensor_data(const ReadErrors& errors, std::ifstream& file, uint64_t data_start,
+LoadedTensor read_tensor_data(const ReadErrors& errors, const RegularFile& file, uint64_t data_start,
                               const TensorEntry& entry) {
     LoadedTensor tensor;
     tensor.shape = entry.shape;
@@ -258,20 +265,19 @@ LoadedTensor read_tensor_data(const ReadErrors& errors, std::ifstream& file, uin
     const uint64_t byte_count = entry.end - entry.begin;
     if (byte_count == 0) return tensor;
 
-    file.seekg(static_cast<std::streamoff>(data_start + entry.begin));
+    const uint64_t offset = data_start + entry.begin;
     const auto fail = [&]() {
         return errors.error("could not be read: reading tensor " + quoted(entry.name) +
                             " failed; check that the file is not being changed while it is loaded");
     };
     if (entry.dtype.dtype == Dtype::f32) {
-        if (!file.read(reinterpret_cast<char*>(tensor.data.data()),
-                       static_cast<std::streamsize>(byte_count))) {
+        if (file.read_at(offset, tensor.data.data(), byte_count) != byte_count) {
             throw fail();
         }
         return tensor;
     }
     std::vector<unsigned char> bytes(byte_count);
-    if (!file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(byte_count))) {
+    if (file.read_at(offset, bytes.data(), byte_count) != byte_count) {
         throw fail();
     }
     switch (entry.dtype.dtype) {
@@ -367,28 +373,37 @@ void write_safetensors(const std::string& path, const std::vector<TensorRef>& te
 }
 
 namespace {
-// The size of the file at `path`, which must be a regular file.
-uint64_t regular_file_size(const ReadErrors& errors, const std::string& path) {
-    std::error_code status_error;
-    const fs::file_status status = fs::status(path, status_error);
-    if (!fs::exists(status)) throw errors.error("does not exist; check the path");
-    if (!fs::is_regular_file(status))
-        throw errors.error("is not a regular file; give the path of a .safetensors file");
-    std::error_code size_error;
-    const uint64_t file_size = fs::file_size(path, size_error);
-    if (size_error) throw errors.error("could not be read (" + size_error.message() + ")");
-    return file_size;
+// Refuses, before anything is allocated, tensors that need more memory than the machine has, or far
+// more bytes than the file system stores for the file: a sparse file (4 GB declared, 4 KB on disk) is
+// not a checkpoint anyone wrote. Small files and file systems that report no blocks are not judged.
+void check_data_is_stored(const ReadErrors& errors, const RegularFile& file,
+                          const std::vector<TensorEntry>& entries) {
+    constexpr uint64_t kJudgedFrom = 16ull << 20;
+    uint64_t declared = 0, floats = 0;
+    for (const TensorEntry& entry : entries) {
+        declared += entry.end - entry.begin;
+        floats += entry.element_count;
+    }
+    const uint64_t stored = file.stored_bytes();
+    if (declared >= kJudgedFrom && stored > 0 && stored < declared / 8) {
+        throw errors.error("declares " + std::to_string(declared >> 20) + " MB of tensor data but only " +
+                           std::to_string(stored >> 10) +
+                           " KB of it is stored on disk (a sparse file); it was not written whole, so "
+                           "use another checkpoint");
+    }
+    check_memory(floats * sizeof(float), "loading the tensors of checkpoint " + quoted(errors.path()));
 }
 
 // The 8-byte little-endian header length, checked against the limit and the file's size.
-uint64_t read_header_length(const ReadErrors& errors, std::ifstream& file, uint64_t file_size) {
+uint64_t read_header_length(const ReadErrors& errors, const RegularFile& file) {
+    const uint64_t file_size = file.size();
     if (file_size < k_header_length_bytes) {
         throw errors.error("is truncated: it has " + std::to_string(file_size) +
                            " bytes, fewer than the 8-byte header length; the file was cut short or is not "
                            "safetensors");
     }
     unsigned char length_bytes[k_header_length_bytes];
-    if (!file.read(reinterpret_cast<char*>(length_bytes), k_header_length_bytes)) {
+    if (file.read_at(0, length_bytes, k_header_length_bytes) != k_header_length_bytes) {
         throw errors.error("could not be read: the header length is unreadable");
     }
     uint64_t header_length = 0;
@@ -407,15 +422,15 @@ uint64_t read_header_length(const ReadErrors& errors, std::ifstream& file, uint6
 }
 
 // The JSON object of `header_length` bytes that follows the length.
-nlohmann::json read_header(const ReadErrors& errors, std::ifstream& file, uint64_t header_length) {
+nlohmann::json read_header(const ReadErrors& errors, const RegularFile& file, uint64_t header_length) {
     std::string header_text(header_length, '\0');
-    if (!file.read(header_text.data(), static_cast<std::streamsize>(header_length))) {
+    if (file.read_at(k_header_length_bytes, header_text.data(), header_length) != header_length) {
         throw errors.error("could not be read: reading the header failed");
     }
     nlohmann::json header;
     try {
-        header = nlohmann::json::parse(header_text);
-    } catch (const nlohmann::json::exception& error) {  // a syntax error, or a number beyond double's range
+        header = parse_json(header_text, "its header");
+    } catch (const InputError& error) {  // a syntax error, a number beyond double's range, too deep
         throw errors.error("has a header that is not valid JSON (" + std::string(error.what()) +
                            "); the file is corrupt or not safetensors");
     }
@@ -429,10 +444,9 @@ nlohmann::json read_header(const ReadErrors& errors, std::ifstream& file, uint64
 
 SafetensorsFile read_safetensors(const std::string& path) {
     const ReadErrors errors(path);
-    const uint64_t file_size = regular_file_size(errors, path);
-    std::ifstream file(path, std::ios::binary);
-    if (!file) throw errors.error("could not be opened for reading; check its permissions");
-    const uint64_t header_length = read_header_length(errors, file, file_size);
+    const RegularFile file = RegularFile::open(path, "checkpoint");
+    const uint64_t file_size = file.size();
+    const uint64_t header_length = read_header_length(errors, file);
     const nlohmann::json header = read_header(errors, file, header_length);
 
     const uint64_t data_start = k_header_length_bytes + header_length;
@@ -447,6 +461,7 @@ SafetensorsFile read_safetensors(const std::string& path) {
         }
     }
     check_no_overlap(errors, entries);
+    check_data_is_stored(errors, file, entries);
 
     for (const TensorEntry& entry : entries) {
         result.tensors.emplace(entry.name, read_tensor_data(errors, file, data_start, entry));

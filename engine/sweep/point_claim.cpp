@@ -12,12 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
+#include "engine/io/small_file.h"
 
 namespace normlab {
 
@@ -62,20 +63,23 @@ ClaimInfo claim_from_json(const nlohmann::json& json) {
 }
 
 std::optional<ClaimInfo> read_claim_file(const std::string& path) {
-    std::ifstream file(path);
-    if (!file) return std::nullopt;
-    std::stringstream text;
-    text << file.rdbuf();
-    const nlohmann::json json = nlohmann::json::parse(text.str(), nullptr, false);
-    if (json.is_discarded() || !json.is_object()) {
-        // Being written, or torn by a crash: as old as the file itself.
+    std::optional<nlohmann::json> json;
+    try {
+        const std::optional<std::string> text = read_small_file_if_present(path, kMaxClaimFileBytes, "claim");
+        if (!text) return std::nullopt;
+        json = parse_json_or_nothing(*text);
+    } catch (const InputError&) {
+        // Not a regular file (a FIFO), too large or unreadable: a claim nobody keeps alive.
+    }
+    if (!json || !json->is_object()) {
+        // Being written, torn by a crash or not a claim file: as old as the file itself.
         std::error_code error;
         const auto written = fs::last_write_time(path, error);
         if (error) return std::nullopt;
         const auto age = fs::file_time_type::clock::now() - written;
         return ClaimInfo{"", 0, unix_now() - std::chrono::duration<double>(age).count()};
     }
-    return claim_from_json(json);
+    return claim_from_json(*json);
 }
 
 // Writes our claim to a file of our own and renames it over `path` (atomic on one file system).

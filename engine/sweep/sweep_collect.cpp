@@ -2,7 +2,9 @@
 // every axis but the learning rate, averages seeds per lr, and takes mean minus best.
 #include "engine/sweep/sweep_collect.h"
 
+#include "engine/core/errors.h"
 #include "engine/core/number_format.h"
+#include "engine/io/json_read.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +25,9 @@ int lr_axis(const SweepPlan& plan) {
 // A learning rate of the axis as a number: a quoted one ("1e-3") applies as the number it spells, like
 // --set train.lr=1e-3 (every point of a plan was validated, so each spells one).
 double lr_number(const nlohmann::json& value) {
-    return nlohmann::json::parse(override_text(value)).get<double>();
+    const nlohmann::json number = parse_json(override_text(value), "a learning rate of the sweep");
+    if (!number.is_number()) throw InputError("a learning rate of the sweep is not a number");
+    return number.get<double>();
 }
 
 std::string csv_text(const std::string& text) {

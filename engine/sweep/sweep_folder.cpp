@@ -4,12 +4,12 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
+#include "engine/io/json_read.h"
+#include "engine/io/line_tailer.h"
 #include "engine/io/metrics_line_parser.h"
+#include "engine/io/small_file.h"
 
 namespace normlab {
 
@@ -45,10 +45,7 @@ void write_sweep(const std::string& sweep_dir, const SweepPlan& plan) {
     const std::string text = sweep_plan_to_json(plan).dump(2) + "\n";
     std::error_code error;
     if (fs::exists(file, error)) {
-        std::ifstream existing(file);
-        std::stringstream old;
-        old << existing.rdbuf();
-        if (old.str() == text) return;  // planned again: the same plan
+        if (read_small_file(file.string(), kMaxJsonFileBytes, "sweep file") == text) return;  // planned again
         throw InputError(sweep_dir + " already holds a different sweep; plan into a new folder");
     }
     fs::create_directories(sweep_dir, error);
@@ -58,15 +55,12 @@ void write_sweep(const std::string& sweep_dir, const SweepPlan& plan) {
 
 SweepPlan load_sweep(const std::string& sweep_dir) {
     const fs::path file = fs::path(sweep_dir) / "sweep.json";
-    std::ifstream in(file);
-    if (!in)
+    const std::optional<std::string> text =
+        read_small_file_if_present(file.string(), kMaxJsonFileBytes, "sweep file");
+    if (!text)
         throw InputError(sweep_dir +
                          " is not a sweep folder (no sweep.json); make one with normlab-cli sweep plan");
-    std::stringstream text;
-    text << in.rdbuf();
-    const nlohmann::ordered_json json = nlohmann::ordered_json::parse(text.str(), nullptr, false);
-    if (json.is_discarded()) throw InputError(file.string() + " is not valid JSON");
-    return sweep_plan_from_json(json, file.string());
+    return sweep_plan_from_json(parse_json<nlohmann::ordered_json>(*text, file.string()), file.string());
 }
 
 std::string point_folder(const std::string& sweep_dir, const SweepPoint& point) {
@@ -97,11 +91,12 @@ PointProgress point_progress(const std::string& sweep_dir, const SweepPoint& poi
 }
 
 std::optional<double> first_logged_loss(const std::string& run_folder) {
-    std::ifstream metrics(fs::path(run_folder) / "metrics.jsonl");
-    std::string line;
-    if (!std::getline(metrics, line)) return std::nullopt;
     try {
-        return MetricsLineParser().parse(line).loss;
+        const std::string metrics = (fs::path(run_folder) / "metrics.jsonl").string();
+        const std::string head = RegularFile::open(metrics, "metrics file").read_head(kMaxLineBytes + 1);
+        const size_t end = head.find('\n');
+        if (end == std::string::npos) return std::nullopt;
+        return MetricsLineParser().parse(head.substr(0, end)).loss;
     } catch (const InputError&) {
         return std::nullopt;
     }

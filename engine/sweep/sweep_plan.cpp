@@ -9,6 +9,7 @@
 
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
 
 namespace normlab {
 
@@ -201,8 +202,8 @@ std::string override_text(const nlohmann::json& value) {
 }
 
 ojson value_from_text(const std::string& text) {
-    const ojson parsed = ojson::parse(text, nullptr, false);
-    return parsed.is_discarded() || parsed.is_structured() ? ojson(text) : parsed;
+    const std::optional<ojson> parsed = parse_json_or_nothing<ojson>(text);
+    return !parsed || parsed->is_structured() ? ojson(text) : *parsed;
 }
 
 ojson values_from_text(const std::string& list) {

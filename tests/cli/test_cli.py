@@ -565,6 +565,41 @@ class TrainResumeEval(CliTestCase):
         for record in resumed:
             self.assertEqual(record["loss"], reference[record["step"]], f"step {record['step']}")
 
+    def test_resuming_in_place_keeps_the_history_and_the_checkpoint(self):
+        """--resume D/model.safetensors --out D continues D: a kill soon after the start leaves steps 1-10 and
+        the checkpoint (it used to delete both first), and the continued run retraces the straight one."""
+        straight, folder = self.tmp / "straight", self.tmp / "run"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "20", "--out", str(straight), "--quiet", check_rc=0)
+        run("train", "--preset", "quickstart", *TINY, "--steps", "10", "--out", str(folder), "--save-checkpoint",
+            "--quiet", check_rc=0)
+        checkpoint = folder / "model.safetensors"
+        killed = subprocess.Popen([CLI, "train", "--resume", str(checkpoint), "--steps", "1000000", "--out", str(folder),
+                                   "--overwrite", "--quiet"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        killed.kill()
+        killed.wait()
+        self.assertEqual(safetensors_metadata(checkpoint)["normlab_step"], "10")
+        self.assertEqual([m["step"] for m in self.read_metrics(folder)][:10], list(range(1, 11)))
+        run("train", "--resume", str(checkpoint), "--steps", "20", "--out", str(folder), "--save-checkpoint", "--quiet",
+            check_rc=0)
+        reference = {m["step"]: m["loss"] for m in self.read_metrics(straight)}
+        self.assertEqual([(m["step"], m["loss"]) for m in self.read_metrics(folder)], sorted(reference.items()))
+        self.assertEqual(safetensors_metadata(checkpoint)["normlab_step"], "20")
+        self.assertEqual(json.loads((folder / "summary.json").read_text())["checkpoint_step"], 20)
+
+    def test_stale_temporaries_are_removed_when_a_folder_is_opened(self):
+        """What a kill during a checkpoint or summary write leaves (40 MB each) goes on the next open."""
+        folder = self.tmp / "run"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "5", "--out", str(folder), "--save-checkpoint",
+            "--quiet", check_rc=0)
+        stale = ["model.safetensors.tmp", "model.safetensors.4242.0.tmp", "summary.json.4242.1.tmp", "table.partial"]
+        for name in stale:
+            (folder / name).write_bytes(b"x" * 1000)
+        run("train", "--resume", str(folder / "model.safetensors"), "--steps", "8", "--out", str(folder), "--quiet",
+            check_rc=0)
+        self.assertEqual([name for name in stale if (folder / name).exists()], [])
+        self.assertEqual(sorted(p.name for p in folder.glob("*.tmp")), [])
+
     def test_periodic_checkpoints_hold_the_last_multiple_and_resume_the_same_curve(self):
         """train.checkpoint_every=10 over 25 steps: the folder's checkpoint holds step 20 (its metadata and
         summary.json's checkpoint_step say so), and a run resumed from it retraces steps 21-25 exactly."""
@@ -772,6 +807,18 @@ class TrainResumeEval(CliTestCase):
         data = path.read_bytes()
         self.assertTrue(data == b"" or data.endswith(b"\n"), f"{path} ends in a torn line")
         return [json.loads(line) for line in data.splitlines()]
+
+    def test_a_full_disk_at_the_start_is_recorded_as_failed(self):
+        """8000 bytes hold config.json and the first summary but not the 16 KB reserve: the folder used to
+        say "running" forever; it says "failed" with the reason."""
+        out = self.tmp / "run"
+        result = run_with_file_size_limit(8000, "train", "--preset", "quickstart", *TINY, "--steps", "5", "--out",
+                                          str(out), "--quiet")
+        self.assertEqual(result.returncode, 2, result.stderr)
+        self.assertIn(".summary-reserve", result.stderr)
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["status"], "failed")
+        self.assertIn(".summary-reserve", summary["error"])
 
     def test_a_full_disk_ends_the_run_as_failed_and_keeps_what_was_written(self):
         """A real full disk (a 64 KB tmpfs) while metrics are written, and one that holds the first

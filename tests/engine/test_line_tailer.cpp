@@ -1,9 +1,11 @@
 // LineTailer against files written as a live run writes them: an incomplete last line waits for its
 // newline, only new bytes are read, a file truncated or replaced by a rename is read again from the
 // start and flagged, a missing file is reported without losing state, thousands of small appends in
-// random chunks arrive as exactly the lines written, and a large backlog comes in bounded polls.
+// random chunks arrive as exactly the lines written, a large backlog comes in bounded polls, a line
+// over the cap is skipped and counted without being held, and a FIFO reads as missing without blocking.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -117,6 +119,36 @@ TEST_F(LineTailerTest, ABacklogComesInBoundedPolls) {
     }
     EXPECT_EQ(lines, 1000u);
     EXPECT_GE(polls, 25);  // 100 KB / 4 KB
+}
+
+TEST_F(LineTailerTest, AnOverLongLineIsSkippedAndCountedWithoutBeingHeld) {
+    LineTailer tailer(path);
+    append("a\n");
+    EXPECT_EQ(tailer.poll().lines, std::vector<std::string>{"a"});
+    int64_t long_lines = 0;
+    for (int i = 0; i < 48; ++i) {  // 3 MB without a newline, polled as a live writer appends it
+        append(std::string(64 << 10, 'x'));
+        const LineTailer::Poll poll = tailer.poll();
+        EXPECT_TRUE(poll.lines.empty());
+        long_lines += poll.longLines;
+        ASSERT_LE(tailer.partialBytes(), kMaxLineBytes);
+    }
+    EXPECT_TRUE(tailer.hasPartialLine());
+    append("x\nb\n" + std::string(kMaxLineBytes + 1, 'y') + "\nc\n");
+    const LineTailer::Poll poll = tailer.poll();
+    EXPECT_EQ(poll.lines, (std::vector<std::string>{"b", "c"}));
+    EXPECT_EQ(long_lines + poll.longLines, 2);
+    EXPECT_EQ(tailer.offset(), fs::file_size(path));
+}
+
+TEST_F(LineTailerTest, AFifoOrADeviceReadsAsMissingWithoutBlocking) {
+    ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+    ::alarm(30);  // a tailer that blocks on the FIFO ends the test run instead of hanging it
+    EXPECT_TRUE(LineTailer(path).poll().missing);
+    const fs::path zero = dir / "zero.jsonl";
+    fs::create_symlink("/dev/zero", zero);
+    EXPECT_TRUE(LineTailer(zero.string()).poll().missing);
+    ::alarm(0);
 }
 
 }  // namespace

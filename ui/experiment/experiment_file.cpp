@@ -4,11 +4,12 @@
 
 #include "engine/train/commands.h"
 
-#include <QFile>
 #include <QSaveFile>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
+#include "engine/io/small_file.h"
 
 namespace normlab::ui {
 
@@ -100,8 +101,9 @@ Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName
     const std::string source = sourceName.toStdString();
     nlohmann::json json;
     try {
-        json = nlohmann::json::parse(bytes.toStdString());
-    } catch (const nlohmann::json::exception& error) {  // a syntax error, or a number beyond double's range
+        json = normlab::parse_json(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())),
+                                   source);
+    } catch (const normlab::InputError& error) {  // a syntax error, a number beyond double's range, too deep
         throw normlab::InputError(source + " is not a NormLab experiment: invalid JSON (" + error.what() +
                                   ")");
     }
@@ -111,7 +113,8 @@ Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName
     if (!json["normlab_experiment"].is_number_integer() ||
         json["normlab_experiment"].get<int>() > kFormatVersion)
         throw normlab::InputError(source + " was written by a newer NormLab (format " +
-                                  json["normlab_experiment"].dump() + "); this version reads format 1");
+                                  normlab::json_excerpt(json["normlab_experiment"]) +
+                                  "); this version reads format 1");
     Experiment experiment;
     if (json.contains("config")) experiment.current = configFrom(json["config"], source + ": config");
     if (json.contains("runs")) {
@@ -145,19 +148,24 @@ QString saveExperiment(const Experiment& experiment, const QString& path) {
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
         return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
-    file.write(experimentToJson(experiment));
+    // QSaveFile writes a temporary file, syncs it and renames it at commit; a short write cancels it,
+    // so a full disk leaves the old file.
+    const QByteArray bytes = experimentToJson(experiment);
+    if (file.write(bytes) != bytes.size()) {
+        const QString reason = file.errorString();
+        file.cancelWriting();
+        return QStringLiteral("cannot write %1: %2").arg(path, reason);
+    }
     if (!file.commit()) return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
     return {};
 }
 
 Experiment loadExperiment(const QString& path) {
-    QFile file(path);
-    if (!file.exists())
-        throw normlab::InputError("cannot open " + path.toStdString() + ": it does not exist");
-    if (!file.open(QIODevice::ReadOnly))
-        throw normlab::InputError("cannot open " + path.toStdString() + ": " +
-                                  file.errorString().toStdString());
-    return experimentFromJson(file.readAll(), path);
+    // A regular file of at most 16 MB, opened without blocking (a FIFO must not hang the window).
+    const std::optional<std::string> bytes = normlab::read_small_file_if_present(
+        path.toStdString(), normlab::kMaxJsonFileBytes, "experiment file");
+    if (!bytes) throw normlab::InputError("cannot open " + path.toStdString() + ": it does not exist");
+    return experimentFromJson(QByteArray::fromStdString(*bytes), path);
 }
 
 }  // namespace normlab::ui

@@ -28,10 +28,10 @@ void Model::reserve_stats() {
         for (std::vector<double>* list : {&stats.encoder_attn_entropy, &stats.encoder_attn_max_logit})
             list->reserve(encoder);
     }
-    m_branch_slices.reserve(slots);
-    m_slice_squares.resize(2 * slots);
-    m_slice_sums.resize(2 * slots);
-    m_attention_host.resize(attention_stat_total());
+    m_telemetry.branch_slices.reserve(slots);
+    m_telemetry.slice_squares.resize(2 * slots);
+    m_telemetry.slice_sums.resize(2 * slots);
+    m_telemetry.attention_host.resize(attention_stat_total());
 }
 
 const ForwardStats& Model::collect_stats(const Backend::CrossEntropyResult& loss, bool attention_stats) {
@@ -68,12 +68,12 @@ const ForwardStats& Model::collect_stats(const Backend::CrossEntropyResult& loss
 
 void Model::collect_residual_stats(size_t nd) {
     ForwardStats& stats = m_stats;
-    const std::vector<double>& sums = m_slice_squares;  // one per residual sum, by slot
+    const std::vector<double>& sums = m_telemetry.slice_squares;  // one per residual sum, by slot
     // Sums too, in the same pass: the dependency ratio's variances need them on telemetry steps. A
     // backend that fuses them into residual_forward has taken them already (forward_sublayer).
     if (!m_backend->fuses_residual_sums()) {
-        m_backend->sum_values_and_squares(m_activations, m_resid_slices, m_slice_sums.data(),
-                                          m_slice_squares.data());
+        m_backend->sum_values_and_squares(m_activations, m_resid_slices, m_telemetry.slice_sums.data(),
+                                          m_telemetry.slice_squares.data());
     }
     const int layers = m_config.layers;
     const SublayerSlots slots(m_config);
@@ -106,11 +106,12 @@ void Model::collect_residual_stats(size_t nd) {
 
 void Model::collect_attention_stats(int batch, int seq) {
     ForwardStats& stats = m_stats;
-    m_backend->download(m_attention_host.data(), m_attention_stats, m_attention_host.size());
+    m_backend->download(m_telemetry.attention_host.data(), m_attention_stats,
+                        m_telemetry.attention_host.size());
     const double rows = static_cast<double>(batch) * m_config.heads * seq;
     for (const SublayerStep& step : m_plan) {
         if (step.attention_slot < 0) continue;
-        const float* slot = m_attention_host.data() + attention_stat_floats() * step.attention_slot;
+        const float* slot = m_telemetry.attention_host.data() + attention_stat_floats() * step.attention_slot;
         const double entropy = slot[0] / rows;
         const float* head_max = slot + 1;  // the op's largest logit of each head
         const double max_logit = *std::max_element(head_max, head_max + m_config.heads);
@@ -133,17 +134,19 @@ void Model::collect_attention_stats(int batch, int seq) {
 // Fills m_stats.dependency: per sub-layer (by slot), a^2 Var[branch] / Var[residual sum].
 void Model::measure_dependency(size_t count) {
     const size_t sublayers = m_sublayers.size();
-    const std::vector<double>& squares = m_slice_squares;
-    const std::vector<double>& sums = m_slice_sums;
+    const std::vector<double>& squares = m_telemetry.slice_squares;
+    const std::vector<double>& sums = m_telemetry.slice_sums;
     // The residual sums' sums and squares are already in [0, sublayers) (the forward's telemetry), and
     // the branches' too in [sublayers, 2 sublayers) when the backend fuses them.
     if (!m_backend->fuses_residual_sums()) {
-        m_branch_slices.assign(sublayers, Slice{});
+        m_telemetry.branch_slices.assign(sublayers, Slice{});
         for (const SublayerStep& step : m_plan) {
-            m_branch_slices[step.slot] = {static_cast<size_t>(added_branch(step) - m_activations), count};
+            m_telemetry.branch_slices[step.slot] = {static_cast<size_t>(added_branch(step) - m_activations),
+                                                    count};
         }
-        m_backend->sum_values_and_squares(m_activations, m_branch_slices, m_slice_sums.data() + sublayers,
-                                          m_slice_squares.data() + sublayers);
+        m_backend->sum_values_and_squares(m_activations, m_telemetry.branch_slices,
+                                          m_telemetry.slice_sums.data() + sublayers,
+                                          m_telemetry.slice_squares.data() + sublayers);
     }
     auto variance = [&](size_t i) {
         const double mean = sums[i] / static_cast<double>(count);
@@ -168,29 +171,30 @@ void Model::measure_qk_rms(int n) {
     // per decoder block: its queries' slices, then its keys' (one each when planar, else one per row)
     const size_t per_part = planar ? 1 : static_cast<size_t>(n);
     const SublayerSlots slots(m_config);
-    m_qk_slices.clear();
+    m_telemetry.qk_slices.clear();
     for (int block = 0; block < m_config.layers; ++block) {
         const size_t qkv =
             static_cast<size_t>(m_sublayers[slots.of(kAttentionSublayer, block)].qkv - m_activations);
         for (int part = 0; part < 2; ++part) {
             if (planar) {
-                m_qk_slices.push_back({qkv + part * nd, nd});
+                m_telemetry.qk_slices.push_back({qkv + part * nd, nd});
                 continue;
             }
             for (int row = 0; row < n; ++row)
-                m_qk_slices.push_back({qkv + static_cast<size_t>(row) * 3 * d + static_cast<size_t>(part) * d,
-                                       static_cast<size_t>(d)});
+                m_telemetry.qk_slices.push_back(
+                    {qkv + static_cast<size_t>(row) * 3 * d + static_cast<size_t>(part) * d,
+                     static_cast<size_t>(d)});
         }
     }
-    m_qk_squares.resize(m_qk_slices.size());
-    m_backend->sum_squares(m_activations, m_qk_slices, m_qk_squares.data());
+    m_telemetry.qk_squares.resize(m_telemetry.qk_slices.size());
+    m_backend->sum_squares(m_activations, m_telemetry.qk_slices, m_telemetry.qk_squares.data());
     m_stats.q_rms.clear();
     m_stats.k_rms.clear();
     for (int block = 0; block < m_config.layers; ++block) {
         for (int part = 0; part < 2; ++part) {
             const size_t first = (2 * static_cast<size_t>(block) + part) * per_part;
             double total = 0.0;
-            for (size_t i = first; i < first + per_part; ++i) total += m_qk_squares[i];
+            for (size_t i = first; i < first + per_part; ++i) total += m_telemetry.qk_squares[i];
             (part == 0 ? m_stats.q_rms : m_stats.k_rms).push_back(std::sqrt(total / static_cast<double>(nd)));
         }
     }

@@ -282,39 +282,10 @@ class OpenMpThreadsRestored {
     int m_threads;
 };
 
-ParityCheck compare_scalar(const char* what, double actual, double reference,
+ParityCheck compare_scalar(std::string what, double actual, double reference,
                            double tolerance = kParityTolerance) {
-    return compare_values(what, {actual}, {reference}, tolerance);
+    return compare_values(std::move(what), {actual}, {reference}, tolerance);
 }
-
-// ForwardStats' telemetry lists and their tolerances.
-struct TelemetryField {
-    const char* name;
-    std::vector<double> ForwardStats::*values;
-    double tolerance;
-};
-
-constexpr TelemetryField kTelemetryFields[] = {
-    {"resid", &ForwardStats::resid, kParityTolerance},
-    {"resid_attn", &ForwardStats::resid_attn, kParityTolerance},
-    {"attn_entropy", &ForwardStats::attn_entropy, kParityTolerance},
-    {"attn_max_logit", &ForwardStats::attn_max_logit, kParityTolerance},
-    {"attn_head_max_logit", &ForwardStats::attn_head_max_logit, kParityTolerance},
-    {"norm_scale_mean", &ForwardStats::norm_scale_mean, kParityTolerance},
-    {"norm_scale_cv", &ForwardStats::norm_scale_cv, kParityTolerance},
-    {"norm_out_scale_mean", &ForwardStats::norm_out_scale_mean, kParityTolerance},
-    {"norm_out_scale_cv", &ForwardStats::norm_out_scale_cv, kParityTolerance},
-    {"q_rms", &ForwardStats::q_rms, kParityTolerance},
-    {"k_rms", &ForwardStats::k_rms, kParityTolerance},
-    {"dependency", &ForwardStats::dependency, kRatioParityTolerance},
-    {"resid_cross", &ForwardStats::resid_cross, kParityTolerance},
-    {"cross_attn_entropy", &ForwardStats::cross_attn_entropy, kParityTolerance},
-    {"cross_attn_max_logit", &ForwardStats::cross_attn_max_logit, kParityTolerance},
-    {"encoder_resid", &ForwardStats::encoder_resid, kParityTolerance},
-    {"encoder_resid_attn", &ForwardStats::encoder_resid_attn, kParityTolerance},
-    {"encoder_attn_entropy", &ForwardStats::encoder_attn_entropy, kParityTolerance},
-    {"encoder_attn_max_logit", &ForwardStats::encoder_attn_max_logit, kParityTolerance},
-};
 
 }  // namespace
 
@@ -326,27 +297,35 @@ std::vector<ParityCheck> compare_loss(const ForwardStats& actual, const ForwardS
                            static_cast<double>(reference.correct), 0.0)};
 }
 
+// Walks ForwardStats' field tables (engine/model/forward_stats.h): a field with a row is compared.
 std::vector<ParityCheck> compare_telemetry(const ForwardStats& actual, const ForwardStats& reference) {
-    std::vector<ParityCheck> checks{
-        compare_scalar("z_loss", actual.z_loss, reference.z_loss),
-        compare_scalar("log_z_mean", actual.log_z_mean, reference.log_z_mean),
-        compare_scalar("log_z_max_abs", actual.log_z_max_abs, reference.log_z_max_abs),
-        compare_scalar("logit_mean", actual.logit_mean, reference.logit_mean),
-        compare_scalar("logit_max", actual.logit_max, reference.logit_max),
-        compare_scalar("first_nonfinite_block", actual.first_nonfinite_block, reference.first_nonfinite_block,
-                       0.0)};
-    for (const TelemetryField& field : kTelemetryFields) {
-        checks.push_back(
-            compare_values(field.name, actual.*field.values, reference.*field.values, field.tolerance));
+    using namespace forward_fields;
+    std::vector<ParityCheck> checks;
+    for (const PassScalar& field : kPassScalars)
+        checks.push_back(compare_scalar(field.name, actual.*field.member, reference.*field.member));
+    checks.push_back(compare_scalar("first_nonfinite_block", actual.first_nonfinite_block,
+                                    reference.first_nonfinite_block, 0.0));
+    for (const Stack& stack : kStacks) {
+        for (const BlockList& field : kBlockLists) {
+            if (!(field.stacks & stack.mask)) continue;
+            checks.push_back(compare_values(stack.prefix + std::string(field.name),
+                                            (actual.*stack.member).*field.member,
+                                            (reference.*stack.member).*field.member));
+        }
+    }
+    for (const SublayerList& field : kSublayerLists) {
+        checks.push_back(compare_values(field.name, actual.sublayers.*field.member,
+                                        reference.sublayers.*field.member, field.tolerance));
     }
     // the final norms' scales after the lists, so that a wrong reduction is first named by the residual sums
-    const std::pair<const char*, double ForwardStats::*> final_scales[] = {
-        {"final_norm_scale_mean", &ForwardStats::final_norm_scale_mean},
-        {"final_norm_scale_cv", &ForwardStats::final_norm_scale_cv},
-        {"encoder_final_norm_scale_mean", &ForwardStats::encoder_final_norm_scale_mean},
-        {"encoder_final_norm_scale_cv", &ForwardStats::encoder_final_norm_scale_cv}};
-    for (const auto& [name, value] : final_scales)
-        checks.push_back(compare_scalar(name, actual.*value, reference.*value));
+    for (const Stack& stack : kStacks) {
+        for (const StackScalar& field : kStackScalars) {
+            if (!(field.stacks & stack.mask)) continue;
+            checks.push_back(compare_scalar(stack.prefix + std::string(field.name),
+                                            (actual.*stack.member).*field.member,
+                                            (reference.*stack.member).*field.member));
+        }
+    }
     return checks;
 }
 

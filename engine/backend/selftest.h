@@ -39,8 +39,9 @@ struct SelfTestReport {
 SelfTestReport run_backend_selftest(Backend& candidate);
 
 // The parts of the comparison the CUDA parity tests share (tests/cuda/test_cuda_model.cpp): one
-// forward pass's loss and counts (scored and correct rows: equal), its telemetry (ForwardStats' other
-// fields), and every active parameter entry's gradients or values, one check per field or entry.
+// forward pass's loss and counts (scored and correct rows: equal), its telemetry (every row of
+// ForwardStats' field tables, engine/model/forward_stats.h), and every active parameter entry's
+// gradients or values, one check per field or entry.
 std::vector<ParityCheck> compare_loss(const ForwardStats& actual, const ForwardStats& reference);
 std::vector<ParityCheck> compare_telemetry(const ForwardStats& actual, const ForwardStats& reference);
 std::vector<ParityCheck> compare_entries(Model& actual, Model& reference, bool gradient);

@@ -31,13 +31,14 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
     m_grads = m_backend->allocate(m_layout.total);
     m_attention_stats = m_backend->allocate(attention_stat_total());
     // room for every norm gain's scaled copy (norm-gain warmup), each where entry_ptr finds it
-    m_gain_shadow_offsets.assign(m_layout.entries.size(), kNoShadow);
+    GainWarmup& warmup = m_gain_warmup;
+    warmup.offsets.assign(m_layout.entries.size(), GainWarmup::kNoShadow);
     for (size_t i = 0; i < m_layout.entries.size(); ++i) {
         if (m_layout.entries[i].role != ParamRole::NormWeight) continue;
-        m_gain_shadow_offsets[i] = m_gain_shadow_total;
-        m_gain_shadow_total += m_layout.entries[i].count;
+        warmup.offsets[i] = warmup.total;
+        warmup.total += m_layout.entries[i].count;
     }
-    m_gain_shadow = m_backend->allocate(std::max<size_t>(m_gain_shadow_total, 1));
+    warmup.shadow = m_backend->allocate(std::max<size_t>(warmup.total, 1));
     m_frozen_rstd.assign(m_layout.entries.size(), 0.0f);
     refresh_active();
     build_plan();
@@ -80,7 +81,7 @@ Model::~Model() {
     m_backend->release(m_params);
     m_backend->release(m_grads);
     m_backend->release(m_attention_stats);
-    m_backend->release(m_gain_shadow);
+    m_backend->release(m_gain_warmup.shadow);
     m_backend->release(m_activations);
     m_backend->release(m_tokens);
     m_backend->release(m_targets);
@@ -195,9 +196,10 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     if (m_backend->fuses_residual_sums()) {  // the telemetry's sums of s and f, taken in the same pass
         const size_t slot = static_cast<size_t>(step.slot);
         const size_t branch_slot = m_sublayers.size() + slot;
-        m_backend->residual_forward_with_sums(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd,
-                                              {&m_slice_sums[slot], &m_slice_squares[slot],
-                                               &m_slice_sums[branch_slot], &m_slice_squares[branch_slot]});
+        m_backend->residual_forward_with_sums(
+            acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd,
+            {&m_telemetry.slice_sums[slot], &m_telemetry.slice_squares[slot],
+             &m_telemetry.slice_sums[branch_slot], &m_telemetry.slice_squares[branch_slot]});
     } else {
         m_backend->residual_forward(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd);
     }
@@ -275,8 +277,8 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     const bool final_norm_present = has_final_norm(m_config, false);
     const bool has_encoder = m_config.encoder_layers > 0;
     m_source_len = source_length(batch);
-    m_gain_scale = norm_gain_scale();
-    if (m_gain_scale != 1.0f) scale_norm_gains();
+    m_gain_warmup.scale = norm_gain_scale();
+    if (m_gain_warmup.scale != 1.0f) scale_norm_gains();
 
     m_backend->upload_ints(m_tokens, batch.inputs.data(), n);
     upload_targets(batch);
@@ -315,7 +317,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
                                   batch.batch, batch.seq, d);
     if (has_encoder) backward_encoder(batch.batch, batch.seq);
-    if (m_gain_scale != 1.0f) scale_norm_gain_grads();
+    if (m_gain_warmup.scale != 1.0f) scale_norm_gain_grads();
     return stats;
 }
 

@@ -9,51 +9,11 @@
 #include "engine/backend/backend.h"
 #include "engine/data/task.h"
 #include "engine/model/backend_transfer.h"
+#include "engine/model/forward_stats.h"
 #include "engine/model/layout.h"
 #include "engine/model/sublayer_slots.h"
 
 namespace normlab {
-
-// Per-step measurements the forward pass produces (host values). The model keeps one instance whose
-// vectors are reserved for its layer count, so a pass fills them without allocating.
-struct ForwardStats {
-    double loss = 0.0;  // mean cross-entropy over scored positions (without z-loss)
-    int64_t scored = 0;
-    int64_t correct = 0;
-    // The output logits over scored positions: the z-loss term's mean (z_loss (log Z)^2), log Z's mean and
-    // largest magnitude, and the logits' mean and largest value.
-    double z_loss = 0.0;
-    double log_z_mean = 0.0, log_z_max_abs = 0.0;
-    double logit_mean = 0.0, logit_max = 0.0;
-    std::vector<double> resid;                // per block: E||s||^2/d of the FFN residual sum (block output)
-    std::vector<double> resid_attn;           // per block: the same for the attention residual sum
-    std::vector<double> attn_entropy;         // per block, with attention statistics (else empty): mean
-                                              // entropy of attention rows (nats)
-    std::vector<double> attn_max_logit;       // per block, with attention statistics: largest scaled logit
-    std::vector<double> attn_head_max_logit;  // with attention statistics: [block][head], each head's
-                                              // largest scaled logit
-    // per sub-layer, by slot (SublayerSlots), with attention statistics: the mean and the coefficient of
-    // variation over tokens of its norm's per-token scale 1/std (Norm_in, or Post-LN's norm after the
-    // sum; 0 without one, or DyT), then the same for Peri-LN's Norm_out, and for the decoder's and the
-    // encoder's final norms
-    std::vector<double> norm_scale_mean, norm_scale_cv;
-    std::vector<double> norm_out_scale_mean, norm_out_scale_cv;
-    double final_norm_scale_mean = 0.0, final_norm_scale_cv = 0.0;
-    double encoder_final_norm_scale_mean = 0.0, encoder_final_norm_scale_cv = 0.0;
-    std::vector<double> q_rms, k_rms;  // per block, with attention statistics: RMS of the queries and of
-                                       // the keys entering attention, before any QK-norm
-    std::vector<double> dependency;    // per sub-layer, by slot (SublayerSlots), with attention
-                                       // statistics: Admin's Var[F(x)] / Var[x + F(x)] of the branch
-                                       // actually added
-    int first_nonfinite_block = -1;    // first block whose residual sum is not finite; layers = the head
-                                       // (a non-finite encoder shows as block 0)
-
-    // With an encoder (else empty): per decoder block, the cross-attention residual sum's E||s||^2/d and,
-    // with attention statistics, its attention's entropy and largest logit; per encoder block the same
-    // as for decoder blocks.
-    std::vector<double> resid_cross, cross_attn_entropy, cross_attn_max_logit;
-    std::vector<double> encoder_resid, encoder_resid_attn, encoder_attn_entropy, encoder_attn_max_logit;
-};
 
 // Bytes a trainer needs for this model: parameters, gradients, optimizer moments and updates, the
 // activations of one batch x seq forward and backward pass, and the token batch. The Trainer checks
@@ -147,7 +107,7 @@ class Model {
         int block = 0;
         bool encoder = false;
         int kind = 0;  // a SublayerKind: attention, FFN or cross-attention
-        int slot = 0;  // m_sublayers, the residual sums' slices and ForwardStats::dependency
+        int slot = 0;  // m_sublayers, the residual sums' slices and ForwardStats' per-sub-layer lists
         int attention_slot = -1;
         NormPlacement placement = NormPlacement::Pre;  // the block's (Mix-LN: Post or Pre by depth)
     };
@@ -230,11 +190,14 @@ class Model {
     // and adds cross-attention's key and value part to the memory's gradient. `scratch` holds [n, d].
     void backward_attention_projection(const SublayerStep& step, float* grads, const float* u, float* grad_u,
                                        bool accumulate_u, float* grad_memory, float* scratch, int n);
-    void measure_qk_rms(
-        int n);  // m_stats.q_rms and k_rms from the decoder's attention inputs (model_telemetry.cpp)
-    // fills m_stats.norm_scale_*, norm_out_scale_* and both final norms' scales, from norm_sites()
+    // m_stats.decoder's q_rms and k_rms from the decoder's attention inputs (model_telemetry.cpp)
+    void measure_qk_rms(int n);
+    // fills m_stats.sublayers' norm scales and both final norms' (norm_scales.cpp), from norm_sites()
     void measure_norm_scales(int n);
-    struct NormScaleTarget;
+    struct NormScaleTarget {  // where a measured norm's mean and CV go in m_stats
+        double* mean;
+        double* cv;
+    };
     NormScaleTarget norm_scale_target(const NormSite& site);  // where a site's mean and CV go
     void check_batch(const Batch& batch) const;   // InputError for bad token ids or too long a sequence
     int source_length(const Batch& batch) const;  // memory keys: 0 without an encoder, else [1, seq]
@@ -244,10 +207,11 @@ class Model {
     ScaleRef shortcut_scale(const SublayerStep& step) const;
     ScaleRef branch_scale(const SublayerStep& step) const;
     const float* added_branch(const SublayerStep& step) const;
-    // Telemetry (model_telemetry.cpp): m_stats' lists reserved once for the layer count, and filled
-    // after a forward pass from its loss and (with attention_stats) the attention, norm and dependency
-    // measurements.
+    // Telemetry (model_telemetry.cpp): m_stats' lists and m_telemetry reserved once for the layer count,
+    // and filled after a forward pass from its loss and (with attention_stats) the attention, norm and
+    // dependency measurements.
     void reserve_stats();
+    StackStats& stack_stats(const SublayerStep& step);  // the stack (of m_stats) a sub-layer belongs to
     const ForwardStats& collect_stats(const Backend::CrossEntropyResult& loss, bool attention_stats);
     void measure_dependency(size_t count);
     void collect_residual_stats(size_t nd);
@@ -257,17 +221,40 @@ class Model {
     // A parameter entry as the passes read it: a norm gain during norm-gain warmup is its scaled copy.
     const float* entry_ptr(int entry) const {
         if (entry < 0) return nullptr;
-        if (m_gain_scale != 1.0f && m_gain_shadow_offsets[entry] != kNoShadow)
-            return m_gain_shadow + m_gain_shadow_offsets[entry];
+        if (const float* scaled = m_gain_warmup.scaled(entry)) return scaled;
         return m_params + m_layout.entries[entry].offset;
     }
-    // Norm-gain warmup (model_init.cpp): before a pass, the scaled copies of the gains; after its
-    // backward, the gains' gradients scaled back (dL/dg = s dL/d(s g)).
+    // Norm-gain warmup (warmups.cpp): before a pass, the scaled copies of the gains; after its backward,
+    // the gains' gradients scaled back (dL/dg = s dL/d(s g)).
     void scale_norm_gains();
     void scale_norm_gain_grads();
     float* grad_ptr(int entry) { return entry < 0 ? nullptr : m_grads + m_layout.entries[entry].offset; }
 
-    static constexpr size_t kNoShadow = static_cast<size_t>(-1);
+    // Norm-gain warmup's state: the factor of the current pass and the scaled copies of the norm gains.
+    struct GainWarmup {
+        static constexpr size_t kNoShadow = static_cast<size_t>(-1);
+        float scale = 1.0f;           // the factor for the current pass
+        float* shadow = nullptr;      // the scaled norm gains, by offsets (backend memory, >= 1 float)
+        std::vector<size_t> offsets;  // per entry: its place in shadow, or kNoShadow
+        size_t total = 0;             // floats of the scaled gains
+        // The scaled copy of `entry` the current pass reads, or nullptr (no warmup now, not a gain).
+        const float* scaled(int entry) const {
+            return scale != 1.0f && offsets[entry] != kNoShadow ? shadow + offsets[entry] : nullptr;
+        }
+    };
+    // The telemetry's host scratch, sized once from the layer count and reused by every pass.
+    struct TelemetryScratch {
+        std::vector<Slice> branch_slices;  // the branches alone
+        // by slot: the residual sums' sums of values and of squares, then the branches' [2 * slots]
+        std::vector<double> slice_squares, slice_sums;
+        std::vector<float> attention_host;                // m_attention_stats on the host
+        std::vector<NormSite> norm_sites;                 // measure_norm_scales' list
+        std::vector<Slice> norm_scale_slices;             // each norm's rstd per row
+        std::vector<NormScaleTarget> norm_scale_targets;  // one per norm measured
+        std::vector<double> norm_scale_sums, norm_scale_squares;
+        std::vector<Slice> qk_slices;  // the queries' and keys' rows, for measure_qk_rms
+        std::vector<double> qk_squares;
+    };
 
     ModelConfig m_config;
     int m_vocab;
@@ -313,26 +300,10 @@ class Model {
 
     // Telemetry results and host scratch, sized once from the layer count (see ForwardStats).
     ForwardStats m_stats;
-    std::vector<Slice> m_branch_slices;  // the branches alone
-    std::vector<double> m_slice_squares;
-    std::vector<double> m_slice_sums;
-    std::vector<float> m_attention_host;
+    TelemetryScratch m_telemetry;
     int64_t m_training_step = int64_t{1} << 40;  // see set_training_step
-    float m_gain_scale = 1.0f;                   // norm-gain warmup's factor for the current pass
-    float* m_gain_shadow = nullptr;              // the scaled norm gains, by m_gain_shadow_offsets
-    std::vector<size_t> m_gain_shadow_offsets;   // per entry: its place in m_gain_shadow, or kNoShadow
-    size_t m_gain_shadow_total = 0;
-    std::vector<NormSite> m_norm_sites;      // measure_norm_scales' list, kept to reuse its memory
-    std::vector<Slice> m_norm_scale_slices;  // each norm's rstd per row, for measure_norm_scales
-    struct NormScaleTarget {                 // where a measured norm's mean and CV go in m_stats
-        double* mean;
-        double* cv;
-    };
-    std::vector<NormScaleTarget> m_norm_scale_targets;  // one per norm measured
-    std::vector<double> m_norm_scale_sums, m_norm_scale_squares;
+    GainWarmup m_gain_warmup;
     std::vector<float> m_frozen_rstd;  // per layout entry: a norm gain's frozen 1/std, or 0 (per token)
-    std::vector<Slice> m_qk_slices;    // the queries' and keys' rows, for measure_qk_rms
-    std::vector<double> m_qk_squares;
 };
 
 }  // namespace normlab

@@ -1,5 +1,5 @@
 // The one layout of per-sub-layer arrays (the model's activations, residual sums and
-// ForwardStats::dependency, by slot): [2L decoder | L cross-attention | 2E encoder], with decoder block
+// ForwardStats::sublayers, by slot): [2L decoder | L cross-attention | 2E encoder], with decoder block
 // b's attention and FFN at 2b and 2b + 1, its cross-attention at 2L + b and encoder block b's attention
 // and FFN at 3L + 2b and 3L + 2b + 1; and of attention statistics: [L decoder | L cross | E encoder].
 #pragma once

@@ -23,20 +23,22 @@ float Model::residual_warmup_scale(int block) const {
 }
 
 void Model::scale_norm_gains() {
-    for (size_t i = 0; i < m_gain_shadow_offsets.size(); ++i) {
-        if (m_gain_shadow_offsets[i] == kNoShadow) continue;
+    const GainWarmup& warmup = m_gain_warmup;
+    for (size_t i = 0; i < warmup.offsets.size(); ++i) {
+        if (warmup.offsets[i] == GainWarmup::kNoShadow) continue;
         const ParamEntry& entry = m_layout.entries[i];
-        float* shadow = m_gain_shadow + m_gain_shadow_offsets[i];
+        float* shadow = warmup.shadow + warmup.offsets[i];
         m_backend->copy(shadow, m_params + entry.offset, entry.count);
-        m_backend->scale(shadow, m_gain_scale, entry.count);
+        m_backend->scale(shadow, warmup.scale, entry.count);
     }
 }
 
 void Model::scale_norm_gain_grads() {
-    for (size_t i = 0; i < m_gain_shadow_offsets.size(); ++i) {
-        if (m_gain_shadow_offsets[i] == kNoShadow) continue;
+    const GainWarmup& warmup = m_gain_warmup;
+    for (size_t i = 0; i < warmup.offsets.size(); ++i) {
+        if (warmup.offsets[i] == GainWarmup::kNoShadow) continue;
         const ParamEntry& entry = m_layout.entries[i];
-        m_backend->scale(m_grads + entry.offset, m_gain_scale, entry.count);
+        m_backend->scale(m_grads + entry.offset, warmup.scale, entry.count);
     }
 }
 

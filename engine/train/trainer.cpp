@@ -189,10 +189,10 @@ StepTelemetry Trainer::step_telemetry(const ForwardStats& forward) const {
                          forward.logit_max,
                          std::sqrt(squares_of(layout.wte) + squares_of(layout.wpe)),
                          std::sqrt(squares_of(layout.head)),
-                         forward.final_norm_scale_mean,
-                         forward.final_norm_scale_cv,
-                         forward.encoder_final_norm_scale_mean,
-                         forward.encoder_final_norm_scale_cv};
+                         forward.decoder.final_norm_scale_mean,
+                         forward.decoder.final_norm_scale_cv,
+                         forward.encoder.final_norm_scale_mean,
+                         forward.encoder.final_norm_scale_cv};
 }
 
 void Trainer::observe_loss_spike(int64_t t, double loss, StepOutcome& outcome) {

@@ -58,7 +58,8 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
         fill_optimizer_state(static_cast<int>(block), encoder, layer);
     };
     record.layers.resize(layout.blocks.size());
-    record.attn_head_max_logit.assign(forward.attn_head_max_logit.begin(), forward.attn_head_max_logit.end());
+    const std::vector<double>& head_max_logit = forward.decoder.attn_head_max_logit;
+    record.attn_head_max_logit.assign(head_max_logit.begin(), head_max_logit.end());
     for (size_t b = 0; b < layout.blocks.size(); ++b) fill(record.layers[b], layout.blocks[b], b, false);
     record.encoder_layers.resize(layout.encoder_blocks.size());
     for (size_t e = 0; e < layout.encoder_blocks.size(); ++e)

@@ -71,13 +71,13 @@ TEST_P(FusedTelemetry, MatchesTheReferenceBackendsSeparateReductions) {
 
     EXPECT_NEAR(got.stats.loss, want.stats.loss, 1e-5 * want.stats.loss);
     EXPECT_EQ(got.stats.first_nonfinite_block, want.stats.first_nonfinite_block);
-    expect_same(got.stats.resid, want.stats.resid, "resid");
-    expect_same(got.stats.resid_attn, want.stats.resid_attn, "resid_attn");
-    expect_same(got.stats.resid_cross, want.stats.resid_cross, "resid_cross");
-    expect_same(got.stats.encoder_resid, want.stats.encoder_resid, "encoder_resid");
-    expect_same(got.stats.encoder_resid_attn, want.stats.encoder_resid_attn, "encoder_resid_attn");
-    ASSERT_FALSE(want.stats.dependency.empty());
-    expect_same(got.stats.dependency, want.stats.dependency, "dependency");
+    expect_same(got.stats.decoder.resid, want.stats.decoder.resid, "resid");
+    expect_same(got.stats.decoder.resid_attn, want.stats.decoder.resid_attn, "resid_attn");
+    expect_same(got.stats.cross.resid_attn, want.stats.cross.resid_attn, "cross resid_attn");
+    expect_same(got.stats.encoder.resid, want.stats.encoder.resid, "encoder resid");
+    expect_same(got.stats.encoder.resid_attn, want.stats.encoder.resid_attn, "encoder resid_attn");
+    ASSERT_FALSE(want.stats.sublayers.dependency.empty());
+    expect_same(got.stats.sublayers.dependency, want.stats.sublayers.dependency, "dependency");
 
     ASSERT_EQ(got.grads.size(), want.grads.size());
     for (size_t entry = 0; entry < want.grads.size(); ++entry) {

@@ -129,10 +129,10 @@ TEST(NormScales, FirstPreLnNormMatchesTheEmbeddingsStatistics) {
         }
         const double mean = sum / rows;
         const double cv = std::sqrt(squares / rows - mean * mean) / mean;
-        EXPECT_NEAR(stats.norm_scale_mean[0], mean, 1e-4 * mean) << to_string(type);
-        EXPECT_NEAR(stats.norm_scale_cv[0], cv, 1e-3 * cv + 1e-6) << to_string(type);
-        EXPECT_GT(cv, 0.01);                       // the tokens' scales do differ
-        EXPECT_GT(stats.norm_scale_mean[3], 0.0);  // block 1's FFN norm is measured too
+        EXPECT_NEAR(stats.sublayers.norm_scale_mean[0], mean, 1e-4 * mean) << to_string(type);
+        EXPECT_NEAR(stats.sublayers.norm_scale_cv[0], cv, 1e-3 * cv + 1e-6) << to_string(type);
+        EXPECT_GT(cv, 0.01);                                 // the tokens' scales do differ
+        EXPECT_GT(stats.sublayers.norm_scale_mean[3], 0.0);  // block 1's FFN norm is measured too
     }
 }
 
@@ -148,13 +148,13 @@ TEST(NormScales, PostLnIsMeasuredDytAndNoNormAreZero) {
         Model model(scale_config(placement, type), vocab, backend);
         model.initialize(6);
         const ForwardStats& stats = model.forward_backward(batch, false, true);
-        ASSERT_EQ(stats.norm_scale_mean.size(), 4u);
+        ASSERT_EQ(stats.sublayers.norm_scale_mean.size(), 4u);
         for (size_t slot = 0; slot < 4; ++slot) {
             if (measured) {
-                EXPECT_GT(stats.norm_scale_mean[slot], 0.0) << slot;
-                EXPECT_GT(stats.norm_scale_cv[slot], 0.0) << slot;
+                EXPECT_GT(stats.sublayers.norm_scale_mean[slot], 0.0) << slot;
+                EXPECT_GT(stats.sublayers.norm_scale_cv[slot], 0.0) << slot;
             } else {
-                EXPECT_EQ(stats.norm_scale_mean[slot], 0.0) << slot;
+                EXPECT_EQ(stats.sublayers.norm_scale_mean[slot], 0.0) << slot;
             }
         }
     }
@@ -177,11 +177,11 @@ TEST(NormScales, PeriLnOutputNormMatchesTheAttentionBranch) {
         layer_norm_scales(linear(model, v, index.out_weight, index.out_bias, 0, d), d);
     const SublayerSlots slots(model.config());
     const size_t attention = static_cast<size_t>(slots.of(kAttentionSublayer, 0));
-    ASSERT_EQ(stats.norm_out_scale_mean.size(), stats.norm_scale_mean.size());
-    EXPECT_NEAR(stats.norm_out_scale_mean[attention], expected.mean, 1e-4 * expected.mean);
-    EXPECT_NEAR(stats.norm_out_scale_cv[attention], expected.cv, 1e-3 * expected.cv + 1e-6);
+    ASSERT_EQ(stats.sublayers.norm_out_scale_mean.size(), stats.sublayers.norm_scale_mean.size());
+    EXPECT_NEAR(stats.sublayers.norm_out_scale_mean[attention], expected.mean, 1e-4 * expected.mean);
+    EXPECT_NEAR(stats.sublayers.norm_out_scale_cv[attention], expected.cv, 1e-3 * expected.cv + 1e-6);
     EXPECT_GT(expected.cv, 0.01);
-    EXPECT_GT(stats.norm_out_scale_mean[slots.of(kFeedForwardSublayer, 1)], 0.0);  // every Norm_out
+    EXPECT_GT(stats.sublayers.norm_out_scale_mean[slots.of(kFeedForwardSublayer, 1)], 0.0);  // every Norm_out
 }
 
 // The final norm reads the last block's output; the encoder's first norm the embeddings, its second
@@ -203,17 +203,17 @@ TEST(NormScales, FinalNormAndEncoderNormsMatchTheirInputs) {
         EXPECT_NEAR(cv, expected.cv, 1e-3 * expected.cv + 1e-6) << what;
         EXPECT_GT(expected.cv, 0.001) << what;
     };
-    expect_moments(stats.final_norm_scale_mean, stats.final_norm_scale_cv,
+    expect_moments(stats.decoder.final_norm_scale_mean, stats.decoder.final_norm_scale_cv,
                    to_double(model.read_block_output(1)), "final norm");
-    expect_moments(stats.encoder_final_norm_scale_mean, stats.encoder_final_norm_scale_cv,
+    expect_moments(stats.encoder.final_norm_scale_mean, stats.encoder.final_norm_scale_cv,
                    to_double(model.read_encoder_block_output(1)), "encoder final norm");
     const size_t first = static_cast<size_t>(slots.of_encoder(kAttentionSublayer, 0));
-    expect_moments(stats.norm_scale_mean[first], stats.norm_scale_cv[first], embeddings(model, batch),
-                   "encoder block 0 norm1");
+    expect_moments(stats.sublayers.norm_scale_mean[first], stats.sublayers.norm_scale_cv[first],
+                   embeddings(model, batch), "encoder block 0 norm1");
     const size_t second = static_cast<size_t>(slots.of_encoder(kAttentionSublayer, 1));
-    expect_moments(stats.norm_scale_mean[second], stats.norm_scale_cv[second],
+    expect_moments(stats.sublayers.norm_scale_mean[second], stats.sublayers.norm_scale_cv[second],
                    to_double(model.read_encoder_block_output(0)), "encoder block 1 norm1");
-    EXPECT_EQ(stats.norm_out_scale_mean[first], 0.0);  // no output norms under Pre-LN
+    EXPECT_EQ(stats.sublayers.norm_out_scale_mean[first], 0.0);  // no output norms under Pre-LN
 }
 
 // With the first decoder block's self-attention output projection zeroed, its cross-attention norm reads
@@ -233,8 +233,8 @@ TEST(NormScales, CrossAttentionNormMatchesItsInput) {
     const ForwardStats& stats = model.forward_backward(batch, false, true);
     const ScaleMoments expected = layer_norm_scales(embeddings(model, batch), d);
     const size_t cross = static_cast<size_t>(SublayerSlots(model.config()).of(kCrossAttentionSublayer, 0));
-    EXPECT_NEAR(stats.norm_scale_mean[cross], expected.mean, 1e-4 * expected.mean);
-    EXPECT_NEAR(stats.norm_scale_cv[cross], expected.cv, 1e-3 * expected.cv + 1e-6);
+    EXPECT_NEAR(stats.sublayers.norm_scale_mean[cross], expected.mean, 1e-4 * expected.mean);
+    EXPECT_NEAR(stats.sublayers.norm_scale_cv[cross], expected.cv, 1e-3 * expected.cv + 1e-6);
     EXPECT_GT(expected.cv, 0.001);
 }
 

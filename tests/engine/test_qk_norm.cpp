@@ -46,11 +46,13 @@ TEST(QkNormTelemetry, QueryAndKeyRmsAreThoseOfTheProjections) {
             model.write_entry(index.qkv_bias, bias);
         }
         const ForwardStats& stats = model.forward_backward(testing::small_batch(vocab, 3, 8, 1), false, true);
-        ASSERT_EQ(stats.q_rms.size(), 2u);
-        ASSERT_EQ(stats.k_rms.size(), 2u);
+        ASSERT_EQ(stats.decoder.q_rms.size(), 2u);
+        ASSERT_EQ(stats.decoder.k_rms.size(), 2u);
         for (int block = 0; block < 2; ++block) {
-            EXPECT_NEAR(stats.q_rms[block], 0.5 * (block + 1), 1e-6) << to_string(qk) << " block " << block;
-            EXPECT_NEAR(stats.k_rms[block], std::sqrt(5.0), 1e-6) << to_string(qk) << " block " << block;
+            EXPECT_NEAR(stats.decoder.q_rms[block], 0.5 * (block + 1), 1e-6)
+                << to_string(qk) << " block " << block;
+            EXPECT_NEAR(stats.decoder.k_rms[block], std::sqrt(5.0), 1e-6)
+                << to_string(qk) << " block " << block;
         }
     }
 }
@@ -67,8 +69,8 @@ TEST(QkNormTelemetry, PlanarAndPackedQueriesAgreeInTheFirstBlock) {
         model.initialize(5);
         testing::perturb_parameters(model, 6);
         const ForwardStats& stats = model.forward_backward(batch, false, true);
-        q_rms[with] = stats.q_rms[0];
-        k_rms[with] = stats.k_rms[0];
+        q_rms[with] = stats.decoder.q_rms[0];
+        k_rms[with] = stats.decoder.k_rms[0];
     }
     EXPECT_GT(q_rms[0], 0.01);
     EXPECT_NEAR(q_rms[1], q_rms[0], 1e-6 * q_rms[0]);
@@ -96,22 +98,23 @@ TEST(QkNormTelemetry, LargestLogitStaysUnderTheGainBound) {
             model.write_entry(index.q_norm, gain);
         }
         const ForwardStats& stats = model.forward_backward(batch, false, true);
-        ASSERT_EQ(stats.attn_head_max_logit.size(), layout.blocks.size() * 2);  // 2 heads per block
+        ASSERT_EQ(stats.decoder.attn_head_max_logit.size(), layout.blocks.size() * 2);  // 2 heads per block
         for (size_t block = 0; block < layout.blocks.size(); ++block) {
-            const double head0 = stats.attn_head_max_logit[2 * block],
-                         head1 = stats.attn_head_max_logit[2 * block + 1];
-            EXPECT_EQ(std::max(head0, head1), stats.attn_max_logit[block])
+            const double head0 = stats.decoder.attn_head_max_logit[2 * block],
+                         head1 = stats.decoder.attn_head_max_logit[2 * block + 1];
+            EXPECT_EQ(std::max(head0, head1), stats.decoder.attn_max_logit[block])
                 << "the block's is its heads' largest";
             EXPECT_NE(head0, head1);
             const BlockIndex& index = layout.blocks[block];
             const double bound = std::sqrt(head_dim) * largest_magnitude(model.read_entry(index.q_norm)) *
                                  largest_magnitude(model.read_entry(index.k_norm));
             if (qk == QkNorm::None) {
-                EXPECT_GT(stats.attn_max_logit[block], 3.0 * bound) << "block " << block;
+                EXPECT_GT(stats.decoder.attn_max_logit[block], 3.0 * bound) << "block " << block;
             } else {
-                EXPECT_LE(stats.attn_max_logit[block], bound * (1.0 + 1e-6))
+                EXPECT_LE(stats.decoder.attn_max_logit[block], bound * (1.0 + 1e-6))
                     << to_string(qk) << " block " << block;
-                EXPECT_GT(stats.attn_max_logit[block], 0.3 * bound) << to_string(qk) << " block " << block;
+                EXPECT_GT(stats.decoder.attn_max_logit[block], 0.3 * bound)
+                    << to_string(qk) << " block " << block;
                 EXPECT_LE(std::min(head0, head1), bound * (1.0 + 1e-6));
             }
         }

@@ -8,6 +8,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QBuffer>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
@@ -37,6 +38,7 @@
 #include "ui/controls/run_library_panel.h"
 #include "ui/controls/runs_panel.h"
 #include "ui/dashboard.h"
+#include "ui/io/whole_file.h"
 #include "ui/panels/block_profile_panels.h"
 #include "ui/panels/chart_export.h"
 #include "ui/panels/line_panel.h"
@@ -799,9 +801,11 @@ QString MainWindow::saveScreenshot(const QString& path) {
     QWidget* shown = lastSweepMap() ? static_cast<QWidget*>(lastSweepMap()) : this;
     const QImage image = shown->grab().toImage();
     if (image.isNull()) return tr("the window could not be captured");
-    if (!image.save(path, "PNG"))
-        return tr("cannot write %1: check the folder exists and is writable").arg(path);
-    return {};
+    QByteArray png;
+    QBuffer buffer(&png);
+    buffer.open(QIODevice::WriteOnly);
+    if (!image.save(&buffer, "PNG")) return tr("the screenshot could not be encoded as PNG");
+    return ui::writeWholeFile(path, png);  // whole or not at all: a full disk leaves the old file
 }
 
 void MainWindow::setPresentation(bool on, bool fullScreen) {

@@ -3,6 +3,8 @@
 // chart's title and every run's caption line as text, CSV the chart's data exactly. A known caption
 // renders every line; the dashboard figure holds the charts only (no selectors); a bad path, size or
 // caption that cannot fit gives a message, not a file.
+#include <sys/resource.h>
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QPainter>
@@ -11,8 +13,11 @@
 #include <QTest>
 #include <QXmlStreamReader>
 #include <cmath>
+#include <csignal>
 
+#include "engine/config/presets.h"
 #include "ui/dashboard.h"
+#include "ui/experiment/experiment_file.h"
 #include "ui/panels/chart_export.h"
 #include "ui/panels/loss_panel.h"
 #include "ui/panels/panel_export.h"
@@ -120,6 +125,7 @@ class ExportTest : public QObject {
     void pngHonoursSizeAndDpi();
     void dashboardFigureHasChartsOnly();
     void badPathOrFormatGivesMessage();
+    void fullDiskLeavesTheOldFile();
 
   private:
     QTemporaryDir m_dir;
@@ -346,6 +352,36 @@ void ExportTest::badPathOrFormatGivesMessage() {
     tiny.size = QSize(10, 10);
     QVERIFY(exportPanel(panel, m_dir.filePath(QStringLiteral("tiny.png")), tiny)
                 .contains(QStringLiteral("out of range")));
+}
+
+void ExportTest::fullDiskLeavesTheOldFile() {
+    // A write that runs out of room (here a file size limit of 32 KB, as a full disk would) is an
+    // error naming the file, and the file already there is left whole; nothing else is left behind.
+    const QString path = m_dir.filePath(QStringLiteral("kept.png"));
+    ImageExportOptions options;
+    options.size = QSize(1200, 800);
+    ChartPanel& loss = *m_dashboard->panel(QStringLiteral("loss"));
+    QCOMPARE(exportPanel(loss, path, options), QString());
+    const QByteArray before = readAll(path);
+    QVERIFY(before.size() > 64 * 1024);
+    const QStringList filesBefore = QDir(m_dir.path()).entryList(QDir::Files);
+    std::signal(SIGXFSZ, SIG_IGN);
+    rlimit previous{};
+    QCOMPARE(getrlimit(RLIMIT_FSIZE, &previous), 0);
+    rlimit small = previous;
+    small.rlim_cur = 32 * 1024;
+    QCOMPARE(setrlimit(RLIMIT_FSIZE, &small), 0);
+    options.size = QSize(1400, 900);  // a different picture, larger than the limit
+    const QString error = exportPanel(loss, path, options);
+    Experiment experiment;
+    experiment.current = normlab::preset_config("quickstart");
+    experiment.dashboardLayout = QByteArray(64 * 1024, 'x');
+    const QString saved = saveExperiment(experiment, m_dir.filePath(QStringLiteral("big.json")));
+    QCOMPARE(setrlimit(RLIMIT_FSIZE, &previous), 0);
+    QVERIFY2(error.contains(path), qPrintable(error));
+    QVERIFY2(!saved.isEmpty(), "an experiment file past the limit was reported saved");
+    QCOMPARE(readAll(path), before);
+    QCOMPARE(QDir(m_dir.path()).entryList(QDir::Files), filesBefore);
 }
 
 QTEST_MAIN(ExportTest)

@@ -2,9 +2,10 @@
 // experiment file is checked exactly like one given to the CLI.
 #include "ui/experiment/experiment_file.h"
 
+#include "ui/io/whole_file.h"
+
 #include "engine/train/commands.h"
 
-#include <QSaveFile>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
@@ -145,19 +146,8 @@ Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName
 }
 
 QString saveExperiment(const Experiment& experiment, const QString& path) {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
-    // QSaveFile writes a temporary file, syncs it and renames it at commit; a short write cancels it,
-    // so a full disk leaves the old file.
-    const QByteArray bytes = experimentToJson(experiment);
-    if (file.write(bytes) != bytes.size()) {
-        const QString reason = file.errorString();
-        file.cancelWriting();
-        return QStringLiteral("cannot write %1: %2").arg(path, reason);
-    }
-    if (!file.commit()) return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
-    return {};
+    // Whole or not at all: a full disk leaves the old file.
+    return writeWholeFile(path, experimentToJson(experiment));
 }
 
 Experiment loadExperiment(const QString& path) {

@@ -4,13 +4,14 @@
 // same physical size and the same text metrics, and glyphs are never stretched.
 #include "ui/panels/chart_export.h"
 
+#include "ui/io/whole_file.h"
+
 #include <QBuffer>
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QSvgGenerator>
 #include <cmath>
 #include <memory>
@@ -138,12 +139,7 @@ QString checkFigureFits(const Figure& figure, const ImageExportOptions& options)
 }
 
 QString writeBytes(const QByteArray& bytes, const QString& path) {
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
-    file.write(bytes);
-    if (!file.commit()) return QStringLiteral("cannot write %1: %2").arg(path, file.errorString());
-    return {};
+    return writeWholeFile(path, bytes);
 }
 
 QByteArray png(const Figure& figure, const ImageExportOptions& options) {

@@ -2,12 +2,14 @@
 // trains it into the run folder (train_loop.h). Ctrl-C stops cleanly.
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
+#include "app/cli/train_fork.h"
 #include "app/cli/train_loop.h"
 #include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
@@ -24,6 +26,7 @@ const char* kTrainHelp =
     "usage: normlab-cli train (--config FILE | --preset NAME) [--set KEY=VALUE]... [--steps N] --out DIR\n"
     "                         [--save-checkpoint] [--resume CHECKPOINT] [--change [STEP:]KEY=VALUE]...\n"
     "                         [--overwrite] [--quiet]\n"
+    "       normlab-cli train --fork RUN_DIR --at N [--set KEY=VALUE]... [--steps M] --out DIR [...]\n"
     "\n"
     "Trains a model and writes the run folder DIR incrementally: config.json, metrics.jsonl,\n"
     "events.jsonl, summary.json (and model.safetensors with --save-checkpoint). metrics.jsonl has one\n"
@@ -46,6 +49,12 @@ std::string train_help_tail() {
            "  --resume FILE        continue from a checkpoint (its config; --set / --steps still apply;\n"
            "                       --steps must go beyond the checkpoint's step); DIR/model.safetensors\n"
            "                       with --out DIR continues that folder, keeping its history and checkpoint\n"
+           "  --fork RUN_DIR --at N  a new run that starts from RUN_DIR's checkpoint at step N (keep them "
+           "with\n"
+           "                       train.checkpoint_every and train.checkpoint_keep) and sees the same "
+           "batches;\n"
+           "                       DIR starts with RUN_DIR's steps 1..N; a --set of a live key is a change\n"
+           "                       before step N+1, other --set values and --steps apply as for --resume\n"
            "  --change S:KEY=VAL   a live change applied before step S, e.g. --change "
            "200:model.norm_placement=pre;\n"
            "                       every change is checked before the run starts. Live keys (device and "
@@ -64,12 +73,23 @@ struct TrainOptions {
     ConfigSources sources;
     std::string out;
     std::string resume;
+    std::optional<ForkRequest> fork;
     bool save = false;
     bool overwrite = false;
     bool quiet = false;
     bool help = false;
     std::vector<Command> changes;
 };
+
+void check_fork_options(const TrainOptions& options) {
+    const ForkRequest& fork = *options.fork;
+    if (fork.parent.empty()) throw InputError("--at N needs --fork RUN_DIR: the run to fork");
+    if (fork.at < 0) throw InputError("--fork needs --at N: the step to fork at");
+    if (!options.resume.empty()) throw InputError("--fork and --resume exclude each other; pass one");
+    std::error_code error;
+    if (std::filesystem::equivalent(fork.parent, options.out, error) && !error)
+        throw InputError("--out is the run being forked; a fork needs a folder of its own");
+}
 
 TrainOptions parse_train_options(int argc, char** argv) {
     ArgReader reader(argc, argv, 2);
@@ -84,6 +104,12 @@ TrainOptions parse_train_options(int argc, char** argv) {
             options.out = reader.value_of(flag);
         } else if (flag == "--resume") {
             options.resume = reader.value_of(flag);
+        } else if (flag == "--fork") {
+            if (!options.fork) options.fork.emplace();
+            options.fork->parent = reader.value_of(flag);
+        } else if (flag == "--at") {
+            if (!options.fork) options.fork.emplace();
+            options.fork->at = reader.integer_of(flag, 0, std::numeric_limits<int64_t>::max());
         } else if (flag == "--save-checkpoint") {
             options.save = true;
         } else if (flag == "--overwrite") {
@@ -97,12 +123,16 @@ TrainOptions parse_train_options(int argc, char** argv) {
         }
     }
     if (options.out.empty()) throw InputError("--out DIR is required: the run folder to write");
+    if (options.fork) check_fork_options(options);
     return options;
 }
 
-// A new trainer from the config sources, or one resumed from a checkpoint that has steps left to train.
-std::unique_ptr<Trainer> make_trainer(const TrainOptions& options) {
+// A new trainer from the config sources, or one resumed from a checkpoint that has steps left to train
+// (a fork's checkpoint: `changes` gains its live --set values).
+std::unique_ptr<Trainer> make_trainer(const TrainOptions& options, const std::string& checkpoint,
+                                      std::vector<Command>& changes) {
     const ConfigSources& sources = options.sources;
+    if (options.fork) return make_fork_trainer(*options.fork, checkpoint, sources, changes);
     if (options.resume.empty()) return std::make_unique<Trainer>(sources.resolve());
     if (sources.config_path || sources.preset)
         throw InputError("--resume takes its config from the checkpoint; drop --config / --preset");
@@ -132,6 +162,10 @@ std::unique_ptr<RunFolder> open_run_folder(const TrainOptions& options, const Tr
     if (resumes_in_place(options))
         return std::make_unique<RunFolder>(options.out, trainer.config(),
                                            RunFolder::ContinueFrom{first_step});
+    if (options.fork)
+        return std::make_unique<RunFolder>(options.out, trainer.config(),
+                                           RunFolder::ForkOf{options.fork->parent, first_step},
+                                           options.overwrite);
     return std::make_unique<RunFolder>(options.out, trainer.config(), options.overwrite);
 }
 
@@ -148,8 +182,7 @@ void announce_start(const Trainer& trainer, const std::string& out) {
 void save_final_checkpoint(Trainer& trainer, RunFolder& folder, PeriodicCheckpoint& checkpoints,
                            nlohmann::json& summary) {
     try {
-        save_checkpoint(trainer, folder.checkpoint_path());
-        checkpoints.note_saved(trainer.steps_done());
+        checkpoints.save(trainer);
         checkpoints.annotate(summary);
         folder.write_summary(summary);
     } catch (const std::exception& error) {
@@ -170,20 +203,24 @@ int run_train(int argc, char** argv) {
         std::cout << kTrainHelp << config_sources_help() << train_help_tail() << "\n" << config_keys_help();
         return 0;
     }
-    std::unique_ptr<Trainer> trainer = make_trainer(options);
+    const std::string checkpoint = options.fork ? fork_checkpoint(*options.fork) : options.resume;
+    std::vector<Command> changes = options.changes;
+    std::unique_ptr<Trainer> trainer = make_trainer(options, checkpoint, changes);
     const int64_t first_step = trainer->steps_done();
-    validate_planned_changes(trainer->config(), first_step, trainer->config().train.steps, options.changes);
-    for (const Command& change : options.changes) trainer->post(change);
+    validate_planned_changes(trainer->config(), first_step, trainer->config().train.steps, changes);
+    for (const Command& change : changes) trainer->post(change);
 
     const std::unique_ptr<RunFolder> opened = open_run_folder(options, *trainer, first_step);
     RunFolder& folder = *opened;
     folder.write_provenance(provenance_json(
-        *trainer,
-        options.resume.empty() ? std::nullopt : std::optional<ResumedFrom>{{options.resume, first_step}}));
+        *trainer, checkpoint.empty()
+                      ? std::nullopt
+                      : std::optional<ResumedFrom>{
+                            {checkpoint, first_step, options.fork ? options.fork->parent : ""}}));
     if (!options.quiet) announce_start(*trainer, options.out);
     TrainLoopOptions loop;
     loop.quiet = options.quiet;
-    PeriodicCheckpoint checkpoints(folder.checkpoint_path(), trainer->config().train.checkpoint_every);
+    PeriodicCheckpoint checkpoints = PeriodicCheckpoint::for_run(folder.path(), trainer->config());
     if (resumes_in_place(options)) checkpoints.note_saved(first_step);  // the file kept holds that step
     nlohmann::json summary = train_into_folder(*trainer, folder, first_step, loop, checkpoints);
     if (options.save) save_final_checkpoint(*trainer, folder, checkpoints, summary);

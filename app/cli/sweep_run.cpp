@@ -171,7 +171,7 @@ int run_one_point(ArgReader& reader) {
     TrainLoopOptions loop;
     loop.quiet = quiet;
     loop.on_heartbeat = [&claim] { claim->heartbeat(); };
-    PeriodicCheckpoint checkpoints(folder.checkpoint_path(), config.train.checkpoint_every);
+    PeriodicCheckpoint checkpoints = PeriodicCheckpoint::for_run(folder.path(), config);
     const nlohmann::json summary = train_into_folder(trainer, folder, 0, loop, checkpoints);
     if (!quiet) std::cerr << "point " << point.id << ": " << summary.value("status", "") << "\n";
     return 0;

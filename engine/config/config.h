@@ -84,6 +84,9 @@ struct TrainConfig {
     // Every checkpoint_every steps the run folder's checkpoint is replaced (atomically) by the run's
     // state then, so a crash or a spike can be resumed from shortly before it; 0: off.
     int checkpoint_every = 0;
+    // How many checkpoints a run folder keeps: 1 (model.safetensors alone, replaced each time); K > 1
+    // also keeps the last K as model-step-<N>.safetensors, to fork or resume from; 0 keeps them all.
+    int checkpoint_keep = 1;
 };
 
 struct DataConfig {

@@ -310,6 +310,7 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(train, min_lr_ratio, {kUnitClosed}),
         NORMLAB_KEY(train, diverge_loss, {kNonNegative}),
         NORMLAB_KEY(train, checkpoint_every, {integers(0)}),
+        NORMLAB_KEY(train, checkpoint_keep, {integers(0)}),
         NORMLAB_KEY(data, task),
         NORMLAB_KEY(data, text_path),
         NORMLAB_KEY(data, val_fraction, {KeyRange{0.0, false, 0.5, true}}),

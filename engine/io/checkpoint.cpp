@@ -18,8 +18,9 @@ const char* kFirstMoment = "optimizer.m.";
 const char* kSecondMoment = "optimizer.v.";
 
 // A step count from the metadata: the whole text must be a decimal integer >= 0.
-int64_t metadata_count(const SafetensorsFile& file, const std::string& key, const std::string& path) {
-    const std::string& text = file.metadata.at(key);
+int64_t metadata_count(const std::map<std::string, std::string>& metadata, const std::string& key,
+                       const std::string& path) {
+    const std::string& text = metadata.at(key);
     int64_t value = -1;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc() || end != text.data() + text.size() || value < 0) {
@@ -95,6 +96,13 @@ Config checkpoint_config(const std::string& path) {
     return config_from_json_text(found->second, path + " (normlab_config)");
 }
 
+int64_t checkpoint_step(const std::string& path) {
+    const std::map<std::string, std::string> metadata = read_safetensors_metadata(path);
+    if (!metadata.count("normlab_step"))
+        throw InputError("'" + path + "' is not a NormLab checkpoint (no normlab_step in its metadata)");
+    return metadata_count(metadata, "normlab_step", path);
+}
+
 std::unique_ptr<Trainer> load_checkpoint(const std::string& path, const std::vector<std::string>& overrides) {
     const SafetensorsFile file = read_safetensors(path);
     const auto config_text = file.metadata.find("normlab_config");
@@ -105,9 +113,9 @@ std::unique_ptr<Trainer> load_checkpoint(const std::string& path, const std::vec
     }
     Config config = config_from_json_text(config_text->second, path + " (normlab_config)");
     for (const std::string& assignment : overrides) apply_override(config, assignment);
-    const int64_t step = metadata_count(file, "normlab_step", path);
+    const int64_t step = metadata_count(file.metadata, "normlab_step", path);
     const int64_t origin = file.metadata.count("normlab_schedule_origin")
-                               ? metadata_count(file, "normlab_schedule_origin", path)
+                               ? metadata_count(file.metadata, "normlab_schedule_origin", path)
                                : 0;
     if (origin > step) {
         throw InputError("checkpoint '" + path + "': normlab_schedule_origin (" + std::to_string(origin) +

@@ -2,6 +2,7 @@
 // (PyTorch nn.Linear layout), Adam/SGD moments under "optimizer.m." / "optimizer.v.", and the config and
 // progress in the header's __metadata__ (normlab_config, normlab_step, normlab_schedule_origin).
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,10 @@ void save_checkpoint(Trainer& trainer, const std::string& path);
 // Reads a checkpoint's config (metadata normlab_config). Throws InputError for a file that is not a
 // NormLab checkpoint or is corrupt.
 Config checkpoint_config(const std::string& path);
+
+// The step a checkpoint holds (metadata normlab_step), read from its header alone: the file's own word,
+// which summary.json's checkpoint_step may lag. Throws InputError as checkpoint_config does.
+int64_t checkpoint_step(const std::string& path);
 
 class Model;
 struct SafetensorsFile;

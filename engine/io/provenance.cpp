@@ -46,6 +46,9 @@ nlohmann::json provenance_json(const Trainer& trainer, const std::optional<Resum
     out["resumed_from"] = resumed
                               ? nlohmann::json{{"checkpoint", resumed->checkpoint}, {"step", resumed->step}}
                               : nlohmann::json(nullptr);
+    out["forked_from"] = resumed && !resumed->fork_of.empty()
+                             ? nlohmann::json{{"run", resumed->fork_of}, {"step", resumed->step}}
+                             : nlohmann::json(nullptr);
     return out;
 }
 

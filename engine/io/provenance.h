@@ -1,7 +1,8 @@
 // What reproduces a run, written once into its folder as provenance.json: the NormLab version and
 // commit, the thread count actually used (never 0), the backend, the corpus file with its size and an
 // FNV-1a 64-bit hash of its bytes (text task), and for a resumed run the checkpoint and step it
-// continues. config.json stays the config alone, so every config reader keeps reading it.
+// continues (and the parent run of a fork). config.json stays the config alone, so every config reader keeps
+// reading it.
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@ class Trainer;
 struct ResumedFrom {
     std::string checkpoint;
     int64_t step = 0;
+    std::string fork_of;  // the parent run folder of a fork (train --fork); empty for --resume
 };
 
 nlohmann::json provenance_json(const Trainer& trainer, const std::optional<ResumedFrom>& resumed);

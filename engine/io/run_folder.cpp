@@ -8,6 +8,7 @@
 #include "engine/core/errors.h"
 #include "engine/io/json_read.h"
 #include "engine/io/records_json.h"
+#include "engine/io/run_checkpoints.h"
 
 namespace normlab {
 
@@ -53,13 +54,9 @@ void remove_stale_temporaries(const std::string& folder) {
     }
 }
 
-// One JSON line; text that is not valid UTF-8 (a path in an error message) is replaced, not fatal.
-std::string dump_line(const nlohmann::json& value) {
-    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-}  // namespace
-
-RunFolder::RunFolder(const std::string& path, const Config& config, bool overwrite) : m_path(path) {
+// Makes `path` an empty folder to write a run into: a new one, or an existing one emptied of a run's
+// files with `overwrite` (an existing one that holds files is refused without).
+void prepare_new_folder(const std::string& path, bool overwrite) {
     std::error_code error;
     if (fs::exists(path, error)) {
         if (!fs::is_directory(path, error)) {
@@ -73,10 +70,39 @@ RunFolder::RunFolder(const std::string& path, const Config& config, bool overwri
                                  "model.safetensors", ".summary-reserve"}) {
             fs::remove(fs::path(path) / name, error);
         }
+        for (const auto& [step, kept] : checkpoints_in_folder(path)) fs::remove(kept, error);
     }
     fs::create_directories(path, error);
     if (error) throw InputError("cannot create run folder '" + path + "': " + error.message());
+}
+
+// One JSON line; text that is not valid UTF-8 (a path in an error message) is replaced, not fatal.
+std::string dump_line(const nlohmann::json& value) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+}  // namespace
+
+RunFolder::RunFolder(const std::string& path, const Config& config, bool overwrite) : m_path(path) {
+    prepare_new_folder(path, overwrite);
     start(config, std::ios::trunc);
+}
+
+RunFolder::RunFolder(const std::string& path, const Config& config, ForkOf fork, bool overwrite)
+    : m_path(path) {
+    prepare_new_folder(path, overwrite);
+    for (const char* name : {"metrics.jsonl", "events.jsonl"}) {
+        const fs::path from = fs::path(fork.parent) / name;
+        std::error_code error;
+        if (!fs::exists(from, error)) continue;
+        if (fs::status(from, error).type() != fs::file_type::regular)
+            throw InputError("cannot fork '" + fork.parent + "': its " + name + " is not a regular file");
+        fs::copy_file(from, fs::path(path) / name, fs::copy_options::overwrite_existing, error);
+        if (error)
+            throw ResourceError("cannot copy " + std::string(name) + " of '" + fork.parent + "' into '" +
+                                path + "': " + error.message());
+        keep_lines_until((fs::path(path) / name).string(), fork.step);
+    }
+    start(config, std::ios::app);
 }
 
 RunFolder::RunFolder(const std::string& path, const Config& config, ContinueFrom from) : m_path(path) {

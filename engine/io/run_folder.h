@@ -26,6 +26,13 @@ class RunFolder {
         int64_t step;
     };
     RunFolder(const std::string& path, const Config& config, ContinueFrom from);
+    // A fork of the run in `parent` at its step `step` (train --fork): a new folder, as the first
+    // constructor makes it, whose metrics and events start as copies of the parent's up to `step`.
+    struct ForkOf {
+        std::string parent;
+        int64_t step;
+    };
+    RunFolder(const std::string& path, const Config& config, ForkOf fork, bool overwrite);
     // Gives the room reserved for the last summary back (the run's summary is written by then).
     ~RunFolder();
     RunFolder(const RunFolder&) = delete;

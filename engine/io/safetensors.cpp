@@ -469,4 +469,13 @@ SafetensorsFile read_safetensors(const std::string& path) {
     return result;
 }
 
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+    const ReadErrors errors(path);
+    const RegularFile file = RegularFile::open(path, "checkpoint");
+    const nlohmann::json header = read_header(errors, file, read_header_length(errors, file));
+    const auto metadata = header.find(k_metadata_key);
+    return metadata == header.end() ? std::map<std::string, std::string>{}
+                                    : parse_metadata(errors, *metadata);
+}
+
 }  // namespace normlab

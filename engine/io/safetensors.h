@@ -35,4 +35,8 @@ void write_safetensors(const std::string& path, const std::vector<TensorRef>& te
 // of range or overlapping, a dtype other than F32 (F16/BF16/F64 are converted), shape/size mismatch.
 SafetensorsFile read_safetensors(const std::string& path);
 
+// The header's "__metadata__" alone (the tensors are neither checked nor read), with the same errors
+// for the length and the header as read_safetensors.
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
+
 }  // namespace normlab

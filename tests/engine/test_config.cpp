@@ -97,6 +97,7 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.train.min_lr_ratio, b.train.min_lr_ratio);
     EXPECT_EQ(a.train.diverge_loss, b.train.diverge_loss);
     EXPECT_EQ(a.train.checkpoint_every, b.train.checkpoint_every);
+    EXPECT_EQ(a.train.checkpoint_keep, b.train.checkpoint_keep);
     EXPECT_EQ(a.data.task, b.data.task);
     EXPECT_EQ(a.data.text_path, b.data.text_path);
     EXPECT_EQ(a.data.val_fraction, b.data.val_fraction);
@@ -155,6 +156,7 @@ Config non_default_config() {
     c.train.min_lr_ratio = 0.1;
     c.train.diverge_loss = 5.0;
     c.train.checkpoint_every = 50;
+    c.train.checkpoint_keep = 4;
     c.data = {TaskKind::ModAdd, "corpus/é.txt", 0.2, 10, 113};
     c.telemetry = {5, 10, 2, 20, 4.5};
     c.device = "cuda";
@@ -221,6 +223,7 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "train.min_lr_ratio",
                                                "train.diverge_loss",
                                                "train.checkpoint_every",
+                                               "train.checkpoint_keep",
                                                "data.task",
                                                "data.text_path",
                                                "data.val_fraction",

@@ -30,6 +30,7 @@
 #include <QUrl>
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
@@ -72,6 +73,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_worker, &TrainingWorker::telemetry, this, &MainWindow::onTelemetry);
     connect(m_worker, &TrainingWorker::stateChanged, this, &MainWindow::onStateChanged);
     connect(m_worker, &TrainingWorker::failed, this, &MainWindow::onWorkerFailed);
+    connect(m_worker, &TrainingWorker::forked, this, &MainWindow::onForked);
     connect(m_worker, &TrainingWorker::deviceInUse, this,
             [this](int id, const QString& device, const QString& reason) {
                 if (id == m_activeRun)
@@ -116,6 +118,7 @@ void MainWindow::buildActions() {
         auto* action = new QAction(text, this);
         action->setShortcut(shortcut);
         action->setToolTip(QStringLiteral("%1 (%2)").arg(tip, shortcut.toString()));
+        action->setStatusTip(tip);
         action->setShortcutContext(Qt::ApplicationShortcut);
         connect(action, &QAction::triggered, this, slot);
         return action;
@@ -139,10 +142,14 @@ void MainWindow::buildActions() {
         make(tr("Presentation mode"), QKeySequence(Qt::Key_F11), tr("Large fonts, thick lines, charts only"),
              [this] { setPresentation(!m_presentation); });
     m_presentationAction->setCheckable(true);
+    m_fork = make(tr("Fork here"), QKeySequence(Qt::CTRL | Qt::Key_K),
+                  tr("A new run from the selected run's state at its current step, on the same batches"),
+                  [this] { forkRun(m_activeRun); });
+    m_fork->setObjectName(QStringLiteral("forkRun"));
     auto* toolbar = addToolBar(tr("Run"));
     toolbar->setObjectName(QStringLiteral("runToolbar"));
     toolbar->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    for (QAction* action : {m_start, m_pause, m_step, m_stop, m_reset}) toolbar->addAction(action);
+    for (QAction* action : {m_start, m_pause, m_step, m_stop, m_reset, m_fork}) toolbar->addAction(action);
     toolbar->addSeparator();
     toolbar->addAction(m_presentationAction);
     toolbar->addSeparator();
@@ -210,6 +217,7 @@ void MainWindow::buildDocks() {
         startLesson(lesson);
     });
     connect(m_runsPanel, &ui::RunsPanel::addRunRequested, this, &MainWindow::addRunFromPanel);
+    connect(m_runsPanel, &ui::RunsPanel::forkRequested, this, &MainWindow::forkRun);
     connect(m_dashboard, &ui::Dashboard::refreshed, m_runsPanel, &ui::RunsPanel::updateStatus);
     connect(m_dashboard, &ui::Dashboard::refreshed, this, &MainWindow::updateStatusBar);
     connect(m_runsPanel, &ui::RunsPanel::runSelected, this, &MainWindow::selectRun);
@@ -296,6 +304,8 @@ void MainWindow::addExportActions(QMenu* file) {
 void MainWindow::buildRunAndViewMenus() {
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     for (QAction* action : {m_start, m_pause, m_step, m_stop, m_reset}) run->addAction(action);
+    run->addSeparator();
+    run->addAction(m_fork);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_presentationAction);
     view->addSeparator();
@@ -306,20 +316,31 @@ void MainWindow::buildRunAndViewMenus() {
     view->addAction(tr("Reset chart layout"), this, [this] { m_dashboard->resetLayout(); });
 }
 
+QString MainWindow::shortcutTable() const {
+    // Every menu action with a shortcut, in menu order: the actions are the one list of shortcuts.
+    QString rows;
+    std::function<void(const QMenu*)> walk = [&](const QMenu* menu) {
+        for (const QAction* action : menu->actions()) {
+            if (action->menu()) walk(action->menu());
+            if (action->shortcut().isEmpty()) continue;
+            const QString what =
+                action->statusTip().isEmpty() ? action->text().remove(QLatin1Char('&')) : action->statusTip();
+            rows += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+                        .arg(action->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
+                             what.toHtmlEscaped());
+        }
+    };
+    for (const QAction* top : menuBar()->actions())
+        if (top->menu()) walk(top->menu());
+    return QStringLiteral("<table cellpadding=3>%1</table>").arg(rows);
+}
+
 void MainWindow::buildHelpMenu() {
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] {
-        QMessageBox::information(
-            this, tr("Keyboard shortcuts"),
-            tr("<table cellpadding=3>"
-               "<tr><td><b>F5</b></td><td>start / restart the experiment's runs</td></tr>"
-               "<tr><td><b>Space</b></td><td>pause / resume (between two steps)</td></tr>"
-               "<tr><td><b>F10</b></td><td>one step of every run, while paused</td></tr>"
-               "<tr><td><b>Shift+F5</b></td><td>stop (run folders keep everything logged)</td></tr>"
-               "<tr><td><b>Ctrl+R</b></td><td>reset: stop and clear the charts</td></tr>"
-               "<tr><td><b>F11</b></td><td>presentation mode</td></tr>"
-               "<tr><td><b>Ctrl+O / Ctrl+S</b></td><td>open / save an experiment</td></tr>"
-               "</table><p>Right-click a chart to export it (PNG, SVG, PDF, CSV) or to maximise it.</p>"));
+        QMessageBox::information(this, tr("Keyboard shortcuts"),
+                                 shortcutTable() + tr("<p>Right-click a chart to export it (PNG, SVG, PDF, "
+                                                      "CSV) or to maximise it.</p>"));
     });
     help->addAction(tr("About NormLab"), this, [this] {
         QMessageBox::about(
@@ -597,6 +618,7 @@ void MainWindow::updateActions() {
     m_pause->setText(m_state == WorkerState::Paused ? tr("Resume") : tr("Pause"));
     m_step->setEnabled(m_state == WorkerState::Paused);
     m_stop->setEnabled(runsActive());
+    m_fork->setEnabled(runsActive());
 }
 
 void MainWindow::updateStatusBar() {

@@ -58,6 +58,8 @@ class MainWindow : public QMainWindow {
     void setScripted(bool scripted) { m_scripted = scripted; }
     // Closes the window without asking about unsaved work (a script's end).
     void closeWithoutAsking();
+    // Help > Keyboard shortcuts: every menu action's shortcut and what it does, as an HTML table.
+    QString shortcutTable() const;
     // Draws every chart and stability map now.
     void refreshCharts();
     // Presentation mode: large fonts, thick lines, charts and run controls only; full screen unless
@@ -104,6 +106,10 @@ class MainWindow : public QMainWindow {
     void stopRuns();
     void resetRuns();
     void addRunFromPanel();
+    // Forks (run_forks.cpp): asks the engine thread to branch run `parentId` at its current step, and,
+    // once it has, gives the fork its parent's history and the controls.
+    void forkRun(int parentId);
+    void onForked(int runId, int parentId, qint64 step);
     void selectRun(int id);
     void onLiveChange(const QString& key, const QString& value);
     void onRestartNeeded(const QString& key);
@@ -162,6 +168,7 @@ class MainWindow : public QMainWindow {
 
     QAction *m_start = nullptr, *m_pause = nullptr, *m_step = nullptr, *m_stop = nullptr, *m_reset = nullptr;
     QAction* m_presentationAction = nullptr;
+    QAction* m_fork = nullptr;
     QMenu* m_recentMenu = nullptr;
     QLabel *m_stepLabel = nullptr, *m_speedLabel = nullptr, *m_deviceLabel = nullptr,
            *m_statusLabel = nullptr;

@@ -10,9 +10,11 @@
 #include <optional>
 
 #include "engine/core/errors.h"
+#include "engine/io/checkpoint.h"
 #include "engine/io/periodic_checkpoint.h"
 #include "engine/io/provenance.h"
 #include "engine/io/records_json.h"
+#include "engine/io/run_checkpoints.h"
 #include "engine/io/run_folder.h"
 #include "engine/train/trainer.h"
 
@@ -59,12 +61,15 @@ std::unique_ptr<TrainingWorker::Session> TrainingWorker::makeSession(const RunSp
     return session;
 }
 
-void TrainingWorker::openFolder(Session& session) {
-    session.folder = std::make_unique<normlab::RunFolder>(session.spec.folder.toStdString(),
-                                                          session.trainer->config(), false);
-    session.folder->write_provenance(normlab::provenance_json(*session.trainer, std::nullopt));
-    session.checkpoints.emplace(session.folder->checkpoint_path(),
-                                session.trainer->config().train.checkpoint_every);
+void TrainingWorker::openFolder(Session& session, const std::optional<normlab::ResumedFrom>& fork) {
+    const std::string path = session.spec.folder.toStdString();
+    const normlab::Config& config = session.trainer->config();
+    session.folder = fork ? std::make_unique<normlab::RunFolder>(
+                                path, config, normlab::RunFolder::ForkOf{fork->fork_of, fork->step}, false)
+                          : std::make_unique<normlab::RunFolder>(path, config, false);
+    session.folder->write_provenance(normlab::provenance_json(*session.trainer, fork));
+    session.checkpoints.emplace(
+        normlab::PeriodicCheckpoint::for_run(session.folder->path(), session.trainer->config()));
 }
 
 void TrainingWorker::announce(Session& session) {
@@ -114,6 +119,39 @@ void TrainingWorker::addRun(const RunSpec& spec) {
         return;
     }
     flush(true);  // the new run appears at step 0 at once
+}
+
+void TrainingWorker::forkRun(int parentId, const RunSpec& spec) {
+    const auto parent = std::find_if(m_sessions.begin(), m_sessions.end(), [parentId](const auto& session) {
+        return session->spec.id == parentId;
+    });
+    if (parent == m_sessions.end() || (*parent)->finalised || (*parent)->trainer->finished()) {
+        emit failed(tr("%1 was not made: only a run that is still training can be forked").arg(spec.name));
+        return;
+    }
+    try {
+        // The parent's state now, kept in its folder under its step's name (a fork point on disk too).
+        const normlab::Trainer& from = *(*parent)->trainer;
+        const normlab::ResumedFrom origin{
+            normlab::kept_checkpoint_path((*parent)->folder->path(), from.steps_done()), from.steps_done(),
+            (*parent)->folder->path()};
+        normlab::save_checkpoint(*(*parent)->trainer, origin.checkpoint);
+        auto session = std::make_unique<Session>();
+        session->spec = spec;
+        session->trainer = normlab::load_checkpoint(origin.checkpoint, {});
+        session->spec.config = session->trainer->config();
+        for (const normlab::Command& change : spec.changes) session->trainer->post(change);
+        openFolder(*session, origin);
+        flush(true);  // the parent's steps up to the fork reach the GUI before the fork does
+        announce(*session);
+        if (m_state == WorkerState::Paused) session->pausedSeconds = -secondsSince(m_pausedAt);
+        m_sessions.push_back(std::move(session));
+        emit forked(spec.id, parentId, origin.step);
+    } catch (const std::exception& error) {
+        emit failed(QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
+        return;
+    }
+    flush(true);
 }
 
 void TrainingWorker::pause() {

@@ -9,9 +9,11 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/io/provenance.h"
 #include "engine/train/commands.h"
 #include "ui/history/run_update.h"
 
@@ -56,6 +58,11 @@ class TrainingWorker : public QObject {
     // Adds one run to those running or paused, from its step 0, leaving the others as they are (their
     // steps, pause and pause point); on bad input emits failed() and adds nothing.
     void addRun(const normlab::gui::RunSpec& spec);
+    // Branches the run `parentId` at its current step into a new run `spec` (its id, name, folder and
+    // the changes to make from the next step; its config is the parent's now): the parent's state is
+    // kept in its folder as model-step-N.safetensors, the fork starts from it with the parent's history
+    // up to N (folder and GUI) and sees the same batches. Emits forked(), or failed() adding nothing.
+    void forkRun(int parentId, const normlab::gui::RunSpec& spec);
     void pause();
     void resume();
     void stepOnce();
@@ -76,12 +83,16 @@ class TrainingWorker : public QObject {
     // says why; the run goes on unchanged.
     void changeRejected(int runId, const QString& key, const QString& message);
     void failed(const QString& message);
+    // A fork was made: run `runId` branches `parentId` at `step` (the parent's steps up to it have been
+    // sent before this signal).
+    void forked(int runId, int parentId, qint64 step);
 
   private:
     struct Session;
     // A run's trainer, folder, provenance and checkpointer; throws on bad input, leaving no folder.
     static std::unique_ptr<Session> makeSession(const RunSpec& spec);
-    static void openFolder(Session& session);
+    // Creates the run's folder (a fork's starts with its parent's history up to the fork).
+    static void openFolder(Session& session, const std::optional<normlab::ResumedFrom>& fork = std::nullopt);
     void announce(Session& session);
     void tick();
     void scheduleTick(int delayMs = 0);

@@ -48,6 +48,8 @@ class WindowTest : public QObject {
     void badTextFileChangesNothing();
     void spaceAndWheelWhateverHasFocus();
     void addRunLeavesThePausedLessonAlone();
+    void forkHereBranchesTheSelectedRunAndTheControlsChangeTheFork();
+    void shortcutHelpListsEveryMenuShortcut();
 
   private:
     QTemporaryDir m_dir;
@@ -378,6 +380,75 @@ void WindowTest::addRunLeavesThePausedLessonAlone() {
     }
     actionNamed(window, QStringLiteral("Stop"))->trigger();
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+}
+
+// Paused at step N, "Fork selected run here" adds "<run> / fork@N" with the parent's history, selected;
+// a live change then goes to the fork alone (its events), and the parent trains on as it was.
+void WindowTest::forkHereBranchesTheSelectedRunAndTheControlsChangeTheFork() {
+    MainWindow window;
+    normlab::Config config = normlab::test::tinyConfig(100000);
+    config.model.norm_placement = normlab::NormPlacement::Post;
+    window.loadConfig(config, QStringLiteral("stuck"));
+    window.show();
+    auto* fork = window.findChild<QPushButton*>(QStringLiteral("forkRun"));
+    QVERIFY(fork);
+    QVERIFY(!actionNamed(window, QStringLiteral("Fork here"))->isEnabled());  // nothing trains yet
+    window.startRuns();
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(0)->step >= 8; }, 30000));
+    actionNamed(window, QStringLiteral("Pause"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Paused; }, 30000));
+    QTest::qWait(100);
+    const int64_t at = window.store().run(0)->step;
+    fork->click();
+    QVERIFY(QTest::qWaitFor(
+        [&] { return window.store().run(1) && window.store().run(1)->name.contains("fork@"); }, 30000));
+    const normlab::ui::RunHistory& branch = *window.store().run(1);
+    QCOMPARE(branch.name, QStringLiteral("stuck / fork@%1").arg(at));
+    QCOMPARE(branch.step, at);
+    QCOMPARE(branch.loss.bucketCount(),
+             window.store().run(0)->loss.bucketCount());  // the parent's past is the fork's
+    QVERIFY(branch.colour != window.store().run(0)->colour);
+    auto* runList = window.findChild<QListWidget*>(QStringLiteral("runList"));
+    QVERIFY(runList->currentItem() && runList->currentItem()->text().startsWith(branch.name));
+    auto* placement = window.configPanel().findChild<QComboBox*>(QStringLiteral("model.norm_placement"));
+    placement->setCurrentIndex(placement->findData(QStringLiteral("pre")));
+    actionNamed(window, QStringLiteral("Resume"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.store().run(1)->step >= at + 5; }, 60000));
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+    const auto changes = [](const QString& folder) {
+        QFile file(folder + QStringLiteral("/events.jsonl"));
+        QStringList found;
+        if (file.open(QIODevice::ReadOnly))
+            while (!file.atEnd()) found << QString::fromUtf8(file.readLine()).trimmed();
+        return found;
+    };
+    const QStringList parentEvents = changes(window.store().run(0)->folder);
+    QCOMPARE(parentEvents.size(), 1);  // its stop, and no change
+    QVERIFY2(parentEvents.front().contains(QStringLiteral("\"kind\":\"stopped\"")),
+             qPrintable(parentEvents.front()));
+    const QStringList forked = changes(window.store().run(1)->folder);
+    QCOMPARE(forked.size(), 2);  // the change, then its stop
+    QVERIFY2(forked.front().contains(QStringLiteral("\"step\":%1").arg(at + 1)) &&
+                 forked.front().contains(QStringLiteral("\"value\":\"pre\"")),
+             qPrintable(forked.front()));
+    QVERIFY(window.store().run(0)->step > at);  // the parent went on
+}
+
+// Help > Keyboard shortcuts is built from the menus' actions: each shortcut there, with what it does.
+void WindowTest::shortcutHelpListsEveryMenuShortcut() {
+    MainWindow window;
+    const QString table = window.shortcutTable();
+    int listed = 0;
+    for (const QAction* action : window.findChildren<QAction*>()) {
+        if (action->shortcut().isEmpty() || action->associatedObjects().isEmpty()) continue;
+        const QString key = action->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped();
+        QVERIFY2(table.contains(QStringLiteral("<b>%1</b>").arg(key)), qPrintable(key));
+        ++listed;
+    }
+    QVERIFY2(listed >= 10, qPrintable(QString::number(listed)));
+    QVERIFY(table.contains(QStringLiteral("<b>Ctrl+K</b></td><td>A new run from the selected run")));
+    QVERIFY(table.contains(QStringLiteral("<b>F5</b></td><td>Start the experiment")));
 }
 
 QTEST_MAIN(WindowTest)

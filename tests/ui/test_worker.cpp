@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
+#include <map>
 
 #include "engine/io/checkpoint.h"
 #include "engine/train/trainer.h"
@@ -13,6 +14,21 @@
 #include "ui/panels/loss_panel.h"
 
 using normlab::gui::TrainingWorker;
+
+namespace {
+// step -> loss of a run folder's metrics.jsonl.
+std::map<int64_t, double> lossesIn(const QString& folder) {
+    QFile file(folder + QStringLiteral("/metrics.jsonl"));
+    std::map<int64_t, double> losses;
+    if (!file.open(QIODevice::ReadOnly)) return losses;
+    while (!file.atEnd()) {
+        const QJsonObject line = QJsonDocument::fromJson(file.readLine()).object();
+        losses[line.value(QStringLiteral("step")).toInteger()] =
+            line.value(QStringLiteral("loss")).toDouble();
+    }
+    return losses;
+}
+}  // namespace
 using normlab::gui::WorkerState;
 
 class WorkerTest : public QObject {
@@ -28,6 +44,7 @@ class WorkerTest : public QObject {
     void pausePointStopsEveryRunAtThatStep();
     void speedLimitSlowsTheRuns();
     void periodicCheckpointsGoToTheRunFolder();
+    void aForkRetracesItsParentOnTheSameBatches();
 };
 
 void WorkerTest::startPauseStepResumeStop() {
@@ -157,6 +174,42 @@ void WorkerTest::periodicCheckpointsGoToTheRunFolder() {
     auto resumed =
         normlab::load_checkpoint((folder + QStringLiteral("/model.safetensors")).toStdString(), {});
     QCOMPARE(resumed->steps_done(), int64_t(20));
+}
+
+// A fork of a paused run at its step N keeps the parent's state as model-step-N.safetensors, starts
+// with the parent's history (folder and GUI), and with no change retraces the parent bit for bit.
+void WorkerTest::aForkRetracesItsParentOnTheSameBatches() {
+    normlab::test::WorkerHarness h;
+    normlab::test::MainThreadSpy forks(h.worker, &TrainingWorker::forked);
+    h.start({normlab::test::tinyConfig(40)}, false, 12);
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Paused; }));
+    QTest::qWait(100);
+    QCOMPARE(h.step(), int64_t(12));
+    const QString fork = h.runs.filePath(QStringLiteral("fork"));
+    h.store.addRun(1, QStringLiteral("fork"), normlab::test::tinyConfig(40), fork);
+    const normlab::gui::RunSpec spec{1, QStringLiteral("fork"), normlab::test::tinyConfig(40), fork, {}};
+    QMetaObject::invokeMethod(
+        h.worker, [w = h.worker, spec] { w->forkRun(0, spec); }, Qt::QueuedConnection);
+    QVERIFY(forks.wait(30000));
+    QCOMPARE(forks.at(0).at(0).toInt(), 1);
+    QCOMPARE(forks.at(0).at(1).toInt(), 0);
+    QCOMPARE(forks.at(0).at(2).toLongLong(), qint64(12));
+    const QString parent = h.store.run(0)->folder;
+    QVERIFY(QFile::exists(parent + QStringLiteral("/model-step-12.safetensors")));
+    QCOMPARE(lossesIn(fork), lossesIn(parent));  // steps 1-12, copied
+    QMetaObject::invokeMethod(h.worker, &TrainingWorker::resume, Qt::QueuedConnection);
+    QVERIFY(h.waitFor([&] { return h.state == WorkerState::Finished; }));
+    const std::map<int64_t, double> forked = lossesIn(fork);
+    QCOMPARE(forked.size(), size_t(40));
+    QCOMPARE(forked, lossesIn(parent));
+    QFile provenance(fork + QStringLiteral("/provenance.json"));
+    QVERIFY(provenance.open(QIODevice::ReadOnly));
+    const QJsonObject from = QJsonDocument::fromJson(provenance.readAll())
+                                 .object()
+                                 .value(QStringLiteral("forked_from"))
+                                 .toObject();
+    QCOMPARE(from.value(QStringLiteral("run")).toString(), parent);
+    QCOMPARE(from.value(QStringLiteral("step")).toInt(), 12);
 }
 
 void WorkerTest::badConfigGivesMessageAndNoFolder() {

@@ -4,6 +4,7 @@
 #include <QEvent>
 #include <QLabel>
 #include <QListWidget>
+#include <QMenu>
 #include <QPainter>
 #include <QPixmap>
 #include <QPushButton>
@@ -37,13 +38,29 @@ RunsPanel::RunsPanel(TelemetryStore& store, QWidget* parent) : QWidget(parent), 
     m_list->setWordWrap(true);
     auto* add = new QPushButton(tr("Add run with current settings"));
     add->setObjectName(QStringLiteral("addRun"));
-    add->setObjectName(QStringLiteral("addRun"));
     add->setToolTip(
-        tr("Compare: adds a run with the control panel's settings and restarts all runs from step 0"));
+        tr("Compare: adds a run with the control panel's settings from step 0; the runs already "
+           "training go on as they are"));
+    auto* fork = new QPushButton(tr("Fork selected run here"));
+    fork->setObjectName(QStringLiteral("forkRun"));
+    fork->setToolTip(
+        tr("A controlled experiment: a new run that starts from the selected run's state at its "
+           "current step and sees the same batches; the controls then change the fork only"));
     layout->addWidget(hint);
     layout->addWidget(m_list, 1);
     layout->addWidget(add);
+    layout->addWidget(fork);
     connect(add, &QPushButton::clicked, this, &RunsPanel::addRunRequested);
+    connect(fork, &QPushButton::clicked, this, [this] { emit forkRequested(m_selected); });
+    m_list->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_list, &QListWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        const QListWidgetItem* item = m_list->itemAt(at);
+        if (!item) return;
+        const int id = item->data(Qt::UserRole).toInt();
+        QMenu menu(this);
+        menu.addAction(tr("Fork here (at its current step)"), this, [this, id] { emit forkRequested(id); });
+        menu.exec(m_list->viewport()->mapToGlobal(at));
+    });
     connect(&store, &TelemetryStore::runsChanged, this, &RunsPanel::rebuild);
     connect(m_list, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
         m_store.setVisible(item->data(Qt::UserRole).toInt(), item->checkState() == Qt::Checked);

@@ -1,5 +1,6 @@
 // The Runs panel: every run of the current experiment with its colour, status and a visibility
-// toggle, and a button to add a run with the current settings to the comparison.
+// toggle, a button to add a run with the current settings to the comparison, and forks (a button
+// and each run's context menu).
 #pragma once
 #include <QWidget>
 #include <map>
@@ -24,6 +25,8 @@ class RunsPanel : public QWidget {
 
   signals:
     void addRunRequested();
+    // "Fork here" on a run (its context menu, or the button for the selected run; -1: none selected).
+    void forkRequested(int runId);
     // The user picked a run: the control panel shows (and live changes go to) that run.
     void runSelected(int runId);
 

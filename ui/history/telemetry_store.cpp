@@ -14,6 +14,25 @@ QColor TelemetryStore::paletteColour(int index) {
     return palette[((index % count) + count) % count];
 }
 
+void TelemetryStore::copyHistory(int fromId, int toId) {
+    const auto from = m_runs.find(fromId);
+    const auto to = m_runs.find(toId);
+    if (from == m_runs.end() || to == m_runs.end() || fromId == toId) return;
+    RunHistory copy = from->second;
+    const RunHistory& fork = to->second;  // who it is stays: id, name, colour, visibility, config, folder
+    copy.id = fork.id;
+    copy.name = fork.name;
+    copy.colour = fork.colour;
+    copy.visible = fork.visible;
+    copy.config = fork.config;
+    copy.folder = fork.folder;
+    copy.source = fork.source;
+    copy.note = fork.note;
+    copy.knownKeys = fork.knownKeys;
+    to->second = std::move(copy);
+    emit dataChanged();
+}
+
 RunHistory& TelemetryStore::addRun(int id, const QString& name, const normlab::Config& config,
                                    const QString& folder) {
     RunHistory run;

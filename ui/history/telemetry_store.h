@@ -15,6 +15,9 @@ class TelemetryStore : public QObject {
 
     // Adds (or replaces) a run; its colour is the first of a fixed palette that no other run has.
     RunHistory& addRun(int id, const QString& name, const normlab::Config& config, const QString& folder);
+    // A fork's past: run `toId` takes `fromId`'s history as it stands (steps, series, events), keeping
+    // its own name, colour, config and folder.
+    void copyHistory(int fromId, int toId);
     void removeAll();
     void removeRun(int id);
     // Removes the runs trained in this window, keeping opened run folders.

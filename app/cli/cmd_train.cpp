@@ -9,6 +9,7 @@
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
 #include "app/cli/train_loop.h"
+#include "app/cli/train_seeds.h"
 #include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
 #include "engine/io/provenance.h"
@@ -23,7 +24,7 @@ namespace {
 const char* kTrainHelp =
     "usage: normlab-cli train (--config FILE | --preset NAME) [--set KEY=VALUE]... [--steps N] --out DIR\n"
     "                         [--save-checkpoint] [--resume CHECKPOINT] [--change [STEP:]KEY=VALUE]...\n"
-    "                         [--overwrite] [--quiet]\n"
+    "                         [--overwrite] [--quiet] [--seeds N|A-B|a,b,c]\n"
     "\n"
     "Trains a model and writes the run folder DIR incrementally: config.json, metrics.jsonl,\n"
     "events.jsonl, summary.json (and model.safetensors with --save-checkpoint). metrics.jsonl has one\n"
@@ -55,7 +56,8 @@ std::string train_help_tail() {
            "                       action): " +
            live +
            "\n"
-           "  --quiet              no progress lines on stderr\n"
+           "  --quiet              no progress lines on stderr\n" +
+           seed_group_help() +
            "Exit code 130 when stopped by Ctrl-C or SIGTERM (the run folder says \"stopped\").\n";
 }
 
@@ -69,6 +71,7 @@ struct TrainOptions {
     bool quiet = false;
     bool help = false;
     std::vector<Command> changes;
+    std::vector<uint64_t> seeds;  // --seeds: a seed group (train_seeds.h)
 };
 
 TrainOptions parse_train_options(int argc, char** argv) {
@@ -90,6 +93,8 @@ TrainOptions parse_train_options(int argc, char** argv) {
             options.overwrite = true;
         } else if (flag == "--quiet") {
             options.quiet = true;
+        } else if (flag == "--seeds") {
+            options.seeds = parse_seed_list(reader.value_of(flag));
         } else if (flag == "--change") {
             options.changes.push_back(parse_command(reader.value_of(flag)));
         } else {
@@ -162,14 +167,7 @@ void save_final_checkpoint(Trainer& trainer, RunFolder& folder, PeriodicCheckpoi
     }
 }
 
-}  // namespace
-
-int run_train(int argc, char** argv) {
-    const TrainOptions options = parse_train_options(argc, argv);
-    if (options.help) {
-        std::cout << kTrainHelp << config_sources_help() << train_help_tail() << "\n" << config_keys_help();
-        return 0;
-    }
+int train_one_run(const TrainOptions& options) {
     std::unique_ptr<Trainer> trainer = make_trainer(options);
     const int64_t first_step = trainer->steps_done();
     validate_planned_changes(trainer->config(), first_step, trainer->config().train.steps, options.changes);
@@ -192,6 +190,32 @@ int run_train(int argc, char** argv) {
         std::cerr << "normlab-cli train: " << summary["status"].get<std::string>()
                   << "; run folder: " << options.out << "\n";
     return trainer->status() == RunStatus::Stopped ? 130 : 0;  // a script can tell Ctrl-C from the end
+}
+
+// --seeds: the same run once per seed, each into its own folder of the group.
+int train_group(const TrainOptions& options) {
+    const SeedGroupRequest request{options.seeds, options.out, options.overwrite, !options.resume.empty(),
+                                   options.resume.empty() ? options.sources.resolve() : Config{}};
+    if (!request.resume)  // every change checked before the group folder exists, as for one run
+        validate_planned_changes(request.config, 0, request.config.train.steps, options.changes);
+    return train_seed_group(request, [&options](uint64_t seed, const std::string& folder, bool overwrite) {
+        TrainOptions one = options;
+        one.sources.sets.push_back("train.seed=" + std::to_string(seed));
+        one.out = folder;
+        one.overwrite = overwrite;
+        return train_one_run(one);
+    });
+}
+
+}  // namespace
+
+int run_train(int argc, char** argv) {
+    const TrainOptions options = parse_train_options(argc, argv);
+    if (options.help) {
+        std::cout << kTrainHelp << config_sources_help() << train_help_tail() << "\n" << config_keys_help();
+        return 0;
+    }
+    return options.seeds.empty() ? train_one_run(options) : train_group(options);
 }
 
 }  // namespace normlab::cli

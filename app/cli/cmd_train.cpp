@@ -11,6 +11,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/train_fork.h"
 #include "app/cli/train_loop.h"
+#include "app/cli/train_seeds.h"
 #include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
 #include "engine/io/provenance.h"
@@ -25,7 +26,7 @@ namespace {
 const char* kTrainHelp =
     "usage: normlab-cli train (--config FILE | --preset NAME) [--set KEY=VALUE]... [--steps N] --out DIR\n"
     "                         [--save-checkpoint] [--resume CHECKPOINT] [--change [STEP:]KEY=VALUE]...\n"
-    "                         [--overwrite] [--quiet]\n"
+    "                         [--overwrite] [--quiet] [--seeds N|A-B|a,b,c]\n"
     "       normlab-cli train --fork RUN_DIR --at N [--set KEY=VALUE]... [--steps M] --out DIR [...]\n"
     "\n"
     "Trains a model and writes the run folder DIR incrementally: config.json, metrics.jsonl,\n"
@@ -64,7 +65,8 @@ std::string train_help_tail() {
            "                       action): " +
            live +
            "\n"
-           "  --quiet              no progress lines on stderr\n"
+           "  --quiet              no progress lines on stderr\n" +
+           seed_group_help() +
            "Exit code 130 when stopped by Ctrl-C or SIGTERM (the run folder says \"stopped\").\n";
 }
 
@@ -79,6 +81,7 @@ struct TrainOptions {
     bool quiet = false;
     bool help = false;
     std::vector<Command> changes;
+    std::vector<uint64_t> seeds;  // --seeds: a seed group (train_seeds.h)
 };
 
 void check_fork_options(const TrainOptions& options) {
@@ -86,6 +89,8 @@ void check_fork_options(const TrainOptions& options) {
     if (fork.parent.empty()) throw InputError("--at N needs --fork RUN_DIR: the run to fork");
     if (fork.at < 0) throw InputError("--fork needs --at N: the step to fork at");
     if (!options.resume.empty()) throw InputError("--fork and --resume exclude each other; pass one");
+    if (!options.seeds.empty())
+        throw InputError("--fork branches one run; fork each run of a seed group on its own (drop --seeds)");
     std::error_code error;
     if (std::filesystem::equivalent(fork.parent, options.out, error) && !error)
         throw InputError("--out is the run being forked; a fork needs a folder of its own");
@@ -116,6 +121,8 @@ TrainOptions parse_train_options(int argc, char** argv) {
             options.overwrite = true;
         } else if (flag == "--quiet") {
             options.quiet = true;
+        } else if (flag == "--seeds") {
+            options.seeds = parse_seed_list(reader.value_of(flag));
         } else if (flag == "--change") {
             options.changes.push_back(parse_command(reader.value_of(flag)));
         } else {
@@ -195,14 +202,7 @@ void save_final_checkpoint(Trainer& trainer, RunFolder& folder, PeriodicCheckpoi
     }
 }
 
-}  // namespace
-
-int run_train(int argc, char** argv) {
-    const TrainOptions options = parse_train_options(argc, argv);
-    if (options.help) {
-        std::cout << kTrainHelp << config_sources_help() << train_help_tail() << "\n" << config_keys_help();
-        return 0;
-    }
+int train_one_run(const TrainOptions& options) {
     const std::string checkpoint = options.fork ? fork_checkpoint(*options.fork) : options.resume;
     std::vector<Command> changes = options.changes;
     std::unique_ptr<Trainer> trainer = make_trainer(options, checkpoint, changes);
@@ -229,6 +229,32 @@ int run_train(int argc, char** argv) {
         std::cerr << "normlab-cli train: " << summary["status"].get<std::string>()
                   << "; run folder: " << options.out << "\n";
     return trainer->status() == RunStatus::Stopped ? 130 : 0;  // a script can tell Ctrl-C from the end
+}
+
+// --seeds: the same run once per seed, each into its own folder of the group.
+int train_group(const TrainOptions& options) {
+    const SeedGroupRequest request{options.seeds, options.out, options.overwrite, !options.resume.empty(),
+                                   options.resume.empty() ? options.sources.resolve() : Config{}};
+    if (!request.resume)  // every change checked before the group folder exists, as for one run
+        validate_planned_changes(request.config, 0, request.config.train.steps, options.changes);
+    return train_seed_group(request, [&options](uint64_t seed, const std::string& folder, bool overwrite) {
+        TrainOptions one = options;
+        one.sources.sets.push_back("train.seed=" + std::to_string(seed));
+        one.out = folder;
+        one.overwrite = overwrite;
+        return train_one_run(one);
+    });
+}
+
+}  // namespace
+
+int run_train(int argc, char** argv) {
+    const TrainOptions options = parse_train_options(argc, argv);
+    if (options.help) {
+        std::cout << kTrainHelp << config_sources_help() << train_help_tail() << "\n" << config_keys_help();
+        return 0;
+    }
+    return options.seeds.empty() ? train_one_run(options) : train_group(options);
 }
 
 }  // namespace normlab::cli

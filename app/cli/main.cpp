@@ -24,6 +24,7 @@ const char* kUsage =
     "  probe      measure a freshly initialised model (Lemma 2, Figure 3, dependency, output change)\n"
     "  presets    list the presets\n"
     "  runs       list run folders: status, steps, losses, and the config keys that differ\n"
+    "  compare    two groups of runs on one metric: means, 95% CIs, B - A paired by seed or Welch\n"
     "  export     run folders out: a tidy metrics table (CSV), or the window's charts as figures\n"
     "  sweep      plan and run grids of runs (here or on a cluster), then collect stability maps\n"
     "  selftest   check a compute backend (the GPU, or the fast CPU one) against the CPU reference\n"
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
         if (command == "bench") return normlab::cli::run_bench(argc, argv);
         if (command == "presets") return normlab::cli::run_presets(argc, argv);
         if (command == "runs") return normlab::cli::run_runs(argc, argv);
+        if (command == "compare") return normlab::cli::run_compare(argc, argv);
         if (command == "export") return normlab::cli::run_export(argc, argv);
         if (command == "sweep") return normlab::cli::run_sweep(argc, argv);
         if (command == "probe") return normlab::cli::run_probe(argc, argv);

@@ -18,9 +18,16 @@ namespace normlab {
 namespace {
 const char* const kRunColumns[] = {"loss",     "lr",           "grad_norm",  "accuracy",
                                    "val_loss", "val_accuracy", "steps_per_s"};
+}  // namespace
 
-// One step's run-level values: kRunColumns' order, then the output-logit fields (empty on steps without).
-std::vector<std::optional<double>> run_values(const StepRecord& record) {
+std::vector<std::string> run_level_columns() {
+    std::vector<std::string> columns(std::begin(kRunColumns), std::end(kRunColumns));
+    for (const record_fields::StepField& field : record_fields::kStepFields) columns.emplace_back(field.name);
+    return columns;
+}
+
+// kRunColumns' order, then the output-logit fields (empty on steps without).
+std::vector<std::optional<double>> run_level_values(const StepRecord& record) {
     std::vector<std::optional<double>> values{record.loss,       record.lr,       record.grad_norm,
                                               record.accuracy,   record.val_loss, record.val_accuracy,
                                               record.steps_per_s};
@@ -31,6 +38,7 @@ std::vector<std::optional<double>> run_values(const StepRecord& record) {
     return values;
 }
 
+namespace {
 class CsvSink : public MetricsTableSink {
   public:
     explicit CsvSink(std::ostream& out) : m_out(out) {
@@ -79,8 +87,7 @@ class ParquetSink : public MetricsTableSink {
 }  // namespace
 
 std::vector<std::string> metrics_table_value_columns() {
-    std::vector<std::string> columns(std::begin(kRunColumns), std::end(kRunColumns));
-    for (const record_fields::StepField& field : record_fields::kStepFields) columns.emplace_back(field.name);
+    std::vector<std::string> columns = run_level_columns();
     for (const std::string& field : block_field_names(true)) columns.push_back(field);
     return columns;
 }
@@ -104,7 +111,7 @@ int64_t walk_metrics_table(const std::vector<std::string>& run_folders, MetricsT
             for (const StepRecord& record : update.records) {
                 if (!steps.contains(record.step)) continue;
                 std::fill(cells.begin(), cells.end(), std::nullopt);
-                const std::vector<std::optional<double>> run_cells = run_values(record);
+                const std::vector<std::optional<double>> run_cells = run_level_values(record);
                 std::copy(run_cells.begin(), run_cells.end(), cells.begin());
                 sink.row(run, record.step, "run", -1, cells);
                 ++rows;

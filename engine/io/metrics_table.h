@@ -9,12 +9,18 @@
 #include <vector>
 
 #include "engine/core/step_range.h"
+#include "engine/train/telemetry.h"
 
 namespace normlab {
 
 // The value columns, after the key columns run, step, stack and block: run-level fields, then the
 // per-block fields of engine/io/record_fields.h.
 std::vector<std::string> metrics_table_value_columns();
+
+// The run-level columns (loss, lr, ..., then the output-logit fields of record_fields.h) and one
+// step's values for them, in that order (nothing where the step did not log the field).
+std::vector<std::string> run_level_columns();
+std::vector<std::optional<double>> run_level_values(const StepRecord& record);
 
 // One row of the table, handed to a sink in order; `values` has a cell per value column.
 class MetricsTableSink {

@@ -65,7 +65,8 @@ class CliTestCase(unittest.TestCase):
 
 
 # Every normlab-cli command (normlab-cli --help lists them).
-COMMANDS = ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs", "export", "sweep", "selftest")
+COMMANDS = ("train", "eval", "bench", "probe", "presets", "dump-grads", "runs", "compare", "export", "sweep",
+            "selftest")
 
 
 class HelpAndPresets(CliTestCase):

@@ -1,0 +1,172 @@
+// `normlab-cli compare --run A --run B`: two groups of runs (a seed group, a folder of runs, or one
+// run) compared on one metric: each group's n, mean, sd and 95% Student t interval, and B - A paired
+// by seed or, when the seeds differ, by Welch; diverged and unfinished runs counted, never averaged.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/cli_options.h"
+#include "app/cli/commands.h"
+#include "engine/analysis/group_comparison.h"
+#include "engine/core/errors.h"
+
+namespace normlab::cli {
+
+namespace {
+const char* kCompareHelp =
+    "usage: normlab-cli compare --run A --run B [--metric final_val_loss|final_loss|FIELD@STEP] [--json]\n"
+    "\n"
+    "Compares two groups of runs on one metric, as a controlled experiment. A and B are each a seed\n"
+    "group (a folder with group.json, from train --seeds), a folder of run folders, or one run folder\n"
+    "(a group of one). Prints each group's n, mean, sd and 95% confidence interval (Student t, n - 1\n"
+    "dof), then the difference B - A: paired by seed when both groups hold the same seeds, else Welch's\n"
+    "unpaired difference (Welch-Satterthwaite dof); the output says which. One run has no interval\n"
+    "(\"n/a, one seed\"). Runs that diverged (or whose value is not finite) and runs that have not\n"
+    "finished are counted and left out.\n"
+    "\n"
+    "  --run DIR            a group, given twice: first A, then B\n"
+    "  --metric M           final_val_loss (default) or final_loss from summary.json, or FIELD@STEP:\n"
+    "                       a run-level field of metrics.jsonl at that step, e.g. val_loss@200\n"
+    "  --json               the same numbers as JSON\n"
+    "Exit code 2 when a finished run lacks the metric (the message names what it has).\n";
+
+constexpr double kLevel = 0.95;
+
+std::string number(double value) {
+    if (std::isnan(value)) return "n/a";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", value);
+    return text;
+}
+
+nlohmann::json optional_json(const std::optional<double>& value) {
+    return value && std::isfinite(*value) ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// Why an estimate has no interval, in words; empty when it has one.
+std::string missing_interval(const stats::Estimate& estimate, bool welch) {
+    if (estimate.ci) return "";
+    if (welch) return estimate.n == 0 ? "no runs used" : "n/a, one seed in a group";
+    return estimate.n == 0 ? "no runs used" : "n/a, one seed";
+}
+
+nlohmann::json estimate_json(const stats::Estimate& estimate, bool welch) {
+    nlohmann::json json = {{"n", estimate.n},
+                           {"mean", optional_json(estimate.mean)},
+                           {"sd", optional_json(estimate.sd)},
+                           {"se", optional_json(estimate.se)},
+                           {"dof", optional_json(estimate.dof)},
+                           {"t", optional_json(estimate.t)},
+                           {"ci", estimate.ci ? nlohmann::json::array({estimate.ci->low, estimate.ci->high})
+                                              : nlohmann::json(nullptr)}};
+    if (!estimate.ci) json["ci_note"] = missing_interval(estimate, welch);
+    return json;
+}
+
+nlohmann::json group_summary_json(const GroupSummary& group) {
+    nlohmann::json json = estimate_json(group.estimate, false);
+    json["path"] = group.path;
+    json["diverged"] = group.diverged;
+    json["unfinished"] = group.unfinished;
+    nlohmann::json runs = nlohmann::json::array();
+    for (const RunValue& run : group.runs)
+        runs.push_back({{"folder", run.folder},
+                        {"seed", run.seed ? nlohmann::json(*run.seed) : nlohmann::json(nullptr)},
+                        {"status", run.status},
+                        {"outcome", to_string(run.outcome)},
+                        {"value", optional_json(run.value)},
+                        {"note", run.note}});
+    json["runs"] = runs;
+    return json;
+}
+
+// "mean 3.414, sd 0.027, 95% CI [3.38, 3.448] (t 2.776, 4 dof)" or "..., 95% CI n/a, one seed".
+std::string estimate_line(const stats::Estimate& estimate, bool welch) {
+    std::string line = "mean " + number(estimate.mean);
+    if (estimate.sd) line += ", sd " + number(*estimate.sd);
+    if (welch && estimate.se) line += ", se " + number(*estimate.se);
+    if (!estimate.ci) return line + ", 95% CI " + missing_interval(estimate, welch);
+    return line + ", 95% CI [" + number(estimate.ci->low) + ", " + number(estimate.ci->high) + "] (t " +
+           number(*estimate.t) + ", " + number(*estimate.dof) + " dof)";
+}
+
+void print_group(const char* name, const GroupSummary& group) {
+    std::cout << name << ": " << group.path << " (" << group.runs.size() << " run"
+              << (group.runs.size() == 1 ? "" : "s") << ")\n  n " << group.estimate.n << ", "
+              << estimate_line(group.estimate, false) << "\n";
+    for (const RunValue& run : group.runs)
+        if (run.outcome != RunOutcome::Used)
+            std::cout << "  left out (" << to_string(run.outcome) << "): " << run.folder << ": " << run.note
+                      << "\n";
+}
+
+void print_text(const MetricSpec& spec, const GroupSummary& a, const GroupSummary& b,
+                const GroupDifference& d) {
+    std::cout << "metric: " << spec.text() << "\n";
+    print_group("A", a);
+    print_group("B", b);
+    if (d.paired) {
+        std::cout << "B - A, paired by seed (" << d.why << "): n " << d.estimate.n
+                  << (d.estimate.n == 1 ? " pair" : " pairs");
+        if (d.pairs_left_out) std::cout << " (" << d.pairs_left_out << " left out: a run not used)";
+    } else {
+        std::cout << "B - A, unpaired (Welch; " << d.why << "): n " << a.estimate.n << " + " << b.estimate.n;
+    }
+    std::cout << ", " << estimate_line(d.estimate, !d.paired) << "\n";
+}
+
+void print_json(const MetricSpec& spec, const GroupSummary& a, const GroupSummary& b,
+                const GroupDifference& d) {
+    nlohmann::json difference = estimate_json(d.estimate, !d.paired);
+    difference["kind"] = d.paired ? "paired" : "welch";
+    difference["why"] = d.why;
+    difference["pairs_left_out"] = d.pairs_left_out;
+    const nlohmann::json out = {{"metric", spec.text()},
+                                {"level", kLevel},
+                                {"a", group_summary_json(a)},
+                                {"b", group_summary_json(b)},
+                                {"difference", difference}};
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+}  // namespace
+
+int run_compare(int argc, char** argv) {
+    ArgReader reader(argc, argv, 2);
+    std::vector<std::string> runs;
+    std::string metric = "final_val_loss";
+    bool as_json = false;
+    while (!reader.done()) {
+        const std::string flag = reader.take();
+        if (flag == "--help" || flag == "-h") {
+            std::cout << kCompareHelp;
+            return 0;
+        }
+        if (flag == "--run") {
+            runs.push_back(reader.value_of(flag));
+        } else if (flag == "--metric") {
+            metric = reader.value_of(flag);
+        } else if (flag == "--json") {
+            as_json = true;
+        } else {
+            throw InputError("unknown option '" + flag + "'; see normlab-cli compare --help");
+        }
+    }
+    if (runs.size() != 2)
+        throw InputError("give --run twice (A, then B), got " + std::to_string(runs.size()) +
+                         "; see normlab-cli compare --help");
+    const MetricSpec spec = parse_metric_spec(metric);
+    std::vector<std::string> notes;
+    const GroupSummary a = summarize_group(runs[0], spec, kLevel, &notes);
+    const GroupSummary b = summarize_group(runs[1], spec, kLevel, &notes);
+    for (const std::string& note : notes) std::cerr << "normlab-cli compare: " << note << "\n";
+    const GroupDifference difference = compare_groups(a, b, kLevel);
+    if (as_json)
+        print_json(spec, a, b, difference);
+    else
+        print_text(spec, a, b, difference);
+    return 0;
+}
+
+}  // namespace normlab::cli

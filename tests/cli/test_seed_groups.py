@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Seed groups and comparisons (issue 33): `train --seeds` writes one run per seed and group.json, a re-run
+skips the finished seeds, and `compare` gives each group's mean, sd and Student t interval and B - A
+(paired by seed, else Welch), checked here against the numbers computed from the folders' own files.
+Bad input is exit code 2 with a message. Standard library only."""
+import argparse
+import json
+import math
+import os
+import sys
+import unittest
+from pathlib import Path
+
+import test_cli
+from test_cli import TINY, CliTestCase, run
+
+# Two-sided 95% Student t quantiles t_{0.975, dof} (the t table).
+T975 = {1: 12.7062047, 2: 4.3026527, 3: 3.1824463, 4: 2.7764451, 5: 2.5705818, 6: 2.4469119, 7: 2.3646243,
+        8: 2.3060041, 9: 2.2621572, 10: 2.2281389}
+STEPS = ["--steps", "12", "--quiet"]
+
+
+def mean_sd(values):
+    n = len(values)
+    mean = sum(values) / n
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+
+
+def t_interval(values):
+    """Mean, sd and the 95% t interval with n - 1 dof, computed by hand."""
+    mean, sd = mean_sd(values)
+    half = T975[len(values) - 1] * sd / math.sqrt(len(values))
+    return mean, sd, (mean - half, mean + half)
+
+
+def summary(folder):
+    return json.loads((Path(folder) / "summary.json").read_text())
+
+
+def loss_at(folder, step):
+    """The loss metrics.jsonl holds for `step` (its last line for that step)."""
+    found = None
+    for line in (Path(folder) / "metrics.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record["step"] == step:
+            found = record["loss"]
+    return found
+
+
+class SeedGroups(CliTestCase):
+    def train_group(self, name, seeds, *extra, check_rc=0):
+        return run("train", *TINY, *STEPS, *extra, "--seeds", seeds, "--out", str(self.tmp / name), check_rc=check_rc)
+
+    def compare(self, a, b, *extra, check_rc=0):
+        result = run("compare", "--run", str(self.tmp / a), "--run", str(self.tmp / b), "--json", *extra,
+                     check_rc=check_rc)
+        return json.loads(result.stdout)
+
+    def assert_group(self, reported, values):
+        mean, sd, (low, high) = t_interval(values)
+        self.assertEqual(reported["n"], len(values))
+        self.assertAlmostEqual(reported["mean"], mean, places=12)
+        self.assertAlmostEqual(reported["sd"], sd, places=12)
+        self.assertAlmostEqual(reported["ci"][0], low, places=6)
+        self.assertAlmostEqual(reported["ci"][1], high, places=6)
+
+    def test_group_folders_and_paired_comparison(self):
+        self.train_group("a", "3")
+        self.train_group("b", "1-3", "--set", "train.lr=0.003")
+        group = json.loads((self.tmp / "a" / "group.json").read_text())
+        self.assertEqual(group["format"], "normlab-group")
+        self.assertEqual(group["seeds"], [1, 2, 3])
+        self.assertEqual([r["folder"] for r in group["runs"]], ["seed-1", "seed-2", "seed-3"])
+        self.assertNotIn("seed", group["config"]["train"])
+        self.assertEqual(group["config"]["train"]["steps"], 12)
+        losses = {}
+        for name in ("a", "b"):
+            losses[name] = []
+            for seed in (1, 2, 3):
+                folder = self.tmp / name / f"seed-{seed}"
+                self.assertEqual(json.loads((folder / "config.json").read_text())["train"]["seed"], seed)
+                self.assertEqual(summary(folder)["status"], "completed")
+                losses[name].append(summary(folder)["final_val_loss"])
+        self.assertEqual(len(set(losses["a"])), 3, "each seed trains a different run")
+        out = self.compare("a", "b")
+        self.assertEqual(out["metric"], "final_val_loss")
+        self.assert_group(out["a"], losses["a"])
+        self.assert_group(out["b"], losses["b"])
+        difference = out["difference"]
+        self.assertEqual(difference["kind"], "paired")
+        self.assert_group(difference, [b - a for a, b in zip(losses["a"], losses["b"])])
+        text = run("compare", "--run", str(self.tmp / "a"), "--run", str(self.tmp / "b"), check_rc=0).stdout
+        self.assertIn("paired by seed", text)
+        self.assertIn(f"{difference['mean']:.6g}", text)
+
+    def test_welch_when_seeds_differ_and_a_field_at_a_step(self):
+        self.train_group("a", "1,2,3")
+        self.train_group("b", "4-5", "--set", "train.lr=0.003")
+        out = self.compare("a", "b", "--metric", "loss@12")
+        a = [loss_at(self.tmp / "a" / f"seed-{s}", 12) for s in (1, 2, 3)]
+        b = [loss_at(self.tmp / "b" / f"seed-{s}", 12) for s in (4, 5)]
+        self.assert_group(out["a"], a)
+        self.assert_group(out["b"], b)
+        difference = out["difference"]
+        self.assertEqual(difference["kind"], "welch")
+        self.assertIn("seeds differ", difference["why"])
+        (mean_a, sd_a), (mean_b, sd_b) = mean_sd(a), mean_sd(b)
+        va, vb = sd_a ** 2 / 3, sd_b ** 2 / 2
+        dof = (va + vb) ** 2 / (va ** 2 / 2 + vb ** 2 / 1)
+        self.assertAlmostEqual(difference["mean"], mean_b - mean_a, places=12)
+        self.assertAlmostEqual(difference["dof"], dof, places=9)
+        # The t quantile of a fractional dof lies between the table's neighbours (t falls with dof).
+        self.assertLessEqual(difference["t"], T975[math.floor(dof)] + 1e-9)
+        self.assertGreaterEqual(difference["t"], T975[math.ceil(dof)] - 1e-9)
+        half = difference["t"] * math.sqrt(va + vb)
+        self.assertAlmostEqual(difference["ci"][0], mean_b - mean_a - half, places=9)
+        text = run("compare", "--run", str(self.tmp / "a"), "--run", str(self.tmp / "b"), check_rc=0).stdout
+        self.assertIn("unpaired (Welch", text)
+
+    def test_one_run_has_no_interval(self):
+        for name in ("x", "y"):
+            run("train", *TINY, *STEPS, "--out", str(self.tmp / name), check_rc=0)
+        out = self.compare("x", "y")
+        self.assertEqual(out["a"]["n"], 1)
+        self.assertIsNone(out["a"]["ci"])
+        self.assertEqual(out["a"]["ci_note"], "n/a, one seed")
+        self.assertEqual(out["difference"]["kind"], "paired")  # both seed 1
+        self.assertIsNone(out["difference"]["ci"])
+        self.assertAlmostEqual(out["difference"]["mean"], 0.0, places=12)  # the same run twice
+        text = run("compare", "--run", str(self.tmp / "x"), "--run", str(self.tmp / "y"), check_rc=0).stdout
+        self.assertIn("95% CI n/a, one seed", text)
+
+    def test_diverged_and_unfinished_runs_are_counted_not_averaged(self):
+        self.train_group("a", "3")
+        self.train_group("b", "3", "--set", "train.lr=0.003")
+        diverged = self.tmp / "b" / "seed-2" / "summary.json"
+        record = summary(diverged.parent)
+        record.update(status="diverged", final_val_loss=None, diverged_at=7)
+        diverged.write_text(json.dumps(record))
+        stopped = self.tmp / "a" / "seed-3" / "summary.json"
+        stopped.write_text(json.dumps(dict(summary(stopped.parent), status="stopped")))
+        out = self.compare("a", "b")
+        self.assertEqual((out["b"]["n"], out["b"]["diverged"], out["b"]["unfinished"]), (2, 1, 0))
+        self.assertEqual((out["a"]["n"], out["a"]["diverged"], out["a"]["unfinished"]), (2, 0, 1))
+        self.assertEqual(out["difference"]["kind"], "paired")
+        self.assertEqual(out["difference"]["n"], 1)
+        self.assertEqual(out["difference"]["pairs_left_out"], 2)
+        self.assertIsNone(out["difference"]["ci"])
+        self.assert_group(out["b"], [summary(self.tmp / "b" / f"seed-{s}")["final_val_loss"] for s in (1, 3)])
+        text = run("compare", "--run", str(self.tmp / "a"), "--run", str(self.tmp / "b"), check_rc=0).stdout
+        self.assertIn("left out (diverged)", text)
+        self.assertIn("diverged at step 7", text)
+
+    def test_rerun_skips_finished_seeds_and_refuses_other_settings(self):
+        self.train_group("g", "3")
+        kept = (self.tmp / "g" / "seed-1" / "metrics.jsonl").stat().st_mtime_ns
+        killed = self.tmp / "g" / "seed-2" / "summary.json"
+        killed.write_text(json.dumps(dict(summary(killed.parent), status="running")))
+        result = self.train_group("g", "3")
+        self.assertIn("seed-1 already finished; skipped", result.stderr)
+        self.assertIn("seed-3 already finished; skipped", result.stderr)
+        self.assertEqual(summary(killed.parent)["status"], "completed")
+        self.assertEqual((self.tmp / "g" / "seed-1" / "metrics.jsonl").stat().st_mtime_ns, kept)
+        self.expect_bad_input(["train", *TINY, *STEPS, "--set", "train.lr=0.003", "--seeds", "3", "--out",
+                               str(self.tmp / "g")], "another config", "train.lr")
+        self.expect_bad_input(["train", *TINY, *STEPS, "--seeds", "4", "--out", str(self.tmp / "g")],
+                              "seeds 1,2,3, not 1,2,3,4")
+        self.train_group("g", "3", "--overwrite")
+        self.assertGreater((self.tmp / "g" / "seed-1" / "metrics.jsonl").stat().st_mtime_ns, kept)
+
+    def test_bad_seeds_and_compare_input(self):
+        out = str(self.tmp / "bad")
+        for seeds, fragment in (("0", "names no seed"), ("5-3", "empty range"), ("101", "at most 100"),
+                                ("1-200", "at most 100"), ("1,2,1", "seed 1 twice"), ("x", "'x' is not a seed"),
+                                ("1-", "'' is not a seed")):
+            self.expect_bad_input(["train", *TINY, "--seeds", seeds, "--out", out], fragment)
+            self.assertFalse(Path(out).exists())
+        self.expect_bad_input(["train", "--resume", out + "/model.safetensors", "--seeds", "2", "--out", out],
+                              "cannot be combined with --resume")
+        self.expect_bad_input(["train", *TINY, "--seeds", "2", "--change", "999999:train.lr=1", "--out", out],
+                              "999999")
+        self.assertFalse(Path(out).exists())
+        no_val = str(self.tmp / "noval")
+        run("train", *TINY, *STEPS, "--set", "telemetry.val_every=0", "--out", no_val, check_rc=0)
+        self.expect_bad_input(["compare", "--run", no_val, "--run", no_val], "no final_val_loss", "it has final_loss")
+        self.expect_bad_input(["compare", "--run", no_val, "--run", no_val, "--metric", "loss@99"],
+                              "no step 99", "1, 2, 3, ..., 12 (12 steps)")
+        self.expect_bad_input(["compare", "--run", no_val, "--run", no_val, "--metric", "val_loss@5"],
+                              "no val_loss at step 5")
+        self.expect_bad_input(["compare", "--run", no_val, "--run", no_val, "--metric", "bogus@5"],
+                              "not a metric", "grad_norm")
+        self.expect_bad_input(["compare", "--run", no_val, "--run", no_val, "--metric", "loss"], "loss@STEP")
+        self.expect_bad_input(["compare", "--run", no_val], "give --run twice")
+        self.expect_bad_input(["compare", "--run", no_val, "--run", str(self.tmp / "none"), "--metric", "final_loss"],
+                              "none is not a folder")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cli", required=True)
+    args, rest = parser.parse_known_args()
+    test_cli.CLI = os.path.abspath(args.cli)
+    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=1)
+    result = program.result
+    failed = len(result.failures) + len(result.errors)
+    print(f"{result.testsRun - failed} passed, {failed} failed")
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,6 +10,7 @@
 
 #include "ui/panels/attention_head_panel.h"
 #include "ui/panels/block_profile_panels.h"
+#include "ui/panels/difference_panel.h"
 #include "ui/panels/dynamics_panels.h"
 #include "ui/panels/heatmap_panel.h"
 #include "ui/panels/line_panel.h"
@@ -27,7 +28,8 @@ const std::vector<std::vector<const char*>> kRows = {{"loss", "block_gradient", 
                                                      {"heatmap_gradient", "heatmap_resid", "output_logits"},
                                                      {"update_ratio", "attention", "attention_logits"}};
 // Panels that share a place in it as a tab behind another: {the front panel, the one behind}.
-const std::vector<std::pair<const char*, const char*>> kTabs = {{"update_ratio", "optimizer_state"},
+const std::vector<std::pair<const char*, const char*>> kTabs = {{"loss", "difference"},
+                                                                {"update_ratio", "optimizer_state"},
                                                                 {"block_resid", "norm_scales"},
                                                                 {"attention", "grad_norms"},
                                                                 {"attention_logits", "attention_heads"}};
@@ -51,6 +53,7 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
     addPanel(new NormScalePanel(store));
     addPanel(new GradientNormPanel(store));
     addPanel(new AttentionHeadPanel(store));
+    addPanel(new DifferencePanel(store));
     resetLayout();
 
     m_refreshTimer.setSingleShot(true);

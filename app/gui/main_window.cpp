@@ -1,14 +1,11 @@
-// MainWindow: wiring of panels, actions, the engine thread and experiment files.
+// MainWindow: the wiring of panels, actions and the engine thread, and the runs' lifecycle (start, stop,
+// add, live changes). Its other jobs have files of their own: window_menus.cpp, window_folders.cpp,
+// window_experiment.cpp, window_presentation.cpp and run_forks.cpp.
 #include "app/gui/main_window.h"
 
 #include "app/gui/input_guard.h"
-#include "app/gui/new_sweep_dialog.h"
-#include "engine/core/version.h"
-#include "engine/data/task.h"
 
 #include <QAction>
-#include <QApplication>
-#include <QBuffer>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
@@ -16,34 +13,24 @@
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
-#include <QFileDialog>
 #include <QLabel>
-#include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QRegularExpression>
 #include <QScrollArea>
-#include <QSettings>
 #include <QStatusBar>
-#include <QTimer>
 #include <QToolBar>
 #include <QUrl>
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 
 #include "engine/config/presets.h"
-#include "engine/core/errors.h"
 #include "ui/controls/config_panel.h"
 #include "ui/controls/lessons_panel.h"
 #include "ui/controls/run_library_panel.h"
 #include "ui/controls/runs_panel.h"
 #include "ui/dashboard.h"
-#include "ui/io/whole_file.h"
 #include "ui/panels/block_profile_panels.h"
-#include "ui/panels/chart_export.h"
-#include "ui/panels/line_panel.h"
-#include "ui/panels/panel_export.h"
 #include "ui/panels/run_captions.h"
 
 namespace normlab::gui {
@@ -233,125 +220,6 @@ void MainWindow::buildDocks() {
     connect(&m_store, &ui::TelemetryStore::runsChanged, this, [this] { m_document->setDirty(true); });
 }
 
-void MainWindow::buildMenus() {
-    buildFileMenu();
-    buildRunAndViewMenus();
-    buildHelpMenu();
-}
-
-void MainWindow::buildFileMenu() {
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("Open &run folder(s)..."), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
-                    [this] {
-                        const QString folder = QFileDialog::getExistingDirectory(
-                            this, tr("Open a run folder, or a folder of run folders"), runsRoot());
-                        if (!folder.isEmpty()) openRunFolders({folder});
-                    });
-    file->addAction(tr("Close opened runs"), this, [this] { m_opener->closeAll(); });
-    file->addAction(tr("New s&weep over the current settings..."), this, [this] {
-        NewSweepDialog dialog(m_configPanel->config(), runsRoot(), this);
-        if (dialog.exec() == QDialog::Accepted) openSweepMap(dialog.folder());
-    });
-    file->addSeparator();
-    file->addAction(tr("&New experiment"), QKeySequence::New, this, [this] {
-        if (!m_document->confirmDiscard()) return;
-        resetRuns();
-        loadConfig(normlab::preset_config("quickstart"), QStringLiteral("quickstart"));
-        m_document->setDirty(false);
-    });
-    file->addAction(tr("&Open experiment..."), QKeySequence::Open, this, [this] {
-        if (!m_document->confirmDiscard()) return;
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), QString(),
-                                                          tr("NormLab experiments (*.json)"));
-        if (path.isEmpty()) return;
-        const QString error = openExperiment(path);
-        if (!error.isEmpty()) showMessage(tr("Cannot open the experiment"), error);
-    });
-    m_recentMenu = file->addMenu(tr("Open &recent"));
-    rebuildRecentMenu();
-    file->addAction(tr("&Save experiment"), QKeySequence::Save, this,
-                    [this] { m_document->saveInteractively(false); });
-    file->addAction(tr("Save experiment &as..."), QKeySequence::SaveAs, this,
-                    [this] { m_document->saveInteractively(true); });
-    file->addSeparator();
-    addExportActions(file);
-    file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
-}
-
-void MainWindow::addExportActions(QMenu* file) {
-    QMenu* exportMenu = file->addMenu(tr("&Export dashboard"));
-    for (const QString& suffix : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")}) {
-        exportMenu->addAction(suffix.toUpper() + QStringLiteral("..."), this, [this, suffix] {
-            m_dashboard->refreshNow();
-            ui::ImageExportOptions options;
-            options.size = m_dashboard->size() * 2;
-            options.dpi = 192;  // the dashboard's on-screen layout, at twice the pixels
-            if (m_presentation) options.fontPoints = ui::ImageExportOptions::kPresentationPoints;
-            ui::exportFigureInteractively(m_dashboard->figure(ui::captionForRuns(m_store)),
-                                          QStringLiteral("dashboard"), suffix, options, this);
-        });
-    }
-    file->addAction(tr("Save &screenshot..."), this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Save screenshot"),
-                                                          QStringLiteral("normlab.png"), tr("PNG (*.png)"));
-        if (path.isEmpty()) return;
-        const QString error = saveScreenshot(path);
-        if (!error.isEmpty()) showMessage(tr("Cannot save the screenshot"), error);
-    });
-}
-
-void MainWindow::buildRunAndViewMenus() {
-    QMenu* run = menuBar()->addMenu(tr("&Run"));
-    for (QAction* action : {m_start, m_pause, m_step, m_stop, m_reset}) run->addAction(action);
-    run->addSeparator();
-    run->addAction(m_fork);
-    QMenu* view = menuBar()->addMenu(tr("&View"));
-    view->addAction(m_presentationAction);
-    view->addSeparator();
-    for (QDockWidget* dock : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly))
-        view->addAction(dock->toggleViewAction());
-    QMenu* charts = view->addMenu(tr("Charts"));
-    charts->addActions(m_dashboard->panelToggleActions());
-    view->addAction(tr("Reset chart layout"), this, [this] { m_dashboard->resetLayout(); });
-}
-
-QString MainWindow::shortcutTable() const {
-    // Every menu action with a shortcut, in menu order: the actions are the one list of shortcuts.
-    QString rows;
-    std::function<void(const QMenu*)> walk = [&](const QMenu* menu) {
-        for (const QAction* action : menu->actions()) {
-            if (action->menu()) walk(action->menu());
-            if (action->shortcut().isEmpty()) continue;
-            const QString what =
-                action->statusTip().isEmpty() ? action->text().remove(QLatin1Char('&')) : action->statusTip();
-            rows += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
-                        .arg(action->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
-                             what.toHtmlEscaped());
-        }
-    };
-    for (const QAction* top : menuBar()->actions())
-        if (top->menu()) walk(top->menu());
-    return QStringLiteral("<table cellpadding=3>%1</table>").arg(rows);
-}
-
-void MainWindow::buildHelpMenu() {
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("Keyboard shortcuts"), QKeySequence::HelpContents, this, [this] {
-        QMessageBox::information(this, tr("Keyboard shortcuts"),
-                                 shortcutTable() + tr("<p>Right-click a chart to export it (PNG, SVG, PDF, "
-                                                      "CSV) or to maximise it.</p>"));
-    });
-    help->addAction(tr("About NormLab"), this, [this] {
-        QMessageBox::about(
-            this, tr("About NormLab"),
-            tr("<b>%1</b><br><br>NormLab trains small Transformers (decoder-only and encoder-decoder) and "
-               "shows why they train or blow up: norm placement, norm type, warmup and residual schemes, "
-               "changed live.<br>Right-click a chart to export it; F11 for presentation mode.")
-                .arg(QString::fromStdString(normlab::version_line()).toHtmlEscaped()));
-    });
-}
-
 void MainWindow::buildStatusBar() {
     m_stepLabel = new QLabel;
     m_speedLabel = new QLabel;
@@ -404,14 +272,6 @@ void MainWindow::startLesson(const ui::Lesson& lesson) {
             panel->setInitialOnly(lesson.atInitialisation);
     statusBar()->showMessage(tr("Lesson: %1").arg(lesson.title), 8000);
     startRuns();
-}
-
-QString MainWindow::runsRoot() {
-    const QString chosen = qEnvironmentVariable("NORMLAB_RUNS_DIR");
-    if (!chosen.isEmpty()) return chosen;
-    return QSettings()
-        .value(QStringLiteral("runs/root"), QDir::home().filePath(QStringLiteral("normlab-runs")))
-        .toString();
 }
 
 QString MainWindow::runFolderFor(const QString& name, const QString& stamp, int index) {
@@ -658,204 +518,6 @@ bool MainWindow::hasUnsavedResults() const {
     return std::any_of(m_store.runs().begin(), m_store.runs().end(), [](const auto& entry) {
         return entry.second.source.isEmpty() && entry.second.step > 0;
     });
-}
-
-QStringList MainWindow::runFoldersIn(const QString& folder) {
-    // A run folder itself, or a folder whose sub-folders are run folders (a runs directory, a sweep).
-    const QDir dir(folder);
-    if (dir.exists(QStringLiteral("config.json")) || dir.exists(QStringLiteral("metrics.jsonl")))
-        return {folder};
-    QStringList runs;
-    for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-        const QDir child(dir.filePath(name));
-        if (child.exists(QStringLiteral("config.json")) || child.exists(QStringLiteral("metrics.jsonl")))
-            runs << child.absolutePath();
-    }
-    return runs.isEmpty() ? QStringList{folder} : runs;  // none: opening it says why
-}
-
-QString MainWindow::openSweepMap(const QString& folder) {
-    try {
-        auto* map = new ui::SweepMapWindow(QDir(folder).absolutePath(), this);
-        map->setAttribute(Qt::WA_DeleteOnClose);
-        connect(map, &ui::SweepMapWindow::openRunsRequested, this, [this](const QStringList& runs) {
-            openRunFolders(runs);
-            raise();
-            activateWindow();
-        });
-        map->show();
-        m_sweepMaps.emplace_back(map);
-        return {};
-    } catch (const normlab::InputError& error) {
-        return QString::fromStdString(error.what());
-    }
-}
-
-ui::SweepMapWindow* MainWindow::lastSweepMap() const {
-    for (auto it = m_sweepMaps.rbegin(); it != m_sweepMaps.rend(); ++it)
-        if (*it) return *it;
-    return nullptr;
-}
-
-QStringList MainWindow::openRunFolders(const QStringList& requested) {
-    QStringList folders, sweepProblems;
-    for (const QString& folder : requested) {
-        // A sweep folder opens as its stability map (a cell's click opens its runs here).
-        if (QDir(folder).exists(QStringLiteral("sweep.json"))) {
-            if (const QString problem = openSweepMap(folder); !problem.isEmpty()) sweepProblems << problem;
-            continue;
-        }
-        folders << runFoldersIn(folder);
-    }
-    if (folders.isEmpty()) {
-        if (!sweepProblems.isEmpty()) showMessage(tr("Cannot open"), sweepProblems.join(QLatin1Char('\n')));
-        return sweepProblems;
-    }
-    // Trained runs that have not started are placeholders: hidden (ticked again in Runs) while the
-    // opened runs are looked at.
-    for (const auto& [id, run] : m_store.runs())
-        if (run.source.isEmpty() && !run.started) m_store.setVisible(id, false);
-    const QStringList problems = sweepProblems + m_opener->open(folders);
-    if (!problems.isEmpty()) showMessage(tr("Cannot open"), problems.join(QLatin1Char('\n')));
-    statusBar()->showMessage(tr("Opening %n run folder(s)", nullptr, int(folders.size() - problems.size())),
-                             4000);
-    return problems;
-}
-
-ui::Experiment MainWindow::currentExperiment() const {
-    ui::Experiment experiment;
-    try {
-        experiment.current = m_configPanel->config();
-    } catch (const std::exception&) {
-        experiment.current = m_runs.empty() ? normlab::Config{} : m_runs.front().config;
-    }
-    experiment.runs = m_runs;
-    for (size_t i = 0; i < experiment.runs.size(); ++i) {
-        const auto found = m_store.runs().find(static_cast<int>(i));
-        if (found == m_store.runs().end()) continue;
-        const ui::RunHistory& run = found->second;
-        ui::ExperimentRun& saved = experiment.runs[i];
-        saved.visible = run.visible;
-        if (!run.started || i >= m_startConfigs.size()) continue;
-        // A run that trained is saved as it started, with its live changes at their steps (so
-        // reopening replays it) and its folder (so reopening shows its curves).
-        saved.config = m_startConfigs[i];
-        saved.folder = run.folder;
-        saved.changes.clear();
-        for (const normlab::Event& event : run.events)
-            if (event.kind == "change")
-                saved.changes.push_back(
-                    {event.step, QString::fromStdString(event.key), QString::fromStdString(event.value)});
-        // The controls reopen on the run as it started: Start then replays it, changes included.
-        if (static_cast<int>(i) == m_activeRun) experiment.current = saved.config;
-    }
-    experiment.dashboardLayout = m_dashboard->saveLayout();
-    for (ui::ChartPanel* panel : m_dashboard->panels())
-        if (auto* line = qobject_cast<ui::LinePanel*>(panel); line && !line->annotations().empty())
-            experiment.annotations[line->id()] = line->annotations();
-    return experiment;
-}
-
-QString MainWindow::saveExperimentTo(const QString& path) {
-    return m_document->saveTo(path);
-}
-
-void MainWindow::setNotes(const std::map<QString, std::vector<ui::PlotAnnotation>>& notes) {
-    for (ui::ChartPanel* panel : m_dashboard->panels())
-        if (auto* line = qobject_cast<ui::LinePanel*>(panel)) {
-            const auto found = notes.find(line->id());
-            line->setAnnotations(found == notes.end() ? std::vector<ui::PlotAnnotation>{} : found->second);
-        }
-}
-
-QStringList MainWindow::loadSavedCurves(const std::vector<ui::ExperimentRun>& runs) {
-    QStringList unreadable;
-    for (size_t i = 0; i < runs.size(); ++i) {
-        const ui::ExperimentRun& run = runs[i];
-        if (run.folder.isEmpty()) continue;  // never started: nothing to show
-        const QString problem = QFileInfo(run.folder).isDir()
-                                    ? m_opener->openInto(run.folder, static_cast<int>(i))
-                                    : tr("its folder %1 does not exist").arg(run.folder);
-        if (!problem.isEmpty()) unreadable << tr("%1: %2").arg(run.name, problem);
-    }
-    return unreadable;
-}
-
-QString MainWindow::openExperiment(const QString& path, QStringList* unreadable) {
-    ui::Experiment experiment;
-    try {
-        experiment = ui::loadExperiment(path);
-    } catch (const std::exception& error) {
-        return QString::fromStdString(error.what());
-    }
-    if (experiment.runs.empty())
-        experiment.runs.push_back({QStringLiteral("run 1"), experiment.current, true, {}, {}});
-    setRuns(experiment.runs);
-    m_configPanel->setConfig(experiment.current);
-    // Each saved run shows its curves, live-change markers included, under its own name and colour.
-    const QStringList problems = loadSavedCurves(experiment.runs);
-    if (!experiment.dashboardLayout.isEmpty()) m_dashboard->restoreLayout(experiment.dashboardLayout);
-    setNotes(experiment.annotations);
-    m_document->opened(path);
-    if (unreadable) *unreadable = problems;
-    if (!problems.isEmpty() && !m_scripted)
-        showMessage(tr("Some runs' curves cannot be shown"), problems.join(QLatin1Char('\n')));
-    return {};
-}
-
-void MainWindow::rebuildRecentMenu() {
-    m_recentMenu->clear();
-    const QStringList recent = ExperimentDocument::recentFiles();
-    for (const QString& path : recent) {
-        m_recentMenu->addAction(path, this, [this, path] {
-            if (!m_document->confirmDiscard()) return;
-            const QString error = openExperiment(path);
-            if (!error.isEmpty()) showMessage(tr("Cannot open the experiment"), error);
-        });
-    }
-    m_recentMenu->setEnabled(!recent.isEmpty());
-}
-
-QString MainWindow::saveScreenshot(const QString& path) {
-    // With a sweep opened, the picture that matters is its stability map.
-    m_dashboard->refreshNow();
-    QCoreApplication::processEvents();
-    QWidget* shown = lastSweepMap() ? static_cast<QWidget*>(lastSweepMap()) : this;
-    const QImage image = shown->grab().toImage();
-    if (image.isNull()) return tr("the window could not be captured");
-    QByteArray png;
-    QBuffer buffer(&png);
-    buffer.open(QIODevice::WriteOnly);
-    if (!image.save(&buffer, "PNG")) return tr("the screenshot could not be encoded as PNG");
-    return ui::writeWholeFile(path, png);  // whole or not at all: a full disk leaves the old file
-}
-
-void MainWindow::setPresentation(bool on, bool fullScreen) {
-    if (on == m_presentation) return;
-    m_presentation = on;
-    m_presentationAction->setChecked(on);
-    // The class sees the charts and the Runs list (status, steps, final loss); the controls and the
-    // lesson text stay with the lecturer.
-    for (QDockWidget* dock : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly)) {
-        if (dock->objectName() == QLatin1String("runsDock")) continue;
-        if (on) dock->setProperty("wasVisible", dock->isVisible());
-        dock->setVisible(on ? false : dock->property("wasVisible").toBool());
-    }
-    menuBar()->setVisible(!on);
-    // Readable from the back of a room: dock titles, the charts' selectors, Runs, toolbar and status
-    // bar (the charts' own text follows their ChartStyle).
-    QFont font = QApplication::font();
-    if (on) font.setPointSizeF(16);
-    auto* runsDock = findChild<QDockWidget*>(QStringLiteral("runsDock"));
-    for (QWidget* widget : {static_cast<QWidget*>(statusBar()), static_cast<QWidget*>(m_dashboard),
-                            static_cast<QWidget*>(runsDock)})
-        if (widget) widget->setFont(font);
-    for (QToolBar* toolbar : findChildren<QToolBar*>()) toolbar->setFont(font);
-    m_dashboard->setPresentation(on);
-    if (on && fullScreen)
-        showFullScreen();
-    else if (!on && isFullScreen())
-        showNormal();
 }
 
 namespace {

@@ -34,8 +34,10 @@ void MainWindow::forkRun(int parentId) {
         id, m_runs.back().name, parent.config, runFolderFor(m_runs.back().name, stamp, id), {}};
     m_runs.back().folder = spec.folder;
     m_store.addRun(id, spec.name, parent.config, spec.folder);
+    // Saved, the fork is its parent's start with every change of both up to now: Start replays it from
+    // step 0 to the same state (same batches), then the fork's own changes.
     m_startConfigs.resize(m_runs.size() - 1, parent.config);
-    m_startConfigs.push_back(parent.config);
+    m_startConfigs.push_back(m_startConfigs[parentId]);
     QDir().mkpath(QFileInfo(spec.folder).absolutePath());
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, parentId, spec] { worker->forkRun(parentId, spec); },

@@ -27,6 +27,7 @@
 #include "ui/controls/lessons.h"
 #include "ui/controls/lessons_panel.h"
 #include "ui/dashboard.h"
+#include "ui/experiment/experiment_file.h"
 #include "ui/panels/event_markers.h"
 #include "ui/panels/run_captions.h"
 
@@ -433,6 +434,16 @@ void WindowTest::forkHereBranchesTheSelectedRunAndTheControlsChangeTheFork() {
                  forked.front().contains(QStringLiteral("\"value\":\"pre\"")),
              qPrintable(forked.front()));
     QVERIFY(window.store().run(0)->step > at);  // the parent went on
+    // Saved, the fork is its parent's start plus the change at N+1: Start replays it from step 0.
+    const QString path = m_dir.filePath(QStringLiteral("fork.normlab"));
+    QCOMPARE(window.saveExperimentTo(path), QString());
+    const normlab::ui::Experiment saved = normlab::ui::loadExperiment(path);
+    QCOMPARE(saved.runs.size(), size_t(2));
+    QCOMPARE(saved.runs[1].config.model.norm_placement, normlab::NormPlacement::Post);
+    QCOMPARE(saved.runs[1].changes.size(), size_t(1));
+    QCOMPARE(saved.runs[1].changes.front().step, at + 1);
+    QCOMPARE(saved.runs[1].changes.front().value, QStringLiteral("pre"));
+    QVERIFY(saved.runs[0].changes.empty());
 }
 
 // Help > Keyboard shortcuts is built from the menus' actions: each shortcut there, with what it does.

@@ -26,7 +26,7 @@ class ChartPanel : public QWidget {
     QString title() const { return m_title; }
     // The title a figure or CSV of this chart carries: a chart of one run at a time names the run shown
     // ("Attention logits and q, k RMS per block: postln-no-warmup").
-    QString shownTitle() const;
+    virtual QString shownTitle() const;
     // The run a chart of one run at a time shows (nullptr for charts of every visible run).
     const RunHistory* shownRun() const;
     // Redraws from the store (GUI thread, at most ~30 Hz).

@@ -3,23 +3,35 @@
 
 namespace normlab::ui {
 
-RunSelector::RunSelector(const TelemetryStore& store, QWidget* parent) : QComboBox(parent), m_store(store) {
+RunSelector::RunSelector(const TelemetryStore& store, int rank, QWidget* parent)
+    : QComboBox(parent), m_store(store), m_rank(rank) {
     setSizeAdjustPolicy(QComboBox::AdjustToContents);
     setToolTip(tr("Which run this chart shows"));
     connect(&store, &TelemetryStore::runsChanged, this, &RunSelector::repopulate);
+    // Any change but repopulate's own (its signals are blocked) is a choice.
+    connect(this, &QComboBox::currentIndexChanged, this, [this] { m_chosen = true; });
     repopulate();
 }
 
+int RunSelector::rankedRun() const {
+    int rank = 0, last = -1;
+    for (const auto& [id, run] : m_store.runs()) {
+        if (!run.visible) continue;
+        if (rank++ == m_rank) return id;
+        last = id;
+    }
+    return last;
+}
+
 void RunSelector::repopulate() {
-    const int chosen = currentData().isValid() ? currentData().toInt() : -1;
+    const int chosen = m_chosen && currentData().isValid() ? currentData().toInt() : -1;
     QSignalBlocker blocker(this);
     clear();
     for (const auto& [id, run] : m_store.runs()) addItem(run.name, id);
     const auto shown = m_store.runs().find(chosen);
     int index = shown != m_store.runs().end() && shown->second.visible ? findData(chosen) : -1;
-    // Nothing chosen yet, or the chosen run was hidden: the first run shown on the charts.
-    for (const auto& [id, run] : m_store.runs())
-        if (index < 0 && run.visible) index = findData(id);
+    // Nothing chosen yet, or the chosen run was hidden: the run of this selector's rank on the charts.
+    if (index < 0) index = findData(rankedRun());
     setCurrentIndex(index >= 0 ? index : 0);
 }
 
@@ -29,9 +41,8 @@ const RunHistory* RunSelector::selectedRun() const {
         const auto found = runs.find(currentData().toInt());
         if (found != runs.end()) return &found->second;
     }
-    for (const auto& [id, run] : runs)
-        if (run.visible) return &run;
-    return nullptr;
+    const auto ranked = runs.find(rankedRun());
+    return ranked != runs.end() ? &ranked->second : nullptr;
 }
 
 }  // namespace normlab::ui

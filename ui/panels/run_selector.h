@@ -10,13 +10,19 @@ namespace normlab::ui {
 class RunSelector : public QComboBox {
     Q_OBJECT
   public:
-    explicit RunSelector(const TelemetryStore& store, QWidget* parent = nullptr);
-    // The chosen run, or the first visible one, or nullptr.
+    // Until a run is chosen, it shows the visible run of rank `rank` (0: the first; the last visible one
+    // when there are fewer), following runs as they are added.
+    explicit RunSelector(const TelemetryStore& store, int rank = 0, QWidget* parent = nullptr);
+    // The chosen run, or the visible run of its rank, or nullptr.
     const RunHistory* selectedRun() const;
 
   private:
     void repopulate();
+    // The id of the visible run of rank m_rank (the last visible one when fewer), or -1.
+    int rankedRun() const;
     const TelemetryStore& m_store;
+    int m_rank = 0;
+    bool m_chosen = false;  // a run was picked (by the user, or set by code), not worked out
 };
 
 }  // namespace normlab::ui

@@ -1,0 +1,79 @@
+// The window's side of experiment files: the experiment as it stands (runs as they started, with
+// their live changes and folders; notes; layout), saving it, and opening one in place of the runs.
+#include "app/gui/main_window.h"
+
+#include "ui/controls/config_panel.h"
+#include "ui/dashboard.h"
+#include "ui/panels/line_panel.h"
+
+namespace normlab::gui {
+
+ui::Experiment MainWindow::currentExperiment() const {
+    ui::Experiment experiment;
+    try {
+        experiment.current = m_configPanel->config();
+    } catch (const std::exception&) {
+        experiment.current = m_runs.empty() ? normlab::Config{} : m_runs.front().config;
+    }
+    experiment.runs = m_runs;
+    for (size_t i = 0; i < experiment.runs.size(); ++i) {
+        const auto found = m_store.runs().find(static_cast<int>(i));
+        if (found == m_store.runs().end()) continue;
+        const ui::RunHistory& run = found->second;
+        ui::ExperimentRun& saved = experiment.runs[i];
+        saved.visible = run.visible;
+        if (!run.started || i >= m_startConfigs.size()) continue;
+        // A run that trained is saved as it started, with its live changes at their steps (so
+        // reopening replays it) and its folder (so reopening shows its curves).
+        saved.config = m_startConfigs[i];
+        saved.folder = run.folder;
+        saved.changes.clear();
+        for (const normlab::Event& event : run.events)
+            if (event.kind == "change")
+                saved.changes.push_back(
+                    {event.step, QString::fromStdString(event.key), QString::fromStdString(event.value)});
+        // The controls reopen on the run as it started: Start then replays it, changes included.
+        if (static_cast<int>(i) == m_activeRun) experiment.current = saved.config;
+    }
+    experiment.dashboardLayout = m_dashboard->saveLayout();
+    for (ui::ChartPanel* panel : m_dashboard->panels())
+        if (auto* line = qobject_cast<ui::LinePanel*>(panel); line && !line->annotations().empty())
+            experiment.annotations[line->id()] = line->annotations();
+    return experiment;
+}
+
+QString MainWindow::saveExperimentTo(const QString& path) {
+    return m_document->saveTo(path);
+}
+
+void MainWindow::setNotes(const std::map<QString, std::vector<ui::PlotAnnotation>>& notes) {
+    for (ui::ChartPanel* panel : m_dashboard->panels())
+        if (auto* line = qobject_cast<ui::LinePanel*>(panel)) {
+            const auto found = notes.find(line->id());
+            line->setAnnotations(found == notes.end() ? std::vector<ui::PlotAnnotation>{} : found->second);
+        }
+}
+
+QString MainWindow::openExperiment(const QString& path, QStringList* unreadable) {
+    ui::Experiment experiment;
+    try {
+        experiment = ui::loadExperiment(path);
+    } catch (const std::exception& error) {
+        return QString::fromStdString(error.what());
+    }
+    if (experiment.runs.empty())
+        experiment.runs.push_back({QStringLiteral("run 1"), experiment.current, true, {}, {}});
+    setRuns(experiment.runs);
+    m_configPanel->setConfig(experiment.current);
+    // Each saved run shows its curves, live-change markers included, under its own name and colour.
+    const QStringList problems = loadSavedCurves(experiment.runs);
+    if (!experiment.dashboardLayout.isEmpty()) m_dashboard->restoreLayout(experiment.dashboardLayout);
+    setNotes(experiment.annotations);
+    m_document->opened(path);
+    if (unreadable) *unreadable = problems;
+    if (!problems.isEmpty() && !m_scripted)
+        showMessage(tr("Some runs' curves cannot be shown"), problems.join(QLatin1Char('\n')));
+    return {};
+}
+
+}  // namespace normlab::gui

@@ -1,0 +1,96 @@
+// Where the window's runs go (runsRoot), and what it opens from disk: run folders (each a run on
+// every chart), stability maps of sweep folders, and the saved curves of an experiment's runs.
+#include "app/gui/main_window.h"
+
+#include <QDir>
+#include <QSettings>
+#include <QStatusBar>
+
+#include "engine/core/errors.h"
+
+namespace normlab::gui {
+
+QString MainWindow::runsRoot() {
+    const QString chosen = qEnvironmentVariable("NORMLAB_RUNS_DIR");
+    if (!chosen.isEmpty()) return chosen;
+    return QSettings()
+        .value(QStringLiteral("runs/root"), QDir::home().filePath(QStringLiteral("normlab-runs")))
+        .toString();
+}
+
+QStringList MainWindow::runFoldersIn(const QString& folder) {
+    // A run folder itself, or a folder whose sub-folders are run folders (a runs directory, a sweep).
+    const QDir dir(folder);
+    if (dir.exists(QStringLiteral("config.json")) || dir.exists(QStringLiteral("metrics.jsonl")))
+        return {folder};
+    QStringList runs;
+    for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+        const QDir child(dir.filePath(name));
+        if (child.exists(QStringLiteral("config.json")) || child.exists(QStringLiteral("metrics.jsonl")))
+            runs << child.absolutePath();
+    }
+    return runs.isEmpty() ? QStringList{folder} : runs;  // none: opening it says why
+}
+
+QString MainWindow::openSweepMap(const QString& folder) {
+    try {
+        auto* map = new ui::SweepMapWindow(QDir(folder).absolutePath(), this);
+        map->setAttribute(Qt::WA_DeleteOnClose);
+        connect(map, &ui::SweepMapWindow::openRunsRequested, this, [this](const QStringList& runs) {
+            openRunFolders(runs);
+            raise();
+            activateWindow();
+        });
+        map->show();
+        m_sweepMaps.emplace_back(map);
+        return {};
+    } catch (const normlab::InputError& error) {
+        return QString::fromStdString(error.what());
+    }
+}
+
+ui::SweepMapWindow* MainWindow::lastSweepMap() const {
+    for (auto it = m_sweepMaps.rbegin(); it != m_sweepMaps.rend(); ++it)
+        if (*it) return *it;
+    return nullptr;
+}
+
+QStringList MainWindow::openRunFolders(const QStringList& requested) {
+    QStringList folders, sweepProblems;
+    for (const QString& folder : requested) {
+        // A sweep folder opens as its stability map (a cell's click opens its runs here).
+        if (QDir(folder).exists(QStringLiteral("sweep.json"))) {
+            if (const QString problem = openSweepMap(folder); !problem.isEmpty()) sweepProblems << problem;
+            continue;
+        }
+        folders << runFoldersIn(folder);
+    }
+    if (folders.isEmpty()) {
+        if (!sweepProblems.isEmpty()) showMessage(tr("Cannot open"), sweepProblems.join(QLatin1Char('\n')));
+        return sweepProblems;
+    }
+    // Trained runs that have not started are placeholders: hidden (ticked again in Runs) while the
+    // opened runs are looked at.
+    for (const auto& [id, run] : m_store.runs())
+        if (run.source.isEmpty() && !run.started) m_store.setVisible(id, false);
+    const QStringList problems = sweepProblems + m_opener->open(folders);
+    if (!problems.isEmpty()) showMessage(tr("Cannot open"), problems.join(QLatin1Char('\n')));
+    statusBar()->showMessage(tr("Opening %n run folder(s)", nullptr, int(folders.size() - problems.size())),
+                             4000);
+    return problems;
+}
+
+QStringList MainWindow::loadSavedCurves(const std::vector<ui::ExperimentRun>& runs) {
+    QStringList unreadable;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const ui::ExperimentRun& run = runs[i];
+        if (run.folder.isEmpty()) continue;  // never started: nothing to show
+        const QString problem = QFileInfo(run.folder).isDir()
+                                    ? m_opener->openInto(run.folder, static_cast<int>(i))
+                                    : tr("its folder %1 does not exist").arg(run.folder);
+        if (!problem.isEmpty()) unreadable << tr("%1: %2").arg(run.name, problem);
+    }
+    return unreadable;
+}
+
+}  // namespace normlab::gui

@@ -54,7 +54,7 @@ void load_parameters(const SafetensorsFile& file, Model& model, const std::strin
     }
 }
 
-void save_checkpoint(Trainer& trainer, const std::string& path) {
+void save_checkpoint(Trainer& trainer, const std::string& path, const WriteFence& fence) {
     Model& model = trainer.model();
     const auto& entries = model.layout().entries;
     std::vector<std::vector<float>> host;  // keeps downloaded tensors alive until written
@@ -81,7 +81,15 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
         {"normlab_config", config_to_json_text(trainer.config())},
         {"normlab_step", std::to_string(trainer.steps_done())},
         {"normlab_schedule_origin", std::to_string(trainer.schedule_origin())}};
-    write_safetensors(path, tensors, metadata);
+    write_safetensors(path, tensors, metadata, fence);
+}
+
+int64_t checkpoint_step(const std::string& path) {
+    SafetensorsFile header;
+    header.metadata = read_safetensors_metadata(path);
+    if (!header.metadata.count("normlab_step"))
+        throw InputError("'" + path + "' is not a NormLab checkpoint (normlab_step missing)");
+    return metadata_count(header, "normlab_step", path);
 }
 
 Config checkpoint_config(const std::string& path) {

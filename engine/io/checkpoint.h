@@ -2,17 +2,25 @@
 // (PyTorch nn.Linear layout), Adam/SGD moments under "optimizer.m." / "optimizer.v.", and the config and
 // progress in the header's __metadata__ (normlab_config, normlab_step, normlab_schedule_origin).
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/io/write_fence.h"
 
 namespace normlab {
 
 class Trainer;
 
-void save_checkpoint(Trainer& trainer, const std::string& path);
+// Replaces `path` atomically; `fence` as in write_file_atomically.
+void save_checkpoint(Trainer& trainer, const std::string& path, const WriteFence& fence = {});
+
+// The step a checkpoint holds (metadata normlab_step), from its header alone: the file's own word,
+// which readers trust over summary.json's checkpoint_step (written after the file, so it can lag).
+// Throws InputError for a file that is not a whole NormLab checkpoint.
+int64_t checkpoint_step(const std::string& path);
 
 // Reads a checkpoint's config (metadata normlab_config). Throws InputError for a file that is not a
 // NormLab checkpoint or is corrupt.

@@ -11,7 +11,7 @@ namespace normlab {
 bool PeriodicCheckpoint::after_step(Trainer& trainer) {
     const int64_t step = trainer.steps_done();
     if (m_every <= 0 || step % m_every != 0 || trainer.status() == RunStatus::Diverged) return false;
-    save_checkpoint(trainer, m_path);
+    save_checkpoint(trainer, m_path, m_fence);
     m_saved_step = step;
     return true;
 }

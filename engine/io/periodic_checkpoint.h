@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "engine/io/write_fence.h"
+
 namespace normlab {
 
 class Trainer;
@@ -16,7 +18,9 @@ class Trainer;
 class PeriodicCheckpoint {
   public:
     // every <= 0: never saves (after_step is a no-op).
-    PeriodicCheckpoint(std::string path, int every) : m_path(std::move(path)), m_every(every) {}
+    // `fence` runs before each save (a sweep point's claim), as in write_file_atomically.
+    PeriodicCheckpoint(std::string path, int every, WriteFence fence = {})
+        : m_path(std::move(path)), m_every(every), m_fence(std::move(fence)) {}
 
     // After a step: saves the checkpoint when the step is a multiple of `every` and the run still
     // trains (a diverged step made no update worth keeping). Returns whether it saved.
@@ -29,6 +33,7 @@ class PeriodicCheckpoint {
   private:
     std::string m_path;
     int m_every;
+    WriteFence m_fence;
     std::optional<int64_t> m_saved_step;
 };
 

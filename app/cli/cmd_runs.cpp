@@ -92,6 +92,9 @@ int run_runs(int argc, char** argv) {
                            {"final_val_loss", optional_json(row.summary.final_val_loss)},
                            {"diverged_at", row.summary.diverged_at ? nlohmann::json(*row.summary.diverged_at)
                                                                    : nlohmann::json(nullptr)},
+                           {"checkpoint_step", row.summary.checkpoint_step
+                                                   ? nlohmann::json(*row.summary.checkpoint_step)
+                                                   : nlohmann::json(nullptr)},
                            {"differs", differs}});
         }
         std::cout << out.dump(2) << "\n";

@@ -13,6 +13,7 @@
 #include "engine/io/json_read.h"
 #include "engine/io/small_file.h"
 #include "engine/sweep/sweep_collect.h"
+#include "engine/sweep/sweep_path_policy.h"
 
 namespace normlab::cli {
 
@@ -107,7 +108,11 @@ int run_plan(ArgReader& reader) {
         for (const auto& [key, value] : set.items()) file_base["set"][key] = value;
     }
     for (const auto& [key, values] : axes.items()) spec["axes"][key] = values;
-    const SweepPlan plan = plan_sweep(sweep_spec_from_json(spec));
+    SweepPlan plan = plan_sweep(sweep_spec_from_json(spec));
+    // Paths this user typed here are theirs to choose; a sweep file's must stay inside the sweep.
+    for (const std::string& key : sweep_path_keys())
+        if (set.contains(key) || axes.contains(key)) plan.paths_from_command_line.push_back(key);
+    check_sweep_paths(plan, "sweep plan");
     write_sweep(out, plan);
     std::cout << "normlab-cli sweep plan: " << plan.points.size() << " points of " << plan.base.train.steps
               << " steps in " << out << "/sweep.json; run them with: normlab-cli sweep run " << out << "\n";
@@ -135,6 +140,7 @@ int run_status(ArgReader& reader) {
                         {"id", point.id},
                         {"state", to_string(progress.state)},
                         {"steps", progress.summary ? progress.summary->steps : 0}});
+        if (!progress.error.empty()) rows.back()["error"] = progress.error;
     }
     if (json) {
         ojson totals = ojson::object();
@@ -145,9 +151,10 @@ int run_status(ArgReader& reader) {
         return 0;
     }
     for (const ojson& row : rows)
-        std::printf("%4d  %-48s %-9s %lld steps\n", row["index"].get<int>(),
-                    row["id"].get<std::string>().c_str(), row["state"].get<std::string>().c_str(),
-                    static_cast<long long>(row["steps"].get<int64_t>()));
+        std::printf(
+            "%4d  %-48s %-9s %lld steps%s\n", row["index"].get<int>(), row["id"].get<std::string>().c_str(),
+            row["state"].get<std::string>().c_str(), static_cast<long long>(row["steps"].get<int64_t>()),
+            row.contains("error") ? ("  " + text_excerpt(row["error"].get<std::string>(), 200)).c_str() : "");
     std::printf("%zu points: %d done, %d running, %d diverged, %d failed, %d to do\n", plan.points.size(),
                 counts[PointState::Completed], counts[PointState::Running], counts[PointState::Diverged],
                 counts[PointState::Failed], counts[PointState::ToDo]);

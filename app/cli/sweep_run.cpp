@@ -17,12 +17,16 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "app/cli/train_loop.h"
 #include "engine/core/errors.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/provenance.h"
 #include "engine/sweep/sweep_folder.h"
+#include "engine/sweep/sweep_path_policy.h"
+#include "engine/sweep/sweep_paths.h"
 
 extern char** environ;
 
@@ -76,11 +80,22 @@ pid_t spawn_point(const std::string& sweep_dir, const SweepPoint& point, int thr
     return pid;
 }
 
+// Whether a worker's exit leaves its point failed: killed, or an exit code other than 0 (done) and
+// kClaimedElsewhere (another worker has it) whose point did not finish.
+bool worker_failed(const PointProgress& progress, int status) {
+    if (WIFSIGNALED(status) || progress.state == PointState::Failed) return true;
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    return code != 0 && code != kClaimedElsewhere && !is_finished(progress.state);
+}
+
 // What became of a point whose worker exited with `status`.
-std::string outcome_text(const std::string& sweep_dir, const SweepPoint& point, int status) {
+std::string outcome_text(const PointProgress& progress, int status) {
     if (WIFEXITED(status) && WEXITSTATUS(status) == kClaimedElsewhere) return "claimed by another worker";
-    const PointProgress progress = point_progress(sweep_dir, point);
+    if (worker_failed(progress, status) && progress.state != PointState::Failed)
+        return "failed (its worker exited " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+               " before writing why: see its message above)";
     std::string text = to_string(progress.state);
+    if (!progress.error.empty()) text += ": " + progress.error;
     if (progress.summary && progress.summary->final_loss)
         text += ", final loss " + std::to_string(*progress.summary->final_loss);
     if (progress.summary && progress.summary->diverged_at)
@@ -89,6 +104,49 @@ std::string outcome_text(const std::string& sweep_dir, const SweepPoint& point, 
         text += " (" + std::to_string(static_cast<int>(*progress.summary->wall_seconds + 0.5)) + " s)";
     if (WIFSIGNALED(status)) text += " (worker killed by signal " + std::to_string(WTERMSIG(status)) + ")";
     return text;
+}
+
+// A point that failed before its run folder was started (a bad config, a missing text file): its
+// summary.json says so, for `sweep status` and the next `sweep run`.
+void record_failed_point(const std::string& folder, const std::string& reason, const WriteFence& fence) {
+    const nlohmann::json summary = {{"status", "failed"}, {"steps", 0}, {"error", reason}};
+    write_file_atomically(fs::path(folder) / "summary.json",
+                          summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                          fence);
+}
+
+// Trains a claimed point into S/runs/<id>/, every file it replaces fenced by the claim.
+int train_point(const std::string& dir, const SweepPlan& plan, const SweepPoint& point,
+                std::optional<int64_t> threads, bool quiet, PointClaim& claim) {
+    // Finished by another worker while this one waited for the claim: a result, not to be redone.
+    if (const PointProgress progress = point_progress(dir, point); is_finished(progress.state)) {
+        if (!quiet) std::cerr << "point " << point.id << " is already " << to_string(progress.state) << "\n";
+        return 0;
+    }
+    const WriteFence fence = claim.fence();
+    check_fence(fence);
+    const std::string folder_path = real_sweep_folder(dir, "runs/" + point.id);
+    std::unique_ptr<Trainer> trainer;
+    try {
+        Config config = point_config(plan, point);
+        place_sweep_paths(config, plan, dir);
+        if (threads) config.threads = static_cast<int>(*threads);
+        validate(config);
+        trainer = std::make_unique<Trainer>(config);
+    } catch (const InputError& error) {
+        record_failed_point(folder_path, error.what(), fence);
+        throw;
+    }
+    RunFolder folder(folder_path, trainer->config(), true, fence);  // a killed attempt's files are replaced
+    folder.write_provenance(provenance_json(*trainer, std::nullopt));
+    TrainLoopOptions loop;
+    loop.quiet = quiet;
+    loop.heartbeat_seconds = claim.timing().beat_every;
+    loop.on_heartbeat = [&claim] { claim.heartbeat(); };
+    PeriodicCheckpoint checkpoints = PeriodicCheckpoint::for_run(folder.path(), trainer->config(), fence);
+    const nlohmann::json summary = train_into_folder(*trainer, folder, 0, loop, checkpoints);
+    if (!quiet) std::cerr << "point " << point.id << ": " << summary.value("status", "") << "\n";
+    return 0;
 }
 
 // The points of `plan` this worker still has to run: those of its shard not yet finished.
@@ -121,8 +179,9 @@ int run_in_processes(const std::string& dir, const std::vector<const SweepPoint*
         const SweepPoint* point = running[pid];
         running.erase(pid);
         ++finished;
-        const std::string outcome = outcome_text(dir, *point, status);
-        failed += outcome.rfind("failed", 0) == 0 || WIFSIGNALED(status);
+        const PointProgress progress = point_progress(dir, *point);
+        const std::string outcome = outcome_text(progress, status);
+        failed += worker_failed(progress, status);
         if (!quiet)
             std::fprintf(stderr, "[%zu/%zu] %s (%s): %s\n", finished, todo.size(), point->id.c_str(),
                          point_line(*point).c_str(), outcome.c_str());
@@ -162,19 +221,17 @@ int run_one_point(ArgReader& reader) {
         if (!quiet) std::cerr << "point " << point.id << " is being run by another worker\n";
         return kClaimedElsewhere;
     }
-    Config config = point_config(plan, point);
-    if (threads) config.threads = static_cast<int>(*threads);
-    validate(config);
-    Trainer trainer(config);
-    RunFolder folder(point_folder(dir, point), config, true);  // a killed attempt's files are replaced
-    folder.write_provenance(provenance_json(trainer, std::nullopt));
-    TrainLoopOptions loop;
-    loop.quiet = quiet;
-    loop.on_heartbeat = [&claim] { claim->heartbeat(); };
-    PeriodicCheckpoint checkpoints = PeriodicCheckpoint::for_run(folder.path(), config);
-    const nlohmann::json summary = train_into_folder(trainer, folder, 0, loop, checkpoints);
-    if (!quiet) std::cerr << "point " << point.id << ": " << summary.value("status", "") << "\n";
-    return 0;
+    try {
+        return train_point(dir, plan, point, threads, quiet, *claim);
+    } catch (const std::exception&) {
+        try {
+            claim->check();
+        } catch (const WriteFenceLost& lost) {  // whatever stopped it, the point is another worker's now
+            std::cerr << "point " << point.id << ": " << lost.what() << "\n";
+            return kClaimedElsewhere;
+        }
+        throw;
+    }
 }
 
 int run_points(ArgReader& reader) {
@@ -197,6 +254,9 @@ int run_points(ArgReader& reader) {
             throw InputError("unknown option '" + flag + "'; see normlab-cli sweep --help");
     }
     const SweepPlan plan = load_sweep(dir);
+    for (const char* folder : {"claims", "runs"})  // every worker would refuse: say so once
+        if (const std::optional<std::string> problem = sweep_folder_problem(dir, folder))
+            throw InputError(*problem);
     const std::vector<const SweepPoint*> todo = points_to_run(dir, plan, shard);
     if (!quiet)
         std::cerr << "normlab-cli sweep run: " << todo.size() << " of " << plan.points.size()

@@ -107,6 +107,8 @@ nlohmann::json train_into_folder(Trainer& trainer, RunFolder& folder, int64_t fi
         nlohmann::json summary = current_summary();
         folder.write_summary(summary);
         return summary;
+    } catch (const WriteFenceLost&) {
+        throw;  // the folder is another worker's now: nothing more goes into it
     } catch (const std::exception& error) {
         record_failure(folder, trainer, current_summary(), error.what());
         throw;

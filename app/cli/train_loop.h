@@ -22,7 +22,7 @@ struct TrainLoopOptions {
 // Trains to the end (or a stop signal) and returns the final summary.json, already written. While it
 // runs, summary.json says "running" with the steps done, the last loss and a heartbeat time, so a
 // reader can tell a live run from a dead one; `checkpoints` saves the periodic checkpoint and names its
-// step there. Rethrows what stopped it after recording "failed".
+// step there. Rethrows what stopped it after recording "failed" (WriteFenceLost: without writing).
 nlohmann::json train_into_folder(Trainer& trainer, RunFolder& folder, int64_t first_step,
                                  const TrainLoopOptions& options, PeriodicCheckpoint& checkpoints);
 

@@ -22,6 +22,7 @@
 #include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
 #include "engine/sweep/sweep_folder.h"
+#include "engine/sweep/sweep_path_policy.h"
 
 namespace normlab::gui {
 
@@ -142,7 +143,9 @@ QString NewSweepDialog::planAndStart() {
         QDir().mkpath(dir);
         const std::string base = QDir(dir).absoluteFilePath(QStringLiteral("base_config.json")).toStdString();
         normlab::write_file_atomically(base, normlab::config_to_json_text(m_base) + "\n");
-        normlab::write_sweep(dir.toStdString(), normlab::plan_sweep(spec(base)));
+        normlab::SweepPlan plan = normlab::plan_sweep(spec(base));
+        plan.paths_from_command_line = normlab::sweep_path_keys();  // the window's own config chose them
+        normlab::write_sweep(dir.toStdString(), plan);
         if (!QProcess::startDetached(
                 cliProgram(), {QStringLiteral("sweep"), QStringLiteral("run"), dir, QStringLiteral("--jobs"),
                                QString::number(m_jobs->value()), QStringLiteral("--quiet")}))

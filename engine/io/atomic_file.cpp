@@ -70,11 +70,12 @@ std::string temporary_path_for(const std::string& path) {
 }
 
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write,
-                           const std::string& context) {
+                           const std::string& context, const WriteFence& fence) {
     const std::string prefix = context + ": ";
     const fs::path target(path);
     const fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
     check_directory(directory, prefix);
+    check_fence(fence);
 
     const std::string temporary = temporary_path_for(path);
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
@@ -85,6 +86,7 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     const auto remove_temporary = [&temporary] { ::unlink(temporary.c_str()); };
     try {
         write_and_close(fd, write, temporary, prefix);
+        check_fence(fence);  // the last moment before the file becomes visible
     } catch (...) {
         remove_temporary();
         throw;
@@ -98,9 +100,9 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     sync_directory(directory);
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
+void write_file_atomically(const std::string& path, const std::string& text, const WriteFence& fence) {
     write_file_atomically(
-        path, [&text](std::ostream& out) { out << text; }, "cannot write " + quoted(path));
+        path, [&text](std::ostream& out) { out << text; }, "cannot write " + quoted(path), fence);
 }
 
 }  // namespace normlab

@@ -55,7 +55,7 @@ void load_parameters(const SafetensorsFile& file, Model& model, const std::strin
     }
 }
 
-void save_checkpoint(Trainer& trainer, const std::string& path) {
+void save_checkpoint(Trainer& trainer, const std::string& path, const WriteFence& fence) {
     Model& model = trainer.model();
     const auto& entries = model.layout().entries;
     std::vector<std::vector<float>> host;  // keeps downloaded tensors alive until written
@@ -82,7 +82,7 @@ void save_checkpoint(Trainer& trainer, const std::string& path) {
         {"normlab_config", config_to_json_text(trainer.config())},
         {"normlab_step", std::to_string(trainer.steps_done())},
         {"normlab_schedule_origin", std::to_string(trainer.schedule_origin())}};
-    write_safetensors(path, tensors, metadata);
+    write_safetensors(path, tensors, metadata, fence);
 }
 
 Config checkpoint_config(const std::string& path) {

@@ -8,20 +8,23 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/io/write_fence.h"
 
 namespace normlab {
 
 class Trainer;
 
-void save_checkpoint(Trainer& trainer, const std::string& path);
+// Replaces `path` atomically; `fence` as in write_file_atomically.
+void save_checkpoint(Trainer& trainer, const std::string& path, const WriteFence& fence = {});
+
+// The step a checkpoint holds (metadata normlab_step), from its header alone: the file's own word,
+// which readers trust over summary.json's checkpoint_step (written after the file, so it can lag).
+// Throws InputError for a file that is not a whole NormLab checkpoint.
+int64_t checkpoint_step(const std::string& path);
 
 // Reads a checkpoint's config (metadata normlab_config). Throws InputError for a file that is not a
 // NormLab checkpoint or is corrupt.
 Config checkpoint_config(const std::string& path);
-
-// The step a checkpoint holds (metadata normlab_step), read from its header alone: the file's own word,
-// which summary.json's checkpoint_step may lag. Throws InputError as checkpoint_config does.
-int64_t checkpoint_step(const std::string& path);
 
 class Model;
 struct SafetensorsFile;

@@ -11,11 +11,13 @@
 
 namespace normlab {
 
-PeriodicCheckpoint::PeriodicCheckpoint(std::string folder, int every, int keep)
-    : m_folder(std::move(folder)), m_every(every), m_keep(keep) {}
+PeriodicCheckpoint::PeriodicCheckpoint(std::string folder, int every, int keep, WriteFence fence)
+    : m_folder(std::move(folder)), m_every(every), m_keep(keep), m_fence(std::move(fence)) {}
 
-PeriodicCheckpoint PeriodicCheckpoint::for_run(const std::string& folder, const Config& config) {
-    return PeriodicCheckpoint(folder, config.train.checkpoint_every, config.train.checkpoint_keep);
+PeriodicCheckpoint PeriodicCheckpoint::for_run(const std::string& folder, const Config& config,
+                                               WriteFence fence) {
+    return PeriodicCheckpoint(folder, config.train.checkpoint_every, config.train.checkpoint_keep,
+                              std::move(fence));
 }
 
 bool PeriodicCheckpoint::after_step(Trainer& trainer) {
@@ -27,9 +29,10 @@ bool PeriodicCheckpoint::after_step(Trainer& trainer) {
 
 void PeriodicCheckpoint::save(Trainer& trainer) {
     const std::string latest = m_folder + "/model.safetensors";
-    save_checkpoint(trainer, latest);
+    save_checkpoint(trainer, latest, m_fence);
     m_saved_step = trainer.steps_done();
     if (m_keep == 1) return;
+    check_fence(m_fence);
     keep_checkpoint(latest, m_folder, *m_saved_step);
     prune_kept_checkpoints(m_folder, m_keep);
 }

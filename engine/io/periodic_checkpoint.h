@@ -10,6 +10,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "engine/io/write_fence.h"
+
 namespace normlab {
 
 class Trainer;
@@ -18,10 +20,11 @@ struct Config;
 class PeriodicCheckpoint {
   public:
     // `folder`: the run folder (its model.safetensors is the newest checkpoint). every <= 0: never
-    // saves on its own (after_step is a no-op); keep as train.checkpoint_keep.
-    PeriodicCheckpoint(std::string folder, int every, int keep = 1);
+    // saves on its own (after_step is a no-op); keep as train.checkpoint_keep. `fence` runs before
+    // each write (a sweep point's claim), as in write_file_atomically.
+    PeriodicCheckpoint(std::string folder, int every, int keep = 1, WriteFence fence = {});
     // The periodic checkpoints a run's config asks for, into the run folder `folder`.
-    static PeriodicCheckpoint for_run(const std::string& folder, const Config& config);
+    static PeriodicCheckpoint for_run(const std::string& folder, const Config& config, WriteFence fence = {});
 
     // After a step: saves the checkpoint when the step is a multiple of `every` and the run still
     // trains (a diverged step made no update worth keeping). Returns whether it saved.
@@ -37,6 +40,7 @@ class PeriodicCheckpoint {
     std::string m_folder;
     int m_every;
     int m_keep;
+    WriteFence m_fence;
     std::optional<int64_t> m_saved_step;
 };
 

@@ -46,6 +46,7 @@ void keep_lines_until(const std::string& path, int64_t step) {
 // older NAME.tmp, an export's NAME.partial): the folder is ours from here, so none is being written.
 void remove_stale_temporaries(const std::string& folder) {
     std::error_code error;
+    if (fs::symlink_status(folder, error).type() != fs::file_type::directory) return;  // never through a link
     for (fs::directory_iterator entry(folder, error), end; !error && entry != end; entry.increment(error)) {
         const std::string extension = entry->path().extension().string();
         std::error_code ignored;
@@ -82,7 +83,9 @@ std::string dump_line(const nlohmann::json& value) {
 }
 }  // namespace
 
-RunFolder::RunFolder(const std::string& path, const Config& config, bool overwrite) : m_path(path) {
+RunFolder::RunFolder(const std::string& path, const Config& config, bool overwrite, WriteFence fence)
+    : m_path(path), m_fence(std::move(fence)) {
+    check_fence(m_fence);
     prepare_new_folder(path, overwrite);
     start(config, std::ios::trunc);
 }
@@ -115,13 +118,15 @@ RunFolder::RunFolder(const std::string& path, const Config& config, ContinueFrom
 
 void RunFolder::start(const Config& config, std::ios::openmode mode) {
     remove_stale_temporaries(m_path);
-    write_file_atomically(m_path + "/config.json", config_to_json_text(config) + "\n");
+    write_file_atomically(m_path + "/config.json", config_to_json_text(config) + "\n", m_fence);
     write_summary({{"status", "running"}, {"steps", 0}});
     try {
-        write_file_atomically(reserve_path(), std::string(kSummaryReserveBytes, ' '));
+        write_file_atomically(reserve_path(), std::string(kSummaryReserveBytes, ' '), m_fence);
         m_metrics.open(m_path + "/metrics.jsonl", std::ios::out | mode);
         m_events.open(m_path + "/events.jsonl", std::ios::out | mode);
         if (!m_metrics || !m_events) throw InputError("cannot write into run folder '" + m_path + "'");
+    } catch (const WriteFenceLost&) {
+        throw;
     } catch (const std::exception& error) {
         record_failed_start(error.what());
         throw;
@@ -131,6 +136,7 @@ void RunFolder::start(const Config& config, std::ios::openmode mode) {
 void RunFolder::record_failed_start(const std::string& reason) {
     try {
         write_summary({{"status", "failed"}, {"steps", 0}, {"error", reason}});
+    } catch (const WriteFenceLost&) {
     } catch (const std::exception&) {
         std::error_code ignored;  // not even that fits: no summary beats one that says "running" forever
         fs::remove(m_path + "/summary.json", ignored);
@@ -138,6 +144,11 @@ void RunFolder::record_failed_start(const std::string& reason) {
 }
 
 RunFolder::~RunFolder() {
+    try {
+        check_fence(m_fence);
+    } catch (const WriteFenceLost&) {
+        return;  // the reserve there is the new owner's
+    }
     std::error_code ignored;
     fs::remove(reserve_path(), ignored);
 }
@@ -165,19 +176,21 @@ void RunFolder::append_event(const Event& event) {
 void RunFolder::write_summary(const nlohmann::json& summary) {
     const std::string text = summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     try {
-        write_file_atomically(m_path + "/summary.json", text);
+        write_file_atomically(m_path + "/summary.json", text, m_fence);
     } catch (const ResourceError&) {
         std::error_code ignored;
         if (!fs::remove(reserve_path(), ignored)) throw;  // nothing left to free
-        write_file_atomically(m_path + "/summary.json", text);
+        write_file_atomically(m_path + "/summary.json", text, m_fence);
     }
 }
 
 void RunFolder::write_provenance(const nlohmann::json& provenance) {
     try {
-        write_file_atomically(
-            m_path + "/provenance.json",
-            provenance.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        write_file_atomically(m_path + "/provenance.json",
+                              provenance.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                              m_fence);
+    } catch (const WriteFenceLost&) {
+        throw;
     } catch (const std::exception& error) {
         record_failed_start(error.what());
         throw;

@@ -17,8 +17,11 @@ namespace normlab {
 class RunFolder {
   public:
     // Creates the folder (refusing a non-empty existing one unless overwrite) and writes config.json
-    // and a summary.json with status "running". Throws InputError naming the path.
-    RunFolder(const std::string& path, const Config& config, bool overwrite);
+    // and a summary.json with status "running". Throws InputError naming the path. `fence` (a sweep
+    // point's claim) runs before every file is replaced or removed; once it throws, nothing more is.
+    // The .jsonl appends are not fenced: a worker that takes a point over starts them as new files, so
+    // the lines of one that lost it go to files no longer in the folder.
+    RunFolder(const std::string& path, const Config& config, bool overwrite, WriteFence fence = {});
     // Continues the run in `path` from its own checkpoint at `step` (train --resume D/model.safetensors
     // --out D): the checkpoint stays until a new one replaces it, and metrics and events keep every
     // line up to `step` (later ones, and a torn last line, are cut: those steps are trained again).
@@ -61,6 +64,7 @@ class RunFolder {
     std::string reserve_path() const { return m_path + "/.summary-reserve"; }
 
     std::string m_path;
+    WriteFence m_fence;
     std::ofstream m_metrics;
     std::ofstream m_events;
 };

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "engine/io/checkpoint.h"
 #include "engine/io/json_read.h"
 #include "engine/io/records_json.h"
 #include "engine/io/small_file.h"
@@ -177,7 +178,11 @@ RunFolderReader::Update RunFolderReader::poll(size_t max_bytes) {
 }
 
 std::optional<RunFolderSummary> RunFolderReader::summary() const {
-    const std::optional<nlohmann::json> json = parse_json_file(fs::path(m_folder) / "summary.json");
+    return read_run_summary(m_folder);
+}
+
+std::optional<RunFolderSummary> read_run_summary(const std::string& folder) {
+    const std::optional<nlohmann::json> json = parse_json_file(fs::path(folder) / "summary.json");
     if (!json || !json->is_object()) return std::nullopt;
     RunFolderSummary summary;
     if (json->contains("status") && (*json)["status"].is_string())
@@ -193,6 +198,10 @@ std::optional<RunFolderSummary> RunFolderReader::summary() const {
     summary.heartbeat = optional_number(*json, "heartbeat");
     if (json->contains("error") && (*json)["error"].is_string())
         summary.error = (*json)["error"].get<std::string>();
+    try {
+        summary.checkpoint_step = checkpoint_step((fs::path(folder) / "model.safetensors").string());
+    } catch (const InputError&) {  // none, or not a whole checkpoint: no step to resume from
+    }
     return summary;
 }
 

@@ -25,6 +25,9 @@ struct RunFolderSummary {
     std::string error;  // a failed run's reason
     std::optional<double> wall_seconds;
     std::optional<double> heartbeat;  // unix seconds of the last rewrite while running
+    // The step model.safetensors holds, by its own metadata (normlab_step), never summary.json's
+    // checkpoint_step, which is written after the file and can lag it; nothing without a whole file.
+    std::optional<int64_t> checkpoint_step;
 };
 
 class RunFolderReader {
@@ -67,6 +70,10 @@ class RunFolderReader {
     MetricsLineParser m_parser;
     int64_t m_skipped = 0;
 };
+
+// summary.json (and the checkpoint's step) of the folder, whether or not it holds the rest of a run (a
+// sweep point that failed before it started has only this); nothing when missing or unreadable.
+std::optional<RunFolderSummary> read_run_summary(const std::string& folder);
 
 // The run folders `dir` stands for: itself when it is one (config.json or metrics.jsonl), the runs of
 // a sweep folder's points, else its sub-folders that are runs (sorted by name). Throws InputError when

@@ -319,7 +319,7 @@ std::string header_length_bytes(uint64_t length) {
 }  // namespace
 
 void write_safetensors(const std::string& path, const std::vector<TensorRef>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+                       const std::map<std::string, std::string>& metadata, const WriteFence& fence) {
     const std::string cannot_write = "cannot write checkpoint " + quoted(path) + ": ";
 
     nlohmann::ordered_json header = nlohmann::ordered_json::object();
@@ -369,7 +369,7 @@ void write_safetensors(const std::string& path, const std::vector<TensorRef>& te
                            static_cast<std::streamsize>(byte_counts[i]));
             }
         },
-        "cannot write checkpoint " + quoted(path));
+        "cannot write checkpoint " + quoted(path), fence);
 }
 
 namespace {
@@ -442,40 +442,51 @@ nlohmann::json read_header(const ReadErrors& errors, const RegularFile& file, ui
 }
 }  // namespace
 
+namespace {
+// The header of an open file: its metadata and tensor entries, offsets checked against the file's size.
+struct ParsedHeader {
+    std::map<std::string, std::string> metadata;
+    std::vector<TensorEntry> entries;
+    uint64_t data_start = 0;
+};
+
+ParsedHeader parse_header(const ReadErrors& errors, const RegularFile& file) {
+    const uint64_t header_length = read_header_length(errors, file);
+    const nlohmann::json header = read_header(errors, file, header_length);
+    ParsedHeader parsed;
+    parsed.data_start = k_header_length_bytes + header_length;
+    const uint64_t data_size = file.size() - parsed.data_start;
+    for (const auto& [key, value] : header.items()) {
+        if (key == k_metadata_key) {
+            parsed.metadata = parse_metadata(errors, value);
+        } else {
+            parsed.entries.push_back(parse_tensor_entry(errors, key, value, data_size));
+        }
+    }
+    check_no_overlap(errors, parsed.entries);
+    return parsed;
+}
+}  // namespace
+
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+    const ReadErrors errors(path);
+    return parse_header(errors, RegularFile::open(path, "checkpoint")).metadata;
+}
+
 SafetensorsFile read_safetensors(const std::string& path) {
     const ReadErrors errors(path);
     const RegularFile file = RegularFile::open(path, "checkpoint");
-    const uint64_t file_size = file.size();
-    const uint64_t header_length = read_header_length(errors, file);
-    const nlohmann::json header = read_header(errors, file, header_length);
-
-    const uint64_t data_start = k_header_length_bytes + header_length;
-    const uint64_t data_size = file_size - data_start;
+    ParsedHeader parsed = parse_header(errors, file);
+    const std::vector<TensorEntry>& entries = parsed.entries;
+    const uint64_t data_start = parsed.data_start;
     SafetensorsFile result;
-    std::vector<TensorEntry> entries;
-    for (const auto& [key, value] : header.items()) {
-        if (key == k_metadata_key) {
-            result.metadata = parse_metadata(errors, value);
-        } else {
-            entries.push_back(parse_tensor_entry(errors, key, value, data_size));
-        }
-    }
-    check_no_overlap(errors, entries);
+    result.metadata = std::move(parsed.metadata);
     check_data_is_stored(errors, file, entries);
 
     for (const TensorEntry& entry : entries) {
         result.tensors.emplace(entry.name, read_tensor_data(errors, file, data_start, entry));
     }
     return result;
-}
-
-std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
-    const ReadErrors errors(path);
-    const RegularFile file = RegularFile::open(path, "checkpoint");
-    const nlohmann::json header = read_header(errors, file, read_header_length(errors, file));
-    const auto metadata = header.find(k_metadata_key);
-    return metadata == header.end() ? std::map<std::string, std::string>{}
-                                    : parse_metadata(errors, *metadata);
 }
 
 }  // namespace normlab

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/write_fence.h"
+
 namespace normlab {
 
 struct TensorRef {
@@ -27,16 +29,17 @@ struct SafetensorsFile {
 // "[2, 3]": a shape as messages show it.
 std::string shape_to_string(const std::vector<int64_t>& shape);
 
-// Throws InputError when the file cannot be written (ResourceError when the disk is full).
+// Throws InputError when the file cannot be written (ResourceError when the disk is full); `fence` as
+// in write_file_atomically.
 void write_safetensors(const std::string& path, const std::vector<TensorRef>& tensors,
-                       const std::map<std::string, std::string>& metadata);
+                       const std::map<std::string, std::string>& metadata, const WriteFence& fence = {});
 
 // Throws InputError naming the file and the problem: missing, truncated, bad header JSON, offsets out
 // of range or overlapping, a dtype other than F32 (F16/BF16/F64 are converted), shape/size mismatch.
 SafetensorsFile read_safetensors(const std::string& path);
 
-// The header's "__metadata__" alone (the tensors are neither checked nor read), with the same errors
-// for the length and the header as read_safetensors.
+// Only the header's "__metadata__" of a file whose header and tensor offsets check out as in
+// read_safetensors (a truncated file is refused); no tensor is read.
 std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
 
 }  // namespace normlab

@@ -10,6 +10,7 @@
 #include "engine/io/line_tailer.h"
 #include "engine/io/metrics_line_parser.h"
 #include "engine/io/small_file.h"
+#include "engine/sweep/sweep_paths.h"
 
 namespace normlab {
 
@@ -70,23 +71,23 @@ std::string point_folder(const std::string& sweep_dir, const SweepPoint& point) 
 PointProgress point_progress(const std::string& sweep_dir, const SweepPoint& point) {
     PointProgress progress;
     progress.claim = PointClaim::read(sweep_dir, point.id);
-    const std::string folder = point_folder(sweep_dir, point);
-    std::error_code error;
-    if (fs::is_directory(folder, error)) {
-        try {
-            progress.summary = RunFolderReader(folder).summary();
-        } catch (const InputError&) {
-        }
+    if (std::optional<std::string> problem = sweep_folder_problem(sweep_dir, "runs/" + point.id)) {
+        progress.state = PointState::Failed;  // no worker writes there: nothing in it is this point's
+        progress.error = std::move(*problem);
+        return progress;
     }
+    const std::string folder = point_folder(sweep_dir, point);
+    progress.summary = read_run_summary(folder);
     const std::string status = progress.summary ? progress.summary->status : "";
     if (status == "completed")
         progress.state = PointState::Completed;
     else if (status == "diverged")
         progress.state = PointState::Diverged;
-    else if (progress.claim && progress.claim->live(PointClaim::kStaleAfterSeconds))
+    else if (progress.claim && PointClaim::looks_live(sweep_dir, point.id, *progress.claim))
         progress.state = PointState::Running;
     else if (status == "failed")
         progress.state = PointState::Failed;
+    if (progress.state == PointState::Failed) progress.error = progress.summary->error;
     return progress;
 }
 

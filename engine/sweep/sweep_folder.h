@@ -23,6 +23,7 @@ struct PointProgress {
     PointState state = PointState::ToDo;
     std::optional<RunFolderSummary> summary;
     std::optional<ClaimInfo> claim;
+    std::string error;  // why a failed point failed: its summary's error, or its folder's problem
 };
 
 // Writes S/sweep.json (creating S); refuses a folder that holds a different plan.

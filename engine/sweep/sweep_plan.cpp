@@ -10,6 +10,7 @@
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
 #include "engine/io/json_read.h"
+#include "engine/sweep/sweep_path_policy.h"
 
 namespace normlab {
 
@@ -322,11 +323,13 @@ ojson sweep_plan_to_json(const SweepPlan& plan) {
                           {"set", point.set},
                           {"labels", point.labels},
                           {"seed", point.seed}});
-    return {{"format", "normlab-sweep"},
-            {"version", 1},
-            {"spec", sweep_spec_to_json(plan.spec)},
-            {"base_config", ojson::parse(config_to_json(plan.base).dump())},
-            {"points", points}};
+    ojson json = {{"format", "normlab-sweep"},
+                  {"version", 1},
+                  {"spec", sweep_spec_to_json(plan.spec)},
+                  {"base_config", ojson::parse(config_to_json(plan.base).dump())},
+                  {"points", points}};
+    if (!plan.paths_from_command_line.empty()) json["paths_from_command_line"] = plan.paths_from_command_line;
+    return json;
 }
 
 SweepPlan sweep_plan_from_json(const ojson& json, const std::string& source) {
@@ -351,11 +354,14 @@ SweepPlan sweep_plan_from_json(const ojson& json, const std::string& source) {
             point.seed = entry.at("seed").get<uint64_t>();
             plan.points.push_back(std::move(point));
         }
+        if (json.contains("paths_from_command_line"))
+            plan.paths_from_command_line = json["paths_from_command_line"].get<std::vector<std::string>>();
     } catch (const nlohmann::json::exception& error) {
         throw InputError(source + " is damaged: " + error.what());
     }
     check_points_match(plan, source);
     for (const SweepPoint& point : plan.points) check_point(plan, point);
+    check_sweep_paths(plan, source);
     return plan;
 }
 

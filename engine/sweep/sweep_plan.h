@@ -45,6 +45,9 @@ struct SweepPlan {
     SweepSpec spec;
     Config base;  // resolved: preset or file, the base overrides and steps
     std::vector<SweepPoint> points;
+    // Path keys whose values the planner gave on the command line (or in the window): only these may
+    // be absolute or leave the sweep folder (engine/sweep/sweep_path_policy.h).
+    std::vector<std::string> paths_from_command_line;
 };
 
 // The most points a sweep may have (seeds included): a larger grid is refused, planned or read.
@@ -71,7 +74,8 @@ nlohmann::ordered_json values_from_text(const std::string& list);
 // S/sweep.json: the spec, the resolved base config and the points.
 nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan);
 // Throws InputError unless the points are exactly the grid of the spec (ids, values, labels, seeds) and
-// each a valid run: a sweep.json from another machine or edited by hand is checked like a new plan.
+// each a valid run whose paths obey check_sweep_paths: a sweep.json from another machine or edited by
+// hand is checked like a new plan.
 SweepPlan sweep_plan_from_json(const nlohmann::ordered_json& json, const std::string& source);
 
 }  // namespace normlab

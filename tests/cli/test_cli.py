@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 from pathlib import Path
@@ -367,22 +368,51 @@ class Sweep(CliTestCase):
         self.assertEqual(list((folder / "claims").glob("*.json")), [])
 
     def test_a_live_claim_keeps_other_workers_off(self):
+        """A claim is live while its heartbeat counter moves, whatever its host's clock says; one whose
+        counter stays still for the stale age (the observer's own clock) is taken over, and one whose
+        process on this host is gone is taken over at once."""
         folder = self.tmp / "c"
         plan = self.plan(folder, steps=5)
         point = plan["points"][0]["id"]
         (folder / "claims").mkdir()
+        token = "0123456789abcdef"
+        beat = folder / "claims" / f"{point}.{token}.beat"
+        env = dict(os.environ, NORMLAB_TEST_CLAIM_STALE_SECONDS="2")
         holder = subprocess.Popen(["sleep", "60"])
+        beating = threading.Event()
+        beating.set()
+
+        def keep_beating():
+            count = 0
+            while beating.is_set():
+                count += 1
+                beat.write_text(f"{count}\n")
+                time.sleep(0.1)
+        thread = threading.Thread(target=keep_beating)
         try:
+            # A heartbeat from a host whose clock is a day behind: only the counter's moves count.
             (folder / "claims" / f"{point}.json").write_text(json.dumps(
-                {"host": os.uname().nodename, "pid": holder.pid, "heartbeat": time.time()}))
-            result = run("sweep", "run-point", str(folder), "--point", point)
+                {"host": os.uname().nodename, "pid": holder.pid, "token": token, "heartbeat": time.time() - 86400}))
+            thread.start()
+            result = subprocess.run([CLI, "sweep", "run-point", str(folder), "--point", point], capture_output=True,
+                                    text=True, env=env, timeout=60)
             self.assertEqual(result.returncode, 3, result.stderr)
             self.assertIn("another worker", result.stderr)
+            beating.clear()
+            thread.join()
+            # Its process lives on (stopped, say) but its heartbeat stands still: taken over after 2 s.
+            started = time.monotonic()
+            subprocess.run([CLI, "sweep", "run-point", str(folder), "--point", "0", "--quiet"], check=True, env=env,
+                           timeout=60)
+            self.assertGreaterEqual(time.monotonic() - started, 2.0)
         finally:
+            beating.clear()
+            if thread.is_alive():
+                thread.join()
             holder.kill()
             holder.wait()
-        run("sweep", "run-point", str(folder), "--point", "0", "--quiet", check_rc=0)  # holder gone: taken over
         self.assertEqual(self.states(folder)[point], "done")
+        self.assertEqual(sorted(p.name for p in (folder / "claims").iterdir()), [])
         self.expect_bad_input(["sweep", "run-point", str(folder), "--point", "99"], "no point")
 
     def test_the_map_exports_headless_and_opens_in_the_window(self):

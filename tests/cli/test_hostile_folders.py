@@ -8,9 +8,12 @@ import argparse
 import json
 import os
 import resource
+import shutil
+import signal
 import struct
 import subprocess
 import sys
+import time
 import unittest
 from pathlib import Path
 
@@ -165,6 +168,147 @@ class HostileFolders(CliTestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(victim.read_text(), "keep")
         self.assertFalse((folder / "points.csv").is_symlink())
+
+    # Sweeps: each point exactly once, inside its folder (issue 31).
+    STALE = {"NORMLAB_TEST_CLAIM_STALE_SECONDS": "1.5"}
+
+    def plan_sweep(self, name, *extra, steps=300, values="1e-3"):
+        folder = self.tmp / name
+        test_cli.run("sweep", "plan", "--preset", "quickstart", *TINY, "--axis", "train.lr=" + values, "--steps",
+                     str(steps), "--set", "train.checkpoint_every=50", "--out", str(folder), *extra, check_rc=0)
+        return folder, json.loads((folder / "sweep.json").read_text())["points"]
+
+    def folder_state(self, folder):
+        """Every file under `folder` with its size and modification time: what a writer changed."""
+        return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+                for p in sorted(folder.rglob("*")) if p.is_file()}
+
+    def assert_trained_once(self, folder, point, steps):
+        run_dir = folder / "runs" / point
+        lines = [json.loads(l)["step"] for l in (run_dir / "metrics.jsonl").read_text().splitlines()]
+        self.assertEqual(lines, list(range(1, steps + 1)))
+        summary = json.loads((run_dir / "summary.json").read_text())
+        self.assertEqual((summary["status"], summary["steps"]), ("completed", steps))
+        self.assertEqual(test_cli.safetensors_metadata(run_dir / "model.safetensors")["normlab_step"], str(steps))
+        self.assertEqual([p.name for p in run_dir.iterdir() if p.suffix == ".tmp"], [])
+
+    def test_a_worker_stopped_past_the_stale_age_writes_nothing_more(self):
+        folder, points = self.plan_sweep("stop", steps=3000)
+        point = points[0]["id"]
+        env = dict(os.environ, **self.STALE)
+        first = subprocess.Popen([test_cli.CLI, "sweep", "run", str(folder), "--jobs", "1", "--quiet"], env=env,
+                                 start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        metrics = folder / "runs" / point / "metrics.jsonl"
+        deadline = time.time() + 60
+        while time.time() < deadline and (not metrics.exists() or metrics.read_text().count("\n") < 100):
+            time.sleep(0.02)
+        os.killpg(first.pid, signal.SIGSTOP)  # the sweep and its worker, like a suspended Slurm job
+        try:
+            second = subprocess.run([test_cli.CLI, "sweep", "run", str(folder), "--quiet"], env=env,
+                                    capture_output=True, text=True, timeout=120)
+            self.assertEqual(second.returncode, 0, second.stderr)
+            self.assert_trained_once(folder, point, 3000)
+            finished = self.folder_state(folder / "runs")
+        finally:
+            os.killpg(first.pid, signal.SIGCONT)
+        _, stderr = first.communicate(timeout=120)
+        self.assertEqual(first.returncode, 0, stderr)  # the point is done; this worker's part is not a failure
+        self.assertEqual(self.folder_state(folder / "runs"), finished, "the stopped worker wrote after its claim was lost")
+        self.assertEqual(sorted(p.name for p in (folder / "claims").iterdir()), [])
+
+    def test_a_pause_at_any_step_of_a_takeover_runs_the_point_once(self):
+        for step in ("judged", "marker", "replaced"):
+            with self.subTest(step=step):
+                folder, points = self.plan_sweep("pause-" + step)
+                point = points[0]["id"]
+                (folder / "claims").mkdir()
+                # A worker on another host died: its claim's heartbeat never moves again.
+                (folder / "claims" / f"{point}.json").write_text(json.dumps(
+                    {"host": "elsewhere", "pid": 4242, "token": "00000000000000aa", "heartbeat": time.time() + 3600}))
+                env = dict(os.environ, **self.STALE)
+                paused = subprocess.Popen([test_cli.CLI, "sweep", "run-point", str(folder), "--point", "0", "--quiet"],
+                                          env=dict(env, NORMLAB_TEST_CLAIM_PAUSE=step + ":6"), stderr=subprocess.PIPE,
+                                          text=True)
+                time.sleep(3.0)  # it judged the claim stale (1.5 s of watching) and now sleeps at `step`
+                other = subprocess.run([test_cli.CLI, "sweep", "run-point", str(folder), "--point", "0", "--quiet"],
+                                       env=env, capture_output=True, text=True, timeout=120)
+                self.assertEqual(other.returncode, 0, other.stderr)
+                self.assert_trained_once(folder, point, 300)
+                finished = self.folder_state(folder / "runs")
+                _, stderr = paused.communicate(timeout=120)
+                self.assertIn(paused.returncode, (0, 3), stderr)
+                self.assertEqual(self.folder_state(folder / "runs"), finished, step)
+                self.assertEqual(sorted(p.name for p in (folder / "claims").iterdir()), [])
+
+    def test_symlinked_point_and_claims_folders_are_refused(self):
+        folder, points = self.plan_sweep("links", steps=5, values="1e-3,1e-2")
+        outside = self.tmp / "outside"
+        outside.mkdir()
+        (outside / "model.safetensors").write_text("not yours")
+        (outside / "left.tmp").write_text("not yours either")
+        (folder / "runs").mkdir()
+        (folder / "runs" / points[0]["id"]).symlink_to(outside)
+        result = limited_run("sweep", "run", str(folder), "--quiet")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertIn("is a symbolic link", result.stderr)
+        self.assertEqual(sorted(p.name for p in outside.iterdir()), ["left.tmp", "model.safetensors"])
+        self.assertEqual((outside / "model.safetensors").read_text(), "not yours")
+        status = json.loads(limited_run("sweep", "status", str(folder), "--json").stdout)
+        self.assertEqual([p["state"] for p in status["points"]], ["failed", "done"])
+        self.assertIn("is a symbolic link", status["points"][0]["error"])
+        (folder / "runs" / points[0]["id"]).unlink()
+        shutil.rmtree(folder / "claims", ignore_errors=True)
+        (folder / "claims").symlink_to(outside)
+        self.expect_refused(["sweep", "run", str(folder)], "claims is a symbolic link")
+        self.expect_refused(["sweep", "run-point", str(folder), "--point", "0"], "claims is a symbolic link")
+        self.assertEqual(sorted(p.name for p in outside.iterdir()), ["left.tmp", "model.safetensors"])
+
+    def test_a_foreign_sweep_json_cannot_name_files_outside_the_sweep(self):
+        folder, _ = self.plan_sweep("paths", steps=3)
+        plan = json.loads((folder / "sweep.json").read_text())
+        for path in ("/etc/passwd", "../../secret.txt"):
+            plan["base_config"]["data"]["text_path"] = path
+            (folder / "sweep.json").write_text(json.dumps(plan))
+            self.expect_refused(["sweep", "run", str(folder)], "data.text_path", "--set data.text_path=PATH")
+        self.assertFalse((folder / "runs").exists())
+        corpus = self.tmp / "corpus.txt"
+        corpus.write_text("the quick brown fox jumps over the lazy dog. " * 400)
+        sweep_file = self.tmp / "sweep-file.json"
+        sweep_file.write_text(json.dumps({"base": {"preset": "quickstart", "set": {"data.task": "text",
+                              "data.text_path": str(corpus)}}, "axes": {"train.lr": [1e-3]}, "steps": 3}))
+        self.expect_refused(["sweep", "plan", str(sweep_file), "--out", str(self.tmp / "f")], "absolute path")
+        # Given on the command line, the planner's own path is recorded as such and trusted.
+        allowed, _ = self.plan_sweep("allowed", "--set", "data.task=text", "--set", f"data.text_path={corpus}", steps=3)
+        self.assertEqual(json.loads((allowed / "sweep.json").read_text())["paths_from_command_line"], ["data.text_path"])
+        self.assertEqual(limited_run("sweep", "run", str(allowed), "--quiet").returncode, 0)
+        # A relative path is read inside the sweep folder, wherever the worker starts.
+        sweep_file.write_text(json.dumps({"base": {"preset": "quickstart", "set": {"data.task": "text",
+                              "data.text_path": "corpus.txt"}}, "axes": {"train.lr": [1e-3]}, "steps": 3}))
+        inside = self.tmp / "inside"
+        test_cli.run("sweep", "plan", str(sweep_file), "--out", str(inside), check_rc=0)
+        result = limited_run("sweep", "run", str(inside), "--quiet")
+        self.assertEqual(result.returncode, 1, result.stderr)  # no inside/corpus.txt yet
+        status = json.loads(limited_run("sweep", "status", str(inside), "--json").stdout)
+        self.assertEqual(status["points"][0]["state"], "failed")
+        self.assertIn(str(inside / "corpus.txt"), status["points"][0]["error"])
+        shutil.copy(corpus, inside / "corpus.txt")
+        self.assertEqual(limited_run("sweep", "run", str(inside), "--quiet").returncode, 0)
+        status = json.loads(limited_run("sweep", "status", str(inside), "--json").stdout)
+        self.assertEqual(status["points"][0]["state"], "done")
+
+    def test_runs_trusts_the_checkpoint_files_step_over_the_summary(self):
+        out = self.trained_run("ckpt-step", "--set", "train.checkpoint_every=1")
+        self.assertEqual(test_cli.safetensors_metadata(out / "model.safetensors")["normlab_step"], "2")
+        summary = json.loads((out / "summary.json").read_text())
+        summary["checkpoint_step"] = 1  # one interval behind, as a kill between the two writes leaves it
+        (out / "summary.json").write_text(json.dumps(summary))
+        listed = json.loads(limited_run("runs", str(out), "--json").stdout)
+        self.assertEqual(listed[0]["checkpoint_step"], 2)
+        blob = (out / "model.safetensors").read_bytes()
+        (out / "model.safetensors").write_bytes(blob[:len(blob) // 2])  # cut short: nothing to resume from
+        listed = json.loads(limited_run("runs", str(out), "--json").stdout)
+        self.assertIsNone(listed[0]["checkpoint_step"])
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)

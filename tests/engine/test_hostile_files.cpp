@@ -1,17 +1,18 @@
-// Files from a hostile folder (issue 31): JSON nested 50,000 levels deep is refused with a message by
-// every reader instead of overflowing the stack, a FIFO or a link to /dev/zero in place of a small
-// file is refused at once (an alarm fails a test that blocks), small files have a size cap, a symlink
-// loop among run folders is skipped with a note, and a sparse checkpoint is refused before allocating.
+// Files from a hostile folder (issue 31): JSON nested 50,000 levels deep, FIFOs and links to
+// /dev/zero in place of small files (an alarm fails a test that blocks), size caps, a symlink loop
+// among run folders, a sparse checkpoint, and sweep claims: a lost claim fences its holder's writes.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "engine/config/config.h"
 #include "engine/core/errors.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/json_read.h"
 #include "engine/io/run_folder_reader.h"
 #include "engine/io/safetensors.h"
@@ -135,8 +136,43 @@ TEST_F(HostileFiles, SweepFilesAndClaimsThatAreFifosDoNotHang) {
     fs::create_directories(dir / "claims");
     EXPECT_EQ(::mkfifo((dir / "claims" / "p1.json").c_str(), 0644), 0);
     const std::optional<ClaimInfo> claim = PointClaim::read(dir.string(), "p1");
-    ASSERT_TRUE(claim.has_value());  // a claim nobody keeps alive: as old as the file
+    ASSERT_TRUE(claim.has_value());  // a claim nobody keeps alive: no process, no token
     EXPECT_EQ(claim->pid, 0);
+    EXPECT_EQ(claim->token, "");
+}
+
+TEST_F(HostileFiles, AClaimWhoseHeartbeatStandsStillIsTakenOverAndFencesItsHolder) {
+    ClaimTiming timing;
+    timing.stale_after = 0.3;
+    std::optional<PointClaim> first = PointClaim::acquire(dir.string(), "p1", timing);
+    ASSERT_TRUE(first.has_value());
+    EXPECT_TRUE(first->holds());
+    // Its process lives (this one) but its beat stands still, as when stopped: stale after 0.3 s.
+    std::optional<PointClaim> second = PointClaim::acquire(dir.string(), "p1", timing);
+    ASSERT_TRUE(second.has_value());
+    EXPECT_FALSE(first->holds());
+    EXPECT_THROW(first->check(), WriteFenceLost);
+    EXPECT_THROW(first->heartbeat(), WriteFenceLost);
+    write(dir / "summary.json", "second's");
+    EXPECT_THROW(write_file_atomically((dir / "summary.json").string(), "first's", first->fence()),
+                 WriteFenceLost);
+    std::ifstream summary(dir / "summary.json");
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(summary), {}), "second's");
+    for (const auto& entry : fs::directory_iterator(dir))
+        EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+    EXPECT_NO_THROW(second->heartbeat());
+    EXPECT_TRUE(second->holds());
+}
+
+TEST_F(HostileFiles, ASymlinkedClaimsFolderIsNeverWrittenThrough) {
+    fs::create_directories(dir / "outside");
+    fs::create_directories(dir / "sweep");
+    fs::create_directory_symlink(dir / "outside", dir / "sweep" / "claims");
+    EXPECT_NE(input_error_of([&] {
+                  PointClaim::acquire((dir / "sweep").string(), "p1");
+              }).find("claims is a symbolic link"),
+              std::string::npos);
+    EXPECT_TRUE(fs::is_empty(dir / "outside"));
 }
 
 TEST_F(HostileFiles, ASparseCheckpointIsRefusedBeforeItsTensorsAreAllocated) {

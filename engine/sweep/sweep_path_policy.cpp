@@ -1,0 +1,84 @@
+// The path keys of a config, and the rule for paths a sweep.json brings: relative and inside S unless
+// the planner gave them on the command line.
+#include "engine/sweep/sweep_path_policy.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+
+#include "engine/core/errors.h"
+#include "engine/io/json_read.h"
+#include "engine/sweep/sweep_plan.h"
+
+namespace normlab {
+
+namespace {
+namespace fs = std::filesystem;
+
+struct PathKey {
+    const char* key;
+    std::string& (*field)(Config&);
+};
+
+const std::vector<PathKey>& path_fields() {
+    static const std::vector<PathKey> keys = {
+        {"data.text_path", [](Config& config) -> std::string& { return config.data.text_path; }}};
+    return keys;
+}
+
+bool trusted(const SweepPlan& plan, const std::string& key) {
+    return std::find(plan.paths_from_command_line.begin(), plan.paths_from_command_line.end(), key) !=
+           plan.paths_from_command_line.end();
+}
+
+// Why `path` may not come from a shared sweep.json, or empty.
+std::string path_problem(const std::string& path) {
+    const fs::path value(path);
+    if (value.is_absolute()) return "is an absolute path";
+    for (const fs::path& part : value)
+        if (part == "..") return "leaves the sweep folder (\"..\")";
+    return "";
+}
+
+void check_config(Config config, const SweepPlan& plan, const std::string& source, const std::string& where) {
+    for (const PathKey& entry : path_fields()) {
+        const std::string& path = entry.field(config);
+        if (path.empty() || trusted(plan, entry.key)) continue;
+        const std::string problem = path_problem(path);
+        if (problem.empty()) continue;
+        throw InputError(source + ": " + where + entry.key + " '" + text_excerpt(path, 60) + "' " + problem +
+                         "; a sweep folder is shared, so its paths must stay inside it unless the planner "
+                         "gives them on the command line: plan again with --set " +
+                         entry.key + "=PATH");
+    }
+}
+}  // namespace
+
+const std::vector<std::string>& sweep_path_keys() {
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> names;
+        for (const PathKey& entry : path_fields()) names.push_back(entry.key);
+        return names;
+    }();
+    return keys;
+}
+
+void check_sweep_paths(const SweepPlan& plan, const std::string& source) {
+    for (const std::string& key : plan.paths_from_command_line)
+        if (std::find(sweep_path_keys().begin(), sweep_path_keys().end(), key) == sweep_path_keys().end())
+            throw InputError(source + ": paths_from_command_line names '" + text_excerpt(key, 60) +
+                             "', which is not a path key (" + sweep_path_keys().front() + ")");
+    check_config(plan.base, plan, source, "the base config's ");
+    for (const SweepPoint& point : plan.points)
+        check_config(point_config(plan, point), plan, source, "point " + point.id + "'s ");
+}
+
+void place_sweep_paths(Config& config, const SweepPlan& plan, const std::string& sweep_dir) {
+    for (const PathKey& entry : path_fields()) {
+        std::string& path = entry.field(config);
+        if (!path.empty() && !trusted(plan, entry.key) && fs::path(path).is_relative())
+            path = (fs::path(sweep_dir) / path).string();
+    }
+}
+
+}  // namespace normlab

@@ -4,8 +4,10 @@
 #include "app/gui/main_window.h"
 
 #include "app/gui/input_guard.h"
+#include "engine/data/task.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>

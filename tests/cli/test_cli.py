@@ -1131,9 +1131,11 @@ class BadInput(CliTestCase):
         self.expect_bad_input(["eval", "--checkpoint", str(good), "--tokens", str(self.tmp / "none.txt")], "none.txt")
 
 
-def main():
+def main(description=__doc__):
+    """Runs the tests of the __main__ module (this file's, or those of a file that imports it) against
+    the normlab-cli named by --cli; the other CLI test files call it too."""
     global CLI
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--cli", required=True)
     args, rest = parser.parse_known_args()
     CLI = os.path.abspath(args.cli)

@@ -112,4 +112,4 @@ class Forks(CliTestCase):
 
 
 if __name__ == "__main__":
-    sys.exit(test_cli.main())
+    sys.exit(test_cli.main(__doc__))

@@ -4,7 +4,6 @@ that takes JSON, FIFOs and links to /dev/zero in place of small files, a symlink
 a sparse 4 GB checkpoint, and links planted where exports write. Each must give exit code 2 (or a
 listing with a note), never a crash, a hang (every run has a timeout), an allocation of gigabytes (run
 under a 2 GB address-space limit) or a write through a planted link."""
-import argparse
 import json
 import os
 import resource
@@ -14,7 +13,6 @@ import struct
 import subprocess
 import sys
 import time
-import unittest
 from pathlib import Path
 
 import test_cli
@@ -310,17 +308,5 @@ class HostileFolders(CliTestCase):
         self.assertIsNone(listed[0]["checkpoint_step"])
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cli", required=True)
-    args, rest = parser.parse_known_args()
-    test_cli.CLI = os.path.abspath(args.cli)
-    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=1)
-    result = program.result
-    failed = len(result.failures) + len(result.errors)
-    print(f"{result.testsRun - failed} passed, {failed} failed")
-    return 0 if result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(test_cli.main(__doc__))

@@ -3,12 +3,9 @@
 skips the finished seeds, and `compare` gives each group's mean, sd and Student t interval and B - A
 (paired by seed, else Welch), checked here against the numbers computed from the folders' own files.
 Bad input is exit code 2 with a message. Standard library only."""
-import argparse
 import json
 import math
-import os
 import sys
-import unittest
 from pathlib import Path
 
 import test_cli
@@ -195,17 +192,5 @@ class SeedGroups(CliTestCase):
                               "none is not a folder")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--cli", required=True)
-    args, rest = parser.parse_known_args()
-    test_cli.CLI = os.path.abspath(args.cli)
-    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=1)
-    result = program.result
-    failed = len(result.failures) + len(result.errors)
-    print(f"{result.testsRun - failed} passed, {failed} failed")
-    return 0 if result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(test_cli.main(__doc__))

@@ -28,7 +28,7 @@ const std::vector<std::vector<const char*>> kRows = {{"loss", "block_gradient", 
                                                      {"heatmap_gradient", "heatmap_resid", "output_logits"},
                                                      {"update_ratio", "attention", "attention_logits"}};
 // Panels that share a place in it as a tab behind another: {the front panel, the one behind}.
-const std::vector<std::pair<const char*, const char*>> kTabs = {{"loss", "difference"},
+const std::vector<std::pair<const char*, const char*>> kTabs = {{"output_logits", "difference"},
                                                                 {"update_ratio", "optimizer_state"},
                                                                 {"block_resid", "norm_scales"},
                                                                 {"attention", "grad_norms"},

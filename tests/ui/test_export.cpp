@@ -148,7 +148,7 @@ void ExportTest::initTestCase() {
 }
 
 void ExportTest::everyPanelExportsEveryFormat() {
-    QCOMPARE(m_dashboard->panels().size(), size_t(13));
+    QCOMPARE(m_dashboard->panels().size(), size_t(14));
     // A figure too short for its chart above the caption is refused, saying what to change (drawn, the
     // chart's legend overlapped the caption), and nothing is written.
     ImageExportOptions tooShort;

@@ -28,8 +28,10 @@ const std::vector<DifferencePanel::Quantity>& DifferencePanel::quantities() {
          [](const RunHistory& run, int block) { return blockSeries(run.updateRatio, block); }},
         {tr("largest attention logit"), true,
          [](const RunHistory& run, int block) { return blockSeries(run.blockMaxLogit, block); }},
-        {tr("query RMS"), true, [](const RunHistory& run, int block) { return blockSeries(run.queryRms, block); }},
-        {tr("key RMS"), true, [](const RunHistory& run, int block) { return blockSeries(run.keyRms, block); }},
+        {tr("query RMS"), true,
+         [](const RunHistory& run, int block) { return blockSeries(run.queryRms, block); }},
+        {tr("key RMS"), true,
+         [](const RunHistory& run, int block) { return blockSeries(run.keyRms, block); }},
         {tr("Adam gradient RMS"), true,
          [](const RunHistory& run, int block) { return blockSeries(run.adamGradRms, block); }},
     };
@@ -48,16 +50,24 @@ DifferencePanel::DifferencePanel(const TelemetryStore& store, QWidget* parent)
         m_quantity->addItem(each.perBlock ? tr("%1 at block").arg(each.label) : each.label);
     m_block = new QSpinBox;
     m_block->setObjectName(QStringLiteral("differenceBlock"));
+    m_block->setToolTip(tr("The block of a per-block quantity"));
+    m_quantity->setToolTip(tr("What B - A is taken of"));
     m_block->setRange(0, 4095);
     m_block->setEnabled(false);
-    for (auto [label, widget] : {std::pair<QString, QWidget*>{tr("B"), m_second}, {tr("minus A"), m_first},
-                                 {tr("of"), m_quantity}, {QString(), m_block}}) {
+    for (auto [label, widget] : {std::pair<QString, QWidget*>{tr("B"), m_second},
+                                 {tr("- A"), m_first},
+                                 {QString(), m_quantity},
+                                 {QString(), m_block}}) {
         if (!label.isEmpty()) header()->addWidget(new QLabel(label));
         header()->addWidget(widget);
     }
     header()->addStretch();
-    for (QComboBox* box : {static_cast<QComboBox*>(m_first), static_cast<QComboBox*>(m_second), m_quantity})
+    for (QComboBox* box : {static_cast<QComboBox*>(m_first), static_cast<QComboBox*>(m_second), m_quantity}) {
+        // Narrow by default (the chart shares its column with the loss chart); the list opens wide.
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(5);
         connect(box, &QComboBox::currentIndexChanged, this, &ChartPanel::refresh);
+    }
     connect(m_quantity, &QComboBox::currentIndexChanged, this,
             [this] { m_block->setEnabled(quantity().perBlock); });
     connect(m_block, &QSpinBox::valueChanged, this, &ChartPanel::refresh);
@@ -98,7 +108,10 @@ PlotContent DifferencePanel::buildContent(int columns) const {
         content.emptyText = tr("No step that both runs hold a %1 for yet").arg(quantityLabel());
         return content;
     }
-    PlotSeries zero{tr("zero"), QColor(Qt::gray), {{points.front().x(), 0.0}, {points.back().x(), 0.0}}, 1.0,
+    PlotSeries zero{tr("zero"),
+                    QColor(Qt::gray),
+                    {{points.front().x(), 0.0}, {points.back().x(), 0.0}},
+                    1.0,
                     Qt::DotLine};
     zero.inLegend = false;
     content.series.push_back(zero);

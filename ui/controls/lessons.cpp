@@ -15,18 +15,21 @@ const std::vector<Lesson>& lessons() {
              "gradient falls by orders of magnitude from the last block to the first (the lower blocks stop "
              "learning); with warmup, and with Pre-LN, it stays within a "
              "factor of a few across blocks. The <b>heatmaps</b> show when that happens.</p>"
-             "<p>Fix it live, keeping the stuck run: the lesson pauses at step 100. Select the Post-LN run in "
+             "<p>Fix it live, keeping the stuck run: the lesson pauses at step 100. Select the Post-LN run "
+             "in "
              "<i>Runs</i> and fork it (<i>Fork here</i>, Ctrl+K): the fork starts from its state at step 100 "
              "and sees the same batches. The fork is now the selected run: set <i>Norm placement</i> to pre "
              "and press Space. The stuck run goes on stuck beside its rescued fork: at step 600 the fork's "
              "validation loss is 1.77 (95% CI 1.66-1.88 over 5 seeds) against the stuck run's 3.05 "
-             "(2.98-3.12); a later switch recovers less (1.94 at step 200, one seed). Ticking <i>Warmup</i> once the run is stuck does not help (warmup has to "
+             "(2.98-3.12); a later switch recovers less (1.94 at step 200, one seed). Ticking <i>Warmup</i> "
+             "once the run is stuck does not help (warmup has to "
              "come before the damage): tick it and press Restart (F5) instead.</p>"),
          false,
          100,
-         QStringLiteral("Paused at step 100: select postln-no-warmup in Runs, fork it (Ctrl+K), set Norm "
-                        "placement to pre on the fork, then press Space: both endings side by side (the fork ends near "
-                        "1.8 at step 600)")},
+         QStringLiteral(
+             "Paused at step 100: select postln-no-warmup in Runs, fork it (Ctrl+K), set Norm "
+             "placement to pre on the fork, then press Space: both endings side by side (the fork ends near "
+             "1.8 at step 600)")},
         {QStringLiteral("Depth: DeepNorm and ReZero train 48 blocks"),
          {"deep-postln", "deep-deepnorm", "deep-rezero"},
          QStringLiteral(

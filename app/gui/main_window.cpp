@@ -63,6 +63,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_worker, &TrainingWorker::stateChanged, this, &MainWindow::onStateChanged);
     connect(m_worker, &TrainingWorker::failed, this, &MainWindow::onWorkerFailed);
     connect(m_worker, &TrainingWorker::forked, this, &MainWindow::onForked);
+    connect(m_worker, &TrainingWorker::forkRefused, this, &MainWindow::onForkRefused);
     connect(m_worker, &TrainingWorker::deviceInUse, this,
             [this](int id, const QString& device, const QString& reason) {
                 if (id == m_activeRun)

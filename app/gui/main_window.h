@@ -110,6 +110,7 @@ class MainWindow : public QMainWindow {
     // once it has, gives the fork its parent's history and the controls.
     void forkRun(int parentId);
     void onForked(int runId, int parentId, qint64 step);
+    void onForkRefused(int runId, const QString& message);
     void selectRun(int id);
     void onLiveChange(const QString& key, const QString& value);
     void onRestartNeeded(const QString& key);

@@ -25,6 +25,15 @@ void MainWindow::forkRun(int parentId) {
                "them), pause where you want the branch, then fork."));
         return;
     }
+    const ui::RunHistory* history = m_store.run(parentId);
+    if (!history || history->status != normlab::RunStatus::Running ||
+        history->step >= m_runs[parentId].config.train.steps) {
+        showMessage(tr("Nothing to fork"),
+                    tr("%1 has finished; a fork branches a run that is still training (Restart "
+                       "it, or fork it from its folder with normlab-cli train --fork).")
+                        .arg(m_runs[parentId].name));
+        return;
+    }
     syncActiveRunFromPanel();
     const ui::ExperimentRun parent = m_runs[parentId];
     m_runs.push_back({tr("%1 / fork").arg(parent.name), parent.config, true, {}, {}});
@@ -61,6 +70,17 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
             .arg(m_runs[parentId].name)
             .arg(step),
         10000);
+}
+
+void MainWindow::onForkRefused(int runId, const QString& message) {
+    // The entry made for it goes (when nothing was added after it, as ids are positions).
+    if (runId == static_cast<int>(m_runs.size()) - 1) {
+        m_runs.pop_back();
+        m_startConfigs.resize(m_runs.size());
+        m_store.removeRun(runId);
+    }
+    if (!m_scripted) showMessage(tr("Not forked"), message);
+    statusBar()->showMessage(message, 10000);
 }
 
 }  // namespace normlab::gui

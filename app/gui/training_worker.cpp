@@ -126,7 +126,8 @@ void TrainingWorker::forkRun(int parentId, const RunSpec& spec) {
         return session->spec.id == parentId;
     });
     if (parent == m_sessions.end() || (*parent)->finalised || (*parent)->trainer->finished()) {
-        emit failed(tr("%1 was not made: only a run that is still training can be forked").arg(spec.name));
+        emit forkRefused(
+            spec.id, tr("%1 was not made: only a run that is still training can be forked").arg(spec.name));
         return;
     }
     try {
@@ -148,7 +149,8 @@ void TrainingWorker::forkRun(int parentId, const RunSpec& spec) {
         m_sessions.push_back(std::move(session));
         emit forked(spec.id, parentId, origin.step);
     } catch (const std::exception& error) {
-        emit failed(QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
+        emit forkRefused(spec.id,
+                         QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
         return;
     }
     flush(true);

@@ -61,7 +61,7 @@ class TrainingWorker : public QObject {
     // Branches the run `parentId` at its current step into a new run `spec` (its id, name, folder and
     // the changes to make from the next step; its config is the parent's now): the parent's state is
     // kept in its folder as model-step-N.safetensors, the fork starts from it with the parent's history
-    // up to N (folder and GUI) and sees the same batches. Emits forked(), or failed() adding nothing.
+    // up to N (folder and GUI) and sees the same batches. Emits forked(), or forkRefused() adding nothing.
     void forkRun(int parentId, const normlab::gui::RunSpec& spec);
     void pause();
     void resume();
@@ -86,6 +86,8 @@ class TrainingWorker : public QObject {
     // A fork was made: run `runId` branches `parentId` at `step` (the parent's steps up to it have been
     // sent before this signal).
     void forked(int runId, int parentId, qint64 step);
+    // The fork `runId` was not made (the parent had finished, or its state could not be saved or read).
+    void forkRefused(int runId, const QString& message);
 
   private:
     struct Session;

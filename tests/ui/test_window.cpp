@@ -444,6 +444,12 @@ void WindowTest::forkHereBranchesTheSelectedRunAndTheControlsChangeTheFork() {
     QCOMPARE(saved.runs[1].changes.front().step, at + 1);
     QCOMPARE(saved.runs[1].changes.front().value, QStringLiteral("pre"));
     QVERIFY(saved.runs[0].changes.empty());
+    // Nothing training: Fork explains itself in a dialog and adds no run.
+    fork->click();
+    auto* dialog = window.findChild<QMessageBox*>(QStringLiteral("errorDialog"));
+    QVERIFY(dialog && dialog->text().contains(QStringLiteral("branches a run that is training")));
+    dialog->close();
+    QCOMPARE(window.store().runs().size(), size_t(2));
 }
 
 // Help > Keyboard shortcuts is built from the menus' actions: each shortcut there, with what it does.

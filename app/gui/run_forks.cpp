@@ -1,6 +1,7 @@
 // The window's forks (docs/window.md#forks): "Fork here" on a training run asks the engine thread to
 // branch it at its current step; when the fork exists it takes its parent's history and the controls
-// edit it, so the change the user makes next applies to the fork only.
+// edit it, so the change the user makes next applies to the fork only; the difference chart shows
+// fork minus parent.
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
@@ -10,6 +11,8 @@
 #include "app/gui/training_worker.h"
 #include "ui/controls/config_panel.h"
 #include "ui/controls/runs_panel.h"
+#include "ui/dashboard.h"
+#include "ui/panels/difference_panel.h"
 
 namespace normlab::gui {
 
@@ -61,6 +64,9 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
     m_runs[runId].name = name;
     m_store.rename(runId, name);
     m_store.copyHistory(parentId, runId);
+    if (auto* difference =
+            qobject_cast<ui::DifferencePanel*>(m_dashboard->panel(QStringLiteral("difference"))))
+        difference->showPair(parentId, runId);
     m_activeRun = runId;
     m_configPanel->setConfig(m_runs[runId].config);
     m_runsPanel->setSelectedRun(runId);

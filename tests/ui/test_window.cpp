@@ -409,6 +409,9 @@ void WindowTest::forkHereBranchesTheSelectedRunAndTheControlsChangeTheFork() {
     QCOMPARE(branch.loss.bucketCount(),
              window.store().run(0)->loss.bucketCount());  // the parent's past is the fork's
     QVERIFY(branch.colour != window.store().run(0)->colour);
+    auto* difference = window.dashboard().panel(QStringLiteral("difference"));
+    QCOMPARE(difference->shownTitle(),
+             QStringLiteral("Difference B - A: loss (%1 - stuck)").arg(branch.name));
     auto* runList = window.findChild<QListWidget*>(QStringLiteral("runList"));
     QVERIFY(runList->currentItem() && runList->currentItem()->text().startsWith(branch.name));
     auto* placement = window.configPanel().findChild<QComboBox*>(QStringLiteral("model.norm_placement"));

@@ -73,6 +73,11 @@ DifferencePanel::DifferencePanel(const TelemetryStore& store, QWidget* parent)
     connect(m_block, &QSpinBox::valueChanged, this, &ChartPanel::refresh);
 }
 
+void DifferencePanel::showPair(int a, int b) {
+    for (auto [selector, id] : {std::pair<RunSelector*, int>{m_first, a}, {m_second, b}})
+        if (const int index = selector->findData(id); index >= 0) selector->setCurrentIndex(index);
+}
+
 const DifferencePanel::Quantity& DifferencePanel::quantity() const {
     const int index = m_quantity->currentIndex();
     return quantities().at(index >= 0 ? static_cast<size_t>(index) : 0);

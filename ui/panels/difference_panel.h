@@ -16,6 +16,8 @@ class DifferencePanel : public LinePanel {
     PlotContent buildContent(int columns) const override;
     // "Difference B - A: <quantity> (<B> - <A>)".
     QString shownTitle() const override;
+    // Shows run `b` minus run `a` (a fork minus its parent, when the fork is made).
+    void showPair(int a, int b);
 
     // The quantities it can show: label, whether it is per block, and the series of a run (at a block).
     struct Quantity {

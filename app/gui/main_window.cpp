@@ -63,7 +63,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_worker, &TrainingWorker::stateChanged, this, &MainWindow::onStateChanged);
     connect(m_worker, &TrainingWorker::failed, this, &MainWindow::onWorkerFailed);
     connect(m_worker, &TrainingWorker::forked, this, &MainWindow::onForked);
-    connect(m_worker, &TrainingWorker::forkRefused, this, &MainWindow::onForkRefused);
+    connect(m_worker, &TrainingWorker::runRefused, this, &MainWindow::onRunRefused);
     connect(m_worker, &TrainingWorker::deviceInUse, this,
             [this](int id, const QString& device, const QString& reason) {
                 if (id == m_activeRun)
@@ -386,6 +386,21 @@ void MainWindow::addRunFromPanel() {
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, spec] { worker->addRun(spec); }, Qt::QueuedConnection);
     statusBar()->showMessage(tr("Added %1; the other runs go on").arg(spec.name), 6000);
+}
+
+void MainWindow::onRunRefused(int runId, const QString& message) {
+    // The entry made for it goes (when nothing was added after it, as ids are positions).
+    if (runId == static_cast<int>(m_runs.size()) - 1) {
+        m_runs.pop_back();
+        m_startConfigs.resize(m_runs.size());
+        m_store.removeRun(runId);
+        if (m_activeRun >= static_cast<int>(m_runs.size())) {
+            m_activeRun = std::max(0, static_cast<int>(m_runs.size()) - 1);
+            updateControlsTitle();
+        }
+    }
+    if (!m_scripted) showMessage(tr("The run was not made"), message);
+    statusBar()->showMessage(message, 10000);
 }
 
 void MainWindow::syncActiveRunFromPanel() {

@@ -110,7 +110,8 @@ class MainWindow : public QMainWindow {
     // once it has, gives the fork its parent's history and the controls.
     void forkRun(int parentId);
     void onForked(int runId, int parentId, qint64 step);
-    void onForkRefused(int runId, const QString& message);
+    // A run added or forked that the engine refused: its entry goes, and the reason is shown.
+    void onRunRefused(int runId, const QString& message);
     void selectRun(int id);
     void onLiveChange(const QString& key, const QString& value);
     void onRestartNeeded(const QString& key);

@@ -78,15 +78,4 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
         10000);
 }
 
-void MainWindow::onForkRefused(int runId, const QString& message) {
-    // The entry made for it goes (when nothing was added after it, as ids are positions).
-    if (runId == static_cast<int>(m_runs.size()) - 1) {
-        m_runs.pop_back();
-        m_startConfigs.resize(m_runs.size());
-        m_store.removeRun(runId);
-    }
-    if (!m_scripted) showMessage(tr("Not forked"), message);
-    statusBar()->showMessage(message, 10000);
-}
-
 }  // namespace normlab::gui

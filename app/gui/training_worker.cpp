@@ -104,7 +104,7 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
 
 void TrainingWorker::addRun(const RunSpec& spec) {
     if (m_state != WorkerState::Running && m_state != WorkerState::Paused) {
-        emit failed(tr("%1 was not added: no runs are training").arg(spec.name));
+        emit runRefused(spec.id, tr("%1 was not added: no runs are training").arg(spec.name));
         return;
     }
     try {
@@ -115,7 +115,8 @@ void TrainingWorker::addRun(const RunSpec& spec) {
         if (m_state == WorkerState::Paused) session->pausedSeconds = -secondsSince(m_pausedAt);
         m_sessions.push_back(std::move(session));
     } catch (const std::exception& error) {
-        emit failed(QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
+        emit runRefused(spec.id,
+                        QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
         return;
     }
     flush(true);  // the new run appears at step 0 at once
@@ -126,7 +127,7 @@ void TrainingWorker::forkRun(int parentId, const RunSpec& spec) {
         return session->spec.id == parentId;
     });
     if (parent == m_sessions.end() || (*parent)->finalised || (*parent)->trainer->finished()) {
-        emit forkRefused(
+        emit runRefused(
             spec.id, tr("%1 was not made: only a run that is still training can be forked").arg(spec.name));
         return;
     }
@@ -149,8 +150,8 @@ void TrainingWorker::forkRun(int parentId, const RunSpec& spec) {
         m_sessions.push_back(std::move(session));
         emit forked(spec.id, parentId, origin.step);
     } catch (const std::exception& error) {
-        emit forkRefused(spec.id,
-                         QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
+        emit runRefused(spec.id,
+                        QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
         return;
     }
     flush(true);

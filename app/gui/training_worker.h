@@ -56,12 +56,12 @@ class TrainingWorker : public QObject {
     // starts nothing. Replaces any previous runs (which are finalised as stopped).
     void start(const normlab::gui::RunPlan& plan, bool paused);
     // Adds one run to those running or paused, from its step 0, leaving the others as they are (their
-    // steps, pause and pause point); on bad input emits failed() and adds nothing.
+    // steps, pause and pause point); on bad input emits runRefused() and adds nothing.
     void addRun(const normlab::gui::RunSpec& spec);
     // Branches the run `parentId` at its current step into a new run `spec` (its id, name, folder and
     // the changes to make from the next step; its config is the parent's now): the parent's state is
     // kept in its folder as model-step-N.safetensors, the fork starts from it with the parent's history
-    // up to N (folder and GUI) and sees the same batches. Emits forked(), or forkRefused() adding nothing.
+    // up to N (folder and GUI) and sees the same batches. Emits forked(), or runRefused() adding nothing.
     void forkRun(int parentId, const normlab::gui::RunSpec& spec);
     void pause();
     void resume();
@@ -86,8 +86,9 @@ class TrainingWorker : public QObject {
     // A fork was made: run `runId` branches `parentId` at `step` (the parent's steps up to it have been
     // sent before this signal).
     void forked(int runId, int parentId, qint64 step);
-    // The fork `runId` was not made (the parent had finished, or its state could not be saved or read).
-    void forkRefused(int runId, const QString& message);
+    // Run `runId` (added or forked) was not made: no runs training, bad input, or the parent had
+    // finished or its state could not be saved or read. `message` says why.
+    void runRefused(int runId, const QString& message);
 
   private:
     struct Session;

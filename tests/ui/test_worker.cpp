@@ -45,6 +45,7 @@ class WorkerTest : public QObject {
     void speedLimitSlowsTheRuns();
     void periodicCheckpointsGoToTheRunFolder();
     void aForkRetracesItsParentOnTheSameBatches();
+    void aRefusedRunIsNamedSoTheWindowCanDropIt();
 };
 
 void WorkerTest::startPauseStepResumeStop() {
@@ -210,6 +211,27 @@ void WorkerTest::aForkRetracesItsParentOnTheSameBatches() {
                                  .toObject();
     QCOMPARE(from.value(QStringLiteral("run")).toString(), parent);
     QCOMPARE(from.value(QStringLiteral("step")).toInt(), 12);
+}
+
+// Adding or forking with nothing training is refused by id (the window drops the entry it made).
+void WorkerTest::aRefusedRunIsNamedSoTheWindowCanDropIt() {
+    normlab::test::WorkerHarness h;
+    normlab::test::MainThreadSpy refused(h.worker, &TrainingWorker::runRefused);
+    const normlab::gui::RunSpec spec{4,
+                                     QStringLiteral("late"),
+                                     normlab::test::tinyConfig(10),
+                                     h.runs.filePath(QStringLiteral("late")),
+                                     {}};
+    QMetaObject::invokeMethod(
+        h.worker, [w = h.worker, spec] { w->addRun(spec); }, Qt::QueuedConnection);
+    QVERIFY(refused.wait(10000));
+    QCOMPARE(refused.at(0).at(0).toInt(), 4);
+    QVERIFY(refused.at(0).at(1).toString().contains(QStringLiteral("no runs are training")));
+    QMetaObject::invokeMethod(
+        h.worker, [w = h.worker, spec] { w->forkRun(0, spec); }, Qt::QueuedConnection);
+    QVERIFY(refused.wait(10000));
+    QVERIFY(refused.at(1).at(1).toString().contains(QStringLiteral("only a run that is still training")));
+    QVERIFY(!QFile::exists(spec.folder));
 }
 
 void WorkerTest::badConfigGivesMessageAndNoFolder() {

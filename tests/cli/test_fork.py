@@ -66,6 +66,13 @@ class Forks(CliTestCase):
         events = [json.loads(line) for line in (fork / "events.jsonl").read_text().splitlines()]
         self.assertEqual((events[-1]["step"], events[-1]["kind"], events[-1]["key"], events[-1]["value"]),
                          (11, "change", "model.norm_placement", other))
+        # The same change planned from step 0 (--change 11:...) trains the same losses: a fork is the
+        # run that would have been, which is how a saved experiment replays a fork from scratch.
+        planned = self.tmp / "planned"
+        run("train", "--preset", "quickstart", *TINY, *STEPS, "--set", "train.checkpoint_keep=0", "--change",
+            "5:train.lr=0.002", "--change", f"11:model.norm_placement={other}", "--steps", "25", "--out",
+            str(planned), "--quiet", check_rc=0)
+        self.assertEqual(losses(planned), mine)
         # A key that is not live applies from the fork on too, through the config it starts with.
         quiet = self.tmp / "quiet"
         run("train", "--fork", str(parent), "--at", "10", "--set", "telemetry.spike_z=9", "--out", str(quiet),

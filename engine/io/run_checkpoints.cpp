@@ -72,9 +72,10 @@ void keep_checkpoint(const std::string& latest, const std::string& folder, int64
         std::error_code error;
         fs::copy_file(latest, temporary, error);
         if (error) {
-            fs::remove(temporary, error);
+            std::error_code ignored;
+            fs::remove(temporary, ignored);
             throw ResourceError("cannot keep checkpoint '" + target + "' (neither a link nor a copy of '" +
-                                latest + "' could be made): " + std::strerror(errno));
+                                latest + "' could be made): " + error.message());
         }
     }
     if (std::rename(temporary.c_str(), target.c_str()) != 0) {

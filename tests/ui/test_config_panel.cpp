@@ -34,7 +34,7 @@ void ConfigPanelTest::spinBoxRangesAreTheKeyTablesRanges() {
         QCOMPARE(spin->maximum(), static_cast<int>(std::min(range->hi, kIntMax)));
         ++checked;
     }
-    QCOMPARE(checked, 15);
+    QCOMPARE(checked, 16);
 }
 
 void ConfigPanelTest::warmupStepsStartAtOneAndEndWhereTheKeyEnds() {

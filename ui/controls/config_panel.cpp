@@ -194,6 +194,9 @@ void ConfigPanel::addDeviceGroup() {
     bindInt(device, tr("Checkpoint every"), "train.checkpoint_every",
             tr("Every N steps the run folder's model.safetensors is replaced by the run's state, so a crash "
                "or a loss spike can be resumed from just before it (normlab-cli train --resume); 0: never"));
+    bindInt(device, tr("Checkpoints kept"), "train.checkpoint_keep",
+            tr("How many of those checkpoints the run folder keeps, as model-step-N.safetensors, to fork or "
+               "resume from (normlab-cli train --fork DIR --at N); 1: the newest only; 0: all"));
 }
 
 QFormLayout* ConfigPanel::addGroup(const QString& title) {

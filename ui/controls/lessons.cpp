@@ -27,9 +27,8 @@ const std::vector<Lesson>& lessons() {
          false,
          100,
          QStringLiteral(
-             "Paused at step 100: select postln-no-warmup in Runs, fork it (Ctrl+K), set Norm "
-             "placement to pre on the fork, then press Space: both endings side by side (the fork ends near "
-             "1.8 at step 600)")},
+             "Paused at step 100: select postln-no-warmup in Runs, fork it (Ctrl+K), set Norm placement "
+             "to pre, press Space")},
         {QStringLiteral("Depth: DeepNorm and ReZero train 48 blocks"),
          {"deep-postln", "deep-deepnorm", "deep-rezero"},
          QStringLiteral(

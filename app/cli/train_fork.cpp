@@ -2,22 +2,12 @@
 // into overrides (keys that are not live) and changes at the fork's first step (live keys).
 #include "app/cli/train_fork.h"
 
-#include <algorithm>
-
 #include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
 #include "engine/io/run_checkpoints.h"
 #include "engine/train/trainer.h"
 
 namespace normlab::cli {
-
-namespace {
-bool is_live(const std::string& assignment) {
-    const std::string key = assignment.substr(0, assignment.find('='));
-    const std::vector<std::string>& keys = live_keys();
-    return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
-}  // namespace
 
 std::string fork_checkpoint(const ForkRequest& request) {
     return checkpoint_at_step(request.parent, request.at);
@@ -29,7 +19,7 @@ std::unique_ptr<Trainer> make_fork_trainer(const ForkRequest& request, const std
         throw InputError("--fork takes its config from the parent's checkpoint; drop --config / --preset");
     std::vector<std::string> overrides;
     for (const std::string& assignment : sources.sets) {
-        if (!is_live(assignment)) {
+        if (!is_live_key(assignment.substr(0, assignment.find('=')))) {
             overrides.push_back(assignment);
             continue;
         }

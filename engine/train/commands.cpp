@@ -32,9 +32,14 @@ const std::vector<std::string>& live_keys() {
     return keys;
 }
 
-void require_live_key(const std::string& key) {
+bool is_live_key(const std::string& key) {
     const auto& keys = live_keys();
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+void require_live_key(const std::string& key) {
+    if (is_live_key(key)) return;
+    const auto& keys = live_keys();
     if (!find_key(key)) throw_unknown_key(key);  // a typo: "did you mean ..."
     std::string list;
     for (const auto& live : keys) list += (list.empty() ? "" : ", ") + live;

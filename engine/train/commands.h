@@ -20,6 +20,9 @@ struct Command {
 // The config keys a running trainer accepts without a restart.
 const std::vector<std::string>& live_keys();
 
+// Whether `key` is one of live_keys().
+bool is_live_key(const std::string& key);
+
 // Throws InputError "'KEY' cannot change during a run; live keys are: ..." unless `key` is live.
 void require_live_key(const std::string& key);
 

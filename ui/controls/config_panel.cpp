@@ -72,9 +72,7 @@ std::pair<int, int> ConfigPanel::spinRange(const QString& key) {
 }
 
 bool ConfigPanel::isLive(const QString& key) {
-    for (const std::string& live : normlab::live_keys())
-        if (key.toStdString() == live) return true;
-    return false;
+    return normlab::is_live_key(key.toStdString());
 }
 
 ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {

@@ -21,7 +21,8 @@ const std::vector<Lesson>& lessons() {
              "and sees the same batches. The fork is now the selected run: set <i>Norm placement</i> to pre "
              "and press Space. The stuck run goes on stuck beside its rescued fork: at step 600 the fork's "
              "validation loss is 1.77 (95% CI 1.66-1.88 over 5 seeds) against the stuck run's 3.05 "
-             "(2.98-3.12); a later switch recovers less (1.94 at step 200, one seed). Ticking <i>Warmup</i> "
+             "(2.98-3.12); whether a later switch recovers less is inconclusive (1.94 at step 200 on one "
+             "seed). Ticking <i>Warmup</i> "
              "once the run is stuck does not help (warmup has to "
              "come before the damage): tick it and press Restart (F5) instead.</p>"),
          false,

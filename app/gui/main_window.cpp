@@ -493,6 +493,8 @@ void MainWindow::updateActions() {
                               : tr("Cannot start: %1").arg(m_configPanel->problem()));
     m_start->setText(runsActive() ? tr("Restart") : tr("Start"));
     m_pause->setEnabled(runsActive());
+    // The lessons' durations are measured while nothing trains (and never under a script).
+    if (m_lessonsPanel) m_lessonsPanel->setMeasuringAllowed(!runsActive() && !m_scripted);
     m_pause->setText(m_state == WorkerState::Paused ? tr("Resume") : tr("Pause"));
     m_step->setEnabled(m_state == WorkerState::Paused);
     m_stop->setEnabled(runsActive());

@@ -1,18 +1,28 @@
 // The lessons' table: every lesson names presets that exist and validate (a typo would only show when a
 // lecturer clicks it), at least one, no two lessons with the same title, and a pause has its text; and
-// the lesson tables of README.md and docs/window.md list the same lessons, in order, with their presets.
+// the lesson tables of README.md and docs/window.md list the same lessons, in order, with their presets;
+// a lesson's time here is measured once, remembered, and is the sum of its runs' steps over their rates.
 #include <QFile>
+#include <QListWidget>
 #include <QSet>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTest>
+#include <QTextBrowser>
 
 #include "engine/config/config.h"
 #include "engine/config/presets.h"
+#include "ui/controls/lesson_timing.h"
 #include "ui/controls/lessons.h"
+#include "ui/controls/lessons_panel.h"
 
 class LessonsTest : public QObject {
     Q_OBJECT
   private slots:
+    void initTestCase();
     void everyLessonsPresetsExistAndValidate();
+    void aLessonsTimeIsMeasuredOnceAndRemembered();
     void titlesAreUniqueAndPausesSayWhatToDo();
     void theDocsTablesListTheLessonsAndTheirPresets_data();
     void theDocsTablesListTheLessonsAndTheirPresets();
@@ -33,6 +43,51 @@ QList<QStringList> lessonRows(const QString& path) {
     return rows;
 }
 }  // namespace
+
+void LessonsTest::initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // settings in a test location, cleared here
+    QCoreApplication::setOrganizationName(QStringLiteral("NormLabTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("lessons"));
+    QSettings().clear();
+}
+
+void LessonsTest::aLessonsTimeIsMeasuredOnceAndRemembered() {
+    using normlab::ui::LessonTiming;
+    const normlab::ui::Lesson& lesson = normlab::ui::lessons().front();
+    normlab::ui::LessonsPanel panel;
+    auto* list = panel.findChild<QListWidget*>(QStringLiteral("lessonList"));
+    auto* text = panel.findChild<QTextBrowser*>();
+    QVERIFY(!panel.timing().lessonSeconds(lesson));
+    QVERIFY(!list->item(0)->text().contains(QStringLiteral("here")));
+    QVERIFY2(text->toPlainText().contains(
+                 QStringLiteral("%1 steps in all").arg(LessonTiming::lessonSteps(lesson))),
+             qPrintable(text->toPlainText()));
+
+    QSignalSpy measured(&panel.timing(), &LessonTiming::measured);
+    panel.setMeasuringAllowed(true);  // measures the lesson shown (the first)
+    QVERIFY(panel.timing().measuring());
+    QVERIFY(QTest::qWaitFor([&] { return measured.count() == lesson.presets.size(); }, 120000));
+    double seconds = 0.0;
+    for (const QString& preset : lesson.presets) {
+        const std::optional<double> rate = panel.timing().stepsPerSecond(preset);
+        QVERIFY2(rate && *rate > 0.0, qPrintable(preset));
+        seconds += normlab::preset_config(preset.toStdString()).train.steps / *rate;
+    }
+    QCOMPARE(*panel.timing().lessonSeconds(lesson), seconds);
+    const QString duration = panel.timing().durationText(lesson);
+    QVERIFY2(duration.startsWith(QStringLiteral("about ")) && duration.endsWith(QStringLiteral(" here")),
+             qPrintable(duration));
+    QVERIFY2(list->item(0)->text().startsWith(
+                 QStringLiteral("[%1]").arg(panel.timing().durationText(lesson, false))),
+             qPrintable(list->item(0)->text()));
+    QVERIFY2(text->toPlainText().contains(duration), qPrintable(text->toPlainText()));
+
+    // Remembered: another panel (a new window) knows it without measuring again.
+    LessonTiming again;
+    QCOMPARE(*again.lessonSeconds(lesson), seconds);
+    QVERIFY(!again.measure(lesson.presets));
+    QVERIFY(!again.measuring());
+}
 
 void LessonsTest::everyLessonsPresetsExistAndValidate() {
     QVERIFY(!normlab::ui::lessons().empty());

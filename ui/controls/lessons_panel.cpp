@@ -10,7 +10,7 @@
 
 namespace normlab::ui {
 
-LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent) {
+LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent), m_timing(new LessonTiming(this)) {
     auto* layout = new QVBoxLayout(this);
     m_list = new QListWidget;
     m_list->setObjectName(QStringLiteral("lessonList"));
@@ -30,20 +30,57 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent) {
         if (m_list->currentRow() >= 0) emit lessonRequested(lessons().at(m_list->currentRow()));
     });
     m_list->setCurrentRow(0);
+    connect(m_timing, &LessonTiming::measured, this, [this] {
+        updateItems();
+        showLesson(m_list->currentRow());
+    });
+    updateItems();
+}
+
+void LessonsPanel::setMeasuringAllowed(bool allowed) {
+    m_measuringAllowed = allowed;
+    showLesson(m_list->currentRow());
+}
+
+void LessonsPanel::updateItems() {
+    for (int row = 0; row < m_list->count(); ++row) {
+        const Lesson& lesson = lessons()[row];
+        const bool loaded = lesson.title == m_loaded;
+        QListWidgetItem* item = m_list->item(row);
+        QFont font = item->font();
+        font.setBold(loaded);
+        item->setFont(font);
+        QString text = loaded ? tr("%1  (loaded)").arg(lesson.title) : lesson.title;
+        // The time first, where a narrow list does not cut it off.
+        if (const QString duration = m_timing->durationText(lesson, false); !duration.isEmpty())
+            text = QStringLiteral("[%1]  %2").arg(duration, text);
+        item->setText(text);
+        item->setToolTip(m_timing->durationText(lesson));
+    }
+}
+
+QString LessonsPanel::lengthHtml(const Lesson& lesson) const {
+    const qsizetype runs = lesson.presets.size();
+    QString html =
+        (runs == 1 ? tr("<p><b>Length:</b> 1 run, ") : tr("<p><b>Length:</b> %1 runs, ").arg(runs)) +
+        tr("%1 steps in all").arg(LessonTiming::lessonSteps(lesson));
+    const QString duration = m_timing->durationText(lesson);
+    if (!duration.isEmpty()) {
+        QStringList rates;
+        for (const QString& preset : lesson.presets)
+            rates << tr("%1 %2 steps/s").arg(preset).arg(*m_timing->stepsPerSecond(preset), 0, 'g', 3);
+        html += tr("; %1 at full speed (measured: %2)").arg(duration, rates.join(QStringLiteral(", ")));
+    } else if (m_timing->measuring()) {
+        html += tr("; timing this machine...");
+    }
+    return html + QStringLiteral("</p>");
 }
 
 void LessonsPanel::setLoadedLesson(const QString& title) {
     m_loaded = title;
-    for (int row = 0; row < m_list->count(); ++row) {
-        QListWidgetItem* item = m_list->item(row);
-        const bool loaded = lessons()[row].title == title;
-        QFont font = item->font();
-        font.setBold(loaded);
-        item->setFont(font);
-        item->setText(loaded ? QStringLiteral("%1  (loaded)").arg(lessons()[row].title)
-                             : lessons()[row].title);
-        if (loaded) m_list->setCurrentRow(row);
-    }
+    for (int row = 0; row < m_list->count(); ++row)
+        if (lessons()[row].title == title) m_list->setCurrentRow(row);
+    updateItems();
     showLesson(m_list->currentRow());
 }
 
@@ -52,7 +89,9 @@ void LessonsPanel::showLesson(int row) {
     m_start->setText(lessons().at(row).title == m_loaded ? tr("Restart this lesson")
                                                          : tr("Start this lesson"));
     const Lesson& lesson = lessons().at(row);
-    QString html = QStringLiteral("<h3>%1</h3>%2<p><b>Runs:</b></p><ul>").arg(lesson.title, lesson.watch);
+    if (m_measuringAllowed) m_timing->measure(lesson.presets);
+    QString html = QStringLiteral("<h3>%1</h3>%2%3<p><b>Runs:</b></p><ul>")
+                       .arg(lesson.title, lengthHtml(lesson), lesson.watch);
     for (const QString& name : lesson.presets)
         for (const normlab::Preset& preset : normlab::presets())
             if (QString::fromStdString(preset.name) == name)

@@ -1,8 +1,9 @@
-// The Lessons panel: the list of lessons, what each shows and what to watch, and one button that
-// loads its presets (as a comparison when there are several) and starts them.
+// The Lessons panel: the list of lessons with how long each takes here, what each shows and what to
+// watch, and one button that loads its presets (as a comparison when there are several) and starts them.
 #pragma once
 #include <QWidget>
 
+#include "ui/controls/lesson_timing.h"
 #include "ui/controls/lessons.h"
 
 class QListWidget;
@@ -19,16 +20,24 @@ class LessonsPanel : public QWidget {
     // "Restart"); an empty title: no lesson is loaded (the list stays for browsing, nothing marked).
     void setLoadedLesson(const QString& title);
     QString loadedLesson() const { return m_loaded; }
+    // While allowed (nothing trains), the shown lesson's presets are timed on this machine once, so
+    // that the list and the text say how long the lesson takes here (LessonTiming).
+    void setMeasuringAllowed(bool allowed);
+    LessonTiming& timing() { return *m_timing; }
 
   signals:
     void lessonRequested(const normlab::ui::Lesson& lesson);
 
   private:
     void showLesson(int row);
+    void updateItems();                              // titles, "(loaded)" and durations
+    QString lengthHtml(const Lesson& lesson) const;  // steps, runs and the time here
     QListWidget* m_list = nullptr;
     QTextBrowser* m_text = nullptr;
     QPushButton* m_start = nullptr;
     QString m_loaded;
+    LessonTiming* m_timing = nullptr;
+    bool m_measuringAllowed = false;
 };
 
 }  // namespace normlab::ui

@@ -27,12 +27,21 @@ namespace {
 const std::vector<std::vector<const char*>> kRows = {{"loss", "block_gradient", "block_resid"},
                                                      {"heatmap_gradient", "heatmap_resid", "output_logits"},
                                                      {"update_ratio", "attention", "attention_logits"}};
-// Panels that share a place in it as a tab behind another: {the front panel, the one behind}.
-const std::vector<std::pair<const char*, const char*>> kTabs = {{"output_logits", "difference"},
-                                                                {"update_ratio", "optimizer_state"},
-                                                                {"block_resid", "norm_scales"},
-                                                                {"attention", "grad_norms"},
-                                                                {"attention_logits", "attention_heads"}};
+// Panels that share a place in it as a tab behind another: the front panel and the one behind, each
+// with the short title its tab shows (a whole title is elided at presentation sizes).
+struct TabPair {
+    const char *front, *frontTab, *behind, *behindTab;
+};
+const std::vector<TabPair> kTabs = {{"output_logits", QT_TRANSLATE_NOOP("Dashboard", "Output logits"),
+                                     "difference", QT_TRANSLATE_NOOP("Dashboard", "Difference B - A")},
+                                    {"update_ratio", QT_TRANSLATE_NOOP("Dashboard", "Update ratio"),
+                                     "optimizer_state", QT_TRANSLATE_NOOP("Dashboard", "Optimizer state")},
+                                    {"block_resid", QT_TRANSLATE_NOOP("Dashboard", "Activation norm"),
+                                     "norm_scales", QT_TRANSLATE_NOOP("Dashboard", "Norm scales")},
+                                    {"attention", QT_TRANSLATE_NOOP("Dashboard", "Attention entropy"),
+                                     "grad_norms", QT_TRANSLATE_NOOP("Dashboard", "Gradient norms")},
+                                    {"attention_logits", QT_TRANSLATE_NOOP("Dashboard", "Attention logits"),
+                                     "attention_heads", QT_TRANSLATE_NOOP("Dashboard", "Logits per head")}};
 }  // namespace
 
 Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(parent), m_store(store) {
@@ -54,6 +63,7 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
     addPanel(new GradientNormPanel(store));
     addPanel(new AttentionHeadPanel(store));
     addPanel(new DifferencePanel(store));
+    titleDocks();
     resetLayout();
 
     m_refreshTimer.setSingleShot(true);
@@ -74,16 +84,25 @@ void Dashboard::addPanel(ChartPanel* panel) {
     m_docks.push_back(dock);
 }
 
+void Dashboard::titleDocks() {
+    for (size_t i = 0; i < m_panels.size(); ++i) m_docks[i]->setWindowTitle(m_panels[i]->title());
+    for (const TabPair& tab : kTabs) {
+        dock(tab.front)->setWindowTitle(tr(tab.frontTab));
+        dock(tab.behind)->setWindowTitle(tr(tab.behindTab));
+    }
+}
+
 ChartPanel* Dashboard::panel(const QString& id) const {
     for (ChartPanel* panel : m_panels)
         if (panel->id() == id) return panel;
     return nullptr;
 }
 
-QDockWidget* Dashboard::dock(const char* id) const {
+QDockWidget* Dashboard::dock(const QString& id) const {
     for (size_t i = 0; i < m_panels.size(); ++i)
-        if (m_panels[i]->id() == QLatin1String(id)) return m_docks[i];
-    qFatal("the dashboard has no panel '%s'", id);  // a typo in kRows / kTabs: every start shows it
+        if (m_panels[i]->id() == id) return m_docks[i];
+    qFatal("the dashboard has no panel '%s'",
+           qPrintable(id));  // a typo in kRows / kTabs: every start shows it
 }
 
 QList<QAction*> Dashboard::panelToggleActions() const {
@@ -94,6 +113,7 @@ QList<QAction*> Dashboard::panelToggleActions() const {
 
 void Dashboard::resetLayout() {
     m_layoutBeforeMaximise.clear();
+    if (!m_stage.isEmpty()) setStage({});
     for (QDockWidget* dock : m_docks) {
         removeDockWidget(dock);
         dock->setFloating(false);
@@ -104,9 +124,9 @@ void Dashboard::resetLayout() {
     for (const auto& row : kRows)
         for (size_t c = 1; c < row.size(); ++c)
             splitDockWidget(dock(row[c - 1]), dock(row[c]), Qt::Horizontal);
-    for (const auto& [front, behind] : kTabs) tabifyDockWidget(dock(front), dock(behind));
+    for (const TabPair& tab : kTabs) tabifyDockWidget(dock(tab.front), dock(tab.behind));
     for (QDockWidget* each : m_docks) each->show();
-    for (const auto& tab : kTabs) dock(tab.first)->raise();
+    for (const TabPair& tab : kTabs) dock(tab.front)->raise();
     // The loss chart carries two value axes: give it the widest share of the first row.
     resizeDocks({dock(kRows[0][0]), dock(kRows[0][1]), dock(kRows[0][2])}, {560, 420, 420}, Qt::Horizontal);
 }
@@ -135,10 +155,13 @@ bool Dashboard::inDefaultRows(const QString& id) {
 }
 
 QByteArray Dashboard::saveLayout() const {
+    // The arrangement the user made: not the stage's or a maximised chart's.
+    if (!m_layoutBeforeStage.isEmpty()) return m_layoutBeforeStage;
     return m_layoutBeforeMaximise.isEmpty() ? saveState() : m_layoutBeforeMaximise;
 }
 
 bool Dashboard::restoreLayout(const QByteArray& layout) {
+    if (!m_stage.isEmpty()) setStage({});
     m_layoutBeforeMaximise.clear();
     return restoreState(layout);
 }
@@ -147,10 +170,14 @@ void Dashboard::toggleMaximised(ChartPanel* panel) {
     if (!m_layoutBeforeMaximise.isEmpty()) {
         restoreState(m_layoutBeforeMaximise);
         m_layoutBeforeMaximise.clear();
+        // Back to the stage's own scaling, or none.
+        for (ChartPanel* each : m_panels) each->setScalesWithSize(m_stage.contains(each->id()));
         return;
     }
+    if (!panel) return;
     m_layoutBeforeMaximise = saveState();
     for (size_t i = 0; i < m_panels.size(); ++i) m_docks[i]->setVisible(m_panels[i] == panel);
+    panel->setScalesWithSize(true);  // a maximised chart's fonts follow its size
 }
 
 void Dashboard::setPresentation(bool large) {

@@ -30,6 +30,17 @@ class Dashboard : public QMainWindow {
     bool restoreLayout(const QByteArray& layout);
     void resetLayout();
     void setPresentation(bool large);
+    // The stage (dashboard_stage.cpp): one or two charts side by side filling the dashboard, every
+    // other chart hidden, fonts growing with the charts' size. An empty list leaves it (the layout
+    // from before comes back). The error (unknown or repeated ids, not 1 or 2), or empty.
+    QString setStage(const QStringList& ids);
+    // What is wrong with `ids` as the stage's charts, or empty.
+    QString stageProblem(const QStringList& ids) const;
+    const QStringList& stage() const { return m_stage; }
+    // Puts the next (+1) or previous (-1) chart not on the stage in the stage's last place.
+    void cycleStage(int direction);
+    // Loss and gradient per block: the charts a lecturer shows first.
+    static QStringList defaultStage();
     // The dashboard as a figure: the open panels' charts in the default arrangement's rows (charts only:
     // no selectors, no dock buttons), with `caption` under them.
     Figure figure(const QString& caption) const;
@@ -57,7 +68,10 @@ class Dashboard : public QMainWindow {
 
   private:
     void addPanel(ChartPanel* panel);
-    QDockWidget* dock(const char* id) const;  // the dock of the panel with this id (it must exist)
+    QDockWidget* dock(const QString& id) const;  // the dock of the panel with this id (it must exist)
+    void placeStage();                           // only the stage's docks, side by side
+    // Dock titles: a tabbed panel's short tab title, every other panel's title.
+    void titleDocks();
     void scheduleRefresh();
     void refreshScheduled();
     // The window is minimised or covered (no redraws until it shows again).
@@ -73,6 +87,8 @@ class Dashboard : public QMainWindow {
     RefreshPacer m_pacer{kMaxGuiShare, kRefreshIntervalMs, kSlowestRefreshMs};
     bool m_staleWhileHidden = false;
     QByteArray m_layoutBeforeMaximise;
+    QStringList m_stage;             // the charts on the stage (empty: not on the stage)
+    QByteArray m_layoutBeforeStage;  // the arrangement the stage replaced
     int m_refreshCount = 0;
     double m_refreshSeconds = 0.0;
     std::map<QString, double> m_panelSeconds;

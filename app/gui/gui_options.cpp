@@ -108,6 +108,10 @@ bool parseWindowOption(const QString& flag, const ValueReader& value, GuiOptions
         options.autostart = true;
     } else if (flag == QLatin1String("--presentation")) {
         options.presentation = true;
+    } else if (flag == QLatin1String("--stage")) {
+        options.stage = value().split(QLatin1Char(','), Qt::SkipEmptyParts);
+        if (options.stage.isEmpty() || options.stage.size() > 2)
+            fail(QStringLiteral("--stage needs one or two chart ids, e.g. --stage loss,block_gradient"));
     } else if (flag == QLatin1String("--screenshot")) {
         options.screenshotPath = value();
     } else if (flag == QLatin1String("--save-experiment")) {
@@ -156,7 +160,7 @@ QString guiHelpText() {
     return QStringLiteral(
         "usage: normlab [--preset NAME | --config FILE | --experiment FILE] [--set KEY=VALUE]...\n"
         "               [--lesson TITLE] [--autostart] [--quit-after-steps N] [--screenshot FILE]\n"
-        "               [--save-experiment FILE] [--size WxH] [--presentation]\n"
+        "               [--save-experiment FILE] [--size WxH] [--presentation] [--stage A[,B]]\n"
         "       normlab --experiment FILE --screenshot FILE [--size WxH]\n"
         "       normlab --open DIR [DIR...] [--screenshot FILE] [--size WxH] [--steps A:B]\n"
         "       normlab --open DIR [DIR...] --export FILE (--chart ID | --dashboard) [--figure-size WxH]\n"
@@ -184,7 +188,10 @@ QString guiHelpText() {
         "  --save-experiment FILE with --quit-after-steps: save the experiment (its runs, live changes,\n"
         "                         notes and layout) before quitting; a file replaced is kept as FILE.bak\n"
         "  --size WxH             window size, e.g. 1680x1020\n"
-        "  --presentation         start in presentation mode (F11)\n");
+        "  --presentation         start in presentation mode (F11)\n"
+        "  --stage A[,B]          start on the stage (Shift+F11): presentation with one or two big\n"
+        "                         charts by id (--list-charts), e.g. --stage loss,block_gradient;\n"
+        "                         Page Down / Page Up change the last one\n");
 }
 
 GuiOptions parseGuiOptions(const QStringList& arguments) {

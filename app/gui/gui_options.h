@@ -33,6 +33,7 @@ struct GuiOptions {
     QString saveExperimentPath;  // --save-experiment: where a scripted run saves its experiment
     QSize windowSize;
     bool presentation = false;
+    QStringList stage;  // --stage A[,B]: presentation's stage with these charts
     bool help = false;
     bool version = false;
 };

@@ -168,6 +168,11 @@ int main(int argc, char** argv) {
     setApplicationIdentity();
     normlab::gui::MainWindow window;
     if (options.windowSize.isValid()) window.resize(options.windowSize);
+    if (!options.stage.isEmpty())
+        if (const QString problem = window.setStageCharts(options.stage); !problem.isEmpty()) {
+            std::fprintf(stderr, "normlab: --stage: %s\n", qPrintable(problem));
+            return 2;
+        }
     // Before the runs start: a scripted run skips lesson pause points.
     window.setScripted(isScripted(options));
     auto& script = *new normlab::gui::ScriptedRun(window);  // owned by the window
@@ -182,5 +187,6 @@ int main(int argc, char** argv) {
     }
     window.show();
     if (options.presentation) window.setPresentation(true, !options.windowSize.isValid());
+    if (!options.stage.isEmpty()) window.setStage(true, !options.windowSize.isValid());
     return QApplication::exec();
 }

@@ -132,6 +132,20 @@ void MainWindow::buildActions() {
         make(tr("Presentation mode"), QKeySequence(Qt::Key_F11), tr("Large fonts, thick lines, charts only"),
              [this] { setPresentation(!m_presentation); });
     m_presentationAction->setCheckable(true);
+    m_stageAction = make(tr("Stage layout"), QKeySequence(Qt::SHIFT | Qt::Key_F11),
+                         tr("Presentation with one or two big charts (View > Stage chooses them)"),
+                         [this] { setStage(!onStage()); });
+    m_stageAction->setCheckable(true);
+    // Page Down / Page Up: what a presenter's remote sends.
+    m_stageNext =
+        make(tr("Next chart on stage"), QKeySequence(Qt::Key_PageDown),
+             tr("On the stage: the next chart in the last place"), [this] { m_dashboard->cycleStage(1); });
+    m_stagePrevious = make(tr("Previous chart on stage"), QKeySequence(Qt::Key_PageUp),
+                           tr("On the stage: the previous chart in the last place"),
+                           [this] { m_dashboard->cycleStage(-1); });
+    for (QAction* action : {m_stageNext, m_stagePrevious}) action->setEnabled(false);
+    // Held by the window too: their keys work while presentation hides the menu bar.
+    addActions({m_stageAction, m_stageNext, m_stagePrevious});
     m_fork = make(tr("Fork here"), QKeySequence(Qt::CTRL | Qt::Key_K),
                   tr("A new run from the selected run's state at its current step, on the same batches"),
                   [this] { forkRun(m_activeRun); });

@@ -16,6 +16,7 @@
 #include "app/gui/training_worker.h"
 #include "engine/core/step_range.h"
 #include "ui/controls/lessons.h"
+#include "ui/dashboard.h"
 #include "ui/experiment/experiment_file.h"
 #include "ui/history/progress_rate.h"
 #include "ui/history/telemetry_store.h"
@@ -65,6 +66,12 @@ class MainWindow : public QMainWindow {
     // Presentation mode: large fonts, thick lines, charts and run controls only; full screen unless
     // fullScreen is false (scripted screenshots at a given --size).
     void setPresentation(bool on, bool fullScreen = true);
+    // The stage: presentation mode with one or two big charts (Dashboard::setStage), chosen with
+    // setStageCharts (ids; the error, or empty) and cycled with Page Down / Page Up.
+    void setStage(bool on, bool fullScreen = true);
+    bool onStage() const { return !m_dashboard->stage().isEmpty(); }
+    QString setStageCharts(const QStringList& ids);
+    const QStringList& stageCharts() const { return m_stageCharts; }
     // Replaces the runs by the experiment saved in `path`, each saved run with its curves loaded from its
     // folder; the error (nothing changed), or empty. `unreadable`: the saved runs whose curves cannot be
     // shown (their folders are gone or unreadable), one line each (also shown in a notice).
@@ -99,6 +106,7 @@ class MainWindow : public QMainWindow {
     // File > Export dashboard (PNG, SVG, PDF) and Save screenshot.
     void addExportActions(QMenu* file);
     void buildRunAndViewMenus();
+    void addStageMenu(QMenu* view);
     void buildHelpMenu();
     void buildDocks();
     void buildStatusBar();
@@ -170,6 +178,8 @@ class MainWindow : public QMainWindow {
 
     QAction *m_start = nullptr, *m_pause = nullptr, *m_step = nullptr, *m_stop = nullptr, *m_reset = nullptr;
     QAction* m_presentationAction = nullptr;
+    QAction *m_stageAction = nullptr, *m_stageNext = nullptr, *m_stagePrevious = nullptr;
+    QStringList m_stageCharts = ui::Dashboard::defaultStage();
     QAction* m_fork = nullptr;
     QMenu* m_recentMenu = nullptr;
     QLabel *m_stepLabel = nullptr, *m_speedLabel = nullptr, *m_deviceLabel = nullptr,

@@ -96,6 +96,7 @@ void MainWindow::buildRunAndViewMenus() {
     run->addAction(m_fork);
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_presentationAction);
+    addStageMenu(view);
     view->addSeparator();
     for (QDockWidget* dock : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly))
         view->addAction(dock->toggleViewAction());

@@ -1,10 +1,11 @@
-// Screenshots of the window (or of the newest stability map) and presentation mode: large fonts,
-// thick lines, charts only.
+// Screenshots of the window (or of the newest stability map), presentation mode (large fonts, thick
+// lines, charts only) and its stage (one or two big charts, cycled with Page Down / Page Up).
 #include "app/gui/main_window.h"
 
 #include <QApplication>
 #include <QBuffer>
 #include <QDockWidget>
+#include <QMenu>
 #include <QMenuBar>
 #include <QStatusBar>
 #include <QToolBar>
@@ -30,14 +31,15 @@ QString MainWindow::saveScreenshot(const QString& path) {
 
 void MainWindow::setPresentation(bool on, bool fullScreen) {
     if (on == m_presentation) return;
+    if (!on) setStage(false);
     m_presentation = on;
     m_presentationAction->setChecked(on);
     // The class sees the charts and the Runs list (status, steps, final loss); the controls and the
-    // lesson text stay with the lecturer.
-    for (QDockWidget* dock : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly)) {
-        if (dock->objectName() == QLatin1String("runsDock")) continue;
-        if (on) dock->setProperty("wasVisible", dock->isVisible());
-        dock->setVisible(on ? false : dock->property("wasVisible").toBool());
+    // lesson text stay with the lecturer. Leaving brings back the docks as they were, tabs included.
+    if (on) {
+        m_layoutBeforePresentation = saveState();
+        for (QDockWidget* dock : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly))
+            dock->setVisible(dock->objectName() == QLatin1String("runsDock"));
     }
     menuBar()->setVisible(!on);
     // Readable from the back of a room: dock titles, the charts' selectors, Runs, toolbar and status
@@ -54,6 +56,60 @@ void MainWindow::setPresentation(bool on, bool fullScreen) {
         showFullScreen();
     else if (!on && isFullScreen())
         showNormal();
+    if (!on) restoreState(m_layoutBeforePresentation);
+}
+
+QString MainWindow::setStageCharts(const QStringList& ids) {
+    // Checked against the dashboard's charts now; placed when the stage is (or already is) shown.
+    if (const QString problem = m_dashboard->stageProblem(ids); !problem.isEmpty()) return problem;
+    m_stageCharts = ids;
+    return onStage() ? m_dashboard->setStage(ids) : QString();
+}
+
+void MainWindow::setStage(bool on, bool fullScreen) {
+    if (on == onStage()) return;
+    if (on) setPresentation(true, fullScreen);
+    m_stageAction->setChecked(on);
+    m_dashboard->setStage(on ? m_stageCharts : QStringList());
+    // The stage is the charts alone: Runs comes back with the rest of presentation mode.
+    if (auto* runsDock = findChild<QDockWidget*>(QStringLiteral("runsDock")); runsDock && m_presentation)
+        runsDock->setVisible(!on);
+    for (QAction* action : {m_stageNext, m_stagePrevious}) action->setEnabled(on);
+}
+
+void MainWindow::addStageMenu(QMenu* view) {
+    QMenu* stage = view->addMenu(tr("Stage"));
+    stage->addAction(m_stageAction);
+    stage->addAction(m_stageNext);
+    stage->addAction(m_stagePrevious);
+    stage->addSeparator();
+    // Which charts the stage shows: a left one, and a right one or none.
+    for (const bool right : {false, true}) {
+        QMenu* place = stage->addMenu(right ? tr("Right chart") : tr("Left chart"));
+        connect(place, &QMenu::aboutToShow, this, [this, place, right] {
+            place->clear();
+            const int at = right ? 1 : 0;
+            if (right)
+                place
+                    ->addAction(tr("None (one chart)"), this,
+                                [this] { setStageCharts({m_stageCharts.front()}); })
+                    ->setCheckable(true);
+            for (const ui::ChartPanel* panel : m_dashboard->panels()) {
+                QAction* choice = place->addAction(panel->title(), this, [this, at, id = panel->id()] {
+                    QStringList ids = m_stageCharts;
+                    if (at < ids.size())
+                        ids[at] = id;
+                    else
+                        ids.append(id);
+                    if (ids.size() == 2 && ids[0] == ids[1]) ids.removeAt(1 - at);
+                    setStageCharts(ids);
+                });
+                choice->setCheckable(true);
+                choice->setChecked(at < m_stageCharts.size() && m_stageCharts[at] == panel->id());
+            }
+            if (right) place->actions().front()->setChecked(m_stageCharts.size() == 1);
+        });
+    }
 }
 
 }  // namespace normlab::gui

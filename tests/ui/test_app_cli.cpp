@@ -111,6 +111,10 @@ void AppCliTest::badInputExitsTwo_data() {
                                  << QStringLiteral("at most one");
     QTest::newRow("set with a lesson") << QStringList{"--lesson", "Depth", "--set", "train.lr=1e-2"}
                                        << QStringLiteral("does not combine with --lesson");
+    QTest::newRow("unknown stage chart")
+        << QStringList{"--stage", "loss,nope"} << QStringLiteral("no chart 'nope'");
+    QTest::newRow("three stage charts")
+        << QStringList{"--stage", "loss,attention,difference"} << QStringLiteral("one or two chart ids");
     QTest::newRow("bad steps range") << QStringList{"--open", ".", "--steps", "9:4"}
                                      << QStringLiteral("FIRST:LAST");
 }

@@ -10,6 +10,8 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
 
 #include "ui/panels/panel_export.h"
 #include "ui/panels/run_captions.h"
@@ -56,6 +58,30 @@ QComboBox* ChartPanel::addHeaderMenu(const QString& label, const QString& object
     header()->addWidget(menu);
     header()->addStretch();
     return menu;
+}
+
+void ChartPanel::setPresentation(bool large) {
+    m_presentation = large;
+    updateStyle();
+}
+
+void ChartPanel::setScalesWithSize(bool scales) {
+    m_scalesWithSize = scales;
+    updateStyle();
+}
+
+void ChartPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (m_scalesWithSize) updateStyle();
+}
+
+void ChartPanel::updateStyle() {
+    double scale = m_presentation ? ChartStyle::kPresentationScale : 1.0;
+    if (m_scalesWithSize) scale = std::max(scale, ChartStyle::scaleForSize(width(), height()));
+    // Remaking a chart's axes costs a relayout: small size changes keep the fonts they have.
+    if (std::abs(scale - m_style.fontScale) < 0.03 * m_style.fontScale) return;
+    m_style.fontScale = scale;
+    applyStyle(m_style);
 }
 
 void ChartPanel::setChartWidget(QWidget* chart) {

@@ -33,7 +33,13 @@ class ChartPanel : public QWidget {
     virtual void refresh() = 0;
     // The chart's data as CSV: '#' comment lines (title, axes, caption), a header row, then rows.
     virtual QString csv() const = 0;
-    virtual void setPresentation(bool large) = 0;
+    // Presentation fonts (ChartStyle::kPresentationScale); with scalesWithSize the fonts grow with the
+    // panel's size too (the stage, a maximised chart; ChartStyle::scaleForSize), never below that.
+    void setPresentation(bool large);
+    void setScalesWithSize(bool scales);
+    bool scalesWithSize() const { return m_scalesWithSize; }
+    // The style the on-screen chart is drawn in now.
+    const ChartStyle& chartStyle() const { return m_style; }
     // A new chart widget of what this panel shows now, drawn for a figure: in `style`, with its title
     // (on screen the dock's title bar names the chart), without the panel's selectors.
     virtual std::unique_ptr<QWidget> makeFigureChart(const ChartStyle& style) const = 0;
@@ -46,6 +52,9 @@ class ChartPanel : public QWidget {
 
   protected:
     void setChartWidget(QWidget* chart);
+    // Draws the on-screen chart in `style` (called when the presentation, the stage or the size change it).
+    virtual void applyStyle(const ChartStyle& style) = 0;
+    void resizeEvent(QResizeEvent* event) override;
     QHBoxLayout* header() const { return m_header; }
     // A "Run" chooser in the header, refreshing the chart when the choice changes.
     RunSelector* addRunSelector();
@@ -58,7 +67,11 @@ class ChartPanel : public QWidget {
     virtual void addViewActions(QMenu& menu, const QPoint& at) { (void)menu, (void)at; }
 
   private:
+    void updateStyle();  // m_style from the presentation flag and the size; applied when it changed
+
     QString m_id, m_title;
+    bool m_presentation = false, m_scalesWithSize = false;
+    ChartStyle m_style;
     RunSelector* m_runSelector = nullptr;  // charts of one run: which run
     const TelemetryStore& m_store;
     QHBoxLayout* m_header = nullptr;

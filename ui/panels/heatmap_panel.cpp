@@ -30,8 +30,8 @@ HeatmapContent HeatmapPanel::buildContent() const {
     return content;
 }
 
-void HeatmapPanel::setPresentation(bool large) {
-    m_view->setStyle(ChartStyle{large ? ChartStyle::kPresentationScale : 1.0});
+void HeatmapPanel::applyStyle(const ChartStyle& style) {
+    m_view->setStyle(style);
 }
 
 std::unique_ptr<QWidget> HeatmapPanel::makeFigureChart(const ChartStyle& style) const {

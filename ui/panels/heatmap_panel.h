@@ -15,9 +15,11 @@ class HeatmapPanel : public ChartPanel {
 
     void refresh() override;
     QString csv() const override;
-    void setPresentation(bool large) override;
     std::unique_ptr<QWidget> makeFigureChart(const ChartStyle& style) const override;
     HeatmapView& view() const { return *m_view; }
+
+  protected:
+    void applyStyle(const ChartStyle& style) override;
 
   private:
     HeatmapContent buildContent() const;

@@ -50,8 +50,8 @@ QString LinePanel::csv() const {
     return csvFromPlot(shownTitle(), content, caption() + QLatin1Char('\n') + span);
 }
 
-void LinePanel::setPresentation(bool large) {
-    m_plot->setStyle(ChartStyle{large ? ChartStyle::kPresentationScale : 1.0});
+void LinePanel::applyStyle(const ChartStyle& style) {
+    m_plot->setStyle(style);
 }
 
 std::unique_ptr<QWidget> LinePanel::makeFigureChart(const ChartStyle& style) const {

@@ -14,7 +14,6 @@ class LinePanel : public ChartPanel {
 
     void refresh() override;
     QString csv() const override;
-    void setPresentation(bool large) override;
     // The figure and the CSV show the zoomed span when the chart is zoomed over steps.
     std::unique_ptr<QWidget> makeFigureChart(const ChartStyle& style) const override;
     // True for charts over training steps (zoomed by --steps); false for charts over blocks.
@@ -27,6 +26,7 @@ class LinePanel : public ChartPanel {
     virtual PlotContent buildContent(int columns) const = 0;
 
   protected:
+    void applyStyle(const ChartStyle& style) override;
     void addViewActions(QMenu& menu, const QPoint& at) override;
     // Pixel columns of a figure's chart: enough for a page-wide chart at print resolution.
     static constexpr int kFigureColumns = 2000;

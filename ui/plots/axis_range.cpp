@@ -80,6 +80,27 @@ double niceStep(double raw) {
     return 10.0 * magnitude;
 }
 
+double tickIntervalFitting(const AxisRange& range, double pixels, double labelPixels) {
+    const double span = range.max - range.min;
+    double tick = range.tick > 0.0 ? range.tick : niceStep(span / kTicks);
+    if (!(span > 0.0) || !(pixels > 0.0)) return tick;
+    const double least = labelPixels * kLabelSpacing * span / pixels;  // the interval that fits
+    while (tick < least && tick < span) tick = niceStep(tick * 1.5);   // 1, 2, 5, 10, ...
+    return tick;
+}
+
+double logDecades(const AxisRange& range) {
+    return std::log10(range.max) - std::log10(range.min);  // max / min would overflow over 1e-300..1e300
+}
+
+double logBaseFitting(const AxisRange& range, double pixels, double labelPixels) {
+    const double decades = logDecades(range);
+    double step = std::max(1.0, std::ceil(decades / 7.0 - 1e-9));
+    if (pixels > 0.0 && decades > 0.0)
+        step = std::max(step, std::ceil(labelPixels * kLabelSpacing * decades / pixels - 1e-9));
+    return std::pow(10.0, std::min(step, std::max(1.0, std::ceil(decades))));
+}
+
 AxisRange stableAxisRange(const AxisSpec& spec, DataRange data, std::optional<AxisRange> shown) {
     if (shown && !shown->fromData) shown.reset();  // a placeholder range: nothing to keep or grow from
     if (spec.log) {

@@ -27,6 +27,15 @@ struct AxisRange {
 // The smallest of 1, 2, 5 x 10^k that is at least `raw`.
 double niceStep(double raw);
 
+// Labelled ticks a label's height (or width, on a horizontal axis) apart, with a gap: QtCharts drops a
+// label that would overlap the one before (a loss axis read 1, 3, 4). The linear interval: the range's
+// own, or the next 1-2-5 step that leaves `labelPixels` x kLabelSpacing between labels on `pixels`.
+// The log base: 10^k with k the whole decades that do (and at most ~7 labels).
+constexpr double kLabelSpacing = 1.3;
+double logDecades(const AxisRange& range);  // of a log range
+double tickIntervalFitting(const AxisRange& range, double pixels, double labelPixels);
+double logBaseFitting(const AxisRange& range, double pixels, double labelPixels);
+
 // The range to show `data` on an axis described by `spec` (fixed ends win), keeping `shown` (the
 // range on screen now) when it still fits. Log axes ignore values <= 0.
 AxisRange stableAxisRange(const AxisSpec& spec, DataRange data, std::optional<AxisRange> shown);

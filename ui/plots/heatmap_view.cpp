@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "ui/plots/axis_range.h"
+#include "ui/plots/colour_bar_ticks.h"
 #include "ui/plots/colour_map.h"
 
 namespace normlab::ui {
@@ -135,22 +136,14 @@ void HeatmapView::drawColourBar(QPainter& painter, const QRect& plot, const QFon
     }();
     painter.drawImage(QRectF(bar.left(), bar.top(), bar.width(), bar.height()), scale);
     painter.drawRect(bar);
-    const int firstDecade = static_cast<int>(std::ceil(lo)), lastDecade = static_cast<int>(std::floor(hi));
-    const int decadeEvery = std::max(1, (lastDecade - firstDecade) / 6 + 1);
-    const auto labelAt = [&](double exponent, const QString& text) {
-        const double y = bar.bottom() - (exponent - lo) / (hi - lo) * bar.height();
+    const double labelHeight = metrics.height() + 2;
+    for (const ColourBarTick& tick : colourBarTicks(lo, hi, bar.height(), labelHeight)) {
+        const double y = bar.bottom() - (tick.exponent - lo) / (hi - lo) * bar.height();
         painter.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
-        const double labelHeight = metrics.height() + 2;
-        painter.drawText(
-            QRectF(bar.right() + 5, y - labelHeight / 2, metrics.horizontalAdvance(text) + 4, labelHeight),
-            Qt::AlignLeft | Qt::AlignVCenter, text);
-    };
-    // The ends of the scale, plus the decades between them that are not too close to an end.
-    labelAt(lo, QString::number(std::pow(10.0, lo), 'g', 2));
-    labelAt(hi, QString::number(std::pow(10.0, hi), 'g', 2));
-    const double minGap = (hi - lo) * 14.0 / std::max(bar.height(), 1);
-    for (int e = firstDecade; e <= lastDecade; e += decadeEvery)
-        if (e - lo > minGap && hi - e > minGap) labelAt(e, QStringLiteral("1e%1").arg(e));
+        painter.drawText(QRectF(bar.right() + 5, y - labelHeight / 2,
+                                metrics.horizontalAdvance(tick.text) + 4, labelHeight),
+                         Qt::AlignLeft | Qt::AlignVCenter, tick.text);
+    }
     painter.save();
     painter.translate(width() - 6, plot.center().y());
     painter.rotate(-90);
@@ -185,11 +178,16 @@ void HeatmapView::drawStepTicks(QPainter& painter, const QRect& plot, const QFon
     std::vector<double> ticks{first};
     for (double step = every * std::ceil(first / every); step <= last + 1e-9; step += every)
         if (step - first >= every * 0.5) ticks.push_back(step);
+    // A label that would touch the one before it is left out (the first step and a round one close by).
+    double drawnUpTo = -INFINITY;
     for (double step : ticks) {
         const double x = xOf(step);
+        const QString text = QString::number(std::llround(step));
+        const double half = metrics.horizontalAdvance(text) / 2.0;
+        if (x - half < drawnUpTo + metrics.averageCharWidth()) continue;
+        drawnUpTo = x + half;
         painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + 4));
-        painter.drawText(QRectF(x - 40, plot.bottom() + 5, 80, metrics.height()), Qt::AlignHCenter,
-                         QString::number(std::llround(step)));
+        painter.drawText(QRectF(x - 40, plot.bottom() + 5, 80, metrics.height()), Qt::AlignHCenter, text);
     }
 }
 

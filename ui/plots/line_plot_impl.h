@@ -10,9 +10,11 @@
 #include <QGraphicsSimpleTextItem>
 #include <QLabel>
 #include <QLineSeries>
+#include <QLogValueAxis>
 #include <QRubberBand>
 #include <QScatterSeries>
 #include <QToolTip>
+#include <QValueAxis>
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -396,6 +398,34 @@ struct LinePlot::Impl {
                            view, QRect(view->mapFromGlobal(at) - QPoint(12, 12), QSize(24, 24)), 60000);
     }
 
+    // Tick intervals whose labels fit the plot's size at the labels' font (axis_range.h), after every
+    // range change and layout: QtCharts would drop the labels that overlap instead.
+    void fitTicks() {
+        const QRectF area = chart->plotArea();
+        if (!xAxis || area.height() <= 0.0 || area.width() <= 0.0) return;
+        const auto fit = [](QAbstractAxis* axis, const std::optional<AxisRange>& shown, double pixels,
+                            double label) {
+            if (!axis || !shown) return;
+            if (auto* log = qobject_cast<QLogValueAxis*>(axis)) {
+                const double base = logBaseFitting(*shown, pixels, label);
+                if (log->base() == base) return;
+                log->setBase(base);
+                log->setMinorTickCount(base == 10.0 ? -1 : 0);
+            } else if (auto* value = qobject_cast<QValueAxis*>(axis)) {
+                const double tick = tickIntervalFitting(*shown, pixels, label);
+                if (value->tickInterval() != tick) value->setTickInterval(tick);
+            }
+        };
+        const QFontMetricsF metrics(yAxis->labelsFont());
+        fit(yAxis, yShown, area.height(), metrics.height());
+        fit(y2Axis, y2Shown, area.height(), metrics.height());
+        if (xShown)
+            fit(xAxis, xShown, area.width(),
+                metrics.horizontalAdvance(
+                    QString::number(std::max(std::abs(xShown->min), std::abs(xShown->max)), 'g', 4)) +
+                    metrics.averageCharWidth());
+    }
+
     // A value axis' title shrinks (to 60% at the least) rather than be elided when it is longer than
     // the plot is tall (presentation sizes, small figures).
     void fitAxisTitles() {
@@ -416,6 +446,7 @@ struct LinePlot::Impl {
 
     // Marker labels and the empty-plot text follow the plot area (after layout changes too).
     void placeLabels() {
+        fitTicks();
         fitAxisTitles();
         const double top = yShown ? yShown->max : 1.0;
         for (size_t i = 0; i < markerLabels.size(); ++i) {

@@ -92,9 +92,9 @@ QAbstractAxis* makeAxis(const AxisSpec& spec) {
 
 void setAxisRange(QAbstractAxis* axis, const AxisRange& range) {
     if (auto* log = qobject_cast<QLogValueAxis*>(axis)) {
-        // At most ~7 labels: over many decades, label every 10^k (a base of 100, 1000, ...).
-        const double decades = std::log10(range.max / range.min);
-        const double base = std::pow(10.0, std::max(1.0, std::ceil(decades / 7.0)));
+        // At most ~7 labels: over many decades, label every 10^k (a base of 100, 1000, ...); LinePlot
+        // widens it further where the labels would not fit the plot's height (logBaseFitting).
+        const double base = logBaseFitting(range, 0.0, 0.0);
         log->setBase(base);
         // Minor ticks at 2..9 x 10^k only for a base of 10: QtCharts draws base - 2 of them between two
         // labels, which for a base of 10^40 would never finish.

@@ -188,9 +188,12 @@ void Dashboard::setPresentation(bool large) {
 void Dashboard::zoomSteps(const normlab::StepRange& steps) {
     const auto last =
         static_cast<double>(std::min(steps.last, std::max(m_store.lastStep(), steps.first + 1)));
-    for (ChartPanel* panel : m_panels)
+    for (ChartPanel* panel : m_panels) {
         if (auto* line = qobject_cast<LinePanel*>(panel); line && line->overSteps())
             line->plot().setZoom(std::pair{static_cast<double>(steps.first), last});
+        // The block charts show the profile at the span's last step, its first faint.
+        if (auto* profile = qobject_cast<BlockProfilePanel*>(panel)) profile->setStepSpan(steps);
+    }
 }
 
 void Dashboard::scheduleRefresh() {

@@ -46,7 +46,8 @@ class Dashboard : public QMainWindow {
     Figure figure(const QString& caption) const;
     // Whether the panel `id` is in the default arrangement's rows (and so in the figure), not a tab behind.
     static bool inDefaultRows(const QString& id);
-    // Zooms every chart over training steps to `steps` (an open end stops at the newest step).
+    // Zooms every chart over training steps to `steps` (an open end stops at the newest step); the block
+    // charts show the profile at its last step, with its first faint.
     void zoomSteps(const normlab::StepRange& steps);
     // Redraws every visible panel now (tests, screenshots, exports).
     void refreshNow();

@@ -303,6 +303,11 @@ void ExportTest::lossCsvHoldsTheData() {
         ++rows;
     }
     QCOMPARE(rows, 300);  // every step, not the decimated view
+
+    // A block chart of several runs names the step each run's solid line shows, and the dashed one's.
+    const QString blocks = m_dashboard->panel(QStringLiteral("block_gradient"))->csv();
+    QVERIFY2(blocks.contains(QStringLiteral("\nprerun (step 300),y,0,")), qPrintable(blocks));
+    QVERIFY2(blocks.contains(QStringLiteral("\nprerun step 1,y,0,")), qPrintable(blocks));
 }
 
 void ExportTest::pngHonoursSizeAndDpi() {

@@ -24,6 +24,7 @@ class HistoryTest : public QObject {
     void nonFiniteValuesAreSkipped();
     void heatmapMergeKeepsMaximumAndNonFinite();
     void runHistoryAbsorbsRecords();
+    void blockProfilesKeepEvenlySpreadSteps();
     void runHistoryStaysBoundedOverLongRuns();
     void progressRateIsEachRunsWallClockPace();
 };
@@ -144,16 +145,41 @@ void HistoryTest::runHistoryAbsorbsRecords() {
     QCOMPARE(run.statusText(), QStringLiteral("paused"));
     QCOMPARE(run.loss.samples().size(), 3);
     QCOMPARE(run.valLoss.samples().size(), 1);
-    QCOMPARE(run.initialLayers[0].grad.w_2, 3.0);
-    QCOMPARE(run.latestLayers[0].grad.w_2, 9.0);
-    QCOMPARE(run.latestLayersStep, int64_t(3));
-    QCOMPARE(normlab::ui::gradientOf(run.latestLayers[0], normlab::ui::GradientTensor::Total),
+    QCOMPARE(run.profiles.first().blocks[0].w_2, 3.0);
+    QCOMPARE(run.profiles.latest().blocks[0].w_2, 9.0);
+    QCOMPARE(run.profiles.latest().step, int64_t(3));
+    QCOMPARE(run.profiles.atOrBefore(2).blocks[1].resid, 4.0);
+    QCOMPARE(normlab::ui::gradientOf(run.profiles.latest().blocks[0], normlab::ui::GradientTensor::Total),
              15.0);  // sqrt(9^2+12^2)
     QCOMPARE(*run.attnEntropyMean.lastValue(), 1.5);
     QCOMPARE(*run.attnMaxLogit.lastValue(), 7.0);
     QCOMPARE(run.gradHeat.columns().size(), size_t(3));
     QCOMPARE(run.residHeat.columns().back().values[1], 6.0);
     QCOMPARE(run.updateRatio.size(), size_t(2));
+}
+
+void HistoryTest::blockProfilesKeepEvenlySpreadSteps() {
+    // 1000 steps into 256 places: every 4th step kept (step 100 exactly), the first and the newest
+    // always; a step between kept ones gives the one before it.
+    normlab::ui::BlockProfiles profiles;
+    std::vector<normlab::LayerTelemetry> layers(2);
+    for (int step = 1; step <= 1000; ++step) {
+        layers[1].resid = step;
+        layers[0].grad.w_2 = 10.0 * step;
+        profiles.absorb(step, layers);
+    }
+    QVERIFY(profiles.keptCount() <= normlab::ui::BlockProfiles::kCapacity);
+    QCOMPARE(profiles.spacing(), int64_t(4));
+    QCOMPARE(profiles.atOrBefore(100).step, int64_t(100));
+    QCOMPARE(profiles.atOrBefore(100).blocks[1].resid, 100.0);
+    QCOMPARE(profiles.atOrBefore(103).step, int64_t(100));
+    QCOMPARE(profiles.atOrBefore(2).step, int64_t(1));  // before the first kept multiple: the first
+    QCOMPARE(profiles.atOrBefore(999).step, int64_t(996));
+    QCOMPARE(profiles.atOrBefore(5000).step, int64_t(1000));
+    QCOMPARE(profiles.first().blocks[0].w_2, 10.0);
+    QCOMPARE(profiles.latest().blocks[0].w_2, 10000.0);
+    profiles.clear();
+    QVERIFY(profiles.empty());
 }
 
 void HistoryTest::runHistoryStaysBoundedOverLongRuns() {

@@ -25,6 +25,7 @@
 #include "engine/train/trainer.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/dashboard.h"
+#include "ui/panels/block_profile_panels.h"
 #include "ui/panels/chart_panel.h"
 
 using normlab::gui::MainWindow;
@@ -217,17 +218,33 @@ void OpenRunsTest::bridgeRunShowsPerBlockCharts() {
         }
     }
     auto* dashboard = window.findChild<normlab::ui::Dashboard*>();
-    int compared = 0;
-    for (const QString& row : dashboard->panel(QStringLiteral("block_gradient"))->csv().split('\n')) {
-        const QStringList fields = row.split(',');
-        if (row.startsWith('#') || fields.size() != 4 || !fields[0].startsWith(QStringLiteral("step ")))
-            continue;
-        const int step = fields[0].mid(5).toInt();
-        QVERIFY2(std::abs(fields[3].toDouble() / expected.at({step, fields[2].toInt()}) - 1.0) < 1e-12,
-                 qPrintable(row));
-        ++compared;
-    }
-    QCOMPARE(compared, 6);  // steps 1 and 8, blocks 0-2
+    auto* gradients =
+        qobject_cast<normlab::ui::BlockProfilePanel*>(dashboard->panel(QStringLiteral("block_gradient")));
+    // The steps the chart shows (each row checked against the folder's numbers), in its CSV's order.
+    const auto shownSteps = [&] {
+        gradients->refresh();
+        QList<int> steps;
+        for (const QString& row : gradients->csv().split('\n')) {
+            const QStringList fields = row.split(',');
+            if (row.startsWith('#') || fields.size() != 4 || !fields[0].startsWith(QStringLiteral("step ")))
+                continue;
+            const int step = fields[0].mid(5).toInt();
+            if (std::abs(fields[3].toDouble() / expected.at({step, fields[2].toInt()}) - 1.0) >= 1e-12)
+                return QList<int>{-1};  // a value drawn wrong
+            if (steps.isEmpty() || steps.back() != step) steps << step;
+        }
+        return steps;
+    };
+    QCOMPARE(shownSteps(), (QList<int>{1, 8}));  // step 1 faint, the newest solid
+    // The bridge logged per-block values on steps 1, 2, 4, 6 and 8: a step between shows the one before.
+    gradients->showStep(5);  // the "step..." choice: step 5 (so 4) with step 1
+    QCOMPARE(shownSteps(), (QList<int>{1, 4}));
+    gradients->showStep(6);
+    QCOMPARE(shownSteps(), (QList<int>{1, 6}));
+    dashboard->zoomSteps({2, 7});  // --steps 2:7: step 7 (so 6) with step 2 faint
+    QCOMPARE(shownSteps(), (QList<int>{2, 6}));
+    dashboard->zoomSteps({0, 100});  // past the end: the newest
+    QCOMPARE(shownSteps(), (QList<int>{1, 8}));
 
     // Attention was sampled on steps 1, 4 and 8 only: the chart has those points, no zeros between.
     QStringList entropySteps;

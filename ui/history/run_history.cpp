@@ -22,8 +22,7 @@ QString gradientTensorName(GradientTensor tensor) {
     return {};
 }
 
-double gradientOf(const normlab::LayerTelemetry& layer, GradientTensor tensor) {
-    const normlab::GradientNorms& g = layer.grad;
+double gradientOf(const BlockValues& g, GradientTensor tensor) {
     switch (tensor) {
         case GradientTensor::Total:
             return std::sqrt(g.w_qkv * g.w_qkv + g.w_o * g.w_o + g.w_1 * g.w_1 + g.w_2 * g.w_2);
@@ -83,7 +82,9 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
         adamGradRms[b].append(x, layer.adam_grad_rms);
         entropySum += layer.attn_entropy;
         maxLogit = std::max(maxLogit, layer.attn_max_logit);
-        gradColumn[b] = gradientOf(layer, GradientTensor::Total);
+        gradColumn[b] =
+            gradientOf(BlockValues{layer.grad.w_qkv, layer.grad.w_o, layer.grad.w_1, layer.grad.w_2},
+                       GradientTensor::Total);
         residColumn[b] = layer.resid;
     }
     absorbHeadLogits(x, record);
@@ -92,9 +93,7 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     attnMaxLogit.append(x, maxLogit);
     gradHeat.append(x, std::move(gradColumn));
     residHeat.append(x, std::move(residColumn));
-    if (initialLayers.empty()) initialLayers = record.layers;
-    latestLayers = record.layers;
-    latestLayersStep = record.step;
+    profiles.absorb(record.step, record.layers);
 }
 
 void RunHistory::absorbHeadLogits(double x, const normlab::StepRecord& record) {
@@ -126,8 +125,7 @@ void RunHistory::clearHistory() {
     gradEmbedding.clear();
     gradHead.clear();
     outputLogitMean.clear();
-    latestLayers.clear();
-    initialLayers.clear();
+    profiles.clear();
     gradHeat.clear();
     residHeat.clear();
     events.clear();

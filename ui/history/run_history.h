@@ -1,5 +1,5 @@
 // Everything the charts know about one run: bounded, decimated scalar series, per-block series,
-// the latest and the first per-layer telemetry, heatmap columns, and its events (markers).
+// per-block profiles (first, newest and kept steps between), heatmap columns, and its events (markers).
 #pragma once
 #include <QColor>
 #include <QString>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "ui/history/block_profiles.h"
 #include "ui/history/decimated_series.h"
 #include "ui/history/heatmap_history.h"
 #include "ui/history/norm_scale_history.h"
@@ -17,7 +18,7 @@ namespace normlab::ui {
 // Which per-block gradient the block charts show.
 enum class GradientTensor { Total, Qkv, AttnOut, Ffn1, Ffn2 };
 QString gradientTensorName(GradientTensor tensor);
-double gradientOf(const normlab::LayerTelemetry& layer, GradientTensor tensor);
+double gradientOf(const BlockValues& block, GradientTensor tensor);
 
 struct RunHistory {
     static constexpr size_t kMaxEvents = 2000;
@@ -59,9 +60,7 @@ struct RunHistory {
     // [block * headsPerBlock + head], on steps with attention statistics: each head's largest logit
     std::vector<DecimatedSeries> headMaxLogit;
     int headsPerBlock = 0;
-    std::vector<normlab::LayerTelemetry> latestLayers;   // newest logged step
-    std::vector<normlab::LayerTelemetry> initialLayers;  // first logged step
-    int64_t latestLayersStep = 0;
+    BlockProfiles profiles;  // per-block values at the first, the newest and kept steps between
     HeatmapHistory gradHeat, residHeat;
     std::deque<normlab::Event> events;  // newest kMaxEvents
 

@@ -1,7 +1,9 @@
-// Content of the two block-profile charts.
+// Content of the two block-profile charts and their choice of steps.
 #include "ui/panels/block_profile_panels.h"
 
 #include <QLabel>
+#include <algorithm>
+#include <limits>
 
 #include "ui/panels/run_captions.h"
 
@@ -11,46 +13,82 @@ BlockProfilePanel::BlockProfilePanel(const QString& id, const QString& title, co
                                      QWidget* parent)
     : LinePanel(id, title, store, parent) {
     m_when = new QComboBox;
-    m_when->addItem(tr("now + step 1"), false);
-    m_when->addItem(tr("step 1 only"), true);
+    m_when->addItem(tr("now + step 1"), static_cast<int>(When::Now));
+    m_when->addItem(tr("step 1 only"), static_cast<int>(When::InitialOnly));
+    m_when->addItem(tr("step... + step 1"), static_cast<int>(When::ChosenStep));
     m_when->setToolTip(
-        tr("Now (solid) with step 1 dashed, or step 1 alone: the model at initialisation, "
-           "which Xiong et al.'s lemmas describe"));
+        tr("Now (solid) with step 1 dashed; step 1 alone: the model at initialisation, which Xiong et "
+           "al.'s lemmas describe; or a step you choose (the nearest step kept before it) with step 1"));
+    m_step = new QSpinBox;
+    m_step->setObjectName(id + QStringLiteral("_step"));
+    m_step->setRange(1, std::numeric_limits<int>::max());
+    m_step->setValue(100);
+    m_step->setToolTip(tr("The step whose profile is drawn solid"));
+    m_step->setVisible(false);
     header()->addWidget(new QLabel(tr("Show")));
     header()->addWidget(m_when);
-    connect(m_when, &QComboBox::currentIndexChanged, this, &BlockProfilePanel::refresh);
+    header()->addWidget(m_step);
+    connect(m_when, &QComboBox::currentIndexChanged, this, [this] {
+        m_step->setVisible(static_cast<When>(m_when->currentData().toInt()) == When::ChosenStep);
+        refresh();
+    });
+    connect(m_step, &QSpinBox::valueChanged, this, &BlockProfilePanel::refresh);
 }
 
 void BlockProfilePanel::setInitialOnly(bool initialOnly) {
-    m_when->setCurrentIndex(initialOnly ? 1 : 0);
+    m_when->setCurrentIndex(m_when->findData(static_cast<int>(initialOnly ? When::InitialOnly : When::Now)));
 }
 
-void BlockProfilePanel::addProfiles(
-    PlotContent& content, const RunHistory& run,
-    const std::function<double(const normlab::LayerTelemetry&)>& value) const {
-    const auto profile = [&](const std::vector<normlab::LayerTelemetry>& layers) {
-        QVector<QPointF> points;
-        for (size_t b = 0; b < layers.size(); ++b) points.append({static_cast<double>(b), value(layers[b])});
-        return points;
+void BlockProfilePanel::showStep(int64_t step) {
+    m_step->setValue(static_cast<int>(std::clamp<int64_t>(step, 1, std::numeric_limits<int>::max())));
+    m_when->setCurrentIndex(m_when->findData(static_cast<int>(When::ChosenStep)));
+}
+
+void BlockProfilePanel::setStepSpan(std::optional<normlab::StepRange> steps) {
+    m_span = steps;
+    refresh();
+}
+
+void BlockProfilePanel::addProfiles(PlotContent& content, const RunHistory& run,
+                                    const std::function<double(const BlockValues&)>& value) const {
+    if (run.profiles.empty()) return;
+    const auto points = [&](const BlockProfile& profile) {
+        QVector<QPointF> out;
+        for (size_t b = 0; b < profile.blocks.size(); ++b)
+            out.append({static_cast<double>(b), value(profile.blocks[b])});
+        return out;
     };
-    if (run.latestLayers.empty()) return;
-    const bool initialOnly = m_when->currentData().toBool();
-    PlotSeries initial = runSeries(store(), run, tr("step 1"), initialOnly, profile(run.initialLayers));
-    if (!initialOnly) {
-        initial.colour.setAlpha(90);
-        initial.width = 1.5;
-        initial.style = Qt::DashLine;
-    } else {
-        initial.width = 2.2;
-        initial.pointsVisible = true;
+    const auto when = static_cast<When>(m_when->currentData().toInt());
+    const BlockProfile* reference = &run.profiles.first();
+    const BlockProfile* shown = &run.profiles.latest();
+    if (m_span) {
+        shown = &run.profiles.atOrBefore(m_span->last);
+        if (m_span->first > reference->step) reference = &run.profiles.atOrBefore(m_span->first);
+    } else if (when == When::ChosenStep) {
+        shown = &run.profiles.atOrBefore(m_step->value());
+    } else if (when == When::InitialOnly) {
+        shown = nullptr;
     }
-    content.series.push_back(initial);
-    if (initialOnly) return;
-    PlotSeries now =
-        runSeries(store(), run, tr("step %1").arg(run.latestLayersStep), true, profile(run.latestLayers));
-    now.width = 2.2;
-    now.pointsVisible = true;
-    content.series.push_back(now);
+    PlotSeries faint =
+        runSeries(store(), run, tr("step %1").arg(reference->step), shown == nullptr, points(*reference));
+    if (shown) {
+        content.styleKey = tr("dashed: step %1").arg(reference->step);  // unnamed in a legend of runs
+        faint.colour.setAlpha(90);
+        faint.width = 1.5;
+        faint.style = Qt::DashLine;
+    } else {
+        faint.width = 2.2;
+        faint.pointsVisible = true;
+    }
+    content.series.push_back(faint);
+    if (!shown) return;
+    const QString step = tr("step %1").arg(shown->step);
+    PlotSeries solid = runSeries(store(), run, step, true, points(*shown));
+    // With several runs the legend names the run: say which step it shows too (a slide at step 100).
+    if (solid.name == run.name) solid.name = QStringLiteral("%1 (%2)").arg(run.name, step);
+    solid.width = 2.2;
+    solid.pointsVisible = true;
+    content.series.push_back(solid);
 }
 
 BlockGradientPanel::BlockGradientPanel(const TelemetryStore& store, QWidget* parent)
@@ -78,7 +116,7 @@ PlotContent BlockGradientPanel::buildContent(int) const {
     for (const auto& [id, run] : store().runs())
         if (run.visible)
             addProfiles(content, run,
-                        [tensor](const normlab::LayerTelemetry& layer) { return gradientOf(layer, tensor); });
+                        [tensor](const BlockValues& block) { return gradientOf(block, tensor); });
     return content;
 }
 
@@ -98,7 +136,7 @@ PlotContent BlockResidPanel::buildContent(int) const {
     int blocks = 0;
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;
-        addProfiles(content, run, [](const normlab::LayerTelemetry& layer) { return layer.resid; });
+        addProfiles(content, run, [](const BlockValues& block) { return block.resid; });
         if (!run.config.model.theory_mode) continue;
         blocks = std::max(blocks, run.config.model.layers);
         preBand |= run.config.model.norm_placement == normlab::NormPlacement::Pre;

@@ -78,7 +78,8 @@ void StageTest::stageShowsTwoBigChartsAndCycles() {
     }
     // Page Down puts the next chart in the last place, Page Up the one before; the first stays.
     QTest::keyClick(&window, Qt::Key_PageDown);
-    QCOMPARE(window.dashboard().stage(), (QStringList{QStringLiteral("loss"), QStringLiteral("block_resid")}));
+    QCOMPARE(window.dashboard().stage(),
+             (QStringList{QStringLiteral("loss"), QStringLiteral("block_resid")}));
     QCOMPARE(visibleCharts(window), window.dashboard().stage());
     QTest::keyClick(&window, Qt::Key_PageUp);
     QTest::keyClick(&window, Qt::Key_PageUp);  // skips loss, on the stage already: wraps to the last
@@ -112,7 +113,8 @@ void StageTest::stageChoiceIsChecked() {
     QVERIFY(window.setStageCharts({QStringLiteral("nope")}).contains(QStringLiteral("nope")));
     QVERIFY(!window.setStageCharts({QStringLiteral("loss"), QStringLiteral("loss")}).isEmpty());
     QVERIFY(!window.setStageCharts({}).isEmpty());
-    QCOMPARE(window.stageCharts(), normlab::ui::Dashboard::defaultStage());  // nothing changed by the refusals
+    QCOMPARE(window.stageCharts(),
+             normlab::ui::Dashboard::defaultStage());  // nothing changed by the refusals
 }
 
 void StageTest::leavingPresentationKeepsTheDockTabs() {
@@ -147,7 +149,8 @@ void StageTest::presentationTabTitlesAreWhole() {
         const QFontMetricsF metrics(bar->font());
         for (int i = 0; i < bar->count(); ++i, ++tabs)
             QVERIFY2(bar->tabRect(i).width() >= metrics.horizontalAdvance(bar->tabText(i)),
-                     qPrintable(QStringLiteral("'%1' in %2 px").arg(bar->tabText(i)).arg(bar->tabRect(i).width())));
+                     qPrintable(
+                         QStringLiteral("'%1' in %2 px").arg(bar->tabText(i)).arg(bar->tabRect(i).width())));
     }
     QCOMPARE(tabs, 10);  // five places with a tab behind
 }

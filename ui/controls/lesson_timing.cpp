@@ -26,7 +26,8 @@ double measurePreset(const QString& preset, const std::atomic<bool>& cancel) {
         trainer.step();  // first-touch allocations and caches
         const auto start = std::chrono::steady_clock::now();
         for (int i = 0; i < LessonTiming::kMeasuredSteps && !cancel; ++i) trainer.step();
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return seconds > 0.0 && !cancel ? LessonTiming::kMeasuredSteps / seconds : 0.0;
     } catch (const std::exception&) {
         return 0.0;  // too big for this machine, say: no estimate
@@ -51,7 +52,8 @@ std::optional<double> LessonTiming::stepsPerSecond(const QString& preset) const 
 
 long long LessonTiming::lessonSteps(const Lesson& lesson) {
     long long steps = 0;
-    for (const QString& preset : lesson.presets) steps += normlab::preset_config(preset.toStdString()).train.steps;
+    for (const QString& preset : lesson.presets)
+        steps += normlab::preset_config(preset.toStdString()).train.steps;
     return steps;
 }
 
@@ -76,7 +78,8 @@ QString LessonTiming::durationText(const Lesson& lesson, bool sentence) const {
 bool LessonTiming::measure(const QStringList& presets) {
     QStringList missing;
     for (const QString& preset : presets)
-        if (!stepsPerSecond(preset) && !m_failed.contains(preset) && !missing.contains(preset)) missing << preset;
+        if (!stepsPerSecond(preset) && !m_failed.contains(preset) && !missing.contains(preset))
+            missing << preset;
     if (missing.isEmpty()) return false;
     if (m_thread) return true;
     // The thread ends before this object does (the destructor waits); a result queued to a gone

@@ -79,6 +79,8 @@ bool parseExportOption(const QString& flag, const ValueReader& value, GuiOptions
         options.exportDashboard = true;
     else if (flag == QLatin1String("--list-charts"))
         options.listCharts = true;
+    else if (flag == QLatin1String("--list-lessons"))
+        options.listLessons = true;
     else if (flag == QLatin1String("--figure-size"))
         options.figure.size = parseSize(flag, value(), 64, 16384);
     else if (flag == QLatin1String("--export-preset"))
@@ -123,6 +125,8 @@ bool parseWindowOption(const QString& flag, const ValueReader& value, GuiOptions
         if (!ok || steps < 1)
             fail(QStringLiteral("--quit-after-steps needs a whole number >= 1, got '%1'").arg(text));
         options.quitAfterSteps = steps;
+    } else if (flag == QLatin1String("--replay-speed")) {
+        options.replaySpeed = parseNumber(flag, value(), 0.1, 10000);
     } else if (flag == QLatin1String("--size")) {
         options.windowSize = parseSize(flag, value(), 640, 8192);
     } else {
@@ -151,6 +155,13 @@ void checkCombinations(const GuiOptions& options) {
         fail(
             QStringLiteral("--screenshot FILE needs --quit-after-steps N (when to take it), --open DIR or "
                            "--experiment FILE"));
+    if (!options.replayFolders.isEmpty() &&
+        (!options.openFolders.isEmpty() || !options.exportPath.isEmpty() ||
+         !options.experimentPath.isEmpty() || !options.lesson.isEmpty() || !options.preset.isEmpty() ||
+         !options.configPath.isEmpty() || options.autostart))
+        fail(
+            QStringLiteral("--replay plays recorded runs on their own: it does not combine with --open, "
+                           "--export, --experiment, --lesson, --preset, --config or --autostart"));
     if (!options.saveExperimentPath.isEmpty() && !options.quitAfterSteps)
         fail(QStringLiteral("--save-experiment FILE needs --quit-after-steps N (when to save it)"));
 }
@@ -161,12 +172,14 @@ QString guiHelpText() {
         "usage: normlab [--preset NAME | --config FILE | --experiment FILE] [--set KEY=VALUE]...\n"
         "               [--lesson TITLE] [--autostart] [--quit-after-steps N] [--screenshot FILE]\n"
         "               [--save-experiment FILE] [--size WxH] [--presentation] [--stage A[,B]]\n"
+        "       normlab --replay DIR [DIR...] [--replay-speed STEPS_PER_S] [--quit-after-steps N\n"
+        "               --screenshot FILE] [--size WxH] [--presentation] [--stage A[,B]]\n"
         "       normlab --experiment FILE --screenshot FILE [--size WxH]\n"
         "       normlab --open DIR [DIR...] [--screenshot FILE] [--size WxH] [--steps A:B]\n"
         "       normlab --open DIR [DIR...] --export FILE (--chart ID | --dashboard) [--figure-size WxH]\n"
         "               [--dpi N] [--font-size PT] [--steps A:B] [--export-preset slide] [--no-caption]\n"
         "               [--label RUN=TEXT]...                        (what normlab-cli export runs)\n"
-        "       normlab --list-charts\n"
+        "       normlab --list-charts | --list-lessons\n"
         "       normlab --help | --version\n"
         "\n"
         "Opens the NormLab window. Runs are written to run folders under $NORMLAB_RUNS_DIR (default "
@@ -180,6 +193,10 @@ QString guiHelpText() {
         "  --open DIR...          open run folders (or folders of run folders) written by normlab-cli,\n"
         "                         a sweep or another machine; with --screenshot: save it once they are\n"
         "                         read, then quit\n"
+        "  --replay DIR...        play recorded run folders (or a folder of them, a recorded lesson) as\n"
+        "                         if training: Space pauses, F10 steps; a lesson's recording pauses where\n"
+        "                         the lesson does; with --quit-after-steps N: until step N, then quit\n"
+        "  --replay-speed S       steps a second of the replay (default 10)\n"
         "  --steps A:B            the time charts show steps A to B (A: or :B leave one end open)\n"
         "  --autostart            start training at once\n"
         "  --quit-after-steps N   quit when the first run reaches step N (or every run ended); with\n"
@@ -191,7 +208,8 @@ QString guiHelpText() {
         "  --presentation         start in presentation mode (F11)\n"
         "  --stage A[,B]          start on the stage (Shift+F11): presentation with one or two big\n"
         "                         charts by id (--list-charts), e.g. --stage loss,block_gradient;\n"
-        "                         Page Down / Page Up change the last one\n");
+        "                         Page Down / Page Up change the last one\n"
+        "  --list-lessons         print each lesson's title, presets and pause step, tab-separated\n");
 }
 
 GuiOptions parseGuiOptions(const QStringList& arguments) {
@@ -203,10 +221,12 @@ GuiOptions parseGuiOptions(const QStringList& arguments) {
                 fail(QStringLiteral("%1 needs a value; see normlab --help").arg(flag));
             return arguments[++i];
         };
-        if (flag == QLatin1String("--open")) {
+        if (flag == QLatin1String("--open") || flag == QLatin1String("--replay")) {
+            QStringList& folders =
+                flag == QLatin1String("--open") ? options.openFolders : options.replayFolders;
             while (i + 1 < arguments.size() && !arguments[i + 1].startsWith(QLatin1String("--")))
-                options.openFolders << arguments[++i];
-            if (options.openFolders.isEmpty()) fail(QStringLiteral("--open needs at least one run folder"));
+                folders << arguments[++i];
+            if (folders.isEmpty()) fail(QStringLiteral("%1 needs at least one run folder").arg(flag));
         } else if (!parseSourceOption(flag, value, options) && !parseExportOption(flag, value, options) &&
                    !parseWindowOption(flag, value, options)) {
             fail(QStringLiteral("unknown option '%1'; see normlab --help").arg(flag));

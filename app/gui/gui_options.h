@@ -15,9 +15,11 @@ struct GuiOptions {
     QString preset;
     QString configPath;
     QString experimentPath;
-    QStringList sets;         // key=value overrides
-    QString lesson;           // a lesson title prefix, started at launch
-    QStringList openFolders;  // run folders to open (--open DIR...)
+    QStringList sets;           // key=value overrides
+    QString lesson;             // a lesson title prefix, started at launch
+    QStringList openFolders;    // run folders to open (--open DIR...)
+    QStringList replayFolders;  // recorded run folders to play back (--replay DIR...)
+    double replaySpeed = 10.0;  // --replay-speed: steps a second
     // Headless figure export of the opened runs (normlab-cli export runs this): the file, and the
     // chart's id or the whole dashboard; the figure's size, DPI, fonts and caption (--export-preset
     // slide sets them for a slide); run labels "RUN=TEXT" (a run's legend name, RUN its folder's name).
@@ -27,6 +29,7 @@ struct GuiOptions {
     QStringList labels;
     std::optional<normlab::StepRange> steps;  // --steps A:B: the time charts' step axis
     bool listCharts = false;
+    bool listLessons = false;  // title, presets and pause step of each lesson, tab-separated
     bool autostart = false;
     std::optional<long long> quitAfterSteps;
     QString screenshotPath;

@@ -63,7 +63,8 @@ void openRequested(normlab::gui::MainWindow& window, normlab::gui::ScriptedRun& 
         window.loadConfig(config, options.preset.isEmpty() ? QStringLiteral("run 1") : options.preset);
     }
     // --quit-after-steps means a scripted run: it starts by itself.
-    if ((options.autostart || options.quitAfterSteps) && options.lesson.isEmpty() && !onlyWatches(options)) {
+    if ((options.autostart || options.quitAfterSteps) && options.lesson.isEmpty() && !onlyWatches(options) &&
+        options.replayFolders.isEmpty()) {
         const QString error = window.startRuns();
         if (!error.isEmpty()) throw normlab::InputError("cannot start: " + error.toStdString());
     }
@@ -162,6 +163,12 @@ int main(int argc, char** argv) {
         std::printf("normlab: %s\n", normlab::version_line().c_str());
         return 0;
     }
+    if (options.listLessons) {  // for scripts (scripts/record_lessons.sh): the lesson table as it is
+        for (const normlab::ui::Lesson& lesson : normlab::ui::lessons())
+            std::printf("%s\t%s\t%d\n", lesson.title.toUtf8().constData(),
+                        lesson.presets.join(QLatin1Char(',')).toUtf8().constData(), lesson.pauseAtStep);
+        return 0;
+    }
     prepareEnvironment(options);
     QApplication app(argc, argv);
     if (options.listCharts) return listCharts();
@@ -179,6 +186,16 @@ int main(int argc, char** argv) {
     if (options.quitAfterSteps && !onlyWatches(options))
         script.quitAfterSteps(*options.quitAfterSteps, options.screenshotPath, options.saveExperimentPath);
     if (!options.openFolders.isEmpty() && !openFolders(window, script, options)) return 2;
+    if (!options.replayFolders.isEmpty()) {
+        // Every folder must play under a script (its picture depends on them); a window plays the rest.
+        const QStringList problems = window.replayFolders(options.replayFolders, options.replaySpeed);
+        if (!problems.isEmpty()) {
+            std::fprintf(stderr, "normlab: %s\n", problems.join(QLatin1Char('\n')).toUtf8().constData());
+            if (!window.replay().active() || isScripted(options)) return 2;
+        }
+        // The picture is of step N exactly: the replay stops there.
+        if (options.quitAfterSteps) window.replay().setPausePoint(*options.quitAfterSteps, QString());
+    }
     try {
         openRequested(window, script, options);
     } catch (const normlab::InputError& error) {

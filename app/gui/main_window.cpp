@@ -50,6 +50,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_dashboard = new ui::Dashboard(m_store);
     setCentralWidget(m_dashboard);
     m_opener = new RunFolderOpener(m_store, this);
+    m_replay = new RunReplay(m_store, this);
+    connect(m_replay, &RunReplay::stateChanged, this, &MainWindow::updateActions);
+    connect(m_replay, &RunReplay::pausePoint, this,
+            [this](const QString& text) { statusBar()->showMessage(text); });
     m_document = new ExperimentDocument([this] { return currentExperiment(); }, this);
     connect(m_document, &ExperimentDocument::titleChanged, this, &QWidget::setWindowTitle);
     connect(m_document, &ExperimentDocument::recentChanged, this, &MainWindow::rebuildRecentMenu);
@@ -116,12 +120,14 @@ void MainWindow::buildActions() {
     m_start = make(tr("Start"), QKeySequence(Qt::Key_F5), tr("Start the experiment's runs from step 0"),
                    [this] { startRuns(); });
     m_pause = make(tr("Pause"), QKeySequence(Qt::Key_Space), tr("Pause or resume between two steps"), [this] {
+        if (replayHandlesPause()) return;
         if (m_state == WorkerState::Running)
             QMetaObject::invokeMethod(m_worker, &TrainingWorker::pause, Qt::QueuedConnection);
         if (m_state == WorkerState::Paused)
             QMetaObject::invokeMethod(m_worker, &TrainingWorker::resume, Qt::QueuedConnection);
     });
     m_step = make(tr("Step"), QKeySequence(Qt::Key_F10), tr("While paused: one step of every run"), [this] {
+        if (replayHandlesStep()) return;
         QMetaObject::invokeMethod(m_worker, &TrainingWorker::stepOnce, Qt::QueuedConnection);
     });
     m_stop = make(tr("Stop"), QKeySequence(Qt::SHIFT | Qt::Key_F5),
@@ -171,6 +177,7 @@ QComboBox* MainWindow::makeSpeedBox() {
         box->addItem(speed > 0.0 ? tr("%1 steps/s").arg(speed) : tr("full speed"), speed);
     connect(box, &QComboBox::currentIndexChanged, this, [this, box] {
         const double speed = box->currentData().toDouble();
+        m_replay->setSpeed(speed > 0.0 ? speed : RunReplay::kFullSpeed);
         QMetaObject::invokeMethod(
             m_worker, [worker = m_worker, speed] { worker->setSpeedLimit(speed); }, Qt::QueuedConnection);
     });
@@ -506,11 +513,12 @@ void MainWindow::updateActions() {
     m_start->setToolTip(valid ? tr("Start the experiment's runs from step 0 (F5)")
                               : tr("Cannot start: %1").arg(m_configPanel->problem()));
     m_start->setText(runsActive() ? tr("Restart") : tr("Start"));
-    m_pause->setEnabled(runsActive());
+    m_pause->setEnabled(runsActive() || m_replay->active());
     // The lessons' durations are measured while nothing trains (and never under a script).
     if (m_lessonsPanel) m_lessonsPanel->setMeasuringAllowed(!runsActive() && !m_scripted);
     m_pause->setText(m_state == WorkerState::Paused ? tr("Resume") : tr("Pause"));
-    m_step->setEnabled(m_state == WorkerState::Paused);
+    m_step->setEnabled(m_state == WorkerState::Paused ||
+                       (m_replay->active() && !runsActive() && !m_replay->playing()));
     m_stop->setEnabled(runsActive());
     m_fork->setEnabled(runsActive());
 }

@@ -13,6 +13,7 @@
 
 #include "app/gui/experiment_document.h"
 #include "app/gui/run_folder_opener.h"
+#include "app/gui/run_replay.h"
 #include "app/gui/training_worker.h"
 #include "engine/core/step_range.h"
 #include "ui/controls/lessons.h"
@@ -78,6 +79,11 @@ class MainWindow : public QMainWindow {
     QString openExperiment(const QString& path, QStringList* unreadable = nullptr);
     QString saveExperimentTo(const QString& path);
 
+    // Replays recorded run folders (window_replay.cpp): they join the charts at step 0 and play at
+    // `stepsPerSecond` (Space pauses, F10 steps); a set of folders named as a lesson's presets pauses
+    // at that lesson's pause point (not under a script). The problems, one per folder; the rest play.
+    QStringList replayFolders(const QStringList& folders, double stepsPerSecond = RunReplay::kDefaultSpeed);
+    RunReplay& replay() { return *m_replay; }
     ui::TelemetryStore& store() { return m_store; }
     ui::Dashboard& dashboard() { return *m_dashboard; }
     ui::ConfigPanel& configPanel() { return *m_configPanel; }
@@ -107,6 +113,14 @@ class MainWindow : public QMainWindow {
     void addExportActions(QMenu* file);
     void buildRunAndViewMenus();
     void addStageMenu(QMenu* view);
+    void addReplayAction(QMenu* file);
+    // Trained runs that have not started are placeholders: hidden (ticked again in Runs) while opened or
+    // replayed runs are looked at.
+    void hidePlaceholderRuns();
+    // Space and F10 while a replay is the window's only activity: pause / resume, one step. True when
+    // the key went to the replay.
+    bool replayHandlesPause();
+    bool replayHandlesStep();
     void buildHelpMenu();
     void buildDocks();
     void buildStatusBar();
@@ -158,6 +172,7 @@ class MainWindow : public QMainWindow {
     ui::RunsPanel* m_runsPanel = nullptr;
     ui::LessonsPanel* m_lessonsPanel = nullptr;
     RunFolderOpener* m_opener = nullptr;
+    RunReplay* m_replay = nullptr;
     std::vector<QPointer<ui::SweepMapWindow>> m_sweepMaps;  // stability maps of opened sweep folders
     ui::RunLibraryPanel* m_library = nullptr;
     QThread m_engineThread;

@@ -29,6 +29,7 @@ bool isCsv(const QString& path) {
 ScriptedRun::ScriptedRun(MainWindow& window) : QObject(&window), m_window(window) {
     connect(&window, &MainWindow::telemetryAbsorbed, this, &ScriptedRun::checkSteps);
     connect(&window, &MainWindow::workerStateChanged, this, &ScriptedRun::checkSteps);
+    connect(&window.replay(), &RunReplay::stepShown, this, &ScriptedRun::checkSteps);
     // A run that cannot go on ends a script that waits for steps with 1 (the message is printed).
     connect(&window, &MainWindow::workerFailed, this, [this] {
         if (m_quitAfterSteps) finish(1);
@@ -52,9 +53,14 @@ void ScriptedRun::quitAfterSteps(int64_t steps, const QString& screenshotPath,
 
 void ScriptedRun::checkSteps() {
     if (!m_quitAfterSteps || m_finished) return;
-    const ui::RunHistory* first = m_window.store().run(0);
-    if (!(first && first->step >= *m_quitAfterSteps) && m_window.workerState() != WorkerState::Finished)
-        return;
+    if (m_window.replay().active()) {  // a replay: until it shows step N, or its end
+        const RunReplay& replay = m_window.replay();
+        if (replay.step() < *m_quitAfterSteps && !replay.finished()) return;
+    } else {
+        const ui::RunHistory* first = m_window.store().run(0);
+        if (!(first && first->step >= *m_quitAfterSteps) && m_window.workerState() != WorkerState::Finished)
+            return;
+    }
     const int64_t target = *m_quitAfterSteps;
     m_quitAfterSteps.reset();
     QTimer::singleShot(0, this, [this, target] {

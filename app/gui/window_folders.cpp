@@ -32,6 +32,11 @@ QStringList MainWindow::runFoldersIn(const QString& folder) {
     return runs.isEmpty() ? QStringList{folder} : runs;  // none: opening it says why
 }
 
+void MainWindow::hidePlaceholderRuns() {
+    for (const auto& [id, run] : m_store.runs())
+        if (run.source.isEmpty() && !run.started) m_store.setVisible(id, false);
+}
+
 QString MainWindow::openSweepMap(const QString& folder) {
     try {
         auto* map = new ui::SweepMapWindow(QDir(folder).absolutePath(), this);
@@ -69,10 +74,7 @@ QStringList MainWindow::openRunFolders(const QStringList& requested) {
         if (!sweepProblems.isEmpty()) showMessage(tr("Cannot open"), sweepProblems.join(QLatin1Char('\n')));
         return sweepProblems;
     }
-    // Trained runs that have not started are placeholders: hidden (ticked again in Runs) while the
-    // opened runs are looked at.
-    for (const auto& [id, run] : m_store.runs())
-        if (run.source.isEmpty() && !run.started) m_store.setVisible(id, false);
+    hidePlaceholderRuns();
     const QStringList problems = sweepProblems + m_opener->open(folders);
     if (!problems.isEmpty()) showMessage(tr("Cannot open"), problems.join(QLatin1Char('\n')));
     statusBar()->showMessage(tr("Opening %n run folder(s)", nullptr, int(folders.size() - problems.size())),

@@ -35,7 +35,11 @@ void MainWindow::buildFileMenu() {
                             this, tr("Open a run folder, or a folder of run folders"), runsRoot());
                         if (!folder.isEmpty()) openRunFolders({folder});
                     });
-    file->addAction(tr("Close opened runs"), this, [this] { m_opener->closeAll(); });
+    addReplayAction(file);
+    file->addAction(tr("Close opened runs"), this, [this] {
+        m_opener->closeAll();
+        m_replay->clear();
+    });
     file->addAction(tr("New s&weep over the current settings..."), this, [this] {
         NewSweepDialog dialog(m_configPanel->config(), runsRoot(), this);
         if (dialog.exec() == QDialog::Accepted) openSweepMap(dialog.folder());

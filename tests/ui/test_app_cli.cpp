@@ -23,6 +23,7 @@ class AppCliTest : public QObject {
     void divergingRunNeverFreezesTheWindow();
     void helpAndVersionNeedNoDisplay();
     void openedRunsScreenshot();
+    void replayedRunsScreenshot();
     void experimentLifecycle();
 
   private:
@@ -111,6 +112,10 @@ void AppCliTest::badInputExitsTwo_data() {
                                  << QStringLiteral("at most one");
     QTest::newRow("set with a lesson") << QStringList{"--lesson", "Depth", "--set", "train.lr=1e-2"}
                                        << QStringLiteral("does not combine with --lesson");
+    QTest::newRow("replay with open")
+        << QStringList{"--replay", ".", "--open", "."} << QStringLiteral("does not combine with --open");
+    QTest::newRow("bad replay speed")
+        << QStringList{"--replay", ".", "--replay-speed", "0"} << QStringLiteral("--replay-speed");
     QTest::newRow("unknown stage chart")
         << QStringList{"--stage", "loss,nope"} << QStringLiteral("no chart 'nope'");
     QTest::newRow("three stage charts")
@@ -164,6 +169,24 @@ void AppCliTest::helpAndVersionNeedNoDisplay() {
     const Result bad = run({"--frobnicate"}, 30000, false);
     QVERIFY2(bad.exitCode == 2 && bad.output.contains(QStringLiteral("unknown option")),
              qPrintable(bad.output));
+}
+
+void AppCliTest::replayedRunsScreenshot() {
+    // A recorded run replayed to step 12 and saved as a screenshot: exit 0, nothing trains; a folder
+    // that is not there exits 2 naming it.
+    const QString folder = m_dir.filePath(QStringLiteral("recorded/run-a"));
+    normlab::test::writeRunFolder(folder, normlab::test::tinyConfig(30));
+    const QString shot = m_dir.filePath(QStringLiteral("replayed.png"));
+    const Result result = run({"--replay", m_dir.filePath(QStringLiteral("recorded")), "--replay-speed",
+                               "200", "--quit-after-steps", "12", "--screenshot", shot},
+                              60000);
+    QVERIFY2(result.exitCode == 0 && result.output.contains(QStringLiteral("run-a: step 12 (target 12)")),
+             qPrintable(result.output));
+    QCOMPARE(QImage(shot).size(), QSize(1680, 1020));
+    const Result missing = run({"--replay", m_dir.filePath(QStringLiteral("nothing-here")),
+                                "--quit-after-steps", "3", "--screenshot", shot});
+    QVERIFY2(missing.exitCode == 2 && missing.output.contains(QStringLiteral("nothing-here")),
+             qPrintable(missing.output));
 }
 
 void AppCliTest::openedRunsScreenshot() {

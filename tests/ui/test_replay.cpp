@@ -1,0 +1,165 @@
+// Recorded runs replayed in the window: every record of each folder reaches the charts, in step
+// order, at the chosen speed; Space pauses and resumes, F10 steps one step while paused; a lesson's
+// recording pauses at the lesson's pause point with its text; a folder that is not a run is refused; a
+// packed recording (.tar.gz) is unpacked once into the cache and plays from there.
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QListWidget>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "app/gui/main_window.h"
+#include "app/gui/recording_archive.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/controls/lessons.h"
+
+using normlab::gui::MainWindow;
+using normlab::gui::RunReplay;
+
+class ReplayTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase();
+    void replayShowsEveryStepAndObeysPauseAndStep();
+    void aLessonsRecordingPausesWhereTheLessonDoes();
+    void aFolderThatIsNoRunIsRefused();
+    void aPackedRecordingPlaysFromItsUnpackedCopy();
+
+  private:
+    QTemporaryDir m_dir;
+};
+
+namespace {
+// A widget with focus in the window (keys go where the user's would).
+QWidget* focused(MainWindow& window) {
+    window.show();
+    if (!QTest::qWaitForWindowExposed(&window)) return nullptr;
+    auto* runs = window.findChild<QListWidget*>(QStringLiteral("runList"));
+    runs->setFocus();
+    return QTest::qWaitFor([&] { return runs->hasFocus(); }, 2000) ? runs : nullptr;
+}
+
+// The replayed runs of the window's store, by name.
+std::map<QString, const normlab::ui::RunHistory*> replayed(MainWindow& window) {
+    std::map<QString, const normlab::ui::RunHistory*> runs;
+    for (const auto& [id, run] : window.store().runs())
+        if (id >= RunReplay::kFirstReplayId) runs[run.name] = &run;
+    return runs;
+}
+}  // namespace
+
+void ReplayTest::initTestCase() {
+    qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("runs")).toUtf8());
+    QDir(m_dir.path()).mkpath(QStringLiteral("two"));
+    normlab::Config pre = normlab::test::tinyConfig(30);
+    normlab::test::writeRunFolder(m_dir.filePath(QStringLiteral("two/pre")), pre);
+    normlab::Config post = pre;
+    post.model.norm_placement = normlab::NormPlacement::Post;
+    post.train.steps = 20;
+    normlab::test::writeRunFolder(m_dir.filePath(QStringLiteral("two/post")), post);
+}
+
+void ReplayTest::replayShowsEveryStepAndObeysPauseAndStep() {
+    MainWindow window;
+    QWidget* keys = focused(window);
+    QVERIFY(keys);
+    QCOMPARE(window.replayFolders({m_dir.filePath(QStringLiteral("two"))}, 5.0), QStringList());
+    RunReplay& replay = window.replay();
+    QVERIFY(replay.playing());
+    QTest::keyClick(keys, Qt::Key_Space);  // pause at once
+    QVERIFY(!replay.playing());
+    const int64_t paused = replay.step();
+    QTest::keyClick(keys, Qt::Key_F10);  // one step
+    QCOMPARE(replay.step(), paused + 1);
+    auto runs = replayed(window);
+    QCOMPARE(runs.size(), size_t(2));
+    QCOMPARE(runs.at(QStringLiteral("pre"))->step, paused + 1);
+    QCOMPARE(runs.at(QStringLiteral("pre"))->loss.samples().size(), static_cast<int>(paused + 1));
+    QTest::qWait(300);
+    QCOMPARE(replay.step(), paused + 1);  // paused stays paused
+
+    // At 5 steps/s, half a second of play is about 2-3 steps.
+    QTest::keyClick(keys, Qt::Key_Space);
+    QTest::qWait(500);
+    QTest::keyClick(keys, Qt::Key_Space);
+    const int64_t played = replay.step() - (paused + 1);
+    QVERIFY2(played >= 1 && played <= 6, qPrintable(QString::number(played)));
+
+    // Faster, to the end: every record of each folder, in order, and each run's end status.
+    replay.setSpeed(1000.0);
+    replay.play();
+    QVERIFY(QTest::qWaitFor([&] { return replay.finished(); }, 10000));
+    runs = replayed(window);
+    QCOMPARE(runs.at(QStringLiteral("pre"))->step, int64_t(30));
+    QCOMPARE(runs.at(QStringLiteral("post"))->step, int64_t(20));
+    QCOMPARE(runs.at(QStringLiteral("pre"))->loss.samples().size(), 30);
+    QCOMPARE(runs.at(QStringLiteral("post"))->status, normlab::RunStatus::Completed);
+    QCOMPARE(runs.at(QStringLiteral("pre"))->statusText(), QStringLiteral("replay, completed"));
+}
+
+void ReplayTest::aLessonsRecordingPausesWhereTheLessonDoes() {
+    // Folders named as the first lesson's presets make its recording: it pauses at the lesson's step.
+    const normlab::ui::Lesson& lesson = normlab::ui::lessons().front();
+    QVERIFY(lesson.pauseAtStep > 0);
+    const QString root = m_dir.filePath(QStringLiteral("lesson"));
+    for (const QString& preset : lesson.presets)
+        normlab::test::writeRunFolder(root + QLatin1Char('/') + preset,
+                                      normlab::test::tinyConfig(static_cast<int>(lesson.pauseAtStep) + 10));
+    MainWindow window;
+    QWidget* keys = focused(window);
+    QVERIFY(keys);
+    QCOMPARE(window.replayFolders({root}, 2000.0), QStringList());
+    QVERIFY(QTest::qWaitFor([&] { return !window.replay().playing(); }, 10000));
+    QCOMPARE(window.replay().step(), int64_t(lesson.pauseAtStep));
+    QVERIFY(!window.replay().finished());
+    QCOMPARE(window.statusBar()->currentMessage(), lesson.pauseText);
+    QTest::keyClick(keys, Qt::Key_Space);
+    QVERIFY(QTest::qWaitFor([&] { return window.replay().finished(); }, 10000));
+    QCOMPARE(window.replay().step(), int64_t(lesson.pauseAtStep + 10));
+}
+
+void ReplayTest::aFolderThatIsNoRunIsRefused() {
+    MainWindow window;
+    QDir(m_dir.path()).mkpath(QStringLiteral("empty"));
+    const QStringList problems = window.replayFolders(
+        {m_dir.filePath(QStringLiteral("empty")), m_dir.filePath(QStringLiteral("two"))});
+    QCOMPARE(problems.size(), 1);
+    QVERIFY2(problems.front().contains(QStringLiteral("empty")), qPrintable(problems.front()));
+    QCOMPARE(replayed(window).size(), size_t(2));  // the good folder plays regardless
+}
+
+void ReplayTest::aPackedRecordingPlaysFromItsUnpackedCopy() {
+    QStandardPaths::setTestModeEnabled(true);  // the unpacked copy goes to a test cache
+    const QString archive = m_dir.filePath(QStringLiteral("two.tar.gz"));
+    QCOMPARE(QProcess::execute(QStringLiteral("tar"), {QStringLiteral("-czf"), archive, QStringLiteral("-C"),
+                                                       m_dir.path(), QStringLiteral("two")}),
+             0);
+    QString error;
+    const QString unpacked = normlab::gui::unpackedRecording(archive, &error);
+    QVERIFY2(QFileInfo(unpacked).fileName() == QStringLiteral("two"), qPrintable(unpacked + error));
+    QCOMPARE(normlab::gui::unpackedRecording(archive, &error), unpacked);  // once: the cached copy
+    MainWindow window;
+    QCOMPARE(window.replayFolders({archive}, 1000.0), QStringList());
+    QCOMPARE(replayed(window).size(), size_t(2));
+    QVERIFY(QTest::qWaitFor([&] { return window.replay().finished(); }, 10000));
+    QCOMPARE(replayed(window).at(QStringLiteral("pre"))->step, int64_t(30));
+
+    // A broken archive says so and plays nothing.
+    const QString broken = m_dir.filePath(QStringLiteral("broken.tar.gz"));
+    QFile file(broken);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("not gzip at all");
+    file.close();
+    const QStringList problems = window.replayFolders({broken});
+    QCOMPARE(problems.size(), 1);
+    QVERIFY2(problems.front().contains(QStringLiteral("tar could not unpack")), qPrintable(problems.front()));
+    QVERIFY(!window.replay().active());
+    QDir(QFileInfo(unpacked).path()).removeRecursively();  // the test's cached copy
+}
+
+QTEST_MAIN(ReplayTest)
+#include "test_replay.moc"

@@ -15,8 +15,10 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/resources/sweeps" DESTINATION ${CMAKE_I
 if(NORMLAB_GUI)
   install(TARGETS normlab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   # Recorded lessons (scripts/record_lessons.sh), packed: File > Replay recorded lesson.
-  install(DIRECTORY "${PROJECT_SOURCE_DIR}/resources/recordings" DESTINATION ${CMAKE_INSTALL_DATADIR}/normlab
-          FILES_MATCHING PATTERN "*.tar.gz")
+  if(EXISTS "${PROJECT_SOURCE_DIR}/resources/recordings")
+    install(DIRECTORY "${PROJECT_SOURCE_DIR}/resources/recordings" DESTINATION ${CMAKE_INSTALL_DATADIR}/normlab
+            FILES_MATCHING PATTERN "*.tar.gz")
+  endif()
   install(FILES "${NORMLAB_DESKTOP_DIR}/${NORMLAB_APP_ID}.desktop" DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
   configure_file("${NORMLAB_DESKTOP_DIR}/${NORMLAB_APP_ID}.metainfo.xml.in"
                  "${CMAKE_BINARY_DIR}/desktop/${NORMLAB_APP_ID}.metainfo.xml" @ONLY)

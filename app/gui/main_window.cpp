@@ -51,7 +51,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setCentralWidget(m_dashboard);
     m_opener = new RunFolderOpener(m_store, this);
     m_replay = new RunReplay(m_store, this);
-    connect(m_replay, &RunReplay::stateChanged, this, &MainWindow::updateActions);
+    connect(m_replay, &RunReplay::stateChanged, this, [this] {
+        updateActions();
+        updateStatusBar();
+    });
+    connect(m_replay, &RunReplay::stepShown, this, &MainWindow::updateStatusBar);
     connect(m_replay, &RunReplay::pausePoint, this,
             [this](const QString& text) { statusBar()->showMessage(text); });
     m_document = new ExperimentDocument([this] { return currentExperiment(); }, this);
@@ -530,8 +534,15 @@ void MainWindow::updateStatusBar() {
     // Once the worker is done, the run's own ending (stopped, completed, diverged, failed), as in Runs.
     if (run && (m_state == WorkerState::Finished || run->status == normlab::RunStatus::Diverged))
         status = run->statusText();
+    int64_t step = run ? run->step : 0;
+    if (m_replay->active() && !runsActive()) {  // the replay is what moves
+        status = m_replay->finished()  ? tr("replay finished")
+                 : m_replay->playing() ? tr("replaying at %1 steps/s").arg(m_replay->speed())
+                                       : tr("replay paused");
+        step = m_replay->step();
+    }
     m_statusLabel->setText(tr("status: %1").arg(status));
-    m_stepLabel->setText(tr("step: %1").arg(run ? run->step : 0));
+    m_stepLabel->setText(tr("step: %1").arg(step));
     // Each trained run's own pace in wall time (runs side by side share the engine thread).
     const double now = static_cast<double>(m_clock.nsecsElapsed()) * 1e-9;
     std::vector<double> rates;

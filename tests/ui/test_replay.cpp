@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
 #include <QListWidget>
 #include <QProcess>
 #include <QStandardPaths>
@@ -81,6 +82,12 @@ void ReplayTest::replayShowsEveryStepAndObeysPauseAndStep() {
     QCOMPARE(runs.at(QStringLiteral("pre"))->loss.samples().size(), static_cast<int>(paused + 1));
     QTest::qWait(300);
     QCOMPARE(replay.step(), paused + 1);  // paused stays paused
+    // The status bar says what moves: the replay, paused, at its step.
+    QStringList labels;
+    for (const QLabel* label : window.statusBar()->findChildren<QLabel*>()) labels << label->text();
+    QVERIFY2(labels.contains(QStringLiteral("status: replay paused")) &&
+                 labels.contains(QStringLiteral("step: %1").arg(paused + 1)),
+             qPrintable(labels.join(QStringLiteral(" | "))));
 
     // At 5 steps/s, half a second of play is about 2-3 steps.
     QTest::keyClick(keys, Qt::Key_Space);

@@ -7,12 +7,14 @@
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
 #include "app/cli/sweep_run.h"
+#include "app/cli/train_seeds.h"
 #include "engine/core/errors.h"
 #include "engine/core/resource_dir.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/json_read.h"
 #include "engine/io/small_file.h"
 #include "engine/sweep/sweep_collect.h"
+#include "engine/sweep/sweep_extend.h"
 #include "engine/sweep/sweep_path_policy.h"
 
 namespace normlab::cli {
@@ -28,6 +30,7 @@ const char* kSweepHelp =
     "       normlab-cli sweep run-point S --point ID|INDEX [--threads K] [--quiet]\n"
     "       normlab-cli sweep status S [--json]\n"
     "       normlab-cli sweep collect S [--out DIR]\n"
+    "       normlab-cli sweep extend S (--seeds N|A-B|a,b,c | --axis KEY=V1,V2,...)...\n"
     "\n"
     "plan    expands a sweep file (or the grid given inline) into S/sweep.json: every point with a\n"
     "        stable id derived from its overrides; every point's config is checked first. NAME is a\n"
@@ -42,6 +45,8 @@ const char* kSweepHelp =
     "collect writes DIR/points.csv (one row per point: overrides, status, losses, diverged at, wall\n"
     "        time) and DIR/lr_sensitivity.csv (Wortsman et al.'s learning-rate sensitivity per\n"
     "        combination of the other axes, when a train.lr axis exists); DIR defaults to S.\n"
+    "extend  adds seeds (N: seeds 1..N) or values of an existing axis to S in place: every point\n"
+    "        planned keeps its id, folder and result; run S again for the new ones.\n"
     "\n"
     "A sweep file (docs/formats.md): {\"base\": {\"preset\": \"deep-postln\", \"set\": {\"train.steps\": "
     "600}},\n"
@@ -116,6 +121,32 @@ int run_plan(ArgReader& reader) {
     write_sweep(out, plan);
     std::cout << "normlab-cli sweep plan: " << plan.points.size() << " points of " << plan.base.train.steps
               << " steps in " << out << "/sweep.json; run them with: normlab-cli sweep run " << out << "\n";
+    return 0;
+}
+
+int run_extend(ArgReader& reader) {
+    if (reader.done()) throw InputError("name the sweep folder: normlab-cli sweep extend S --seeds N");
+    const std::string dir = reader.take();
+    SweepExtension extension;
+    while (!reader.done()) {
+        const std::string flag = reader.take();
+        if (flag == "--seeds") {
+            for (uint64_t seed : parse_seed_list(reader.value_of(flag))) extension.seeds.push_back(seed);
+        } else if (flag == "--axis") {
+            extension.values.push_back(parse_axis(reader.value_of(flag)));
+        } else {
+            throw InputError("unknown option '" + flag + "'; see normlab-cli sweep --help");
+        }
+    }
+    if (extension.seeds.empty() && extension.values.empty())
+        throw InputError("sweep extend " + dir + ": give --seeds N|A-B|a,b,c or --axis KEY=V1,V2,...");
+    std::string text;
+    const SweepPlan plan = load_sweep(dir, &text);
+    const SweepPlan extended = extend_sweep(plan, extension);
+    write_extended_sweep(dir, text, extended);
+    std::cout << "normlab-cli sweep extend: " << plan.points.size() << " -> " << extended.points.size()
+              << " points in " << dir << "/sweep.json (the " << plan.points.size()
+              << " planned keep their folders); run the new ones with: normlab-cli sweep run " << dir << "\n";
     return 0;
 }
 
@@ -214,8 +245,9 @@ int run_sweep(int argc, char** argv) {
     if (action == "run-point") return run_one_point(reader);
     if (action == "status") return run_status(reader);
     if (action == "collect") return run_collect(reader);
+    if (action == "extend") return run_extend(reader);
     throw InputError("unknown sweep action '" + action +
-                     "'; the actions are plan, run, run-point, status, collect");
+                     "'; the actions are plan, run, run-point, status, collect, extend");
 }
 
 }  // namespace normlab::cli

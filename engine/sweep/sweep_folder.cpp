@@ -54,13 +54,14 @@ void write_sweep(const std::string& sweep_dir, const SweepPlan& plan) {
     write_file_atomically(file.string(), text);
 }
 
-SweepPlan load_sweep(const std::string& sweep_dir) {
+SweepPlan load_sweep(const std::string& sweep_dir, std::string* text_out) {
     const fs::path file = fs::path(sweep_dir) / "sweep.json";
     const std::optional<std::string> text =
         read_small_file_if_present(file.string(), kMaxJsonFileBytes, "sweep file");
     if (!text)
         throw InputError(sweep_dir +
                          " is not a sweep folder (no sweep.json); make one with normlab-cli sweep plan");
+    if (text_out) *text_out = *text;
     return sweep_plan_from_json(parse_json<nlohmann::ordered_json>(*text, file.string()), file.string());
 }
 

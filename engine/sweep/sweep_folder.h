@@ -28,8 +28,8 @@ struct PointProgress {
 
 // Writes S/sweep.json (creating S); refuses a folder that holds a different plan.
 void write_sweep(const std::string& sweep_dir, const SweepPlan& plan);
-// Reads S/sweep.json. Throws InputError when S is not a sweep folder.
-SweepPlan load_sweep(const std::string& sweep_dir);
+// Reads S/sweep.json (its text into `text` when given). Throws InputError when S is not a sweep folder.
+SweepPlan load_sweep(const std::string& sweep_dir, std::string* text = nullptr);
 std::string point_folder(const std::string& sweep_dir, const SweepPoint& point);
 PointProgress point_progress(const std::string& sweep_dir, const SweepPoint& point);
 // The loss of the point's first logged step (the initial loss the learning-rate sensitivity clamps

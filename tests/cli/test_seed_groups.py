@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Seed groups and comparisons (issue 33): `train --seeds` writes one run per seed and group.json, a re-run
 skips the finished seeds, and `compare` gives each group's mean, sd and Student t interval and B - A
-(paired by seed, else Welch), checked here against the numbers computed from the folders' own files.
-Bad input is exit code 2 with a message. Standard library only."""
+(paired by seed, else Welch), checked here against the numbers computed from the folders' own files;
+`sweep extend` adds seeds and axis values to a sweep in place, its finished points untouched, and a
+worker killed while running the new points leaves each point run once. Bad input is exit code 2 with a
+message. Standard library only."""
 import json
 import math
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import test_cli
@@ -190,6 +195,60 @@ class SeedGroups(CliTestCase):
         self.expect_bad_input(["compare", "--run", no_val], "give --run twice")
         self.expect_bad_input(["compare", "--run", no_val, "--run", str(self.tmp / "none"), "--metric", "final_loss"],
                               "none is not a folder")
+
+
+class SweepExtend(CliTestCase):
+    STEPS = 30
+
+    def point_files(self, sweep):
+        """Each point's metrics.jsonl bytes, by point id."""
+        return {folder.name: (folder / "metrics.jsonl").read_bytes() for folder in (sweep / "runs").iterdir()
+                if (folder / "metrics.jsonl").exists()}
+
+    def test_extend_adds_points_keeps_the_finished_and_survives_a_kill(self):
+        sweep = self.tmp / "s"
+        run("sweep", "plan", "--preset", "quickstart", *TINY, "--axis", "train.lr=1e-3,3e-3", "--steps",
+            str(self.STEPS), "--out", str(sweep), check_rc=0)
+        run("sweep", "run", str(sweep), "--jobs", "2", "--quiet", check_rc=0)
+        before = self.point_files(sweep)
+        planned = [point["id"] for point in json.loads((sweep / "sweep.json").read_text())["points"]]
+        self.assertEqual(len(before), 2)
+
+        out = run("sweep", "extend", str(sweep), "--seeds", "3", "--axis", "train.lr=1e-2", check_rc=0).stdout
+        self.assertIn("2 -> 9 points", out)
+        points = json.loads((sweep / "sweep.json").read_text())["points"]
+        self.assertEqual(len(points), 9)  # 3 lr values x 3 seeds
+        self.assertTrue(set(planned) <= {point["id"] for point in points}, "a planned point changed its id")
+        status = run("sweep", "status", str(sweep), check_rc=0).stdout
+        self.assertIn("9 points: 2 done", status)
+
+        # A worker killed while it runs the new points; a second run finishes them, each once.
+        worker = subprocess.Popen([test_cli.CLI, "sweep", "run", str(sweep), "--jobs", "1", "--quiet"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while time.time() < deadline and len(self.point_files(sweep)) < 4:
+            time.sleep(0.05)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+        run("sweep", "run", str(sweep), "--jobs", "2", "--quiet", check_rc=0)
+        self.assertIn("9 points: 9 done", run("sweep", "status", str(sweep), check_rc=0).stdout)
+        after = self.point_files(sweep)
+        for point_id, metrics in before.items():
+            self.assertEqual(after[point_id], metrics, f"{point_id}: a finished point was run again")
+        for point_id, metrics in after.items():
+            steps = [json.loads(line)["step"] for line in metrics.decode().splitlines()]
+            self.assertEqual(steps, list(range(1, self.STEPS + 1)), f"{point_id}: steps run twice or missing")
+
+    def test_extend_refuses_what_would_change_points(self):
+        sweep = self.tmp / "s"
+        run("sweep", "plan", "--preset", "quickstart", *TINY, "--axis", "train.lr=1e-3", "--steps", "5",
+            "--out", str(sweep), check_rc=0)
+        plan = (sweep / "sweep.json").read_bytes()
+        self.expect_bad_input(["sweep", "extend", str(sweep), "--axis", "model.layers=3"], "no such axis")
+        self.expect_bad_input(["sweep", "extend", str(sweep), "--axis", "train.lr=1e-3"], "nothing to add")
+        self.expect_bad_input(["sweep", "extend", str(sweep)], "--seeds")
+        self.expect_bad_input(["sweep", "extend", str(self.tmp / "none"), "--seeds", "2"], "not a sweep folder")
+        self.assertEqual((sweep / "sweep.json").read_bytes(), plan, "a refused extension changed sweep.json")
 
 
 if __name__ == "__main__":

@@ -106,7 +106,19 @@ void SweepMapTest::cellsAreTheCollectedClampedMeans() {
             QVERIFY2(cell.value.has_value(), qPrintable(map.xLabels[x] + map.yLabels[y]));
             QCOMPARE(*cell.value, mean);
             QCOMPARE(cell.done + cell.diverged, 2);
+            // Two seeds: the 95% t interval with 1 dof, mean -+ t_{0.975,1} |a - b| / 2.
+            const double half = 12.7062047361747 * std::abs(values[0] - values[1]) / 2.0;
+            QCOMPARE(cell.seeds, 2);
+            QVERIFY(cell.ciLow && std::abs(*cell.ciLow - (mean - half)) < 1e-9);
+            QVERIFY(cell.ciHigh && std::abs(*cell.ciHigh - (mean + half)) < 1e-9);
         }
+    // The best cell is ringed; a cell is marked near it exactly when the two intervals overlap.
+    const normlab::ui::MapCell& best = map.facets[0].cells[0][1];
+    QVERIFY(best.best && !best.nearBest);
+    for (const auto& row : map.facets[0].cells)
+        for (const normlab::ui::MapCell& cell : row)
+            if (&cell != &best)
+                QCOMPARE(cell.nearBest, *cell.ciLow <= *best.ciHigh && *best.ciLow <= *cell.ciHigh);
     // The hand-written figures: lr 1 post diverged (both seeds at the initial loss); lr 1 pre clamps
     // 6.1 and 6.3 at 5.5; lr 0.01 post (3.0 and 3.2) is the best cell and the bottom of the colours.
     QCOMPARE(map.facets[0].cells[0][2].diverged, 2);
@@ -159,8 +171,11 @@ void SweepMapTest::exportsTheGridAndTheFigure() {
     SweepMapWindow window(m_sweep);
     window.refreshNow();
     const QString csv = window.csv();
-    QVERIFY(csv.contains(QStringLiteral(",pre,0.01,3.2,2,0,0,0,0\n")));
-    QVERIFY(csv.contains(QStringLiteral(",post,1,5.5,0,2,0,0,0\n")));
+    QVERIFY2(csv.contains(QStringLiteral(",pre,0.01,3.2,2,0,0,0,0,2,")), qPrintable(csv));
+    QVERIFY(
+        csv.contains(QStringLiteral(",post,1,5.5,0,2,0,0,0,2,5.5,5.5,no\n")));  // both at the initial loss
+    QVERIFY(csv.contains(QStringLiteral(",post,0.01,3.1,2,0,0,0,0,2,")));
+    QVERIFY(csv.contains(QStringLiteral(",best\n")));
     QVERIFY(window.hasSensitivity());
     const QString png = m_dir.filePath(QStringLiteral("map.png"));
     normlab::ui::ImageExportOptions options;

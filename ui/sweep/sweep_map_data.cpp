@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "engine/stats/estimates.h"
 #include "engine/sweep/sweep_folder.h"
 #include "ui/panels/plot_csv.h"
 
@@ -64,6 +65,25 @@ void count(MapCell& cell, normlab::PointState state) {
             ++cell.todo;
             break;
     }
+}
+}  // namespace
+
+namespace {
+// The best cell (lowest mean), and the cells whose interval overlaps its interval.
+void markNearBest(SweepMapContent& content) {
+    MapCell* best = nullptr;
+    for (MapFacet& facet : content.facets)
+        for (auto& row : facet.cells)
+            for (MapCell& cell : row)
+                if (cell.value && (!best || *cell.value < *best->value)) best = &cell;
+    if (!best) return;
+    best->best = true;
+    if (!best->ciLow) return;
+    for (MapFacet& facet : content.facets)
+        for (auto& row : facet.cells)
+            for (MapCell& cell : row)
+                cell.nearBest = &cell != best && cell.ciLow && *cell.ciLow <= *best->ciHigh &&
+                                *best->ciLow <= *cell.ciHigh;
 }
 }  // namespace
 
@@ -140,11 +160,14 @@ SweepMapContent buildSweepMap(const normlab::SweepPlan& plan,
         for (size_t y = 0; y < samples[f].size(); ++y)
             for (size_t x = 0; x < samples[f][y].size(); ++x)
                 if (const auto& values = samples[f][y][x]; !values.empty()) {
-                    double sum = 0.0;
-                    for (double v : values) sum += v;
-                    content.facets[f].cells[y][x].value = sum / static_cast<double>(values.size());
-                    low = std::min(low, *content.facets[f].cells[y][x].value);
+                    MapCell& cell = content.facets[f].cells[y][x];
+                    const normlab::stats::Estimate estimate = normlab::stats::estimate_mean(values);
+                    cell.value = estimate.mean;
+                    cell.seeds = static_cast<int>(estimate.n);
+                    if (estimate.ci) cell.ciLow = estimate.ci->low, cell.ciHigh = estimate.ci->high;
+                    low = std::min(low, estimate.mean);
                 }
+    markNearBest(content);
     if (std::isfinite(low) && std::isfinite(high) && high > low)
         content.low = low, content.high = high;
     else if (std::isfinite(low))
@@ -152,29 +175,39 @@ SweepMapContent buildSweepMap(const normlab::SweepPlan& plan,
     return content;
 }
 
+namespace {
+QString number(std::optional<double> value) {
+    return value ? QString::number(*value, 'g', QLocale::FloatingPointShortest) : QString();
+}
+}  // namespace
+
 QString sweepMapCsv(const SweepMapContent& content, const QString& caption) {
     QString text;
     for (const QString& line : caption.split(QLatin1Char('\n'), Qt::SkipEmptyParts))
         text += QStringLiteral("# %1\n").arg(line);
     text += QStringLiteral("# value: %1\n").arg(content.valueTitle);
-    text += QStringLiteral("facet,%1,%2,value,done,diverged,running,failed,to_do\n")
+    text += QStringLiteral(
+                "facet,%1,%2,value,done,diverged,running,failed,to_do,seeds,ci95_low,ci95_high,near_best\n")
                 .arg(csvField(content.yTitle.isEmpty() ? QStringLiteral("y") : content.yTitle),
                      csvField(content.xTitle));
     for (const MapFacet& facet : content.facets)
         for (size_t y = 0; y < facet.cells.size(); ++y)
             for (size_t x = 0; x < facet.cells[y].size(); ++x) {
                 const MapCell& cell = facet.cells[y][x];
-                text +=
-                    QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9\n")
-                        .arg(csvField(facet.title), csvField(content.yLabels[y]),
-                             csvField(content.xLabels[x]),
-                             cell.value ? QString::number(*cell.value, 'g', QLocale::FloatingPointShortest)
-                                        : QString())
-                        .arg(cell.done)
-                        .arg(cell.diverged)
-                        .arg(cell.running)
-                        .arg(cell.failed)
-                        .arg(cell.todo);
+                text += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9")
+                            .arg(csvField(facet.title), csvField(content.yLabels[y]),
+                                 csvField(content.xLabels[x]), number(cell.value))
+                            .arg(cell.done)
+                            .arg(cell.diverged)
+                            .arg(cell.running)
+                            .arg(cell.failed)
+                            .arg(cell.todo) +
+                        QStringLiteral(",%1,%2,%3,%4\n")
+                            .arg(cell.seeds)
+                            .arg(number(cell.ciLow), number(cell.ciHigh),
+                                 cell.best       ? QStringLiteral("best")
+                                 : cell.nearBest ? QStringLiteral("yes")
+                                                 : QStringLiteral("no"));
             }
     return text;
 }

@@ -1,7 +1,8 @@
 // What the stability map shows, computed from a sweep's plan and its collected points (no drawing):
 // a grid over two chosen axes, one grid (facet) per value of a third, the other axes fixed at a
 // chosen value, seeds averaged. Each cell holds the mean clamped final loss (min(final, initial), as
-// in Wortsman et al. 2023) and how many of its points are done, diverged, running or to do.
+// in Wortsman et al. 2023) with its 95% Student t interval over seeds, whether that interval overlaps
+// the best cell's, and how many of its points are done, diverged, running or to do.
 #pragma once
 #include <QString>
 #include <QStringList>
@@ -13,7 +14,11 @@
 namespace normlab::ui {
 
 struct MapCell {
-    std::optional<double> value;  // mean over finished seeds of the clamped loss
+    std::optional<double> value;          // mean over finished seeds of the clamped loss
+    int seeds = 0;                        // finished seeds in the mean
+    std::optional<double> ciLow, ciHigh;  // its 95% t interval (two seeds or more)
+    bool best = false;                    // the lowest mean of the map
+    bool nearBest = false;  // another cell whose interval overlaps the best cell's: not told apart from it
     int done = 0, diverged = 0, running = 0, failed = 0, todo = 0;
     QStringList folders;  // the run folders of its points (seeds)
     QString tip;          // the point's values and results, for the tooltip

@@ -112,6 +112,14 @@ void SweepMapView::drawCell(QPainter& painter, const MapCell& cell, const QRectF
         painter.setPen(QPen(QColor(200, 30, 30), 2.0 * m_style.lineScale()));
         painter.drawRect(inner.adjusted(1, 1, -1, -1));
     }
+    if (cell.best || cell.nearBest) {  // a ring: the best cell; a dot: not told apart from it at 95%
+        const double r = std::min(std::min(inner.width(), inner.height()) * 0.09, 5.0 * m_style.lineScale());
+        const QPointF at(inner.right() - 2.2 * r, inner.top() + 2.2 * r);
+        painter.setPen(QPen(Qt::white, 1.2 * m_style.lineScale()));
+        painter.setBrush(cell.best ? Qt::NoBrush : QBrush(Qt::white));
+        painter.drawEllipse(at, r, r);
+        painter.setBrush(Qt::NoBrush);
+    }
     if (cell.value && cell.diverged == 0 && inner.height() > 2.2 * QFontMetricsF(painter.font()).height()) {
         const double t = (*cell.value - m_content.low) / std::max(1e-12, m_content.high - m_content.low);
         painter.setPen(t > 0.6 ? Qt::black : Qt::white);
@@ -205,7 +213,36 @@ void SweepMapView::paintEvent(QPaintEvent*) {
                      Qt::AlignCenter, m_content.yTitle);
     painter.restore();
     drawColourBar(painter, shape.colourBar);
+    drawMarkKey(painter);
 }
+
+void SweepMapView::drawMarkKey(QPainter& painter) const {
+    bool intervals = false;  // the marks mean something only where cells have intervals (seeds)
+    for (const MapFacet& facet : m_content.facets)
+        for (const auto& row : facet.cells)
+            for (const MapCell& cell : row) intervals = intervals || cell.ciLow.has_value();
+    if (!intervals) return;
+    const QFontMetricsF metrics(painter.font());
+    painter.setPen(QColor(60, 60, 60));
+    painter.drawText(
+        QRectF(kMargin, height() - metrics.height() - 2, width() - 2 * kMargin, metrics.height()),
+        Qt::AlignRight | Qt::AlignVCenter,
+        tr("ring: the best cell; dot: its 95% CI over seeds overlaps the best cell's"));
+}
+
+namespace {
+// The hover's last line: the cell's mean, seeds and interval, and its place against the best cell.
+QString cellSummary(const MapCell& cell) {
+    const QString mean = QString::number(*cell.value, 'f', 4);
+    QString text = cell.seeds == 1 ? QObject::tr("cell mean %1 over 1 seed").arg(mean)
+                                   : QObject::tr("cell mean %1 over %2 seeds").arg(mean).arg(cell.seeds);
+    if (cell.ciLow)
+        text += QObject::tr(", 95% CI %1 to %2").arg(*cell.ciLow, 0, 'f', 4).arg(*cell.ciHigh, 0, 'f', 4);
+    if (cell.best) text += QObject::tr("; the best cell (ring)");
+    if (cell.nearBest) text += QObject::tr("; its CI overlaps the best cell's (dot)");
+    return text;
+}
+}  // namespace
 
 void SweepMapView::mouseMoveEvent(QMouseEvent* event) {
     const std::optional<CellIndex> cell = cellAt(event->position().toPoint());
@@ -215,7 +252,7 @@ void SweepMapView::mouseMoveEvent(QMouseEvent* event) {
     }
     const MapCell& hovered = m_content.facets[cell->facet].cells[cell->y][cell->x];
     QString text = hovered.tip.isEmpty() ? tr("no point here") : hovered.tip;
-    if (hovered.value) text += tr("\ncell value %1 (click to open its runs)").arg(*hovered.value, 0, 'f', 4);
+    if (hovered.value) text += QLatin1Char('\n') + cellSummary(hovered) + tr(" (click to open its runs)");
     QToolTip::showText(event->globalPosition().toPoint(), text, this);
 }
 

@@ -48,6 +48,8 @@ class SweepMapView : public QWidget {
     void drawFacet(QPainter& painter, const MapFacet& facet, const QRectF& grid, bool yLabels) const;
     void drawCell(QPainter& painter, const MapCell& cell, const QRectF& rect) const;
     void drawColourBar(QPainter& painter, const QRectF& bar) const;
+    // Under the map, what the ring and the dots mean (when cells have intervals).
+    void drawMarkKey(QPainter& painter) const;
 
     SweepMapContent m_content;
     ChartStyle m_style;

@@ -1,5 +1,5 @@
 // The labels of a heatmap's log colour bar: both ends and the whole decades between them that keep a
-// label's height from every other label, at any bar height and font size.
+// label's height and some air (kLabelSpacing) from every other label, at any bar height and font size.
 #pragma once
 #include <QString>
 #include <vector>

@@ -1,15 +1,19 @@
 // collect_sweep reads each point's summary and first metrics line; lr_sensitivity groups points by
-// every axis but the learning rate, averages seeds per lr, and takes mean minus best.
+// every axis but the learning rate, averages seeds per lr (with t intervals), and takes mean minus
+// best, with a bootstrap interval over seeds.
 #include "engine/sweep/sweep_collect.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <span>
 
 #include "engine/core/errors.h"
 #include "engine/core/number_format.h"
 #include "engine/io/json_read.h"
-
-#include <algorithm>
-#include <cmath>
-#include <map>
-#include <numeric>
+#include "engine/stats/bootstrap.h"
 
 namespace normlab {
 
@@ -64,6 +68,43 @@ std::vector<CollectedPoint> collect_sweep(const std::string& sweep_dir, const Sw
     return points;
 }
 
+namespace {
+// The sensitivity of per-lr, per-seed clamped losses: the mean over lrs of the seed mean minus the best
+// seed mean (into `best`). With `seeds`, only those seed positions (a bootstrap resample, repeats kept).
+double sensitivity_of(const std::vector<std::vector<double>>& per_lr,
+                      const std::optional<std::span<const double>>& seeds, std::optional<double>* best) {
+    double total = 0.0, lowest = std::numeric_limits<double>::infinity();
+    for (const std::vector<double>& values : per_lr) {
+        double sum = 0.0;
+        size_t count = 0;
+        if (seeds)
+            for (double at : *seeds) sum += values[static_cast<size_t>(at)], ++count;
+        else
+            for (double value : values) sum += value, ++count;
+        const double mean = sum / static_cast<double>(count);
+        total += mean;
+        lowest = std::min(lowest, mean);
+    }
+    if (best) *best = lowest;
+    return total / static_cast<double>(per_lr.size()) - lowest;
+}
+
+// Resampling seeds (the same seed positions at every lr): each lr needs the same two or more seeds.
+std::optional<stats::Interval> sensitivity_interval(const std::vector<std::vector<double>>& per_lr) {
+    const size_t seeds = per_lr.front().size();
+    if (seeds < 2 || std::any_of(per_lr.begin(), per_lr.end(), [seeds](const std::vector<double>& values) {
+            return values.size() != seeds;
+        }))
+        return std::nullopt;
+    std::vector<double> positions(seeds);
+    std::iota(positions.begin(), positions.end(), 0.0);
+    return stats::bootstrap_percentile_ci(
+        positions,
+        [&per_lr](std::span<const double> resample) { return sensitivity_of(per_lr, resample, nullptr); },
+        kSensitivityResamples, 0.95, 1);
+}
+}  // namespace
+
 std::vector<SensitivityRow> lr_sensitivity(const SweepPlan& plan, const std::vector<CollectedPoint>& points) {
     const int lr = lr_axis(plan);
     if (lr < 0) return {};
@@ -90,15 +131,17 @@ std::vector<SensitivityRow> lr_sensitivity(const SweepPlan& plan, const std::vec
     std::vector<SensitivityRow> rows;
     for (const std::vector<std::string>& group : order) {
         SensitivityRow row = groups[group];
-        for (const std::vector<double>& seeds : samples[group])
-            row.clamped.push_back(seeds.empty() ? std::nan("")
-                                                : std::accumulate(seeds.begin(), seeds.end(), 0.0) /
-                                                      static_cast<double>(seeds.size()));
+        for (const std::vector<double>& seeds : samples[group]) {
+            const bool finite = !seeds.empty() && std::all_of(seeds.begin(), seeds.end(),
+                                                              [](double v) { return std::isfinite(v); });
+            const stats::Estimate estimate = finite ? stats::estimate_mean(seeds) : stats::Estimate{};
+            row.clamped.push_back(finite ? estimate.mean : std::nan(""));
+            row.ci_low.push_back(finite && estimate.ci ? estimate.ci->low : std::nan(""));
+            row.ci_high.push_back(finite && estimate.ci ? estimate.ci->high : std::nan(""));
+        }
         if (std::all_of(row.clamped.begin(), row.clamped.end(), [](double v) { return std::isfinite(v); })) {
-            const double mean = std::accumulate(row.clamped.begin(), row.clamped.end(), 0.0) /
-                                static_cast<double>(row.clamped.size());
-            row.best = *std::min_element(row.clamped.begin(), row.clamped.end());
-            row.sensitivity = mean - *row.best;
+            row.sensitivity = sensitivity_of(samples[group], std::nullopt, &row.best);
+            row.sensitivity_ci = sensitivity_interval(samples[group]);
         }
         rows.push_back(std::move(row));
     }
@@ -136,13 +179,15 @@ void write_sensitivity_csv(const SweepPlan& plan, const std::vector<SensitivityR
     out << "lr_sensitivity,best_loss";
     if (!rows.empty())
         for (double value : rows.front().lrs) out << ",lr=" << format_number(value);
-    out << '\n';
+    out << ",lr_sensitivity_ci95_low,lr_sensitivity_ci95_high\n";
     for (const SensitivityRow& row : rows) {
         for (const std::string& label : row.group) out << csv_text(label) << ',';
         if (row.sensitivity) out << format_number(*row.sensitivity);
         write_csv_number(out, row.best);
         for (double value : row.clamped)
             write_csv_number(out, std::isfinite(value) ? std::optional(value) : std::nullopt);
+        write_csv_number(out, row.sensitivity_ci ? std::optional(row.sensitivity_ci->low) : std::nullopt);
+        write_csv_number(out, row.sensitivity_ci ? std::optional(row.sensitivity_ci->high) : std::nullopt);
         out << '\n';
     }
 }

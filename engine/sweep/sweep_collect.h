@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/stats/estimates.h"
 #include "engine/sweep/sweep_folder.h"
 
 namespace normlab {
@@ -28,8 +29,14 @@ struct SensitivityRow {
     std::vector<std::string> group;  // the other axes' labels (seeds pooled)
     std::vector<double> lrs;         // the learning rates, in the axis' order
     std::vector<double> clamped;     // per lr: the mean over seeds of the clamped loss (NaN: not yet)
+    // per lr: the 95% Student t interval of that mean over seeds (NaN with fewer than two seeds)
+    std::vector<double> ci_low, ci_high;
     std::optional<double> sensitivity, best;  // nothing until every point of the group finished
+    // The sensitivity's 95% percentile bootstrap interval, resampling seeds (kSensitivityResamples,
+    // a fixed seed): with two seeds or more, each at every lr.
+    std::optional<stats::Interval> sensitivity_ci;
 };
+inline constexpr int kSensitivityResamples = 2000;
 
 // Per combination of the axes other than train.lr (empty when the sweep has no train.lr axis).
 std::vector<SensitivityRow> lr_sensitivity(const SweepPlan& plan, const std::vector<CollectedPoint>& points);

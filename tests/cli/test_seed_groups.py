@@ -5,6 +5,8 @@ skips the finished seeds, and `compare` gives each group's mean, sd and Student 
 `sweep extend` adds seeds and axis values to a sweep in place, its finished points untouched, and a
 worker killed while running the new points leaves each point run once. Bad input is exit code 2 with a
 message. Standard library only."""
+import csv
+import itertools
 import json
 import math
 import signal
@@ -238,6 +240,30 @@ class SweepExtend(CliTestCase):
         for point_id, metrics in after.items():
             steps = [json.loads(line)["step"] for line in metrics.decode().splitlines()]
             self.assertEqual(steps, list(range(1, self.STEPS + 1)), f"{point_id}: steps run twice or missing")
+        self.check_sensitivity_interval(sweep)
+
+    def check_sensitivity_interval(self, sweep):
+        """collect's lr sensitivity over 3 seeds: the value from points.csv by hand, and its bootstrap
+        interval inside the range the 27 possible resamples of 3 seeds can give."""
+        run("sweep", "collect", str(sweep), check_rc=0)
+        by_lr = {}
+        for row in csv.DictReader((sweep / "points.csv").read_text().splitlines()):
+            final = float(row["final_val_loss"] or row["final_loss"])
+            clamped = min(final, float(row["initial_loss"]))
+            by_lr.setdefault(float(row["train.lr"]), {})[int(row["seed"])] = clamped
+        seeds = sorted(next(iter(by_lr.values())))
+
+        def sensitivity(chosen):
+            means = [sum(values[s] for s in chosen) / len(chosen) for values in by_lr.values()]
+            return sum(means) / len(means) - min(means)
+
+        row = next(csv.DictReader((sweep / "lr_sensitivity.csv").read_text().splitlines()))
+        self.assertAlmostEqual(float(row["lr_sensitivity"]), sensitivity(seeds), places=9)
+        possible = [sensitivity(chosen) for chosen in itertools.product(seeds, repeat=len(seeds))]
+        low, high = float(row["lr_sensitivity_ci95_low"]), float(row["lr_sensitivity_ci95_high"])
+        self.assertLessEqual(low, high)
+        self.assertGreaterEqual(low, min(possible) - 1e-12)
+        self.assertLessEqual(high, max(possible) + 1e-12)
 
     def test_extend_refuses_what_would_change_points(self):
         sweep = self.tmp / "s"

@@ -205,14 +205,27 @@ PlotContent SweepMapWindow::sensitivityContent() const {
             const QString key = QString::fromStdString(others[a]->keys.front()).section(QLatin1Char('.'), -1);
             group << (others[a]->labels.empty() ? key + QLatin1Char('=') + label : label);
         }
-        series.name =
-            (group.isEmpty() ? tr("all") : group.join(QStringLiteral(", "))) +
-            (row.sensitivity ? tr(": sensitivity %1").arg(*row.sensitivity, 0, 'f', 3) : tr(": running"));
+        QString sensitivity = tr(": running");
+        if (row.sensitivity && row.sensitivity_ci)
+            sensitivity = tr(": sensitivity %1 (95% CI %2 to %3)")
+                              .arg(*row.sensitivity, 0, 'f', 3)
+                              .arg(row.sensitivity_ci->low, 0, 'f', 3)
+                              .arg(row.sensitivity_ci->high, 0, 'f', 3);
+        else if (row.sensitivity)
+            sensitivity = tr(": sensitivity %1").arg(*row.sensitivity, 0, 'f', 3);
+        series.name = (group.isEmpty() ? tr("all") : group.join(QStringLiteral(", "))) + sensitivity;
         series.colour = TelemetryStore::paletteColour(index++);
         series.pointsVisible = true;
-        for (size_t i = 0; i < row.lrs.size(); ++i)
+        // With seeds, each mean's 95% interval as a band in the curve's colour.
+        PlotBand band{tr("95% CI over seeds"), {}, {}, series.colour};
+        for (size_t i = 0; i < row.lrs.size(); ++i) {
             if (std::isfinite(row.clamped[i])) series.points.append({row.lrs[i], row.clamped[i]});
+            if (std::isfinite(row.ci_low[i]))
+                band.lower.append({row.lrs[i], row.ci_low[i]}),
+                    band.upper.append({row.lrs[i], row.ci_high[i]});
+        }
         content.series.push_back(series);
+        if (band.lower.size() >= 2) content.bands.push_back(band);
     }
     return content;
 }

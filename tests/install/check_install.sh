@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ctest "install_layout": `cmake --install` of the build tree into a temporary prefix puts both programs,
-# the corpus, the desktop entry, the icon (SVG and every PNG size) and the AppStream metadata where a
+# the corpus, the recorded lessons, the desktop entry, the icon (SVG and every PNG size) and the AppStream metadata where a
 # desktop looks for them; the entry and the metadata pass their validators; the installed programs
 # print their version and find the installed corpus (not the source tree's), and train from it.
 # Usage: check_install.sh BUILD_DIR
@@ -14,7 +14,8 @@ cmake --install "$BUILD" --prefix "$PREFIX" >"$PREFIX.log" 2>&1 || { cat "$PREFI
 rm -f "$PREFIX.log"
 APP_ID=org.normlab.NormLab
 for file in bin/normlab bin/normlab-cli share/normlab/corpus.txt share/applications/$APP_ID.desktop \
-    share/metainfo/$APP_ID.metainfo.xml share/icons/hicolor/scalable/apps/$APP_ID.svg; do
+    share/metainfo/$APP_ID.metainfo.xml share/icons/hicolor/scalable/apps/$APP_ID.svg \
+    share/normlab/recordings/mix-ln-at-depth.tar.gz; do
     [ -s "$PREFIX/$file" ] || fail "$file is missing from the installed tree"
 done
 for size in 16 24 32 48 64 128 256 512; do

@@ -96,9 +96,18 @@ void check_heads_divide(const ModelConfig& m) {
     throw InputError(message);
 }
 
+// RoPE turns pairs of head dimensions (docs/model.md#architecture-keys).
+void check_rope(const ModelConfig& m) {
+    const int head_dim = m.d_model / m.heads;
+    require(m.position != Position::Rope || head_dim % 2 == 0,
+            "model.position=rope turns pairs of head dimensions, but d_model / heads = " +
+                std::to_string(head_dim) + " is odd; change model.d_model or model.heads so it is even");
+}
+
 // The checks that involve more than one key.
 void check_combinations(const Config& config) {
     check_heads_divide(config.model);
+    check_rope(config.model);
     require(config.model.residual_warmup_steps == 0 || config.model.residual != Residual::ReZero,
             "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
             "model.residual_warmup_steps=0 or another model.residual");

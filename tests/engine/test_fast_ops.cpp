@@ -83,6 +83,47 @@ TEST_P(FastOps, Embedding) {
     expect_close("embedding", x_fast, x_ref, 0.0);
 }
 
+TEST_P(FastOps, EmbeddingWithoutPositions) {
+    const int d = 40, seq = 8, vocab = 11, batch = std::max(1, n / seq);
+    const Floats wte = random_tensor(vocab * d, 17);
+    std::vector<int32_t> tokens(batch * seq);
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 7) % vocab);
+    Floats x_fast(tokens.size() * d);
+    fast.embedding_forward(x_fast.data(), tokens.data(), wte.data(), nullptr, batch, seq, d);
+    Floats expected;
+    for (int32_t token : tokens)
+        expected.insert(expected.end(), wte.begin() + token * d, wte.begin() + (token + 1) * d);
+    expect_close("embedding without wpe", x_fast, expected, 0.0);
+}
+
+// The gated FFN's product and its backward (dup aliasing dh, as the model calls it), and RoPE both ways
+// on strided rows, against the reference.
+TEST_P(FastOps, GatedProductAndRope) {
+    const size_t count = static_cast<size_t>(n) * 64;
+    const Floats gate = random_tensor(count, 21, 2.0), up = random_tensor(count, 22),
+                 dh = random_tensor(count, 23);
+    for (const FeedForward kind : {FeedForward::SwiGlu, FeedForward::GeGlu}) {
+        Floats h_ref(count), h_fast(count), dgate_ref(count), dgate_fast(count), dup_ref = dh, dup_fast = dh;
+        reference.gated_forward(kind, h_ref.data(), gate.data(), up.data(), count);
+        fast.gated_forward(kind, h_fast.data(), gate.data(), up.data(), count);
+        expect_close("gated h", h_fast, h_ref, 0.0);
+        reference.gated_backward(kind, dgate_ref.data(), dup_ref.data(), dup_ref.data(), gate.data(),
+                                 up.data(), count);
+        fast.gated_backward(kind, dgate_fast.data(), dup_fast.data(), dup_fast.data(), gate.data(), up.data(),
+                            count);
+        expect_close("gated dgate", dgate_fast, dgate_ref, 0.0);
+        expect_close("gated dup", dup_fast, dup_ref, 0.0);
+    }
+    const int heads = 4, head_dim = 16, stride = 3 * heads * head_dim, seq = 8;
+    const Floats x = random_tensor(static_cast<size_t>(n) * stride, 24);
+    for (const bool inverse : {false, true}) {
+        Floats ref = x, quick = x;
+        reference.rope(ref.data(), stride, n, seq, heads, head_dim, 500.0f, inverse);
+        fast.rope(quick.data(), stride, n, seq, heads, head_dim, 500.0f, inverse);
+        expect_close(inverse ? "rope inverse" : "rope", quick, ref, 0.0);
+    }
+}
+
 TEST_P(FastOps, Norms) {
     const int d = 40;
     const Floats x = random_tensor(n * d, 5), w = random_tensor(d, 6), b = random_tensor(d, 7);

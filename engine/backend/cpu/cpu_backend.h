@@ -48,6 +48,12 @@ class CpuBackend final : public CpuReferenceBackend {
     void activation_backward(Activation kind, float* dx, const float* dy, const float* x,
                              size_t count) override;
 
+    void gated_forward(FeedForward kind, float* h, const float* gate, const float* up, size_t count) override;
+    void gated_backward(FeedForward kind, float* dgate, float* dup, const float* dh, const float* gate,
+                        const float* up, size_t count) override;
+    void rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
+              bool inverse) override;
+
     void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
                           size_t count) override;
     bool fuses_residual_sums() const override { return true; }

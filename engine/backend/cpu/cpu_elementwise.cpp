@@ -1,5 +1,6 @@
-// Element-wise CPU ops: activations (ReLU, exact-erf GELU), residual sums with constant or learnable
-// scales, scale and add. Scalar-gradient reductions are summed in fixed chunks, in order.
+// Element-wise CPU ops: activations (ReLU, exact-erf GELU), the gated FFN's product, RoPE, residual sums with
+// constant or learnable scales, scale and add. Scalar-gradient reductions are summed in fixed chunks, in
+// order.
 #include <cmath>
 #include <vector>
 
@@ -21,6 +22,25 @@ void CpuReferenceBackend::activation_backward(Activation kind, float* dx, const 
                                               size_t count) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < count; ++i) dx[i] = dy[i] * activation_slope(kind, x[i]);
+}
+
+void CpuReferenceBackend::gated_forward(FeedForward kind, float* h, const float* gate, const float* up,
+                                        size_t count) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < count; ++i) h[i] = gate_value(kind, gate[i]) * up[i];
+}
+
+void CpuReferenceBackend::gated_backward(FeedForward kind, float* dgate, float* dup, const float* dh,
+                                         const float* gate, const float* up, size_t count) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < count; ++i) gated_grads(kind, dh[i], gate[i], up[i], dgate[i], dup[i]);
+}
+
+void CpuReferenceBackend::rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
+                               bool inverse) {
+#pragma omp parallel for schedule(static)
+    for (int row = 0; row < rows; ++row)
+        rope_row(x + static_cast<size_t>(row) * stride, heads, head_dim, row % seq, theta, inverse);
 }
 
 void CpuReferenceBackend::residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,

@@ -58,7 +58,21 @@ inline std::array<double, 2> lane_sum_and_squares(const float* x, Index count) {
 
 // One row of the embedding: out = token_row + position_row.
 inline void embedding_row(float* out, const float* token_row, const float* position_row, int d) {
+    if (!position_row) {  // model.position rope or none: the token embedding alone
+        std::copy(token_row, token_row + d, out);
+        return;
+    }
     for (int i = 0; i < d; ++i) out[i] = token_row[i] + position_row[i];
+}
+
+// One row of p = position's RoPE (Backend::rope): each head's pairs (i, i + head_dim / 2) turned by the
+// same angle, computed once per pair.
+inline void rope_row(float* row, int heads, int head_dim, int position, float theta, bool inverse) {
+    const int half = head_dim / 2;
+    for (int pair = 0; pair < half; ++pair) {
+        const double angle = rope_angle(position, pair, head_dim, theta, inverse);
+        for (int h = 0; h < heads; ++h) rope_turn(row + static_cast<size_t>(h) * head_dim, pair, half, angle);
+    }
 }
 
 // One row of LayerNorm / RMSNorm / DyT: y = norm(x) with double accumulators; stats gets (mean, rstd).

@@ -1,7 +1,8 @@
 // Attention's input projections, forward and backward: q from the sub-layer's input u, k and v from u
 // (self-attention) or the encoder's memory (cross-attention). Without QK-norm one packed product; with
 // it, q, k and v planar [3, n, d] and each head's q and k normalised over the head dimension with one
-// gain per head dimension, no bias (docs/model.md#qk-norm).
+// gain per head dimension, no bias (docs/model.md#qk-norm). With RoPE, q and k are turned in place after
+// the projection (and after QK-norm), and their gradients turned back before the projection's backward.
 #include <array>
 #include <cmath>
 
@@ -27,6 +28,12 @@ std::array<ProjectionPart, 3> projection_parts(const BlockIndex& index, bool cro
              {index.qkv_weight, index.qkv_bias, 2 * d}}};
 }
 
+// A bias's part from `first_row` on; none when the model has no biases (model.bias=false).
+template <class T>
+T* rows_from(T* bias, int first_row) {
+    return bias ? bias + first_row : nullptr;
+}
+
 NormType qk_norm_type(QkNorm qk_norm) {
     return qk_norm == QkNorm::RmsNorm ? NormType::RmsNorm : NormType::LayerNorm;
 }
@@ -48,6 +55,7 @@ AttentionInputs Model::project_attention(const SublayerStep& step, const float* 
         } else {
             m_backend->linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n,
                                       d, 3 * d);
+            rotate_qk(acts.qkv, acts.qkv + d, 3 * d, 3 * d, n, false);
         }
         return attention_inputs(acts, cross);
     }
@@ -56,7 +64,7 @@ AttentionInputs Model::project_attention(const SublayerStep& step, const float* 
         const ProjectionPart& p = parts[part];
         m_backend->linear_forward(acts.qkv + part * nd, part == 0 ? u : kv_source,
                                   entry_ptr(p.weight) + static_cast<size_t>(p.first_row) * d,
-                                  entry_ptr(p.bias) + p.first_row, n, d, d);
+                                  rows_from(entry_ptr(p.bias), p.first_row), n, d, d);
     }
     const int rows = n * m_config.heads;  // one per (position, head)
     const int head_dim = d / m_config.heads;
@@ -68,7 +76,17 @@ AttentionInputs Model::project_attention(const SublayerStep& step, const float* 
                                 entry_ptr(gains[part]), nullptr, {}, rows, head_dim,
                                 static_cast<float>(m_config.norm_eps));
     }
+    if (!cross) rotate_qk(acts.qk_normed, acts.qk_normed + nd, d, d, n, false);  // after the norm (OLMo 2)
     return attention_inputs(acts, cross);
+}
+
+void Model::rotate_qk(float* q, float* k, int q_stride, int k_stride, int n, bool inverse) {
+    if (m_config.position != Position::Rope) return;
+    const int heads = m_config.heads;
+    const int head_dim = m_config.d_model / heads;
+    const auto theta = static_cast<float>(m_config.rope_theta);
+    m_backend->rope(q, q_stride, n, m_seq, heads, head_dim, theta, inverse);
+    m_backend->rope(k, k_stride, n, m_seq, heads, head_dim, theta, inverse);
 }
 
 void Model::backward_attention_projection(const SublayerStep& step, float* grads, const float* u,
@@ -111,7 +129,7 @@ void Model::backward_attention_projection(const SublayerStep& step, float* grads
         const bool from_u = part == 0 || !cross;
         const size_t row_offset = static_cast<size_t>(p.first_row) * d;
         m_backend->linear_backward(from_u ? grad_u : grad_memory, grad_ptr(p.weight) + row_offset,
-                                   grad_ptr(p.bias) + p.first_row, grad_out, from_u ? u : kv_source,
+                                   rows_from(grad_ptr(p.bias), p.first_row), grad_out, from_u ? u : kv_source,
                                    entry_ptr(p.weight) + row_offset, n, d, d,
                                    part == 0 ? accumulate_u : true);
     }

@@ -164,13 +164,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
 
     const float* f = acts.branch;
     if (step.kind == kFeedForward) {
-        const int d_ff = m_config.d_ff;
-        m_backend->linear_forward(acts.hidden_pre, u, entry_ptr(index.fc1_weight), entry_ptr(index.fc1_bias),
-                                  n, d, d_ff);
-        m_backend->activation_forward(m_config.activation, acts.hidden, acts.hidden_pre,
-                                      static_cast<size_t>(n) * d_ff);
-        m_backend->linear_forward(acts.branch, acts.hidden, entry_ptr(index.fc2_weight),
-                                  entry_ptr(index.fc2_bias), n, d_ff, d);
+        forward_feed_forward(index, acts, u, n);
     } else {
         AttentionStatsRef stats;
         if (attention_stats) {
@@ -416,20 +410,6 @@ const float* Model::backward_residual(const SublayerStep& step, int n) {
     return grad_branch;
 }
 
-void Model::backward_feed_forward(const BlockIndex& index, const SublayerActivations& acts,
-                                  const float* grad_branch, const float* u, float* grad_u, bool accumulate_u,
-                                  int n) {
-    const int d = m_config.d_model;
-    const int d_ff = m_config.d_ff;
-    float* grad_hidden = m_scratch[kGradHidden];
-    m_backend->linear_backward(grad_hidden, grad_ptr(index.fc2_weight), grad_ptr(index.fc2_bias), grad_branch,
-                               acts.hidden, entry_ptr(index.fc2_weight), n, d_ff, d, false);
-    m_backend->activation_backward(m_config.activation, grad_hidden, grad_hidden, acts.hidden_pre,
-                                   static_cast<size_t>(n) * d_ff);
-    m_backend->linear_backward(grad_u, grad_ptr(index.fc1_weight), grad_ptr(index.fc1_bias), grad_hidden, u,
-                               entry_ptr(index.fc1_weight), n, d, d_ff, accumulate_u);
-}
-
 void Model::backward_attention(const SublayerStep& step, const float* grad_branch, const float* u,
                                float* grad_u, bool accumulate_u, int batch, int seq) {
     const BlockIndex& index = block_index(step);
@@ -454,6 +434,7 @@ void Model::backward_attention(const SublayerStep& step, const float* grad_branc
     if (m_config.qk_norm == QkNorm::None && cross) grads = {grad_q, grad_q + nd, grad_q + nd + d, d, 2 * d};
     m_backend->attention_backward(grads, grad_heads, attention_inputs(acts, cross), acts.probs,
                                   attention_shape(step, batch, seq));
+    if (!cross) rotate_qk(grads.q, grads.k, grads.q_stride, grads.kv_stride, n, true);  // RoPE's backward
     backward_attention_projection(step, grad_q, u, grad_u, accumulate_u, m_scratch[kGradMemory],
                                   m_scratch[kGradHeads], n);
 }

@@ -122,8 +122,9 @@ class Model {
         float* qk_stats = nullptr;       // their norm statistics [2, n * heads, 2]
         float* probs = nullptr;          // [batch, heads, seq, seq]
         float* heads = nullptr;          // attention output before the projection [n, d]
-        float* hidden_pre = nullptr;     // fc1 output [n, d_ff]
-        float* hidden = nullptr;         // activation(fc1 output) [n, d_ff]
+        float* hidden_pre = nullptr;     // fc1 output [n, d_ff] (a gated FFN's up projection)
+        float* gate = nullptr;           // a gated FFN's gate projection [n, d_ff]
+        float* hidden = nullptr;         // activation(fc1 output), gated: act(gate) * up [n, d_ff]
         float* branch = nullptr;         // F(u) [n, d]
         float* branch_normed = nullptr;  // Peri-LN's Norm_out(F(u)) [n, d]
         float* branch_stats = nullptr;
@@ -174,6 +175,9 @@ class Model {
     // leaves the shortcut's part of dL/dx in the residual-gradient scratch and returns dL/dF for the
     // branch F; then F's backward, which writes (adds, with accumulate_u) dL/du to grad_u.
     const float* backward_residual(const SublayerStep& step, int n);
+    // The FFN (feed_forward.cpp): fc2(activation(fc1 u)), or gated fc2(act(gate u) * fc1 u), into
+    // acts.branch.
+    void forward_feed_forward(const BlockIndex& index, SublayerActivations& acts, const float* u, int n);
     void backward_feed_forward(const BlockIndex& index, const SublayerActivations& acts,
                                const float* grad_branch, const float* u, float* grad_u, bool accumulate_u,
                                int n);
@@ -185,6 +189,9 @@ class Model {
     // Attention's input projections (attention_projection.cpp): q from u, k and v from u or (cross-
     // attention) the memory, then QK-norm; returns where attention reads them.
     AttentionInputs project_attention(const SublayerStep& step, const float* u, int n);
+    // RoPE (model.position=rope) in place on n rows of q and of k (inverse: the backward on dq, dk);
+    // nothing for other positions.
+    void rotate_qk(float* q, float* k, int q_stride, int k_stride, int n, bool inverse);
     // Their backward pass from dq, dk, dv in `grads` (planar with QK-norm, else packed as attention's
     // backward wrote them): adds the weights' gradients, writes (adds, with accumulate_u) dL/du to grad_u,
     // and adds cross-attention's key and value part to the memory's gradient. `scratch` holds [n, d].
@@ -292,6 +299,7 @@ class Model {
         kGradHeads,
         kGradQkv,
         kGradHidden,
+        kGradGate,    // a gated FFN only: dL/d(gate)
         kGradMemory,  // encoder-decoder only: dL/d(memory), summed over the decoder's cross-attentions
         kScratchCount
     };

@@ -22,10 +22,10 @@ bool ends_with_value_rows(const std::string& name) {
 }
 
 // Which parameters DeepNorm's beta scales: attention V (the last d rows of qkv / kv), output
-// projections (self- and cross-attention), FFN.
+// projections (self- and cross-attention), FFN (a gated one's gate too).
 bool deepnorm_scaled(const std::string& name) {
     return ends_with(name, "attn.out.weight") || ends_with(name, "ffn.fc1.weight") ||
-           ends_with(name, "ffn.fc2.weight");
+           ends_with(name, "ffn.fc2.weight") || ends_with(name, "ffn.gate.weight");
 }
 
 double variance(const std::vector<float>& values) {

@@ -79,6 +79,15 @@ struct AttentionGrads {
     int kv_stride = 0;
 };
 
+// Grouped-query attention's heads: `rows` rows of kv_heads key/value heads of head_dim floats, each
+// shared by `group` query heads.
+struct HeadGroups {
+    int rows = 0;
+    int kv_heads = 0;
+    int group = 1;
+    int head_dim = 0;
+};
+
 // Self-attention's sources inside packed qkv[n, 3d].
 inline AttentionInputs packed_qkv(const float* qkv, int d) {
     return {qkv, qkv + d, qkv + 2 * d, 3 * d, 3 * d};
@@ -179,6 +188,14 @@ class Backend {
     // is also the backward pass (the transpose of a rotation is its inverse).
     virtual void rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
                       bool inverse) = 0;
+
+    // Grouped-query attention (Hugging Face's repeat_kv): dst [rows, kv_heads x group x head_dim] holds
+    // each of src's kv_heads heads (rows `stride` floats apart) group times in a row, so query head h
+    // reads key/value head h / group.
+    virtual void repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) = 0;
+    // Its backward: dst (rows `stride` floats apart, kv_heads heads; overwritten) = for each key/value
+    // head the sum, in head order, of its group's heads in src [rows, kv_heads x group x head_dim].
+    virtual void sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) = 0;
 
     // s = c x + a f (the residual sum of one sub-layer).
     virtual void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,

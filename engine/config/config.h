@@ -70,6 +70,9 @@ struct ModelConfig {
     FeedForward ffn = FeedForward::Mlp;
     Position position = Position::Learned;
     double rope_theta = 10000.0;  // RoPE's base: head dimension pair i turns by position x theta^(-2i/hd)
+    // Grouped-query attention (Ainslie et al. 2023): self-attention's key and value heads, each shared by
+    // heads / kv_heads query heads (0: as many as heads; it must divide heads; 1: multi-query).
+    int kv_heads = 0;
 };
 
 struct TrainConfig {

@@ -310,6 +310,10 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(model, rope_theta,
                     {KeyRange{1.0, false, kNoLimit, false},
                      "set it above 1, e.g. 10000 (Llama 2) or 500000 (Llama 3)"}),
+        NORMLAB_KEY(
+            model, kv_heads,
+            {integers(0, kMaxWidth),
+             "set it to 0 for as many as model.heads, or to a divisor of model.heads (1: multi-query)"}),
         NORMLAB_KEY(train, optimizer),
         NORMLAB_KEY(train, lr, {kNonNegative}),
         NORMLAB_KEY(train, warmup_steps, {integers(0)}),

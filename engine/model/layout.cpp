@@ -43,12 +43,13 @@ class LayoutBuilder {
                 add(prefix + ".alpha", {1}, block, ParamRole::NormAlpha)};
     }
 
-    // A block's self-attention, FFN and residual-scheme entries under `prefix` ("blocks.3.").
-    BlockIndex add_block(const std::string& p, int i, int d, int d_ff) {
+    // A block's self-attention (q, then k and v of `kv` rows each), FFN and residual-scheme entries under
+    // `prefix` ("blocks.3.").
+    BlockIndex add_block(const std::string& p, int i, int d, int d_ff, int kv) {
         BlockIndex block;
         block.norm1 = add_norm(p + "norm1", d, i);
-        block.qkv_weight = add(p + "attn.qkv.weight", {3 * d, d}, i, ParamRole::Matrix);
-        block.qkv_bias = add_bias(p + "attn.qkv.bias", 3 * d, i);
+        block.qkv_weight = add(p + "attn.qkv.weight", {d + 2 * kv, d}, i, ParamRole::Matrix);
+        block.qkv_bias = add_bias(p + "attn.qkv.bias", d + 2 * kv, i);
         block.out_weight = add(p + "attn.out.weight", {d, d}, i, ParamRole::Matrix);
         block.out_bias = add_bias(p + "attn.out.bias", d, i);
         block.norm1_out = add_norm(p + "norm1_out", d, i);
@@ -121,7 +122,8 @@ void add_encoder(LayoutBuilder& builder, ParamLayout& layout, const ModelConfig&
         builder.add_cross_attention(layout.blocks[i], block_prefix(i), i, d);
     for (int i = 0; i < model.encoder_layers; ++i) {
         builder.set_encoder_block(i);
-        layout.encoder_blocks.push_back(builder.add_block("encoder." + block_prefix(i), i, d, model.d_ff));
+        layout.encoder_blocks.push_back(
+            builder.add_block("encoder." + block_prefix(i), i, d, model.d_ff, key_value_width(model)));
     }
     builder.set_encoder_block(model.encoder_layers);
     layout.encoder_final_norm = builder.add_norm("encoder.final_norm", d, -1);
@@ -160,7 +162,7 @@ ParamLayout build_layout(const ModelConfig& model, int vocab) {
     if (model.position == Position::Learned)
         layout.wpe = builder.add("wpe.weight", {model.seq_len, d}, -1, ParamRole::Embedding);
     for (int i = 0; i < model.layers; ++i)
-        layout.blocks.push_back(builder.add_block(block_prefix(i), i, d, model.d_ff));
+        layout.blocks.push_back(builder.add_block(block_prefix(i), i, d, model.d_ff, key_value_width(model)));
     layout.final_norm = builder.add_norm("final_norm", d, -1);
     layout.head =
         model.tie_embeddings ? layout.wte : builder.add("head.weight", {vocab, d}, -1, ParamRole::Matrix);
@@ -214,6 +216,14 @@ bool has_final_norm(const ModelConfig& model, bool encoder) {
                                                                                   : model.norm_placement);
 }
 
+int key_value_heads(const ModelConfig& model) {
+    return model.kv_heads > 0 ? model.kv_heads : model.heads;
+}
+
+int key_value_width(const ModelConfig& model) {
+    return key_value_heads(model) * (model.d_model / model.heads);
+}
+
 ModelConfig effective_model_config(const ModelConfig& model) {
     ModelConfig effective = model;
     if (model.theory_mode) {
@@ -221,6 +231,7 @@ ModelConfig effective_model_config(const ModelConfig& model) {
         effective.d_ff = model.d_model;
         effective.activation = Activation::Relu;
         effective.ffn = FeedForward::Mlp;
+        effective.kv_heads = 0;
         effective.init = InitScheme::XavierNormal;
     }
     return effective;

@@ -92,6 +92,11 @@ inline bool has_input_norm(NormPlacement placement) {
     return placement == NormPlacement::Pre || placement == NormPlacement::Peri;
 }
 
+// Self-attention's key and value heads (model.kv_heads, or heads when 0) and their width, kv_heads x
+// d_model / heads: the rows of k and of v in attn.qkv.weight (cross-attention keeps d_model).
+int key_value_heads(const ModelConfig& model);
+int key_value_width(const ModelConfig& model);
+
 // The config with theory mode's forced settings applied (one head, d_ff = d, a ReLU MLP, Xavier normal).
 ModelConfig effective_model_config(const ModelConfig& model);
 

@@ -202,16 +202,6 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     }
 }
 
-AttentionInputs Model::attention_inputs(const SublayerActivations& acts, bool cross) const {
-    const int d = m_config.d_model;
-    const size_t nd = static_cast<size_t>(m_batch) * m_seq * d;
-    if (m_config.qk_norm != QkNorm::None)
-        return {acts.qk_normed, acts.qk_normed + nd, acts.qkv + 2 * nd, d, d};
-    if (!cross) return packed_qkv(acts.qkv, d);
-    const float* kv = acts.qkv + nd;
-    return {acts.qkv, kv, kv + d, d, 2 * d};
-}
-
 const float* Model::forward_encoder(int batch, int seq, bool attention_stats) {
     const float* x = m_embedded;
     for (int i = 0; i < m_encoder_steps; ++i) {
@@ -417,7 +407,6 @@ void Model::backward_attention(const SublayerStep& step, const float* grad_branc
     const bool cross = step.kind == kCrossAttention;
     const int n = batch * seq;
     const int d = m_config.d_model;
-    const size_t nd = static_cast<size_t>(n) * d;
     const float* grad_heads = grad_branch;
     if (!m_config.theory_mode) {
         const int out_weight = cross ? index.cross_out_weight : index.out_weight;
@@ -426,16 +415,8 @@ void Model::backward_attention(const SublayerStep& step, const float* grad_branc
                                    grad_branch, acts.heads, entry_ptr(out_weight), n, d, d, false);
         grad_heads = m_scratch[kGradHeads];
     }
-    // dq, dk, dv where the projections wrote q, k, v: planar with QK-norm, else packed like them
-    float* grad_q = m_scratch[kGradQkv];
-    AttentionGrads grads{grad_q, grad_q + nd, grad_q + 2 * nd, d, d};
-    if (m_config.qk_norm == QkNorm::None && !cross)
-        grads = {grad_q, grad_q + d, grad_q + 2 * d, 3 * d, 3 * d};
-    if (m_config.qk_norm == QkNorm::None && cross) grads = {grad_q, grad_q + nd, grad_q + nd + d, d, 2 * d};
-    m_backend->attention_backward(grads, grad_heads, attention_inputs(acts, cross), acts.probs,
-                                  attention_shape(step, batch, seq));
-    if (!cross) rotate_qk(grads.q, grads.k, grads.q_stride, grads.kv_stride, n, true);  // RoPE's backward
-    backward_attention_projection(step, grad_q, u, grad_u, accumulate_u, m_scratch[kGradMemory],
+    backward_attention_inputs(step, grad_heads, batch, seq);
+    backward_attention_projection(step, m_scratch[kGradQkv], u, grad_u, accumulate_u, m_scratch[kGradMemory],
                                   m_scratch[kGradHeads], n);
 }
 

@@ -38,6 +38,7 @@ struct Wiring {
     Position position = Position::Learned;
     bool bias = true;
     bool tie_embeddings = false;
+    int kv_heads = 0;
 };
 
 void PrintTo(const Wiring& wiring, std::ostream* out) {
@@ -66,6 +67,7 @@ TEST_P(CudaModelParity, LossTelemetryAndGradientsMatchTheCpuReference) {
     config.position = wiring.position;
     config.bias = wiring.bias;
     config.tie_embeddings = wiring.tie_embeddings;
+    config.kv_heads = wiring.kv_heads;
     const int vocab = 13;
     const Batch batch = testing::small_batch(vocab, 3, config.seq_len, 5);
 
@@ -114,13 +116,13 @@ INSTANTIATE_TEST_SUITE_P(
         Wiring{"EncoderDecoderQkRMSNorm", NormPlacement::Pre, NormType::RmsNorm, Residual::Plain, false, 2,
                QkNorm::RmsNorm},
         Wiring{"LlamaLike", NormPlacement::Pre, NormType::RmsNorm, Residual::Plain, false, 0, QkNorm::None,
-               FeedForward::SwiGlu, Position::Rope, false, true},
+               FeedForward::SwiGlu, Position::Rope, false, true, 1},
         Wiring{"LlamaLikeQkNormThenRope", NormPlacement::Pre, NormType::RmsNorm, Residual::Plain, false, 0,
-               QkNorm::RmsNorm, FeedForward::SwiGlu, Position::Rope, false, true},
+               QkNorm::RmsNorm, FeedForward::SwiGlu, Position::Rope, false, true, 1},
         Wiring{"GeGluNoPositions", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, false, 0,
                QkNorm::None, FeedForward::GeGlu, Position::None},
         Wiring{"EncoderDecoderRopeSwiGluTied", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain,
-               false, 2, QkNorm::LayerNorm, FeedForward::SwiGlu, Position::Rope, false, true}),
+               false, 2, QkNorm::LayerNorm, FeedForward::SwiGlu, Position::Rope, false, true, 1}),
     [](const ::testing::TestParamInfo<Wiring>& info) { return info.param.name; });
 
 Config curve_config(const std::string& device, OptimizerKind optimizer) {

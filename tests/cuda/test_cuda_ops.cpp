@@ -570,7 +570,8 @@ void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
 }
 
 // The ops of current LLM blocks: the gated FFN's product (dup aliasing dh, as the model calls it), RoPE
-// both ways on strided rows (packed q | k | v), and embeddings without position rows.
+// both ways on strided rows (packed q | k | v), grouped-query attention's repeated heads and their group
+// sums, and embeddings without position rows.
 void add_gated_rope_and_position_free(std::vector<OpCase>& cases) {
     const size_t n = 70001;
     for (const FeedForward kind : {FeedForward::SwiGlu, FeedForward::GeGlu}) {
@@ -598,6 +599,18 @@ void add_gated_rope_and_position_free(std::vector<OpCase>& cases) {
                              return std::vector<double>{};
                          }});
     }
+    // f: packed k rows (stride 3 x 64 + 5), repeated [rows, 6 heads x 16], the group sums written back
+    const int kv_rows = 77, kv_stride = 197;
+    cases.push_back(
+        {"RepeatedHeadsAndGroupSums",
+         {rnd(static_cast<size_t>(kv_rows) * kv_stride, 90), zeros(static_cast<size_t>(kv_rows) * 96),
+          rnd(static_cast<size_t>(kv_rows) * 96, 91), rnd(static_cast<size_t>(kv_rows) * kv_stride, 92)},
+         {},
+         [](Backend& b, float* const* f, int32_t* const*) {
+             b.repeat_heads(f[1], f[0] + 64, kv_stride, {kv_rows, 2, 3, 16});
+             b.sum_head_groups(f[3] + 64, kv_stride, f[2], {kv_rows, 2, 3, 16});
+             return std::vector<double>{};
+         }});
     const int batch = 5, positions = 9, d = 40, vocab = 13;
     const size_t tokens = static_cast<size_t>(batch) * positions;
     cases.push_back({"EmbeddingWithoutPositions",

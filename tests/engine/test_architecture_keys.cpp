@@ -23,6 +23,7 @@ ModelConfig llama_like() {
     config.tie_embeddings = true;
     config.ffn = FeedForward::SwiGlu;
     config.position = Position::Rope;
+    config.kv_heads = 1;
     return config;
 }
 
@@ -46,6 +47,9 @@ TEST(ArchitectureLayout, KeysLeaveTensorsOutAndAddTheGates) {
     ASSERT_GE(gate, 0);
     EXPECT_EQ(layout.blocks[1].gate_weight, gate);
     EXPECT_EQ(layout.entries[gate].shape, (std::vector<int64_t>{config.d_ff, config.d_model}));
+    const ParamEntry& qkv = layout.entries[layout.blocks[0].qkv_weight];  // q, then one key and value head
+    EXPECT_EQ(qkv.shape,
+              (std::vector<int64_t>{config.d_model + 2 * (config.d_model / config.heads), config.d_model}));
 
     const ParamLayout today =
         build_layout(testing::tiny_model_config(2), 13);  // the defaults: nothing left out
@@ -100,6 +104,22 @@ TEST(ArchitectureMemory, EstimateCountsTheGate) {
 }
 
 // Every tensor (by its checkpoint name) and the next step's loss come back from a saved checkpoint.
+// Grouped-query attention's projection is d + 2 kv_width rows (parameters x 5, and the qkv activations),
+// and it keeps k and v repeated to every head (and their gradients): 2 n d floats each.
+TEST(ArchitectureMemory, EstimateCountsGroupedQueryAttention) {
+    ModelConfig heads = testing::tiny_model_config(3);
+    ModelConfig grouped = heads;
+    grouped.kv_heads = 1;
+    const int vocab = 256, batch = 4, seq = 8;
+    const size_t n = static_cast<size_t>(batch) * seq, d = heads.d_model;
+    const size_t kv = d / 2;  // 2 heads on one key/value head
+    const size_t fewer_parameters = build_layout(heads, vocab).total - build_layout(grouped, vocab).total;
+    EXPECT_EQ(fewer_parameters, heads.layers * (2 * (d - kv) * d + 2 * (d - kv)));
+    const size_t more_activations = heads.layers * (2 * n * d - 2 * n * (d - kv)) + 2 * n * d;
+    EXPECT_EQ(estimate_training_bytes(grouped, vocab, batch, seq) + 5 * fewer_parameters * sizeof(float),
+              estimate_training_bytes(heads, vocab, batch, seq) + more_activations * sizeof(float));
+}
+
 TEST(ArchitectureCheckpoint, LlamaShapedRunResumesExactly) {
     Config config = testing::small_model_config(16, 2, 8, 4, 10);
     config.model = llama_like();

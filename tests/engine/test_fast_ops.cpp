@@ -96,9 +96,9 @@ TEST_P(FastOps, EmbeddingWithoutPositions) {
     expect_close("embedding without wpe", x_fast, expected, 0.0);
 }
 
-// The gated FFN's product and its backward (dup aliasing dh, as the model calls it), and RoPE both ways
-// on strided rows, against the reference.
-TEST_P(FastOps, GatedProductAndRope) {
+// The gated FFN's product and its backward (dup aliasing dh, as the model calls it), grouped-query
+// attention's repeated heads and their sums, and RoPE both ways on strided rows, against the reference.
+TEST_P(FastOps, GatedProductGroupedHeadsAndRope) {
     const size_t count = static_cast<size_t>(n) * 64;
     const Floats gate = random_tensor(count, 21, 2.0), up = random_tensor(count, 22),
                  dh = random_tensor(count, 23);
@@ -114,6 +114,17 @@ TEST_P(FastOps, GatedProductAndRope) {
         expect_close("gated dgate", dgate_fast, dgate_ref, 0.0);
         expect_close("gated dup", dup_fast, dup_ref, 0.0);
     }
+    const int kv_heads = 2, group = 3, kv_stride = 2 * kv_heads * 16 + 8, repeated = kv_heads * group * 16;
+    const Floats kv = random_tensor(static_cast<size_t>(n) * kv_stride, 25);
+    Floats wide_ref(static_cast<size_t>(n) * repeated), wide_fast(wide_ref.size());
+    const HeadGroups groups{n, kv_heads, group, 16};
+    reference.repeat_heads(wide_ref.data(), kv.data(), kv_stride, groups);
+    fast.repeat_heads(wide_fast.data(), kv.data(), kv_stride, groups);
+    expect_close("repeated heads", wide_fast, wide_ref, 0.0);
+    Floats sums_ref = kv, sums_fast = kv;
+    reference.sum_head_groups(sums_ref.data(), kv_stride, wide_ref.data(), groups);
+    fast.sum_head_groups(sums_fast.data(), kv_stride, wide_ref.data(), groups);
+    expect_close("head group sums", sums_fast, sums_ref, 0.0);
     const int heads = 4, head_dim = 16, stride = 3 * heads * head_dim, seq = 8;
     const Floats x = random_tensor(static_cast<size_t>(n) * stride, 24);
     for (const bool inverse : {false, true}) {

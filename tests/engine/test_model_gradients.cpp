@@ -162,6 +162,29 @@ TEST(ModelGradientsArchitecture, BiasesTiedHeadGatedFfnAndPositions) {
     check_model_gradients(encoder_decoder, "encoder-decoder, swiglu, rope, tied, no biases");
 }
 
+// Grouped-query attention: 4 query heads on 2 key/value heads, and multi-query (1), with biases, QK-norm
+// and RoPE, and in an encoder-decoder (the encoder's self-attention grouped too, cross-attention not).
+// Heads of 4 dimensions and QK-RMSNorm: QK-LayerNorm over so few dimensions is close to a sign, whose
+// jump a difference stencil can straddle (tests/parity checks MQA with QK-LayerNorm against PyTorch).
+TEST(ModelGradientsArchitecture, GroupedQueryAttention) {
+    for (int kv_heads : {2, 1}) {
+        ModelConfig config = wired_config(NormPlacement::Pre, NormType::RmsNorm, Residual::Plain);
+        config.d_model = 16;
+        config.heads = 4;
+        config.kv_heads = kv_heads;
+        check_model_gradients(config, "gqa " + std::to_string(kv_heads));
+        config.position = Position::Rope;
+        config.qk_norm = QkNorm::RmsNorm;
+        check_model_gradients(config, "gqa with QK-norm and RoPE " + std::to_string(kv_heads));
+    }
+    ModelConfig encoder_decoder = wired_config(NormPlacement::Post, NormType::LayerNorm, Residual::Plain, 2);
+    encoder_decoder.d_model = 16;
+    encoder_decoder.heads = 4;
+    encoder_decoder.kv_heads = 2;
+    encoder_decoder.position = Position::Rope;
+    check_model_gradients(encoder_decoder, "gqa encoder-decoder");
+}
+
 // z-loss adds z_loss (log Z)^2 per scored position; a large coefficient so its gradient term is not
 // lost in the cross-entropy's (decoder-only and encoder-decoder, which leaves the memory's targets out).
 TEST(ModelGradientsZLoss, CrossEntropyPlusZLoss) {

@@ -109,6 +109,28 @@ TEST_F(OpGradients, RopeTurnsHalvesAndItsInverseIsTheBackward) {
     expect_gradient_matches("rope dx", x, dx, objective);
 }
 
+// Grouped-query attention's repeat (query head h reads key/value head h / group) and its backward, the
+// sum of each group's gradients.
+TEST_F(OpGradients, RepeatedHeadsAndTheirGroupSums) {
+    const int rows = 3, kv_heads = 2, group = 3, head_dim = 2, stride = kv_heads * head_dim + 5;
+    const int width = kv_heads * group * head_dim;
+    auto src = random_tensor(static_cast<size_t>(rows) * stride, 51);
+    const auto weights = random_tensor(static_cast<size_t>(rows) * width, 52);
+    std::vector<float> repeated(weights.size());
+    auto objective = [&] {
+        backend.repeat_heads(repeated.data(), src.data(), stride, {rows, kv_heads, group, head_dim});
+        return weighted_sum(repeated, weights);
+    };
+    objective();
+    for (int h = 0; h < kv_heads * group; ++h)  // row 1, head h: source head h / 3
+        EXPECT_EQ(repeated[width + h * head_dim + 1], src[stride + (h / group) * head_dim + 1]) << h;
+    std::vector<float> grad(src.size(), 0.0f);
+    backend.sum_head_groups(grad.data(), stride, weights.data(), {rows, kv_heads, group, head_dim});
+    for (int row = 0; row < rows; ++row)  // the padding after each row's heads is not written
+        for (int i = kv_heads * head_dim; i < stride; ++i) EXPECT_EQ(grad[row * stride + i], 0.0f);
+    expect_gradient_matches("repeated heads", src, grad, objective);
+}
+
 class GatedGradients : public OpGradients, public ::testing::WithParamInterface<FeedForward> {};
 
 TEST_P(GatedGradients, GateAndUp) {

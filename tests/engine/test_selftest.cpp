@@ -132,6 +132,14 @@ class WrongTwin final : public Backend {
         ++m_ops;
         m_inner.gated_backward(kind, dgate, dup, dh, gate, up, count);
     }
+    void repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) override {
+        ++m_ops;
+        m_inner.repeat_heads(dst, src, stride, heads);
+    }
+    void sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) override {
+        ++m_ops;
+        m_inner.sum_head_groups(dst, stride, src, heads);
+    }
     void rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
               bool inverse) override {
         ++m_ops;

@@ -1,4 +1,5 @@
-// Element-wise CPU ops: activations (ReLU, exact-erf GELU), the gated FFN's product, RoPE, residual sums with
+// Element-wise CPU ops: activations (ReLU, exact-erf GELU), the gated FFN's product, RoPE, grouped-query
+// attention's repeated heads, residual sums with
 // constant or learnable scales, scale and add. Scalar-gradient reductions are summed in fixed chunks, in
 // order.
 #include <cmath>
@@ -41,6 +42,20 @@ void CpuReferenceBackend::rope(float* x, int stride, int rows, int seq, int head
 #pragma omp parallel for schedule(static)
     for (int row = 0; row < rows; ++row)
         rope_row(x + static_cast<size_t>(row) * stride, heads, head_dim, row % seq, theta, inverse);
+}
+
+void CpuReferenceBackend::repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) {
+    const size_t width = static_cast<size_t>(heads.kv_heads) * heads.group * heads.head_dim;
+#pragma omp parallel for schedule(static)
+    for (int row = 0; row < heads.rows; ++row)
+        repeat_heads_row(dst + row * width, src + static_cast<size_t>(row) * stride, heads);
+}
+
+void CpuReferenceBackend::sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) {
+    const size_t width = static_cast<size_t>(heads.kv_heads) * heads.group * heads.head_dim;
+#pragma omp parallel for schedule(static)
+    for (int row = 0; row < heads.rows; ++row)
+        sum_head_groups_row(dst + static_cast<size_t>(row) * stride, src + row * width, heads);
 }
 
 void CpuReferenceBackend::residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,

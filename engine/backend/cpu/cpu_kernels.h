@@ -75,6 +75,29 @@ inline void rope_row(float* row, int heads, int head_dim, int position, float th
     }
 }
 
+// One row of grouped-query attention's repeat (Backend::repeat_heads): head h of out is head h / group of in.
+inline void repeat_heads_row(float* out, const float* in, HeadGroups heads) {
+    const int head_dim = heads.head_dim;
+    for (int h = 0; h < heads.kv_heads * heads.group; ++h) {
+        const float* source = in + static_cast<size_t>(h / heads.group) * head_dim;
+        std::copy(source, source + head_dim, out + static_cast<size_t>(h) * head_dim);
+    }
+}
+
+// One row of its backward (Backend::sum_head_groups): head g of out is the sum of heads g x group ..
+// (g + 1) x group - 1 of in, added in head order.
+inline void sum_head_groups_row(float* out, const float* in, HeadGroups heads) {
+    const int head_dim = heads.head_dim, group = heads.group;
+    for (int g = 0; g < heads.kv_heads; ++g) {
+        const float* first = in + static_cast<size_t>(g) * group * head_dim;
+        for (int i = 0; i < head_dim; ++i) {
+            float total = first[i];
+            for (int j = 1; j < group; ++j) total += first[static_cast<size_t>(j) * head_dim + i];
+            out[static_cast<size_t>(g) * head_dim + i] = total;
+        }
+    }
+}
+
 // One row of LayerNorm / RMSNorm / DyT: y = norm(x) with double accumulators; stats gets (mean, rstd).
 // A frozen_rstd > 0 (LayerNorm / RMSNorm) replaces the row's own 1/std (norm-free inference).
 inline void norm_forward_row(NormType type, float* out, float* stats, const float* in, const float* w,

@@ -51,6 +51,8 @@ class CpuReferenceBackend : public Backend {
                            AttentionStatsRef stats) override;
     void attention_backward(const AttentionGrads& grads, const float* dout, const AttentionInputs& in,
                             const float* probs, const AttentionShape& shape) override;
+    void repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) override;
+    void sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) override;
 
     void activation_forward(Activation kind, float* y, const float* x, size_t count) override;
     void activation_backward(Activation kind, float* dx, const float* dy, const float* x,

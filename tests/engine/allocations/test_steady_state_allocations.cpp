@@ -172,6 +172,14 @@ class CountingBackend final : public Backend {
         CountingWindow window;
         m_cpu.gated_backward(kind, dgate, dup, dh, gate, up, count);
     }
+    void repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) override {
+        CountingWindow window;
+        m_cpu.repeat_heads(dst, src, stride, heads);
+    }
+    void sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) override {
+        CountingWindow window;
+        m_cpu.sum_head_groups(dst, stride, src, heads);
+    }
     void rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
               bool inverse) override {
         CountingWindow window;
@@ -270,8 +278,8 @@ INSTANTIATE_TEST_SUITE_P(Norms, SteadyState, ::testing::Values("layernorm", "rms
 // The same for a Llama-shaped model: its gated FFN, RoPE and tied head allocate nothing either.
 TEST(SteadyStateArchitecture, LlamaShapedOpsAllocateNothing) {
     Config config = small_config("rmsnorm");
-    for (const char* assignment :
-         {"model.ffn=swiglu", "model.position=rope", "model.bias=false", "model.tie_embeddings=true"})
+    for (const char* assignment : {"model.ffn=swiglu", "model.position=rope", "model.bias=false",
+                                   "model.tie_embeddings=true", "model.kv_heads=2"})
         apply_override(config, assignment);
     expect_backend_ops_allocate_nothing(config);
 }
@@ -341,7 +349,7 @@ INSTANTIATE_TEST_SUITE_P(
         StepCase{"LlamaLike_rope_swiglu_tied_no_bias_qk_norm",
                  {"data.task=text", "model.norm_type=rmsnorm", "model.ffn=swiglu", "model.position=rope",
                   "model.bias=false", "model.tie_embeddings=true", "model.qk_norm=rmsnorm",
-                  "train.optimizer=adamw", "telemetry.val_every=3"}},
+                  "model.kv_heads=1", "train.optimizer=adamw", "telemetry.val_every=3"}},
         StepCase{"PostLN_geglu_no_positions",
                  {"model.norm_placement=post", "model.ffn=geglu", "model.position=none",
                   "telemetry.val_every=4"}}),

@@ -1,6 +1,6 @@
 // The architecture keys (docs/model.md#architecture-keys) beyond their gradients: which tensors the
-// layout (and so the checkpoint) holds, the tied head's summed gradient, the memory estimate of a gated
-// FFN, and a Llama-shaped run resumed from its checkpoint with every tensor.
+// layout (and so the checkpoint) holds, that none is live, the tied head's summed gradient, the memory
+// estimate of a gated FFN, and a Llama-shaped run resumed from its checkpoint with every tensor.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
 #include "engine/model/model.h"
+#include "engine/train/commands.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
 
@@ -57,6 +59,15 @@ TEST(ArchitectureLayout, KeysLeaveTensorsOutAndAddTheGates) {
     EXPECT_GE(today.find("wpe.weight"), 0);
     EXPECT_GE(today.find("blocks.0.ffn.fc1.bias"), 0);
     EXPECT_EQ(today.find("blocks.0.ffn.gate.weight"), -1);
+}
+
+// They change the tensors, so a run cannot switch them: a new run is needed (docs/model.md#live-changes).
+TEST(ArchitectureLayout, TheKeysAreNotLive) {
+    for (const char* key : {"model.bias", "model.tie_embeddings", "model.ffn", "model.position",
+                            "model.rope_theta", "model.kv_heads"}) {
+        EXPECT_FALSE(is_live_key(key)) << key;
+        EXPECT_THROW(require_live_key(key), InputError) << key;
+    }
 }
 
 // The tied matrix's gradient is the head's plus the embedding's of an untied twin with equal weights.

@@ -79,6 +79,15 @@ struct AttentionGrads {
     int kv_stride = 0;
 };
 
+// Grouped-query attention's heads: `rows` rows of kv_heads key/value heads of head_dim floats, each
+// shared by `group` query heads.
+struct HeadGroups {
+    int rows = 0;
+    int kv_heads = 0;
+    int group = 1;
+    int head_dim = 0;
+};
+
 // Self-attention's sources inside packed qkv[n, 3d].
 inline AttentionInputs packed_qkv(const float* qkv, int d) {
     return {qkv, qkv + d, qkv + 2 * d, 3 * d, 3 * d};
@@ -101,7 +110,8 @@ class Backend {
     virtual void fill(float* dst, float value, size_t count) = 0;
     virtual void copy(float* dst, const float* src, size_t count) = 0;
 
-    // x[n, d] = wte[tokens] + wpe[position]; tokens is [batch, seq], n = batch * seq.
+    // x[n, d] = wte[tokens] + wpe[position]; tokens is [batch, seq], n = batch * seq. A null wpe (dwpe)
+    // leaves the positions out (model.position rope or none).
     virtual void embedding_forward(float* x, const int32_t* tokens, const float* wte, const float* wpe,
                                    int batch, int seq, int d) = 0;
     virtual void embedding_backward(float* dwte, float* dwpe, const float* dx, const int32_t* tokens,
@@ -164,6 +174,28 @@ class Backend {
     virtual void activation_forward(Activation kind, float* y, const float* x, size_t count) = 0;
     virtual void activation_backward(Activation kind, float* dx, const float* dy, const float* x,
                                      size_t count) = 0;
+
+    // The gated FFN's product h = act(gate) * up, act SiLU (SwiGLU) or GELU (GeGLU); kind is never Mlp.
+    virtual void gated_forward(FeedForward kind, float* h, const float* gate, const float* up,
+                               size_t count) = 0;
+    // dgate = dh up act'(gate), dup = dh act(gate) (both overwritten; dup may alias dh).
+    virtual void gated_backward(FeedForward kind, float* dgate, float* dup, const float* dh,
+                                const float* gate, const float* up, size_t count) = 0;
+
+    // RoPE in place on rows * heads head vectors of head_dim floats (rows `stride` floats apart, heads
+    // contiguous, row r at position r % seq): dimensions i and i + head_dim / 2 turn by the angle
+    // position x theta^(-2i / head_dim) (Hugging Face Llama's rotate_half). inverse turns them back, which
+    // is also the backward pass (the transpose of a rotation is its inverse).
+    virtual void rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
+                      bool inverse) = 0;
+
+    // Grouped-query attention (Hugging Face's repeat_kv): dst [rows, kv_heads x group x head_dim] holds
+    // each of src's kv_heads heads (rows `stride` floats apart) group times in a row, so query head h
+    // reads key/value head h / group.
+    virtual void repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) = 0;
+    // Its backward: dst (rows `stride` floats apart, kv_heads heads; overwritten) = for each key/value
+    // head the sum, in head order, of its group's heads in src [rows, kv_heads x group x head_dim].
+    virtual void sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) = 0;
 
     // s = c x + a f (the residual sum of one sub-layer).
     virtual void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,

@@ -24,6 +24,43 @@ NORMLAB_HOST_DEVICE inline float activation_slope(Kind kind, float x) {
     return 0.5f * (1.0f + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
 }
 
+// The gated FFN's activation of the gate: SiLU g sigmoid(g) for SwiGLU, exact-erf GELU for GeGLU.
+NORMLAB_HOST_DEVICE inline float gate_value(FeedForward kind, float g) {
+    if (kind == FeedForward::GeGlu) return activation_value(Activation::Gelu, g);
+    return g / (1.0f + std::exp(-g));
+}
+
+NORMLAB_HOST_DEVICE inline float gate_slope(FeedForward kind, float g) {
+    if (kind == FeedForward::GeGlu) return activation_slope(Activation::Gelu, g);
+    const float sigmoid = 1.0f / (1.0f + std::exp(-g));
+    return sigmoid * (1.0f + g * (1.0f - sigmoid));
+}
+
+// One element of the gated product's backward: dgate and dup from dh (read before either is written,
+// so dup may alias dh).
+NORMLAB_HOST_DEVICE inline void gated_grads(FeedForward kind, float dh, float g, float u, float& dgate,
+                                            float& dup) {
+    dgate = dh * u * gate_slope(kind, g);
+    dup = dh * gate_value(kind, g);
+}
+
+// RoPE's angle for dimension pair i (< head_dim / 2) at `position`, in double: theta^(-2i / head_dim) x
+// position, negated for the inverse turn.
+NORMLAB_HOST_DEVICE inline double rope_angle(int position, int pair, int head_dim, float theta,
+                                             bool inverse) {
+    const double angle =
+        position * std::pow(static_cast<double>(theta), -2.0 * pair / static_cast<double>(head_dim));
+    return inverse ? -angle : angle;
+}
+
+// Turns the pair (x[pair], x[pair + half]) of one head vector by `angle` (rotate_half's pairing).
+NORMLAB_HOST_DEVICE inline void rope_turn(float* head, int pair, int half, double angle) {
+    const double c = std::cos(angle), s = std::sin(angle);
+    const double a = head[pair], b = head[pair + half];
+    head[pair] = static_cast<float>(a * c - b * s);
+    head[pair + half] = static_cast<float>(b * c + a * s);
+}
+
 // One parameter's optimizer update (SGD with momentum, Adam with L2 decay, AdamW, RAdam): advances the
 // moments m and v and returns the change to add to the parameter. Kind, when given, must equal
 // step.kind; as a compile-time constant it lets a loop over one optimizer vectorise.

@@ -1,7 +1,8 @@
-// run_backend_selftest: four tiny models covering the op families (LayerNorm, RMSNorm and DyT; Pre-,
+// run_backend_selftest: six tiny models covering the op families (LayerNorm, RMSNorm and DyT; Pre-,
 // Post- and Peri-LN; QK-norm, z-loss, Admin's learnable shortcut scales, an encoder with cross-attention;
-// the four optimizers), each trained three steps on the candidate and on the CPU reference, every
-// step's values compared in the order they are computed.
+// SwiGLU, GeGLU, RoPE, multi-query attention, no biases, a tied head; the four optimizers), each trained
+// three steps on the candidate and on the CPU reference, every step's values compared in the order they are
+// computed.
 #include "engine/backend/selftest.h"
 
 #include <omp.h>
@@ -81,6 +82,24 @@ std::vector<TinyModel> tiny_models() {
 
     models.push_back({"Peri-LN DyT", tiny_config(NormPlacement::Peri, NormType::DyT, Activation::Relu),
                       tiny_training(OptimizerKind::RAdam)});
+
+    TinyModel llama{"Llama-like: RMSNorm, SwiGLU, QK-norm then RoPE, multi-query, no biases, tied",
+                    tiny_config(NormPlacement::Pre, NormType::RmsNorm, Activation::Relu),
+                    tiny_training(OptimizerKind::AdamW, 0.1)};
+    llama.model.ffn = FeedForward::SwiGlu;
+    llama.model.position = Position::Rope;
+    llama.model.qk_norm = QkNorm::RmsNorm;
+    llama.model.bias = false;
+    llama.model.tie_embeddings = true;
+    llama.model.kv_heads = 1;
+    models.push_back(llama);
+
+    TinyModel geglu{"GeGLU, RoPE, no positions on the tokens",
+                    tiny_config(NormPlacement::Pre, NormType::LayerNorm, Activation::Relu),
+                    tiny_training(OptimizerKind::Adam)};
+    geglu.model.ffn = FeedForward::GeGlu;
+    geglu.model.position = Position::Rope;
+    models.push_back(geglu);
     return models;
 }
 

@@ -96,9 +96,31 @@ void check_heads_divide(const ModelConfig& m) {
     throw InputError(message);
 }
 
+// RoPE turns pairs of head dimensions (docs/model.md#architecture-keys).
+void check_rope(const ModelConfig& m) {
+    const int head_dim = m.d_model / m.heads;
+    require(m.position != Position::Rope || head_dim % 2 == 0,
+            "model.position=rope turns pairs of head dimensions, but d_model / heads = " +
+                std::to_string(head_dim) + " is odd; change model.d_model or model.heads so it is even");
+}
+
+// Grouped-query attention shares each key/value head among heads / kv_heads query heads.
+void check_kv_heads(const ModelConfig& m) {
+    if (m.kv_heads == 0 || m.heads % m.kv_heads == 0) return;
+    std::string divisors;
+    for (int k = 1; k <= m.heads; ++k) {
+        if (m.heads % k == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(k);
+    }
+    throw InputError("model.kv_heads (" + std::to_string(m.kv_heads) + ") must divide model.heads (" +
+                     std::to_string(m.heads) + "); set model.kv_heads to one of " + divisors +
+                     " (1: multi-query), or 0 for as many as the heads");
+}
+
 // The checks that involve more than one key.
 void check_combinations(const Config& config) {
     check_heads_divide(config.model);
+    check_rope(config.model);
+    check_kv_heads(config.model);
     require(config.model.residual_warmup_steps == 0 || config.model.residual != Residual::ReZero,
             "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
             "model.residual_warmup_steps=0 or another model.residual");

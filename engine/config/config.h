@@ -19,6 +19,12 @@ enum class QkNorm { None, LayerNorm, RmsNorm };
 // DeepNorm and Admin scale the shortcut of Post-LN; with other placements see wiring_note().
 enum class Residual { Plain, DeepNorm, ReZero, Admin };
 enum class Activation { Relu, Gelu };
+// The FFN: Mlp is fc2(activation(fc1 u)); the gated ones are fc2(act(gate u) * (fc1 u)) with act SiLU
+// (SwiGLU) or GELU (GeGLU), both projections d_ff wide (Shazeer 2020).
+enum class FeedForward { Mlp, SwiGlu, GeGlu };
+// Position information: learned absolute embeddings added to the tokens (wpe), rotary embeddings on each
+// head's q and k (RoPE, Su et al. 2021; Hugging Face Llama's rotate_half pairing), or none at all.
+enum class Position { Learned, Rope, None };
 enum class InitScheme { XavierNormal, XavierUniform, Gpt2 };
 enum class AdminInit { Closed, Profiled };
 enum class OptimizerKind { Sgd, Adam, AdamW, RAdam };
@@ -58,6 +64,15 @@ struct ModelConfig {
     // ProRes residual warmup (Chen et al. 2026): block l's branch (l = 1.. per stack) scaled by
     // min(1, t / (T l)) at step t, T = residual_warmup_steps (0: off).
     int residual_warmup_steps = 0;
+    // The architecture of current LLMs (docs/model.md#architecture-keys); the defaults are the 2020 model.
+    bool bias = true;             // linear layers with biases (false: none, as Llama)
+    bool tie_embeddings = false;  // the head's weight is the token embedding (wte.weight)
+    FeedForward ffn = FeedForward::Mlp;
+    Position position = Position::Learned;
+    double rope_theta = 10000.0;  // RoPE's base: head dimension pair i turns by position x theta^(-2i/hd)
+    // Grouped-query attention (Ainslie et al. 2023): self-attention's key and value heads, each shared by
+    // heads / kv_heads query heads (0: as many as heads; it must divide heads; 1: multi-query).
+    int kv_heads = 0;
 };
 
 struct TrainConfig {
@@ -148,6 +163,8 @@ std::string to_string(NormType v);
 std::string to_string(QkNorm v);
 std::string to_string(Residual v);
 std::string to_string(Activation v);
+std::string to_string(FeedForward v);
+std::string to_string(Position v);
 std::string to_string(InitScheme v);
 std::string to_string(AdminInit v);
 std::string to_string(OptimizerKind v);

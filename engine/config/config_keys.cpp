@@ -45,6 +45,17 @@ constexpr auto enum_names(Activation) {
     using E = Activation;
     return std::to_array<std::pair<E, std::string_view>>({{E::Relu, "relu"}, {E::Gelu, "gelu"}});
 }
+// The architecture keys' enums (docs/model.md#architecture-keys).
+template <class E>
+using NameOf = std::pair<E, std::string_view>;
+constexpr auto enum_names(FeedForward) {
+    return std::to_array<NameOf<FeedForward>>(
+        {{FeedForward::Mlp, "mlp"}, {FeedForward::SwiGlu, "swiglu"}, {FeedForward::GeGlu, "geglu"}});
+}
+constexpr auto enum_names(Position) {
+    return std::to_array<NameOf<Position>>(
+        {{Position::Learned, "learned"}, {Position::Rope, "rope"}, {Position::None, "none"}});
+}
 constexpr auto enum_names(InitScheme) {
     using E = InitScheme;
     return std::to_array<std::pair<E, std::string_view>>(
@@ -292,6 +303,17 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(model, norm_gain_warmup_steps, {integers(0)}),
         NORMLAB_KEY(model, norm_gain_warmup_start, {kUnitPositive}),
         NORMLAB_KEY(model, residual_warmup_steps, {integers(0)}),
+        NORMLAB_KEY(model, bias),
+        NORMLAB_KEY(model, tie_embeddings),
+        NORMLAB_KEY(model, ffn),
+        NORMLAB_KEY(model, position),
+        NORMLAB_KEY(model, rope_theta,
+                    {KeyRange{1.0, false, kNoLimit, false},
+                     "set it above 1, e.g. 10000 (Llama 2) or 500000 (Llama 3)"}),
+        NORMLAB_KEY(
+            model, kv_heads,
+            {integers(0, kMaxWidth),
+             "set it to 0 for as many as model.heads, or to a divisor of model.heads (1: multi-query)"}),
         NORMLAB_KEY(train, optimizer),
         NORMLAB_KEY(train, lr, {kNonNegative}),
         NORMLAB_KEY(train, warmup_steps, {integers(0)}),
@@ -435,6 +457,12 @@ std::string to_string(Residual v) {
     return enum_to_string(v);
 }
 std::string to_string(Activation v) {
+    return enum_to_string(v);
+}
+std::string to_string(FeedForward v) {
+    return enum_to_string(v);
+}
+std::string to_string(Position v) {
     return enum_to_string(v);
 }
 std::string to_string(InitScheme v) {

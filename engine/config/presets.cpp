@@ -41,6 +41,15 @@ std::vector<std::string> logit_growth(const std::string& qk_norm, const std::str
             "telemetry.every=10"};
 }
 
+// Today's decoder shapes at laptop scale: 4 Pre-LN blocks of width 64, AdamW with warmup and cosine decay.
+std::vector<std::string> modern(const std::vector<std::string>& shape) {
+    return with(
+        {"model.layers=4", "model.d_model=64", "model.norm_placement=pre", "model.tie_embeddings=true",
+         "train.optimizer=adamw", "train.beta2=0.95", "train.weight_decay=0.1", "train.lr=3e-3",
+         "train.warmup_steps=30", "train.schedule=cosine", "train.steps=300"},
+        shape);
+}
+
 std::vector<std::string> theory(const std::string& placement) {
     return {"model.theory_mode=true",
             "model.layers=6",
@@ -106,6 +115,13 @@ const std::vector<Preset>& presets() {
         {"logit-drift-zloss",
          "the same with z-loss 1e-4: log Z drifts about 1 nat less, the loss is unchanged",
          with(logit_growth("layernorm", "0.3"), {"train.z_loss=1e-4"})},
+        {"gpt2-shape",
+         "GPT-2's shape at laptop scale: learned positions, GELU MLP, biases, LayerNorm, tied head",
+         modern({"model.d_ff=256", "model.activation=gelu", "model.init=gpt2"})},
+        {"llama-small",
+         "a Llama-shaped model at laptop scale: RoPE, SwiGLU, RMSNorm, no biases, tied head, 2 KV heads of 4",
+         modern({"model.d_ff=176", "model.ffn=swiglu", "model.norm_type=rmsnorm", "model.position=rope",
+                 "model.bias=false", "model.kv_heads=2"})},
         {"theory-postln", "Xiong et al.'s simplified Post-LN model: E||x||^2/d = 1.5 in every block",
          theory("post")},
         {"theory-preln", "Xiong et al.'s simplified Pre-LN model: E||x_l||^2/d grows linearly with l",

@@ -1,7 +1,7 @@
-// Builds the parameter layout table in checkpoint-contract names and decides which entries are active
-// for a given wiring (e.g. Peri-LN's output norms only under peri, RMSNorm has no bias). An encoder and
-// the decoder's cross-attention come after the decoder-only model's entries, which keep their order;
-// QK-norm's gains close each part.
+// Builds the parameter layout table in checkpoint-contract names (the architecture keys leave tensors
+// out) and decides which entries are active for a given wiring (e.g. Peri-LN's output norms only under
+// peri, RMSNorm has no bias). An encoder and the decoder's cross-attention come after the decoder-only
+// model's entries, which keep their order; QK-norm's gains close each part, a gated FFN's gates the table.
 #include "engine/model/layout.h"
 
 #include <cmath>
@@ -18,7 +18,7 @@ int ParamLayout::find(const std::string& name) const {
 namespace {
 class LayoutBuilder {
   public:
-    explicit LayoutBuilder(ParamLayout& layout) : m_layout(layout) {}
+    LayoutBuilder(ParamLayout& layout, bool bias) : m_layout(layout), m_bias(bias) {}
 
     // Entries of the encoder go in with block -1 and their encoder block set.
     void set_encoder_block(int encoder_block) { m_encoder_block = encoder_block; }
@@ -32,26 +32,32 @@ class LayoutBuilder {
         return static_cast<int>(m_layout.entries.size()) - 1;
     }
 
+    // A linear layer's bias, or -1 (no entry) with model.bias=false.
+    int add_bias(const std::string& name, int64_t size, int block) {
+        return m_bias ? add(name, {size}, block, ParamRole::Bias) : -1;
+    }
+
     NormIndex add_norm(const std::string& prefix, int d, int block) {
         return {add(prefix + ".weight", {d}, block, ParamRole::NormWeight),
                 add(prefix + ".bias", {d}, block, ParamRole::NormBias),
                 add(prefix + ".alpha", {1}, block, ParamRole::NormAlpha)};
     }
 
-    // A block's self-attention, FFN and residual-scheme entries under `prefix` ("blocks.3.").
-    BlockIndex add_block(const std::string& p, int i, int d, int d_ff) {
+    // A block's self-attention (q, then k and v of `kv` rows each), FFN and residual-scheme entries under
+    // `prefix` ("blocks.3.").
+    BlockIndex add_block(const std::string& p, int i, int d, int d_ff, int kv) {
         BlockIndex block;
         block.norm1 = add_norm(p + "norm1", d, i);
-        block.qkv_weight = add(p + "attn.qkv.weight", {3 * d, d}, i, ParamRole::Matrix);
-        block.qkv_bias = add(p + "attn.qkv.bias", {3 * d}, i, ParamRole::Bias);
+        block.qkv_weight = add(p + "attn.qkv.weight", {d + 2 * kv, d}, i, ParamRole::Matrix);
+        block.qkv_bias = add_bias(p + "attn.qkv.bias", d + 2 * kv, i);
         block.out_weight = add(p + "attn.out.weight", {d, d}, i, ParamRole::Matrix);
-        block.out_bias = add(p + "attn.out.bias", {d}, i, ParamRole::Bias);
+        block.out_bias = add_bias(p + "attn.out.bias", d, i);
         block.norm1_out = add_norm(p + "norm1_out", d, i);
         block.norm2 = add_norm(p + "norm2", d, i);
         block.fc1_weight = add(p + "ffn.fc1.weight", {d_ff, d}, i, ParamRole::Matrix);
-        block.fc1_bias = add(p + "ffn.fc1.bias", {d_ff}, i, ParamRole::Bias);
+        block.fc1_bias = add_bias(p + "ffn.fc1.bias", d_ff, i);
         block.fc2_weight = add(p + "ffn.fc2.weight", {d, d_ff}, i, ParamRole::Matrix);
-        block.fc2_bias = add(p + "ffn.fc2.bias", {d}, i, ParamRole::Bias);
+        block.fc2_bias = add_bias(p + "ffn.fc2.bias", d, i);
         block.norm2_out = add_norm(p + "norm2_out", d, i);
         block.rezero_alpha = add(p + "rezero_alpha", {1}, i, ParamRole::ReZeroAlpha);
         block.admin_omega = add(p + "admin_omega", {2}, i, ParamRole::AdminOmega);
@@ -62,13 +68,19 @@ class LayoutBuilder {
     void add_cross_attention(BlockIndex& block, const std::string& p, int i, int d) {
         block.norm_cross = add_norm(p + "norm_cross", d, i);
         block.cross_q_weight = add(p + "cross_attn.q.weight", {d, d}, i, ParamRole::Matrix);
-        block.cross_q_bias = add(p + "cross_attn.q.bias", {d}, i, ParamRole::Bias);
+        block.cross_q_bias = add_bias(p + "cross_attn.q.bias", d, i);
         block.cross_kv_weight = add(p + "cross_attn.kv.weight", {2 * d, d}, i, ParamRole::Matrix);
-        block.cross_kv_bias = add(p + "cross_attn.kv.bias", {2 * d}, i, ParamRole::Bias);
+        block.cross_kv_bias = add_bias(p + "cross_attn.kv.bias", 2 * d, i);
         block.cross_out_weight = add(p + "cross_attn.out.weight", {d, d}, i, ParamRole::Matrix);
-        block.cross_out_bias = add(p + "cross_attn.out.bias", {d}, i, ParamRole::Bias);
+        block.cross_out_bias = add_bias(p + "cross_attn.out.bias", d, i);
         block.norm_cross_out = add_norm(p + "norm_cross_out", d, i);
         block.cross_admin_omega = add(p + "cross_attn.admin_omega", {1}, i, ParamRole::AdminOmega);
+    }
+
+    // A gated FFN's gate ("ffn.gate." under the block's prefix); fc1 is its up projection.
+    void add_gate(BlockIndex& block, const std::string& p, int i, int d, int d_ff) {
+        block.gate_weight = add(p + "ffn.gate.weight", {d_ff, d}, i, ParamRole::Matrix);
+        block.gate_bias = add_bias(p + "ffn.gate.bias", d_ff, i);
     }
 
     // QK-norm's gains of a block's attention ("attn." or "cross_attn." under the block's prefix).
@@ -79,6 +91,7 @@ class LayoutBuilder {
 
   private:
     ParamLayout& m_layout;
+    bool m_bias;
     int m_encoder_block = -1;
 };
 
@@ -100,32 +113,17 @@ bool norm_active(const ParamEntry& entry, const ModelConfig& model) {
     if (is_output_norm) return placement == NormPlacement::Peri;
     return true;
 }
-}  // namespace
 
-ParamLayout build_layout(const ModelConfig& model, int vocab) {
-    ParamLayout layout;
-    LayoutBuilder builder(layout);
+// The encoder's blocks and final norm, then the decoder's cross-attention QK-norm gains.
+void add_encoder(LayoutBuilder& builder, ParamLayout& layout, const ModelConfig& model) {
     const int d = model.d_model;
-    const int d_ff = model.d_ff;
     const int head_dim = d / model.heads;
-    layout.wte = builder.add("wte.weight", {vocab, d}, -1, ParamRole::Embedding);
-    layout.wpe = builder.add("wpe.weight", {model.seq_len, d}, -1, ParamRole::Embedding);
-    for (int i = 0; i < model.layers; ++i)
-        layout.blocks.push_back(builder.add_block(block_prefix(i), i, d, d_ff));
-    layout.final_norm = builder.add_norm("final_norm", d, -1);
-    layout.head = builder.add("head.weight", {vocab, d}, -1, ParamRole::Matrix);
-    // QK-norm's gains after the rest of each model, so the entries before them (and the seeds that
-    // initialise each entry by its index) stay what they were before QK-norm existed.
-    for (int i = 0; i < model.layers; ++i) {
-        BlockIndex& block = layout.blocks[i];
-        builder.add_qk_norm(block.q_norm, block.k_norm, block_prefix(i) + "attn.", i, head_dim);
-    }
-    if (model.encoder_layers <= 0) return layout;
     for (int i = 0; i < model.layers; ++i)
         builder.add_cross_attention(layout.blocks[i], block_prefix(i), i, d);
     for (int i = 0; i < model.encoder_layers; ++i) {
         builder.set_encoder_block(i);
-        layout.encoder_blocks.push_back(builder.add_block("encoder." + block_prefix(i), i, d, d_ff));
+        layout.encoder_blocks.push_back(
+            builder.add_block("encoder." + block_prefix(i), i, d, model.d_ff, key_value_width(model)));
     }
     builder.set_encoder_block(model.encoder_layers);
     layout.encoder_final_norm = builder.add_norm("encoder.final_norm", d, -1);
@@ -140,6 +138,42 @@ ParamLayout build_layout(const ModelConfig& model, int vocab) {
         builder.add_qk_norm(block.cross_q_norm, block.cross_k_norm, block_prefix(i) + "cross_attn.", i,
                             head_dim);
     }
+}
+
+// A gated FFN's gates close the table (the decoder's blocks, then the encoder's).
+void add_gates(LayoutBuilder& builder, ParamLayout& layout, const ModelConfig& model) {
+    for (int i = 0; i < model.layers; ++i)
+        builder.add_gate(layout.blocks[i], block_prefix(i), i, model.d_model, model.d_ff);
+    for (int i = 0; i < model.encoder_layers; ++i) {
+        builder.set_encoder_block(i);
+        builder.add_gate(layout.encoder_blocks[i], "encoder." + block_prefix(i), i, model.d_model,
+                         model.d_ff);
+    }
+    builder.set_encoder_block(-1);
+}
+}  // namespace
+
+ParamLayout build_layout(const ModelConfig& model, int vocab) {
+    ParamLayout layout;
+    LayoutBuilder builder(layout, model.bias);
+    const int d = model.d_model;
+    const int head_dim = d / model.heads;
+    layout.wte = builder.add("wte.weight", {vocab, d}, -1, ParamRole::Embedding);
+    if (model.position == Position::Learned)
+        layout.wpe = builder.add("wpe.weight", {model.seq_len, d}, -1, ParamRole::Embedding);
+    for (int i = 0; i < model.layers; ++i)
+        layout.blocks.push_back(builder.add_block(block_prefix(i), i, d, model.d_ff, key_value_width(model)));
+    layout.final_norm = builder.add_norm("final_norm", d, -1);
+    layout.head =
+        model.tie_embeddings ? layout.wte : builder.add("head.weight", {vocab, d}, -1, ParamRole::Matrix);
+    // QK-norm's gains after the rest of each model, so the entries before them (and the seeds that
+    // initialise each entry by its index) stay what they were before QK-norm existed.
+    for (int i = 0; i < model.layers; ++i) {
+        BlockIndex& block = layout.blocks[i];
+        builder.add_qk_norm(block.q_norm, block.k_norm, block_prefix(i) + "attn.", i, head_dim);
+    }
+    if (model.encoder_layers > 0) add_encoder(builder, layout, model);
+    if (model.ffn != FeedForward::Mlp) add_gates(builder, layout, model);
     return layout;
 }
 
@@ -182,12 +216,22 @@ bool has_final_norm(const ModelConfig& model, bool encoder) {
                                                                                   : model.norm_placement);
 }
 
+int key_value_heads(const ModelConfig& model) {
+    return model.kv_heads > 0 ? model.kv_heads : model.heads;
+}
+
+int key_value_width(const ModelConfig& model) {
+    return key_value_heads(model) * (model.d_model / model.heads);
+}
+
 ModelConfig effective_model_config(const ModelConfig& model) {
     ModelConfig effective = model;
     if (model.theory_mode) {
         effective.heads = 1;
         effective.d_ff = model.d_model;
         effective.activation = Activation::Relu;
+        effective.ffn = FeedForward::Mlp;
+        effective.kv_heads = 0;
         effective.init = InitScheme::XavierNormal;
     }
     return effective;

@@ -46,8 +46,9 @@ struct BlockIndex {
     int qkv_weight = -1, qkv_bias = -1, out_weight = -1, out_bias = -1;
     int q_norm = -1, k_norm = -1;  // QK-norm gains [head_dim] of the queries and the keys
     int fc1_weight = -1, fc1_bias = -1, fc2_weight = -1, fc2_bias = -1;
-    int rezero_alpha = -1;  // [1], shared by the block's sub-layers
-    int admin_omega = -1;   // [2], one shortcut scale per sub-layer (attention, FFN)
+    int gate_weight = -1, gate_bias = -1;  // model.ffn swiglu / geglu: the gate [d_ff, d] (fc1 is up)
+    int rezero_alpha = -1;                 // [1], shared by the block's sub-layers
+    int admin_omega = -1;                  // [2], one shortcut scale per sub-layer (attention, FFN)
     // Decoder blocks of an encoder-decoder model: cross-attention (queries from the decoder stream, keys
     // and values from the encoder's memory) between self-attention and the FFN.
     NormIndex norm_cross, norm_cross_out;
@@ -58,6 +59,9 @@ struct BlockIndex {
     int cross_admin_omega = -1;  // [1]
 };
 
+// Entries the architecture keys leave out are not in the table and their index is -1: every bias with
+// model.bias=false, wpe unless model.position=learned, the gates unless model.ffn is gated. With
+// model.tie_embeddings, head is wte's index (one matrix, both gradients summed into it).
 struct ParamLayout {
     std::vector<ParamEntry> entries;
     size_t total = 0;
@@ -88,7 +92,12 @@ inline bool has_input_norm(NormPlacement placement) {
     return placement == NormPlacement::Pre || placement == NormPlacement::Peri;
 }
 
-// The config with theory mode's forced settings applied (one head, d_ff = d, ReLU, Xavier normal).
+// Self-attention's key and value heads (model.kv_heads, or heads when 0) and their width, kv_heads x
+// d_model / heads: the rows of k and of v in attn.qkv.weight (cross-attention keeps d_model).
+int key_value_heads(const ModelConfig& model);
+int key_value_width(const ModelConfig& model);
+
+// The config with theory mode's forced settings applied (one head, d_ff = d, a ReLU MLP, Xavier normal).
 ModelConfig effective_model_config(const ModelConfig& model);
 
 }  // namespace normlab

@@ -164,13 +164,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
 
     const float* f = acts.branch;
     if (step.kind == kFeedForward) {
-        const int d_ff = m_config.d_ff;
-        m_backend->linear_forward(acts.hidden_pre, u, entry_ptr(index.fc1_weight), entry_ptr(index.fc1_bias),
-                                  n, d, d_ff);
-        m_backend->activation_forward(m_config.activation, acts.hidden, acts.hidden_pre,
-                                      static_cast<size_t>(n) * d_ff);
-        m_backend->linear_forward(acts.branch, acts.hidden, entry_ptr(index.fc2_weight),
-                                  entry_ptr(index.fc2_bias), n, d_ff, d);
+        forward_feed_forward(index, acts, u, n);
     } else {
         AttentionStatsRef stats;
         if (attention_stats) {
@@ -206,16 +200,6 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     if (step.placement == NormPlacement::Post) {
         apply_norm(norm_in, acts.output, acts.output_stats, acts.sum, n);
     }
-}
-
-AttentionInputs Model::attention_inputs(const SublayerActivations& acts, bool cross) const {
-    const int d = m_config.d_model;
-    const size_t nd = static_cast<size_t>(m_batch) * m_seq * d;
-    if (m_config.qk_norm != QkNorm::None)
-        return {acts.qk_normed, acts.qk_normed + nd, acts.qkv + 2 * nd, d, d};
-    if (!cross) return packed_qkv(acts.qkv, d);
-    const float* kv = acts.qkv + nd;
-    return {acts.qkv, kv, kv + d, d, 2 * d};
 }
 
 const float* Model::forward_encoder(int batch, int seq, bool attention_stats) {
@@ -416,20 +400,6 @@ const float* Model::backward_residual(const SublayerStep& step, int n) {
     return grad_branch;
 }
 
-void Model::backward_feed_forward(const BlockIndex& index, const SublayerActivations& acts,
-                                  const float* grad_branch, const float* u, float* grad_u, bool accumulate_u,
-                                  int n) {
-    const int d = m_config.d_model;
-    const int d_ff = m_config.d_ff;
-    float* grad_hidden = m_scratch[kGradHidden];
-    m_backend->linear_backward(grad_hidden, grad_ptr(index.fc2_weight), grad_ptr(index.fc2_bias), grad_branch,
-                               acts.hidden, entry_ptr(index.fc2_weight), n, d_ff, d, false);
-    m_backend->activation_backward(m_config.activation, grad_hidden, grad_hidden, acts.hidden_pre,
-                                   static_cast<size_t>(n) * d_ff);
-    m_backend->linear_backward(grad_u, grad_ptr(index.fc1_weight), grad_ptr(index.fc1_bias), grad_hidden, u,
-                               entry_ptr(index.fc1_weight), n, d, d_ff, accumulate_u);
-}
-
 void Model::backward_attention(const SublayerStep& step, const float* grad_branch, const float* u,
                                float* grad_u, bool accumulate_u, int batch, int seq) {
     const BlockIndex& index = block_index(step);
@@ -437,7 +407,6 @@ void Model::backward_attention(const SublayerStep& step, const float* grad_branc
     const bool cross = step.kind == kCrossAttention;
     const int n = batch * seq;
     const int d = m_config.d_model;
-    const size_t nd = static_cast<size_t>(n) * d;
     const float* grad_heads = grad_branch;
     if (!m_config.theory_mode) {
         const int out_weight = cross ? index.cross_out_weight : index.out_weight;
@@ -446,15 +415,8 @@ void Model::backward_attention(const SublayerStep& step, const float* grad_branc
                                    grad_branch, acts.heads, entry_ptr(out_weight), n, d, d, false);
         grad_heads = m_scratch[kGradHeads];
     }
-    // dq, dk, dv where the projections wrote q, k, v: planar with QK-norm, else packed like them
-    float* grad_q = m_scratch[kGradQkv];
-    AttentionGrads grads{grad_q, grad_q + nd, grad_q + 2 * nd, d, d};
-    if (m_config.qk_norm == QkNorm::None && !cross)
-        grads = {grad_q, grad_q + d, grad_q + 2 * d, 3 * d, 3 * d};
-    if (m_config.qk_norm == QkNorm::None && cross) grads = {grad_q, grad_q + nd, grad_q + nd + d, d, 2 * d};
-    m_backend->attention_backward(grads, grad_heads, attention_inputs(acts, cross), acts.probs,
-                                  attention_shape(step, batch, seq));
-    backward_attention_projection(step, grad_q, u, grad_u, accumulate_u, m_scratch[kGradMemory],
+    backward_attention_inputs(step, grad_heads, batch, seq);
+    backward_attention_projection(step, m_scratch[kGradQkv], u, grad_u, accumulate_u, m_scratch[kGradMemory],
                                   m_scratch[kGradHeads], n);
 }
 

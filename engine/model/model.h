@@ -116,14 +116,16 @@ class Model {
         const float* input = nullptr;  // x entering the sub-layer [n, d]
         float* normed = nullptr;       // Norm_in(x) [n, d] (pre, peri)
         float* normed_stats = nullptr;
-        float* qkv = nullptr;            // [n, 3d]; cross-attention: q [n, d] then kv [n, 2d]; with
-                                         // QK-norm planar q, k, v [3, n, d] before the norm
-        float* qk_normed = nullptr;      // QK-norm only: normalised q then k [2, n, d]
+        float* qkv = nullptr;            // q, k, v as projection_places says (before QK-norm; turned by
+                                         // RoPE in place without it)
+        float* qk_normed = nullptr;      // QK-norm only: normalised q [n, d] then k [n, kv_width]
         float* qk_stats = nullptr;       // their norm statistics [2, n * heads, 2]
+        float* kv_repeated = nullptr;    // grouped-query attention: k, v for every query head [2, n, d]
         float* probs = nullptr;          // [batch, heads, seq, seq]
         float* heads = nullptr;          // attention output before the projection [n, d]
-        float* hidden_pre = nullptr;     // fc1 output [n, d_ff]
-        float* hidden = nullptr;         // activation(fc1 output) [n, d_ff]
+        float* hidden_pre = nullptr;     // fc1 output [n, d_ff] (a gated FFN's up projection)
+        float* gate = nullptr;           // a gated FFN's gate projection [n, d_ff]
+        float* hidden = nullptr;         // activation(fc1 output), gated: act(gate) * up [n, d_ff]
         float* branch = nullptr;         // F(u) [n, d]
         float* branch_normed = nullptr;  // Peri-LN's Norm_out(F(u)) [n, d]
         float* branch_stats = nullptr;
@@ -174,6 +176,9 @@ class Model {
     // leaves the shortcut's part of dL/dx in the residual-gradient scratch and returns dL/dF for the
     // branch F; then F's backward, which writes (adds, with accumulate_u) dL/du to grad_u.
     const float* backward_residual(const SublayerStep& step, int n);
+    // The FFN (feed_forward.cpp): fc2(activation(fc1 u)), or gated fc2(act(gate u) * fc1 u), into
+    // acts.branch.
+    void forward_feed_forward(const BlockIndex& index, SublayerActivations& acts, const float* u, int n);
     void backward_feed_forward(const BlockIndex& index, const SublayerActivations& acts,
                                const float* grad_branch, const float* u, float* grad_u, bool accumulate_u,
                                int n);
@@ -185,6 +190,25 @@ class Model {
     // Attention's input projections (attention_projection.cpp): q from u, k and v from u or (cross-
     // attention) the memory, then QK-norm; returns where attention reads them.
     AttentionInputs project_attention(const SublayerStep& step, const float* u, int n);
+    // Where the projections put q, k and v in `base` (acts.qkv, or the gradient scratch that mirrors it):
+    // packed rows [q | k | v] of d + 2 kv_width floats (cross-attention: q [n, d], then kv [n, 2d]), or
+    // with QK-norm planar q [n, d], k and v [n, kv_width].
+    AttentionGrads projection_places(float* base, bool cross, int n) const;
+    int kv_width(bool cross) const;       // the rows of k and of v: key_value_width, cross-attention d
+    bool grouped(bool cross) const;       // grouped-query attention: fewer key/value heads than heads
+    HeadGroups head_groups(int n) const;  // self-attention's key/value heads on n rows
+    // Grouped-query attention: k (after QK-norm and RoPE) and v repeated into acts.kv_repeated.
+    void repeat_key_value_heads(const SublayerActivations& acts, bool cross, int n);
+    // QK-norm of the raw q and k into acts.qk_normed (then RoPE, in self-attention); qk_rows: its rows,
+    // one per (position, head) of q (part 0) or of k (part 1, the key/value heads).
+    void normalize_qk(const SublayerStep& step, const AttentionGrads& raw, int n);
+    int qk_rows(bool cross, int part, int n) const;
+    // RoPE (model.position=rope) in place on n rows of q (heads) and of k (key/value heads); inverse:
+    // the backward on dq, dk. Nothing for other positions.
+    void rotate_qk(float* q, int q_stride, float* k, int k_stride, int n, bool inverse);
+    // Attention's backward into dq, dk, dv where the projections wrote q, k, v (the gradient scratch):
+    // summing grouped heads, turning RoPE back.
+    void backward_attention_inputs(const SublayerStep& step, const float* grad_heads, int batch, int seq);
     // Their backward pass from dq, dk, dv in `grads` (planar with QK-norm, else packed as attention's
     // backward wrote them): adds the weights' gradients, writes (adds, with accumulate_u) dL/du to grad_u,
     // and adds cross-attention's key and value part to the memory's gradient. `scratch` holds [n, d].
@@ -292,7 +316,9 @@ class Model {
         kGradHeads,
         kGradQkv,
         kGradHidden,
-        kGradMemory,  // encoder-decoder only: dL/d(memory), summed over the decoder's cross-attentions
+        kGradGate,        // a gated FFN only: dL/d(gate)
+        kGradKvRepeated,  // grouped-query attention only: dL/dk, dL/dv of the repeated heads [2, n, d]
+        kGradMemory,      // encoder-decoder only: dL/d(memory), summed over the decoder's cross-attentions
         kScratchCount
     };
     std::vector<float*> m_scratch;  // by Scratch role

@@ -16,16 +16,16 @@ bool ends_with(const std::string& text, const std::string& suffix) {
            text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Packed attention weights whose last d rows are V: self-attention's qkv and cross-attention's kv.
+// Packed attention weights whose last rows are V: self-attention's qkv and cross-attention's kv.
 bool ends_with_value_rows(const std::string& name) {
     return ends_with(name, "attn.qkv.weight") || ends_with(name, "cross_attn.kv.weight");
 }
 
 // Which parameters DeepNorm's beta scales: attention V (the last d rows of qkv / kv), output
-// projections (self- and cross-attention), FFN.
+// projections (self- and cross-attention), FFN (a gated one's gate too).
 bool deepnorm_scaled(const std::string& name) {
     return ends_with(name, "attn.out.weight") || ends_with(name, "ffn.fc1.weight") ||
-           ends_with(name, "ffn.fc2.weight");
+           ends_with(name, "ffn.fc2.weight") || ends_with(name, "ffn.gate.weight");
 }
 
 double variance(const std::vector<float>& values) {
@@ -82,12 +82,17 @@ void draw_matrix(const InitDraw& draw, const ParamEntry& entry, double beta) {
     const size_t rows = static_cast<size_t>(entry.shape[0]);
     const size_t columns = static_cast<size_t>(entry.shape[1]);
     if (ends_with_value_rows(entry.name)) {
-        // q, k and v (cross-attention: k and v) are initialised as separate d x d matrices.
-        const int parts = static_cast<int>(rows) / d;
-        for (int part = 0; part < parts; ++part) {
-            const bool value = part == parts - 1;
+        // q, k and v (cross-attention: k and v) are initialised as separate matrices of d rows (k and v of
+        // self-attention: key_value_width rows, fewer with grouped-query attention)
+        const bool cross = ends_with(entry.name, "cross_attn.kv.weight");
+        const size_t kv = cross ? static_cast<size_t>(d) : static_cast<size_t>(key_value_width(c));
+        const size_t k_row = cross ? 0 : static_cast<size_t>(d);
+        const size_t bounds[4] = {0, k_row, k_row + kv, k_row + 2 * kv};
+        for (int part = cross ? 1 : 0; part < 3; ++part) {
+            const bool value = part == 2;
             if (c.theory_mode && !value) continue;  // Xiong et al.: W_Q = W_K = 0
-            draw.rows(part * d, (part + 1) * d, columns, d, d, 0.02, value ? beta : 1.0);
+            const size_t begin = bounds[part], end = bounds[part + 1];
+            draw.rows(begin, end, columns, d, static_cast<double>(end - begin), 0.02, value ? beta : 1.0);
         }
         return;
     }

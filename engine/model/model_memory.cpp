@@ -21,16 +21,23 @@ size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
         6 * n * d + 6 * n;  // normed, branch, branch_normed, sum, output + stats
     // with QK-norm also the normalised q and k and their statistics
     const size_t qk_norm = c.qk_norm == QkNorm::None ? 0 : 2 * n * d + 4 * n * static_cast<size_t>(c.heads);
-    const size_t attention = 3 * n * d + probs + n * d + qk_norm;
-    const size_t feed_forward = 2 * n * d_ff;
+    // self-attention's q, k, v: d + 2 kv_width floats a row, and with grouped-query attention k and v
+    // repeated to every head (and their gradients in the scratch)
+    const size_t kv = static_cast<size_t>(key_value_width(c));
+    const size_t grouped = kv < d ? 2 * n * d : 0;
+    const size_t attention = n * (d + 2 * kv) + grouped + probs + n * d + qk_norm;
+    const size_t cross_attention = 3 * n * d + probs + n * d + qk_norm;
+    // a gated FFN (model.ffn swiglu, geglu) also keeps its gate, and its gradient in the scratch
+    const size_t ffn_arrays = c.ffn == FeedForward::Mlp ? 2 : 3;
+    const size_t feed_forward = ffn_arrays * n * d_ff;
     const size_t globals = 2 * n * d + 2 * n + n * static_cast<size_t>(vocab);
-    const size_t scratch = 6 * n * d + 3 * n * d + n * d_ff;
+    const size_t scratch = 6 * n * d + 3 * n * d + (ffn_arrays - 1) * n * d_ff + grouped;
     const size_t block = 2 * per_sublayer_common + attention + feed_forward;
     const size_t decoder_only = static_cast<size_t>(c.layers) * block + globals + scratch;
     if (c.encoder_layers <= 0) return decoder_only;
     // encoder blocks, one cross-attention per decoder block (q and kv take as much as qkv), the memory's
     // norm, and the memory's gradient
-    const size_t cross = static_cast<size_t>(c.layers) * (per_sublayer_common + attention);
+    const size_t cross = static_cast<size_t>(c.layers) * (per_sublayer_common + cross_attention);
     return decoder_only + static_cast<size_t>(c.encoder_layers) * block + cross + (n * d + 2 * n) + n * d;
 }
 }  // namespace
@@ -97,8 +104,11 @@ void Model::carve_activations() {
         if (kind == kFeedForwardSublayer) {
             acts.hidden_pre = take(n * d_ff);
             acts.hidden = take(n * d_ff);
+            if (m_config.ffn != FeedForward::Mlp) acts.gate = take(n * d_ff);
         } else {
-            acts.qkv = take(3 * n * d);  // cross-attention: q [n, d], then kv [n, 2d]
+            const bool cross = kind == kCrossAttentionSublayer;
+            acts.qkv = take(n * (d + 2 * static_cast<size_t>(kv_width(cross))));  // projection_places
+            if (grouped(cross)) acts.kv_repeated = take(2 * n * d);
             acts.probs = take(probs);
             acts.heads = take(n * d);
             if (m_config.qk_norm != QkNorm::None) {
@@ -122,6 +132,8 @@ void Model::carve_activations() {
     for (int role = kGradResidual; role <= kGradHeads; ++role) m_scratch[role] = take(n * d);
     m_scratch[kGradQkv] = take(3 * n * d);
     m_scratch[kGradHidden] = take(n * d_ff);
+    if (m_config.ffn != FeedForward::Mlp) m_scratch[kGradGate] = take(n * d_ff);
+    if (grouped(false)) m_scratch[kGradKvRepeated] = take(2 * n * d);
     if (m_config.encoder_layers > 0) {
         m_memory = take(n * d);
         m_memory_stats = take(2 * n);

@@ -126,8 +126,11 @@ void Model::measure_qk_rms(int n) {
     const int d = m_config.d_model;
     const size_t nd = static_cast<size_t>(n) * d;
     const bool planar = m_config.qk_norm != QkNorm::None;
-    // per decoder block: its queries' slices, then its keys' (one each when planar, else one per row)
+    // per decoder block: its queries' slices, then its keys' (one each when planar, else one per row);
+    // the keys are kv_width wide (fewer with grouped-query attention)
     const size_t per_part = planar ? 1 : static_cast<size_t>(n);
+    const size_t widths[2] = {static_cast<size_t>(d), static_cast<size_t>(kv_width(false))};
+    const size_t row_floats = widths[0] + 2 * widths[1];
     const SublayerSlots slots(m_config);
     std::vector<Slice>& qk_slices = m_telemetry.qk_slices;
     qk_slices.clear();
@@ -136,12 +139,12 @@ void Model::measure_qk_rms(int n) {
             static_cast<size_t>(m_sublayers[slots.of(kAttentionSublayer, block)].qkv - m_activations);
         for (int part = 0; part < 2; ++part) {
             if (planar) {
-                qk_slices.push_back({qkv + part * nd, nd});
+                qk_slices.push_back({qkv + part * nd, static_cast<size_t>(n) * widths[part]});
                 continue;
             }
             for (int row = 0; row < n; ++row)
-                qk_slices.push_back({qkv + static_cast<size_t>(row) * 3 * d + static_cast<size_t>(part) * d,
-                                     static_cast<size_t>(d)});
+                qk_slices.push_back(
+                    {qkv + static_cast<size_t>(row) * row_floats + part * widths[0], widths[part]});
         }
     }
     std::vector<double>& squares = m_telemetry.qk_squares;
@@ -153,7 +156,8 @@ void Model::measure_qk_rms(int n) {
             const size_t first = (2 * static_cast<size_t>(block) + part) * per_part;
             double total = 0.0;
             for (size_t i = first; i < first + per_part; ++i) total += squares[i];
-            (part == 0 ? decoder.q_rms : decoder.k_rms).push_back(std::sqrt(total / static_cast<double>(nd)));
+            const double count = static_cast<double>(n) * static_cast<double>(widths[part]);
+            (part == 0 ? decoder.q_rms : decoder.k_rms).push_back(std::sqrt(total / count));
         }
     }
 }

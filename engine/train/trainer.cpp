@@ -181,7 +181,8 @@ void Trainer::update_parameters(int64_t t, bool logged, const StepRecord& record
 
 StepTelemetry Trainer::step_telemetry(const ForwardStats& forward) const {
     const ParamLayout& layout = m_model->layout();
-    auto squares_of = [&](int entry) { return m_grad_squares[static_cast<size_t>(entry)]; };
+    // an absent wpe (model.position rope, none) adds nothing; a tied head is the embedding matrix
+    auto squares_of = [&](int entry) { return entry < 0 ? 0.0 : m_grad_squares[static_cast<size_t>(entry)]; };
     return StepTelemetry{forward.z_loss,
                          forward.log_z_mean,
                          forward.log_z_max_abs,

@@ -107,7 +107,7 @@ class HelpAndPresets(CliTestCase):
         lines = run("presets", check_rc=0).stdout.splitlines()
         names = [line.split()[0] for line in lines]
         for required in ("postln-no-warmup", "postln-warmup", "preln-no-warmup", "deep-postln", "deep-deepnorm",
-                         "deep-rezero", "periln", "theory-postln", "theory-preln"):
+                         "deep-rezero", "periln", "theory-postln", "theory-preln", "gpt2-shape", "llama-small"):
             self.assertIn(required, names)
         self.assertTrue(all(len(line.split(None, 1)) == 2 for line in lines), "every preset has a description")
 
@@ -974,6 +974,15 @@ class BadInput(CliTestCase):
     def test_d_model_not_divisible_by_heads(self):
         self.expect_bad_input(self.train_args("--set", "model.d_model=100", "--set", "model.heads=3"),
                               "divisible", out=self.tmp / "run")
+
+    def test_architecture_keys_that_do_not_fit_the_heads(self):
+        # exit 2, naming the key and what to set instead (docs/model.md#architecture-keys)
+        self.expect_bad_input(self.train_args("--set", "model.kv_heads=3"),
+                              "model.kv_heads (3) must divide model.heads (4)", "one of 1, 2, 4", out=self.tmp / "run")
+        self.expect_bad_input(self.train_args("--set", "model.position=rope", "--set", "model.heads=64"),
+                              "model.position=rope", "is odd", out=self.tmp / "run")
+        self.expect_bad_input(self.train_args("--set", "model.ffn=glu"), "model.ffn", "mlp|swiglu|geglu",
+                              out=self.tmp / "run")
 
     def test_zero_and_negative_sizes(self):
         for assignment in ("model.layers=0", "model.d_model=-8", "train.batch_size=0", "model.seq_len=0"):

@@ -1,7 +1,7 @@
 // The whole model on CUDA against the CPU reference: loss, per-block telemetry and every active
 // gradient of one forward + backward pass for each wiring (placements x norm types x residual
-// schemes, theory mode), and 50-step training curves (Adam, AdamW, SGD, RAdam) through the Trainer on
-// device=cuda against device=cpu.
+// schemes, theory mode, the architecture keys), and 50-step training curves (Adam, AdamW, SGD, RAdam)
+// through the Trainer on device=cuda against device=cpu.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,6 +33,12 @@ struct Wiring {
     bool theory_mode = false;
     int encoder_layers = 0;  // > 0: encoder-decoder (bidirectional encoder, cross-attention)
     QkNorm qk_norm = QkNorm::None;
+    // the architecture keys (docs/model.md#architecture-keys)
+    FeedForward ffn = FeedForward::Mlp;
+    Position position = Position::Learned;
+    bool bias = true;
+    bool tie_embeddings = false;
+    int kv_heads = 0;
 };
 
 void PrintTo(const Wiring& wiring, std::ostream* out) {
@@ -57,6 +63,11 @@ TEST_P(CudaModelParity, LossTelemetryAndGradientsMatchTheCpuReference) {
     config.theory_mode = wiring.theory_mode;
     config.encoder_layers = wiring.encoder_layers;
     config.qk_norm = wiring.qk_norm;
+    config.ffn = wiring.ffn;
+    config.position = wiring.position;
+    config.bias = wiring.bias;
+    config.tie_embeddings = wiring.tie_embeddings;
+    config.kv_heads = wiring.kv_heads;
     const int vocab = 13;
     const Batch batch = testing::small_batch(vocab, 3, config.seq_len, 5);
 
@@ -103,7 +114,15 @@ INSTANTIATE_TEST_SUITE_P(
         Wiring{"PostLNQkRMSNorm", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, false, 0,
                QkNorm::RmsNorm},
         Wiring{"EncoderDecoderQkRMSNorm", NormPlacement::Pre, NormType::RmsNorm, Residual::Plain, false, 2,
-               QkNorm::RmsNorm}),
+               QkNorm::RmsNorm},
+        Wiring{"LlamaLike", NormPlacement::Pre, NormType::RmsNorm, Residual::Plain, false, 0, QkNorm::None,
+               FeedForward::SwiGlu, Position::Rope, false, true, 1},
+        Wiring{"LlamaLikeQkNormThenRope", NormPlacement::Pre, NormType::RmsNorm, Residual::Plain, false, 0,
+               QkNorm::RmsNorm, FeedForward::SwiGlu, Position::Rope, false, true, 1},
+        Wiring{"GeGluNoPositions", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, false, 0,
+               QkNorm::None, FeedForward::GeGlu, Position::None},
+        Wiring{"EncoderDecoderRopeSwiGluTied", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain,
+               false, 2, QkNorm::LayerNorm, FeedForward::SwiGlu, Position::Rope, false, true, 1}),
     [](const ::testing::TestParamInfo<Wiring>& info) { return info.param.name; });
 
 Config curve_config(const std::string& device, OptimizerKind optimizer) {

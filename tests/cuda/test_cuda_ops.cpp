@@ -569,6 +569,61 @@ void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
     }
 }
 
+// The ops of current LLM blocks: the gated FFN's product (dup aliasing dh, as the model calls it), RoPE
+// both ways on strided rows (packed q | k | v), grouped-query attention's repeated heads and their group
+// sums, and embeddings without position rows.
+void add_gated_rope_and_position_free(std::vector<OpCase>& cases) {
+    const size_t n = 70001;
+    for (const FeedForward kind : {FeedForward::SwiGlu, FeedForward::GeGlu}) {
+        const std::string label = kind == FeedForward::SwiGlu ? "SwiGlu" : "GeGlu";
+        // f: gate, up, h, dh (becomes dup: it aliases dh, as the model calls it), dgate
+        cases.push_back({"GatedForwardAndBackward" + label,
+                         {rnd(n, 80, 2.0), rnd(n, 81), zeros(n), rnd(n, 82), zeros(n)},
+                         {},
+                         [kind, n](Backend& b, float* const* f, int32_t* const*) {
+                             b.gated_forward(kind, f[2], f[0], f[1], n);
+                             b.gated_backward(kind, f[4], f[3], f[3], f[0], f[1], n);
+                             return std::vector<double>{};
+                         }});
+    }
+    const int rows = 4 * 33, seq = 33, heads = 6, head_dim = 16, stride = 3 * heads * head_dim;
+    for (const bool inverse : {false, true}) {
+        const size_t count = static_cast<size_t>(rows) * stride;
+        cases.push_back({inverse ? "RopeInverse" : "Rope",
+                         {rnd(count, 85)},
+                         {},
+                         [inverse](Backend& b, float* const* f, int32_t* const*) {
+                             b.rope(f[0], stride, rows, seq, heads, head_dim, 10000.0f, inverse);
+                             b.rope(f[0] + heads * head_dim, stride, rows, seq, heads, head_dim, 10000.0f,
+                                    inverse);
+                             return std::vector<double>{};
+                         }});
+    }
+    // f: packed k rows (stride 3 x 64 + 5), repeated [rows, 6 heads x 16], the group sums written back
+    const int kv_rows = 77, kv_stride = 197;
+    cases.push_back(
+        {"RepeatedHeadsAndGroupSums",
+         {rnd(static_cast<size_t>(kv_rows) * kv_stride, 90), zeros(static_cast<size_t>(kv_rows) * 96),
+          rnd(static_cast<size_t>(kv_rows) * 96, 91), rnd(static_cast<size_t>(kv_rows) * kv_stride, 92)},
+         {},
+         [](Backend& b, float* const* f, int32_t* const*) {
+             b.repeat_heads(f[1], f[0] + 64, kv_stride, {kv_rows, 2, 3, 16});
+             b.sum_head_groups(f[3] + 64, kv_stride, f[2], {kv_rows, 2, 3, 16});
+             return std::vector<double>{};
+         }});
+    const int batch = 5, positions = 9, d = 40, vocab = 13;
+    const size_t tokens = static_cast<size_t>(batch) * positions;
+    cases.push_back({"EmbeddingWithoutPositions",
+                     {rnd(static_cast<size_t>(vocab) * d, 86), zeros(tokens * d),
+                      rnd(static_cast<size_t>(vocab) * d, 87), rnd(tokens * d, 88)},
+                     {token_ids(tokens, vocab, 89, false)},
+                     [](Backend& b, float* const* f, int32_t* const* t) {
+                         b.embedding_forward(f[1], t[0], f[0], nullptr, batch, positions, d);
+                         b.embedding_backward(f[2], nullptr, f[3], t[0], batch, positions, d);
+                         return std::vector<double>{};
+                     }});
+}
+
 std::vector<OpCase> all_op_cases() {
     std::vector<OpCase> cases;
     add_memory_and_elementwise(cases);
@@ -579,6 +634,7 @@ std::vector<OpCase> all_op_cases() {
     add_norm_with_many_rows(cases);
     add_attention(cases);
     add_losses_reductions_and_optimizers(cases);
+    add_gated_rope_and_position_free(cases);
     return cases;
 }
 

@@ -79,6 +79,12 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.model.norm_gain_warmup_steps, b.model.norm_gain_warmup_steps);
     EXPECT_EQ(a.model.norm_gain_warmup_start, b.model.norm_gain_warmup_start);
     EXPECT_EQ(a.model.residual_warmup_steps, b.model.residual_warmup_steps);
+    EXPECT_EQ(a.model.bias, b.model.bias);
+    EXPECT_EQ(a.model.tie_embeddings, b.model.tie_embeddings);
+    EXPECT_EQ(a.model.ffn, b.model.ffn);
+    EXPECT_EQ(a.model.position, b.model.position);
+    EXPECT_EQ(a.model.rope_theta, b.model.rope_theta);
+    EXPECT_EQ(a.model.kv_heads, b.model.kv_heads);
     EXPECT_EQ(a.train.optimizer, b.train.optimizer);
     EXPECT_EQ(a.train.lr, b.train.lr);
     EXPECT_EQ(a.train.warmup_steps, b.train.warmup_steps);
@@ -137,7 +143,13 @@ Config non_default_config() {
                0.5,
                200,
                0.2,
-               25};
+               25,
+               false,
+               true,
+               FeedForward::SwiGlu,
+               Position::Rope,
+               500000.0,
+               4};
     c.train.optimizer = OptimizerKind::AdamW;
     c.train.weight_decay_mode = WeightDecayMode::Independent;
     c.train.z_loss = 1e-4;
@@ -205,6 +217,12 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "model.norm_gain_warmup_steps",
                                                "model.norm_gain_warmup_start",
                                                "model.residual_warmup_steps",
+                                               "model.bias",
+                                               "model.tie_embeddings",
+                                               "model.ffn",
+                                               "model.position",
+                                               "model.rope_theta",
+                                               "model.kv_heads",
                                                "train.optimizer",
                                                "train.lr",
                                                "train.warmup_steps",
@@ -506,6 +524,38 @@ TEST(ConfigValidate, HeadsMustDivideWidth) {
                     c.model.heads = 8;
                 }),
                 HasSubstr("try d_model 8, or heads 4"));
+}
+
+TEST(ConfigValidate, RopeNeedsAnEvenHeadDimension) {
+    const std::string message = validate_error([](Config& c) {
+        c.model.d_model = 36;
+        c.model.heads = 4;
+        c.model.position = Position::Rope;
+    });
+    EXPECT_THAT(message, HasSubstr("model.position=rope"));
+    EXPECT_THAT(message, HasSubstr("d_model / heads = 9 is odd"));
+    EXPECT_THAT(validate_error([](Config& c) { c.model.rope_theta = 1.0; }),
+                HasSubstr("model.rope_theta must be"));
+    Config learned;
+    learned.model.d_model = 36;
+    learned.model.heads = 4;
+    EXPECT_NO_THROW(validate(learned));
+}
+
+// The error names the key, the heads it must divide and every value that would do.
+TEST(ConfigValidate, KvHeadsMustDivideHeads) {
+    EXPECT_EQ(validate_error([](Config& c) { c.model.kv_heads = 3; }),
+              "model.kv_heads (3) must divide model.heads (4); set model.kv_heads to one of 1, 2, 4 "
+              "(1: multi-query), or 0 for as many as the heads");
+    EXPECT_THAT(validate_error([](Config& c) { c.model.kv_heads = 8; }),
+                HasSubstr("must divide model.heads"));
+    EXPECT_THAT(validate_error([](Config& c) { c.model.kv_heads = -1; }),
+                HasSubstr("model.kv_heads must be"));
+    for (int kv_heads : {0, 1, 2, 4}) {
+        Config config;
+        config.model.kv_heads = kv_heads;
+        EXPECT_NO_THROW(validate(config)) << kv_heads;
+    }
 }
 
 TEST(ConfigValidate, TrainingNumbers) {

@@ -83,6 +83,58 @@ TEST_P(FastOps, Embedding) {
     expect_close("embedding", x_fast, x_ref, 0.0);
 }
 
+TEST_P(FastOps, EmbeddingWithoutPositions) {
+    const int d = 40, seq = 8, vocab = 11, batch = std::max(1, n / seq);
+    const Floats wte = random_tensor(vocab * d, 17);
+    std::vector<int32_t> tokens(batch * seq);
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 7) % vocab);
+    Floats x_fast(tokens.size() * d);
+    fast.embedding_forward(x_fast.data(), tokens.data(), wte.data(), nullptr, batch, seq, d);
+    Floats expected;
+    for (int32_t token : tokens)
+        expected.insert(expected.end(), wte.begin() + token * d, wte.begin() + (token + 1) * d);
+    expect_close("embedding without wpe", x_fast, expected, 0.0);
+}
+
+// The gated FFN's product and its backward (dup aliasing dh, as the model calls it), grouped-query
+// attention's repeated heads and their sums, and RoPE both ways on strided rows, against the reference.
+TEST_P(FastOps, GatedProductGroupedHeadsAndRope) {
+    const size_t count = static_cast<size_t>(n) * 64;
+    const Floats gate = random_tensor(count, 21, 2.0), up = random_tensor(count, 22),
+                 dh = random_tensor(count, 23);
+    for (const FeedForward kind : {FeedForward::SwiGlu, FeedForward::GeGlu}) {
+        Floats h_ref(count), h_fast(count), dgate_ref(count), dgate_fast(count), dup_ref = dh, dup_fast = dh;
+        reference.gated_forward(kind, h_ref.data(), gate.data(), up.data(), count);
+        fast.gated_forward(kind, h_fast.data(), gate.data(), up.data(), count);
+        expect_close("gated h", h_fast, h_ref, 0.0);
+        reference.gated_backward(kind, dgate_ref.data(), dup_ref.data(), dup_ref.data(), gate.data(),
+                                 up.data(), count);
+        fast.gated_backward(kind, dgate_fast.data(), dup_fast.data(), dup_fast.data(), gate.data(), up.data(),
+                            count);
+        expect_close("gated dgate", dgate_fast, dgate_ref, 0.0);
+        expect_close("gated dup", dup_fast, dup_ref, 0.0);
+    }
+    const int kv_heads = 2, group = 3, kv_stride = 2 * kv_heads * 16 + 8, repeated = kv_heads * group * 16;
+    const Floats kv = random_tensor(static_cast<size_t>(n) * kv_stride, 25);
+    Floats wide_ref(static_cast<size_t>(n) * repeated), wide_fast(wide_ref.size());
+    const HeadGroups groups{n, kv_heads, group, 16};
+    reference.repeat_heads(wide_ref.data(), kv.data(), kv_stride, groups);
+    fast.repeat_heads(wide_fast.data(), kv.data(), kv_stride, groups);
+    expect_close("repeated heads", wide_fast, wide_ref, 0.0);
+    Floats sums_ref = kv, sums_fast = kv;
+    reference.sum_head_groups(sums_ref.data(), kv_stride, wide_ref.data(), groups);
+    fast.sum_head_groups(sums_fast.data(), kv_stride, wide_ref.data(), groups);
+    expect_close("head group sums", sums_fast, sums_ref, 0.0);
+    const int heads = 4, head_dim = 16, stride = 3 * heads * head_dim, seq = 8;
+    const Floats x = random_tensor(static_cast<size_t>(n) * stride, 24);
+    for (const bool inverse : {false, true}) {
+        Floats ref = x, quick = x;
+        reference.rope(ref.data(), stride, n, seq, heads, head_dim, 500.0f, inverse);
+        fast.rope(quick.data(), stride, n, seq, heads, head_dim, 500.0f, inverse);
+        expect_close(inverse ? "rope inverse" : "rope", quick, ref, 0.0);
+    }
+}
+
 TEST_P(FastOps, Norms) {
     const int d = 40;
     const Floats x = random_tensor(n * d, 5), w = random_tensor(d, 6), b = random_tensor(d, 7);

@@ -137,6 +137,54 @@ TEST(ModelGradientsQkNorm, EveryPlacementAndEncoderDecoder) {
     }
 }
 
+// The architecture keys (docs/model.md#architecture-keys): no biases, a tied head, SwiGLU and GeGLU, RoPE
+// (with QK-norm before it) and no positions, decoder-only and in an encoder-decoder.
+TEST(ModelGradientsArchitecture, BiasesTiedHeadGatedFfnAndPositions) {
+    ModelConfig llama = wired_config(NormPlacement::Pre, NormType::RmsNorm, Residual::Plain);
+    llama.bias = false;
+    llama.tie_embeddings = true;
+    llama.ffn = FeedForward::SwiGlu;
+    llama.position = Position::Rope;
+    llama.rope_theta = 50.0;
+    check_model_gradients(llama, "llama-like");
+    llama.qk_norm = QkNorm::RmsNorm;
+    check_model_gradients(llama, "llama-like, QK-norm then RoPE");
+    ModelConfig geglu = wired_config(NormPlacement::Post, NormType::LayerNorm, Residual::Plain);
+    geglu.ffn = FeedForward::GeGlu;
+    geglu.position = Position::None;
+    check_model_gradients(geglu, "geglu, no positions");
+    ModelConfig encoder_decoder = wired_config(NormPlacement::Peri, NormType::LayerNorm, Residual::Plain, 2);
+    encoder_decoder.ffn = FeedForward::SwiGlu;
+    encoder_decoder.position = Position::Rope;
+    encoder_decoder.bias = false;
+    encoder_decoder.tie_embeddings = true;
+    encoder_decoder.qk_norm = QkNorm::LayerNorm;
+    check_model_gradients(encoder_decoder, "encoder-decoder, swiglu, rope, tied, no biases");
+}
+
+// Grouped-query attention: 4 query heads on 2 key/value heads, and multi-query (1), with biases, QK-norm
+// and RoPE, and in an encoder-decoder (the encoder's self-attention grouped too, cross-attention not).
+// Heads of 4 dimensions and QK-RMSNorm: QK-LayerNorm over so few dimensions is close to a sign, whose
+// jump a difference stencil can straddle (tests/parity checks MQA with QK-LayerNorm against PyTorch).
+TEST(ModelGradientsArchitecture, GroupedQueryAttention) {
+    for (int kv_heads : {2, 1}) {
+        ModelConfig config = wired_config(NormPlacement::Pre, NormType::RmsNorm, Residual::Plain);
+        config.d_model = 16;
+        config.heads = 4;
+        config.kv_heads = kv_heads;
+        check_model_gradients(config, "gqa " + std::to_string(kv_heads));
+        config.position = Position::Rope;
+        config.qk_norm = QkNorm::RmsNorm;
+        check_model_gradients(config, "gqa with QK-norm and RoPE " + std::to_string(kv_heads));
+    }
+    ModelConfig encoder_decoder = wired_config(NormPlacement::Post, NormType::LayerNorm, Residual::Plain, 2);
+    encoder_decoder.d_model = 16;
+    encoder_decoder.heads = 4;
+    encoder_decoder.kv_heads = 2;
+    encoder_decoder.position = Position::Rope;
+    check_model_gradients(encoder_decoder, "gqa encoder-decoder");
+}
+
 // z-loss adds z_loss (log Z)^2 per scored position; a large coefficient so its gradient term is not
 // lost in the cross-entropy's (decoder-only and encoder-decoder, which leaves the memory's targets out).
 TEST(ModelGradientsZLoss, CrossEntropyPlusZLoss) {

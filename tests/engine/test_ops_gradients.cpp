@@ -1,5 +1,6 @@
 // Finite-difference checks of every CPU backend op's backward pass (linear, embedding, the three norms,
-// attention, activations, residual sums, cross-entropy) on small random inputs.
+// attention, activations, the gated FFN's product, RoPE, residual sums, cross-entropy) on small random
+// inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -58,6 +59,104 @@ TEST_F(OpGradients, Embedding) {
     expect_gradient_matches("embedding dwte", wte, dwte, objective);
     expect_gradient_matches("embedding dwpe", wpe, dwpe, objective);
 }
+
+// model.position rope / none: no wpe, so the embedding is the token's row and dwpe is not written.
+TEST_F(OpGradients, EmbeddingWithoutPositions) {
+    const int batch = 2, seq = 3, d = 4, vocab = 5;
+    const std::vector<int32_t> tokens = {0, 3, 3, 4, 1, 0};
+    auto wte = random_tensor(vocab * d, 5);
+    const auto weights = random_tensor(batch * seq * d, 7);
+    std::vector<float> x(batch * seq * d);
+    auto objective = [&] {
+        backend.embedding_forward(x.data(), tokens.data(), wte.data(), nullptr, batch, seq, d);
+        return weighted_sum(x, weights);
+    };
+    objective();
+    for (int i = 0; i < d; ++i) EXPECT_EQ(x[d + i], wte[3 * d + i]);
+    std::vector<float> dwte(vocab * d, 0.0f);
+    backend.embedding_backward(dwte.data(), nullptr, weights.data(), tokens.data(), batch, seq, d);
+    expect_gradient_matches("embedding dwte without wpe", wte, dwte, objective);
+}
+
+// RoPE turns dimensions i and i + head_dim / 2 of each head (rotate_half, not interleaved pairs) by
+// position x theta^(-2i / head_dim); the inverse turn is its backward.
+TEST_F(OpGradients, RopeTurnsHalvesAndItsInverseIsTheBackward) {
+    const int heads = 2, head_dim = 4, batch = 2, seq = 3, rows = batch * seq, stride = heads * head_dim + 3;
+    std::vector<float> one(stride, 0.0f);
+    one[0] = 1.0f;  // head 0: (1, 0, 0, 1)
+    one[3] = 1.0f;
+    std::vector<float> turned(static_cast<size_t>(rows) * stride, 0.0f);
+    std::copy(one.begin(), one.end(), turned.begin() + 2 * stride);  // row 2: position 2
+    backend.rope(turned.data(), stride, rows, seq, heads, head_dim, 100.0f, false);
+    const float* row = turned.data() + 2 * stride;
+    EXPECT_NEAR(row[0], std::cos(2.0), 1e-6);  // pair 0 turns by 2 x 100^0
+    EXPECT_NEAR(row[2], std::sin(2.0), 1e-6);
+    EXPECT_NEAR(row[1], -std::sin(0.2), 1e-6);  // pair 1 by 2 x 100^(-1/2)
+    EXPECT_NEAR(row[3], std::cos(0.2), 1e-6);
+
+    auto x = random_tensor(static_cast<size_t>(rows) * stride, 8);
+    const auto weights = random_tensor(x.size(), 9);
+    std::vector<float> y(x.size());
+    auto objective = [&] {
+        y = x;
+        backend.rope(y.data(), stride, rows, seq, heads, head_dim, 100.0f, false);
+        return weighted_sum(y, weights);
+    };
+    objective();
+    for (int i = 0; i < stride; ++i) EXPECT_EQ(y[i], x[i]) << "position 0 does not turn";
+    std::vector<float> dx = weights;
+    backend.rope(dx.data(), stride, rows, seq, heads, head_dim, 100.0f, true);
+    expect_gradient_matches("rope dx", x, dx, objective);
+}
+
+// Grouped-query attention's repeat (query head h reads key/value head h / group) and its backward, the
+// sum of each group's gradients.
+TEST_F(OpGradients, RepeatedHeadsAndTheirGroupSums) {
+    const int rows = 3, kv_heads = 2, group = 3, head_dim = 2, stride = kv_heads * head_dim + 5;
+    const int width = kv_heads * group * head_dim;
+    auto src = random_tensor(static_cast<size_t>(rows) * stride, 51);
+    const auto weights = random_tensor(static_cast<size_t>(rows) * width, 52);
+    std::vector<float> repeated(weights.size());
+    auto objective = [&] {
+        backend.repeat_heads(repeated.data(), src.data(), stride, {rows, kv_heads, group, head_dim});
+        return weighted_sum(repeated, weights);
+    };
+    objective();
+    for (int h = 0; h < kv_heads * group; ++h)  // row 1, head h: source head h / 3
+        EXPECT_EQ(repeated[width + h * head_dim + 1], src[stride + (h / group) * head_dim + 1]) << h;
+    std::vector<float> grad(src.size(), 0.0f);
+    backend.sum_head_groups(grad.data(), stride, weights.data(), {rows, kv_heads, group, head_dim});
+    for (int row = 0; row < rows; ++row)  // the padding after each row's heads is not written
+        for (int i = kv_heads * head_dim; i < stride; ++i) EXPECT_EQ(grad[row * stride + i], 0.0f);
+    expect_gradient_matches("repeated heads", src, grad, objective);
+}
+
+class GatedGradients : public OpGradients, public ::testing::WithParamInterface<FeedForward> {};
+
+TEST_P(GatedGradients, GateAndUp) {
+    auto gate = random_tensor(40, 41, 2.0), up = random_tensor(40, 42);
+    const auto weights = random_tensor(40, 43);
+    std::vector<float> h(40);
+    auto objective = [&] {
+        backend.gated_forward(GetParam(), h.data(), gate.data(), up.data(), h.size());
+        return weighted_sum(h, weights);
+    };
+    std::vector<float> dgate(40), dup = weights;  // dup aliases dh, as in the model
+    backend.gated_backward(GetParam(), dgate.data(), dup.data(), dup.data(), gate.data(), up.data(),
+                           h.size());
+    expect_gradient_matches("gated dgate", gate, dgate, objective, 1e-2f, 2e-3);
+    expect_gradient_matches("gated dup", up, dup, objective, 1e-2f, 2e-3);
+    const float g = 1.5f;
+    const float silu = g / (1.0f + std::exp(-g));
+    const float gelu = 0.5f * g * (1.0f + std::erf(g / std::sqrt(2.0f)));
+    float value = 0.0f;
+    const float two = 2.0f;
+    backend.gated_forward(GetParam(), &value, &g, &two, 1);
+    EXPECT_NEAR(value, 2.0f * (GetParam() == FeedForward::SwiGlu ? silu : gelu), 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Both, GatedGradients, ::testing::Values(FeedForward::SwiGlu, FeedForward::GeGlu),
+                         [](const auto& info) { return to_string(info.param); });
 
 class NormGradients : public OpGradients, public ::testing::WithParamInterface<NormType> {};
 

@@ -122,6 +122,29 @@ class WrongTwin final : public Backend {
         m_inner.activation_backward(kind, dx, dy, x, count);
         spoil(WrongOp::ActivationBackward, dx, count);
     }
+    void gated_forward(FeedForward kind, float* h, const float* gate, const float* up,
+                       size_t count) override {
+        ++m_ops;
+        m_inner.gated_forward(kind, h, gate, up, count);
+    }
+    void gated_backward(FeedForward kind, float* dgate, float* dup, const float* dh, const float* gate,
+                        const float* up, size_t count) override {
+        ++m_ops;
+        m_inner.gated_backward(kind, dgate, dup, dh, gate, up, count);
+    }
+    void repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) override {
+        ++m_ops;
+        m_inner.repeat_heads(dst, src, stride, heads);
+    }
+    void sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) override {
+        ++m_ops;
+        m_inner.sum_head_groups(dst, stride, src, heads);
+    }
+    void rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
+              bool inverse) override {
+        ++m_ops;
+        m_inner.rope(x, stride, rows, seq, heads, head_dim, theta, inverse);
+    }
     void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
                           size_t count) override {
         ++m_ops;
@@ -189,7 +212,7 @@ TEST(SelfTest, TheFastCpuBackendPasses) {
     const SelfTestReport report = run_backend_selftest(fast);
     EXPECT_TRUE(report.passed()) << report.first_difference;
     EXPECT_EQ(report.candidate, fast.name());
-    ASSERT_EQ(report.checks.size(), 20u);  // 4 tiny models x loss, telemetry, gradients, updates, parameters
+    ASSERT_EQ(report.checks.size(), 30u);  // 6 tiny models x loss, telemetry, gradients, updates, parameters
     for (const SelfTestCheck& check : report.checks) {
         EXPECT_TRUE(check.passed()) << check.model << " " << check.quantity << ": " << check.worst.describe();
         EXPECT_GT(check.compared, 0) << check.model << " " << check.quantity;

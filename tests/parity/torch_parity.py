@@ -67,6 +67,21 @@ CASES = {
     "residual-warmup-peri-dyt": ["model.norm_placement=peri", "model.norm_type=dyt", "model.residual_warmup_steps=3"],
     "encdec-z-loss-copy": ["model.encoder_layers=2", "model.norm_placement=post", "data.task=copy",
                            "train.z_loss=0.05"],
+    # the architecture keys (docs/model.md#architecture-keys), against Hugging Face Llama's maths
+    "llama-like": ["model.norm_placement=pre", "model.norm_type=rmsnorm", "model.ffn=swiglu",
+                   "model.position=rope", "model.bias=false", "model.tie_embeddings=true", "model.kv_heads=2"],
+    "llama-qk-norm-rope-mqa": ["model.norm_placement=pre", "model.norm_type=rmsnorm", "model.ffn=swiglu",
+                               "model.position=rope", "model.rope_theta=500", "model.qk_norm=rmsnorm",
+                               "model.bias=false", "model.kv_heads=1"],
+    "gqa-learned-biases": ["model.norm_placement=post", "model.kv_heads=2"],
+    "mqa-qk-layernorm-rope": ["model.norm_placement=pre", "model.qk_norm=layernorm", "model.position=rope",
+                              "model.kv_heads=1"],
+    "gpt2-shape": ["model.norm_placement=pre", "model.activation=gelu", "model.tie_embeddings=true"],
+    "geglu-no-positions-post": ["model.norm_placement=post", "model.ffn=geglu", "model.position=none",
+                                "model.bias=false"],
+    "encdec-rope-swiglu-tied-gqa": ["model.encoder_layers=2", "model.norm_placement=pre", "model.ffn=swiglu",
+                                    "model.position=rope", "model.tie_embeddings=true", "model.bias=false",
+                                    "model.qk_norm=layernorm", "model.kv_heads=2"],
 }
 DTYPES = {"F32": np.float32, "F64": np.float64}
 
@@ -133,35 +148,79 @@ def qk_norm(params, name, x, heads, kind, eps):
     return h.reshape(batch, positions, d)
 
 
-def attention(params, prefix, u, heads, theory, mask, qk=("none", 1e-5)):
+BIAS = [True]  # model.bias of the case being checked
+
+
+def linear(params, name, x):
+    """nn.Linear with the checkpoint's W[out, in], and its bias unless the model has none (model.bias)."""
+    y = x @ params[name + ".weight"].T
+    return y + params[name + ".bias"] if BIAS[0] else y
+
+
+def rotate_half(x):
+    """Hugging Face Llama's rotate_half: (x1, x2) -> (-x2, x1) over the two halves of the last dimension."""
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rotary(x, heads, theta):
+    """RoPE as Hugging Face Llama applies it: x [batch, positions, d] per head, x cos + rotate_half(x) sin,
+    the frequencies theta^(-2i / head_dim) repeated over both halves."""
+    batch, positions, d = x.shape
+    head_dim = d // heads
+    inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    freqs = torch.outer(torch.arange(positions, dtype=torch.float64), inv_freq)
+    emb = torch.cat((freqs, freqs), dim=-1)[:, None, :]  # [positions, 1, head_dim]
+    h = x.reshape(batch, positions, heads, head_dim)
+    return (h * emb.cos() + rotate_half(h) * emb.sin()).reshape(batch, positions, d)
+
+
+def repeat_kv(x, kv_heads, group):
+    """Hugging Face's repeat_kv: x [batch, positions, kv_heads x head_dim] -> each head `group` times in a
+    row, so query head h reads key/value head h // group."""
+    batch, positions, width = x.shape
+    head_dim = width // kv_heads
+    h = x.reshape(batch, positions, kv_heads, 1, head_dim).expand(batch, positions, kv_heads, group, head_dim)
+    return h.reshape(batch, positions, kv_heads * group * head_dim)
+
+
+def attention(params, prefix, u, heads, theory, mask, qk=("none", 1e-5), rope_theta=None, kv_heads=None):
     d = u.shape[-1]
-    qkv = u @ params[prefix + "attn.qkv.weight"].T + params[prefix + "attn.qkv.bias"]
-    q, k, v = qkv.split(d, dim=-1)
+    kv_heads = kv_heads or heads
+    kv_width = d // heads * kv_heads
+    q, k, v = linear(params, prefix + "attn.qkv", u).split([d, kv_width, kv_width], dim=-1)
     q = qk_norm(params, prefix + "attn.q_norm.weight", q, heads, *qk)
-    k = qk_norm(params, prefix + "attn.k_norm.weight", k, heads, *qk)
+    k = qk_norm(params, prefix + "attn.k_norm.weight", k, kv_heads, *qk)
+    if rope_theta is not None:  # after QK-norm, as OLMo 2
+        q, k = rotary(q, heads, rope_theta), rotary(k, kv_heads, rope_theta)
+    k, v = repeat_kv(k, kv_heads, heads // kv_heads), repeat_kv(v, kv_heads, heads // kv_heads)
     y = multi_head(q, k, v, heads, mask)
     if theory:
         return y
-    return y @ params[prefix + "attn.out.weight"].T + params[prefix + "attn.out.bias"]
+    return linear(params, prefix + "attn.out", y)
 
 
 def cross_attention(params, prefix, u, memory, heads, theory, mask, qk=("none", 1e-5)):
     d = u.shape[-1]
-    q = u @ params[prefix + "cross_attn.q.weight"].T + params[prefix + "cross_attn.q.bias"]
-    kv = memory @ params[prefix + "cross_attn.kv.weight"].T + params[prefix + "cross_attn.kv.bias"]
-    k, v = kv.split(d, dim=-1)
+    q = linear(params, prefix + "cross_attn.q", u)
+    k, v = linear(params, prefix + "cross_attn.kv", memory).split(d, dim=-1)
     q = qk_norm(params, prefix + "cross_attn.q_norm.weight", q, heads, *qk)
     k = qk_norm(params, prefix + "cross_attn.k_norm.weight", k, heads, *qk)
     y = multi_head(q, k, v, heads, mask)
     if theory:
         return y
-    return y @ params[prefix + "cross_attn.out.weight"].T + params[prefix + "cross_attn.out.bias"]
+    return linear(params, prefix + "cross_attn.out", y)
 
 
-def feed_forward(params, prefix, u, activation):
-    hidden = u @ params[prefix + "ffn.fc1.weight"].T + params[prefix + "ffn.fc1.bias"]
-    hidden = F.relu(hidden) if activation == "relu" else F.gelu(hidden)
-    return hidden @ params[prefix + "ffn.fc2.weight"].T + params[prefix + "ffn.fc2.bias"]
+def feed_forward(params, prefix, u, activation, ffn):
+    """The MLP, or a gated FFN (Shazeer 2020; Llama's down(silu(gate(u)) * up(u)) with fc1 as up)."""
+    up = linear(params, prefix + "ffn.fc1", u)
+    if ffn == "mlp":
+        hidden = F.relu(up) if activation == "relu" else F.gelu(up)
+    else:
+        gate = linear(params, prefix + "ffn.gate", u)
+        hidden = (F.silu(gate) if ffn == "swiglu" else F.gelu(gate)) * up
+    return linear(params, prefix + "ffn.fc2", hidden)
 
 
 def deepnorm_shortcut(m, encoder):
@@ -192,6 +251,9 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
     norm_type, residual, eps = m["norm_type"], m["residual"], m["norm_eps"]
     heads = 1 if theory else m["heads"]
     activation = "relu" if theory else m["activation"]
+    ffn = "mlp" if theory else m["ffn"]
+    rope_theta = m["rope_theta"] if m["position"] == "rope" else None  # self-attention only
+    kv_heads = None if theory else m["kv_heads"]  # grouped-query self-attention (0: heads)
     alpha = deepnorm_shortcut(m, encoder=base.startswith("encoder."))
     qk = (m["qk_norm"], eps)
     for i in range(layers):
@@ -202,11 +264,11 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
             norm_name = {"attention": "norm1", "cross": "norm_cross", "ffn": "norm2"}[kind]
             u = norm(params, prefix + norm_name, x, norm_type, eps) if placement in ("pre", "peri") else x
             if kind == "attention":
-                f = attention(params, prefix, u, heads, theory, self_mask, qk)
+                f = attention(params, prefix, u, heads, theory, self_mask, qk, rope_theta, kv_heads)
             elif kind == "cross":
                 f = cross_attention(params, prefix, u, memory, heads, theory, memory_mask, qk)
             else:
-                f = feed_forward(params, prefix, u, activation)
+                f = feed_forward(params, prefix, u, activation, ffn)
             if placement == "peri":
                 f = norm(params, prefix + norm_name + "_out", f, norm_type, eps)
             if residual == "rezero":
@@ -232,7 +294,9 @@ def model_loss(params, config, inputs, targets, source_len):
     m = config["model"]
     norm_type, eps = m["norm_type"], m["norm_eps"]
     seq = inputs.shape[1]
-    embedded = params["wte.weight"][inputs] + params["wpe.weight"][:seq]
+    embedded = params["wte.weight"][inputs]
+    if m["position"] == "learned":
+        embedded = embedded + params["wpe.weight"][:seq]
     memory = memory_mask = None
     if m["encoder_layers"]:
         memory_mask = source_mask(seq, source_len)
@@ -244,7 +308,7 @@ def model_loss(params, config, inputs, targets, source_len):
     x = stack(params, config, embedded, "blocks.", m["layers"], causal_mask(seq), memory, memory_mask)
     if block_placement(m, m["layers"] - 1, m["layers"]) in ("pre", "peri"):
         x = norm(params, "final_norm", x, norm_type, eps)
-    logits = x @ params["head.weight"].T
+    logits = x @ params["wte.weight" if m["tie_embeddings"] else "head.weight"].T
     flat_logits, flat_targets = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
     cross_entropy = F.cross_entropy(flat_logits, flat_targets, ignore_index=-1)
     log_z = torch.logsumexp(flat_logits[flat_targets >= 0], dim=-1)
@@ -269,6 +333,7 @@ def check_case(cli, name, overrides, workdir):
     config["step"] = int(metadata["normlab_step"]) + 1  # the step the dumped gradients would train
     m = config["model"]
     GAIN_SCALE[0] = 1.0
+    BIAS[0] = m["bias"]
     if m["norm_gain_warmup_steps"]:
         progress = min(1.0, (config["step"] - 1) / m["norm_gain_warmup_steps"])
         GAIN_SCALE[0] = m["norm_gain_warmup_start"] + (1.0 - m["norm_gain_warmup_start"]) * progress
@@ -298,7 +363,7 @@ def check_case(cli, name, overrides, workdir):
     extra = {k[5:] for k in dumped if k.startswith("grad.")} - set(params)
     if extra:
         failures.append(f"gradients of tensors missing from the checkpoint: {sorted(extra)}")
-    print(f"{name:18s} loss {ours_loss:.6f} (torch {loss.item():.6f}, rel {loss_error:.1e}); "
+    print(f"{name:24s} loss {ours_loss:.6f} (torch {loss.item():.6f}, rel {loss_error:.1e}); "
           f"{len(params)} gradients, worst {worst[0]} {worst[1]:.1e}: {'FAIL' if failures else 'ok'}")
     for failure in failures:
         print("    " + failure)

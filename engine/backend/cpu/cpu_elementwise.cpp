@@ -1,5 +1,7 @@
-// Element-wise CPU ops: activations (ReLU, exact-erf GELU), residual sums with constant or learnable
-// scales, scale and add. Scalar-gradient reductions are summed in fixed chunks, in order.
+// Element-wise CPU ops: activations (ReLU, exact-erf GELU), the gated FFN's product, RoPE, grouped-query
+// attention's repeated heads, residual sums with
+// constant or learnable scales, scale and add. Scalar-gradient reductions are summed in fixed chunks, in
+// order.
 #include <cmath>
 #include <vector>
 
@@ -21,6 +23,39 @@ void CpuReferenceBackend::activation_backward(Activation kind, float* dx, const 
                                               size_t count) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < count; ++i) dx[i] = dy[i] * activation_slope(kind, x[i]);
+}
+
+void CpuReferenceBackend::gated_forward(FeedForward kind, float* h, const float* gate, const float* up,
+                                        size_t count) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < count; ++i) h[i] = gate_value(kind, gate[i]) * up[i];
+}
+
+void CpuReferenceBackend::gated_backward(FeedForward kind, float* dgate, float* dup, const float* dh,
+                                         const float* gate, const float* up, size_t count) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < count; ++i) gated_grads(kind, dh[i], gate[i], up[i], dgate[i], dup[i]);
+}
+
+void CpuReferenceBackend::rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
+                               bool inverse) {
+#pragma omp parallel for schedule(static)
+    for (int row = 0; row < rows; ++row)
+        rope_row(x + static_cast<size_t>(row) * stride, heads, head_dim, row % seq, theta, inverse);
+}
+
+void CpuReferenceBackend::repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) {
+    const size_t width = static_cast<size_t>(heads.kv_heads) * heads.group * heads.head_dim;
+#pragma omp parallel for schedule(static)
+    for (int row = 0; row < heads.rows; ++row)
+        repeat_heads_row(dst + row * width, src + static_cast<size_t>(row) * stride, heads);
+}
+
+void CpuReferenceBackend::sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) {
+    const size_t width = static_cast<size_t>(heads.kv_heads) * heads.group * heads.head_dim;
+#pragma omp parallel for schedule(static)
+    for (int row = 0; row < heads.rows; ++row)
+        sum_head_groups_row(dst + static_cast<size_t>(row) * stride, src + row * width, heads);
 }
 
 void CpuReferenceBackend::residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,

@@ -43,7 +43,8 @@ void CpuBackend::embedding_forward(float* x, const int32_t* tokens, const float*
     const int64_t n = static_cast<int64_t>(batch) * seq;
     parallel_ranges(m_pool, n, n * d, 1, [&](int, Range rows) {
         for (int64_t row = rows.begin; row < rows.end; ++row)
-            embedding_row(x + row * d, wte + static_cast<int64_t>(tokens[row]) * d, wpe + (row % seq) * d, d);
+            embedding_row(x + row * d, wte + static_cast<int64_t>(tokens[row]) * d,
+                          wpe ? wpe + (row % seq) * d : nullptr, d);
     });
 }
 

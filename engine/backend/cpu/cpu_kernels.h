@@ -58,7 +58,44 @@ inline std::array<double, 2> lane_sum_and_squares(const float* x, Index count) {
 
 // One row of the embedding: out = token_row + position_row.
 inline void embedding_row(float* out, const float* token_row, const float* position_row, int d) {
+    if (!position_row) {  // model.position rope or none: the token embedding alone
+        std::copy(token_row, token_row + d, out);
+        return;
+    }
     for (int i = 0; i < d; ++i) out[i] = token_row[i] + position_row[i];
+}
+
+// One row of p = position's RoPE (Backend::rope): each head's pairs (i, i + head_dim / 2) turned by the
+// same angle, computed once per pair.
+inline void rope_row(float* row, int heads, int head_dim, int position, float theta, bool inverse) {
+    const int half = head_dim / 2;
+    for (int pair = 0; pair < half; ++pair) {
+        const double angle = rope_angle(position, pair, head_dim, theta, inverse);
+        for (int h = 0; h < heads; ++h) rope_turn(row + static_cast<size_t>(h) * head_dim, pair, half, angle);
+    }
+}
+
+// One row of grouped-query attention's repeat (Backend::repeat_heads): head h of out is head h / group of in.
+inline void repeat_heads_row(float* out, const float* in, HeadGroups heads) {
+    const int head_dim = heads.head_dim;
+    for (int h = 0; h < heads.kv_heads * heads.group; ++h) {
+        const float* source = in + static_cast<size_t>(h / heads.group) * head_dim;
+        std::copy(source, source + head_dim, out + static_cast<size_t>(h) * head_dim);
+    }
+}
+
+// One row of its backward (Backend::sum_head_groups): head g of out is the sum of heads g x group ..
+// (g + 1) x group - 1 of in, added in head order.
+inline void sum_head_groups_row(float* out, const float* in, HeadGroups heads) {
+    const int head_dim = heads.head_dim, group = heads.group;
+    for (int g = 0; g < heads.kv_heads; ++g) {
+        const float* first = in + static_cast<size_t>(g) * group * head_dim;
+        for (int i = 0; i < head_dim; ++i) {
+            float total = first[i];
+            for (int j = 1; j < group; ++j) total += first[static_cast<size_t>(j) * head_dim + i];
+            out[static_cast<size_t>(g) * head_dim + i] = total;
+        }
+    }
 }
 
 // One row of LayerNorm / RMSNorm / DyT: y = norm(x) with double accumulators; stats gets (mean, rstd).

@@ -44,7 +44,7 @@ void CpuReferenceBackend::embedding_forward(float* x, const int32_t* tokens, con
 #pragma omp parallel for schedule(static)
     for (int row = 0; row < batch * seq; ++row) {
         embedding_row(x + static_cast<size_t>(row) * d, wte + static_cast<size_t>(tokens[row]) * d,
-                      wpe + static_cast<size_t>(row % seq) * d, d);
+                      wpe ? wpe + static_cast<size_t>(row % seq) * d : nullptr, d);
     }
 }
 
@@ -53,11 +53,10 @@ void CpuReferenceBackend::embedding_backward(float* dwte, float* dwpe, const flo
     for (int row = 0; row < batch * seq; ++row) {
         const float* grad = dx + static_cast<size_t>(row) * d;
         float* token_grad = dwte + static_cast<size_t>(tokens[row]) * d;
+        for (int i = 0; i < d; ++i) token_grad[i] += grad[i];
+        if (!dwpe) continue;
         float* position_grad = dwpe + static_cast<size_t>(row % seq) * d;
-        for (int i = 0; i < d; ++i) {
-            token_grad[i] += grad[i];
-            position_grad[i] += grad[i];
-        }
+        for (int i = 0; i < d; ++i) position_grad[i] += grad[i];
     }
 }
 

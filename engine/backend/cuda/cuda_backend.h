@@ -62,10 +62,18 @@ class CudaBackend final : public Backend {
                            AttentionStatsRef stats) override;
     void attention_backward(const AttentionGrads& grads, const float* dout, const AttentionInputs& in,
                             const float* probs, const AttentionShape& shape) override;
+    void repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) override;
+    void sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) override;
 
     void activation_forward(Activation kind, float* y, const float* x, size_t count) override;
     void activation_backward(Activation kind, float* dx, const float* dy, const float* x,
                              size_t count) override;
+
+    void gated_forward(FeedForward kind, float* h, const float* gate, const float* up, size_t count) override;
+    void gated_backward(FeedForward kind, float* dgate, float* dup, const float* dh, const float* gate,
+                        const float* up, size_t count) override;
+    void rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
+              bool inverse) override;
 
     void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
                           size_t count) override;

@@ -1,6 +1,8 @@
-// Element-wise ops on the GPU: activations, residual sums with constant or learnable scales (read on
-// the device), scale and add. The residual backward's two dot products are summed per block and then
-// across blocks in order (deterministic); the maths per element is kernel_maths.h's, as on the CPU.
+// Element-wise ops on the GPU: activations, the gated FFN's product, RoPE, grouped-query attention's
+// repeated heads, residual sums with constant or
+// learnable scales (read on the device), scale and add. The residual backward's two dot products are summed
+// per block and then across blocks in order (deterministic); the maths per element is kernel_maths.h's, as on
+// the CPU.
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_check.h"
 #include "engine/backend/cuda/cuda_device.cuh"
@@ -30,6 +32,58 @@ __global__ void activation_forward_kernel(float* y, const float* x, size_t count
 template <Activation Kind>
 __global__ void activation_backward_kernel(float* dx, const float* dy, const float* x, size_t count) {
     NORMLAB_FOR_EACH(i, count) dx[i] = dy[i] * activation_slope(Kind, x[i]);
+}
+
+__global__ void gated_forward_kernel(FeedForward kind, float* h, const float* gate, const float* up,
+                                     size_t count) {
+    NORMLAB_FOR_EACH(i, count) h[i] = gate_value(kind, gate[i]) * up[i];
+}
+
+// dup may alias dh.
+__global__ void gated_backward_kernel(FeedForward kind, float* dgate, float* dup, const float* dh,
+                                      const float* gate, const float* up, size_t count) {
+    NORMLAB_FOR_EACH(i, count) gated_grads(kind, dh[i], gate[i], up[i], dgate[i], dup[i]);
+}
+
+// One thread per (row, head, pair): no two threads touch the same element, so in place is safe.
+__global__ void rope_kernel(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
+                            bool inverse) {
+    const int half = head_dim / 2;
+    const size_t count = static_cast<size_t>(rows) * heads * half;
+    NORMLAB_FOR_EACH(i, count) {
+        const int pair = static_cast<int>(i % half);
+        const size_t head_row = i / half;  // row * heads + head
+        const size_t row = head_row / heads;
+        float* head = x + row * stride + (head_row % heads) * head_dim;
+        rope_turn(head, pair, half, rope_angle(static_cast<int>(row % seq), pair, head_dim, theta, inverse));
+    }
+}
+
+// dst [rows, heads x head_dim], heads = kv_heads x group: head h of a row is src's head h / group.
+__global__ void repeat_heads_kernel(float* dst, const float* src, int stride, int rows, int heads, int group,
+                                    int head_dim) {
+    const size_t width = static_cast<size_t>(heads) * head_dim;
+    NORMLAB_FOR_EACH(i, rows * width) {
+        const size_t row = i / width;
+        const size_t column = i % width;
+        const size_t head = column / head_dim;
+        dst[i] = src[row * stride + (head / group) * head_dim + column % head_dim];
+    }
+}
+
+// One thread per element of dst: the sum of its group's heads, in head order (the CPU's order).
+__global__ void sum_head_groups_kernel(float* dst, int stride, const float* src, int rows, int kv_heads,
+                                       int group, int head_dim) {
+    const size_t kv_width = static_cast<size_t>(kv_heads) * head_dim;
+    NORMLAB_FOR_EACH(i, rows * kv_width) {
+        const size_t row = i / kv_width;
+        const size_t column = i % kv_width;
+        const float* first =
+            src + row * kv_width * group + (column / head_dim) * group * head_dim + column % head_dim;
+        float total = first[0];
+        for (int j = 1; j < group; ++j) total += first[static_cast<size_t>(j) * head_dim];
+        dst[row * stride + column] = total;
+    }
 }
 
 __global__ void residual_forward_kernel(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
@@ -120,6 +174,45 @@ void CudaBackend::activation_backward(Activation kind, float* dx, const float* d
             <<<grid_for(count), kThreads, 0, m_stream>>>(dx, dy, x, count);
     }
     NORMLAB_CUDA_CHECK_LAUNCH("activation_backward_kernel");
+}
+
+void CudaBackend::gated_forward(FeedForward kind, float* h, const float* gate, const float* up,
+                                size_t count) {
+    if (count == 0) return;
+    gated_forward_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(kind, h, gate, up, count);
+    NORMLAB_CUDA_CHECK_LAUNCH("gated_forward_kernel");
+}
+
+void CudaBackend::gated_backward(FeedForward kind, float* dgate, float* dup, const float* dh,
+                                 const float* gate, const float* up, size_t count) {
+    if (count == 0) return;
+    gated_backward_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(kind, dgate, dup, dh, gate, up, count);
+    NORMLAB_CUDA_CHECK_LAUNCH("gated_backward_kernel");
+}
+
+void CudaBackend::rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
+                       bool inverse) {
+    const size_t count = static_cast<size_t>(rows) * heads * (head_dim / 2);
+    if (count == 0) return;
+    rope_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(x, stride, rows, seq, heads, head_dim, theta,
+                                                            inverse);
+    NORMLAB_CUDA_CHECK_LAUNCH("rope_kernel");
+}
+
+void CudaBackend::repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) {
+    const size_t count = static_cast<size_t>(heads.rows) * heads.kv_heads * heads.group * heads.head_dim;
+    if (count == 0) return;
+    repeat_heads_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(
+        dst, src, stride, heads.rows, heads.kv_heads * heads.group, heads.group, heads.head_dim);
+    NORMLAB_CUDA_CHECK_LAUNCH("repeat_heads_kernel");
+}
+
+void CudaBackend::sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) {
+    const size_t count = static_cast<size_t>(heads.rows) * heads.kv_heads * heads.head_dim;
+    if (count == 0) return;
+    sum_head_groups_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(
+        dst, stride, src, heads.rows, heads.kv_heads, heads.group, heads.head_dim);
+    NORMLAB_CUDA_CHECK_LAUNCH("sum_head_groups_kernel");
 }
 
 void CudaBackend::residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,

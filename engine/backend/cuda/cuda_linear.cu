@@ -25,7 +25,7 @@ __global__ void add_bias_kernel(float* y, const float* b, size_t n, int out) {
     }
 }
 
-// x[n, d] = wte[tokens[row], :] + wpe[row % seq, :]
+// x[n, d] = wte[tokens[row], :] + wpe[row % seq, :] (no wpe: the token embedding alone)
 __global__ void embedding_forward_kernel(float* x, const int32_t* tokens, const float* wte, const float* wpe,
                                          size_t n, int seq, int d) {
     const size_t count = n * d;
@@ -33,7 +33,8 @@ __global__ void embedding_forward_kernel(float* x, const int32_t* tokens, const 
          i += static_cast<size_t>(gridDim.x) * blockDim.x) {
         const size_t row = i / d;
         const size_t column = i % d;
-        x[i] = wte[static_cast<size_t>(tokens[row]) * d + column] + wpe[(row % seq) * d + column];
+        const float position = wpe ? wpe[(row % seq) * d + column] : 0.0f;
+        x[i] = wte[static_cast<size_t>(tokens[row]) * d + column] + position;
     }
 }
 
@@ -127,6 +128,7 @@ void CudaBackend::embedding_backward(float* dwte, float* dwpe, const float* dx, 
     embedding_token_grad_kernel<<<token_grid, kColumnsPerBlock, 0, m_stream>>>(dwte, dx, sorted_tokens,
                                                                                sorted_rows, n, d);
     NORMLAB_CUDA_CHECK_LAUNCH("embedding_token_grad_kernel");
+    if (!dwpe) return;
     const size_t positions = static_cast<size_t>(seq) * d;
     embedding_position_grad_kernel<<<grid_for(positions), kThreads, 0, m_stream>>>(dwpe, dx, batch, seq, d);
     NORMLAB_CUDA_CHECK_LAUNCH("embedding_position_grad_kernel");

@@ -162,6 +162,29 @@ class CountingBackend final : public Backend {
         CountingWindow window;
         m_cpu.activation_backward(kind, dx, dy, x, count);
     }
+    void gated_forward(FeedForward kind, float* h, const float* gate, const float* up,
+                       size_t count) override {
+        CountingWindow window;
+        m_cpu.gated_forward(kind, h, gate, up, count);
+    }
+    void gated_backward(FeedForward kind, float* dgate, float* dup, const float* dh, const float* gate,
+                        const float* up, size_t count) override {
+        CountingWindow window;
+        m_cpu.gated_backward(kind, dgate, dup, dh, gate, up, count);
+    }
+    void repeat_heads(float* dst, const float* src, int stride, HeadGroups heads) override {
+        CountingWindow window;
+        m_cpu.repeat_heads(dst, src, stride, heads);
+    }
+    void sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) override {
+        CountingWindow window;
+        m_cpu.sum_head_groups(dst, stride, src, heads);
+    }
+    void rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
+              bool inverse) override {
+        CountingWindow window;
+        m_cpu.rope(x, stride, rows, seq, heads, head_dim, theta, inverse);
+    }
     void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
                           size_t count) override {
         CountingWindow window;
@@ -214,12 +237,9 @@ Config small_config(const char* norm_type) {
     return config;
 }
 
-class SteadyState : public ::testing::TestWithParam<const char*> {};
-
 // A training step's backend work (forward, backward with attention statistics, every gradient
 // reduction the trainer makes, the optimizer update) allocates nothing once warmed up, on 1 and 2 threads.
-TEST_P(SteadyState, BackendOpsAllocateNothing) {
-    const Config config = small_config(GetParam());
+void expect_backend_ops_allocate_nothing(const Config& config) {
     for (const int threads : {1, 2}) {
         CountingBackend backend(threads);
         const auto task = make_task(config.data, config.model.seq_len, config.train.seed);
@@ -247,7 +267,22 @@ TEST_P(SteadyState, BackendOpsAllocateNothing) {
     }
 }
 
+class SteadyState : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SteadyState, BackendOpsAllocateNothing) {
+    expect_backend_ops_allocate_nothing(small_config(GetParam()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Norms, SteadyState, ::testing::Values("layernorm", "rmsnorm", "dyt"));
+
+// The same for a Llama-shaped model: its gated FFN, RoPE and tied head allocate nothing either.
+TEST(SteadyStateArchitecture, LlamaShapedOpsAllocateNothing) {
+    Config config = small_config("rmsnorm");
+    for (const char* assignment : {"model.ffn=swiglu", "model.position=rope", "model.bias=false",
+                                   "model.tie_embeddings=true", "model.kv_heads=2"})
+        apply_override(config, assignment);
+    expect_backend_ops_allocate_nothing(config);
+}
 
 struct StepCase {
     const char* name;
@@ -310,7 +345,14 @@ INSTANTIATE_TEST_SUITE_P(
                  {"model.norm_placement=post", "model.encoder_layers=2", "telemetry.val_every=3"}},
         StepCase{"PeriLN_encoder_decoder_admin_text",
                  {"data.task=text", "model.norm_placement=peri", "model.encoder_layers=1",
-                  "model.residual=admin", "telemetry.every=2", "telemetry.val_every=0"}}),
+                  "model.residual=admin", "telemetry.every=2", "telemetry.val_every=0"}},
+        StepCase{"LlamaLike_rope_swiglu_tied_no_bias_qk_norm",
+                 {"data.task=text", "model.norm_type=rmsnorm", "model.ffn=swiglu", "model.position=rope",
+                  "model.bias=false", "model.tie_embeddings=true", "model.qk_norm=rmsnorm",
+                  "model.kv_heads=1", "train.optimizer=adamw", "telemetry.val_every=3"}},
+        StepCase{"PostLN_geglu_no_positions",
+                 {"model.norm_placement=post", "model.ffn=geglu", "model.position=none",
+                  "telemetry.val_every=4"}}),
     [](const ::testing::TestParamInfo<StepCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

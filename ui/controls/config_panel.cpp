@@ -112,7 +112,19 @@ void ConfigPanel::addModelGroup() {
     bindInt(model, tr("Heads"), "model.heads", tr("Attention heads; must divide d_model"));
     bindInt(model, tr("d_ff"), "model.d_ff", tr("Hidden width of the feed-forward layer"));
     bindInt(model, tr("Sequence length"), "model.seq_len", tr("Tokens per training sequence"));
-    bindCombo(model, tr("Activation"), "model.activation", tr("Feed-forward activation"));
+    bindCombo(model, tr("FFN"), "model.ffn",
+              tr("mlp: two matrices and the activation below; swiglu / geglu: gated (gate, up and down "
+                 "matrices), d_ff the gated width (2/3 of an MLP's for the same parameters)"));
+    bindCombo(model, tr("Activation"), "model.activation", tr("Feed-forward activation (mlp only)"));
+    bindCombo(model, tr("Positions"), "model.position",
+              tr("learned: a position embedding; rope: rotary on q and k (after any QK-norm); none"));
+    bindNumber(model, tr("RoPE theta"), "model.rope_theta", tr("Rotary base (rope only)"));
+    bindInt(model, tr("KV heads"), "model.kv_heads",
+            tr("Grouped-query attention: key/value heads, dividing Heads (1: multi-query; 0: as many as "
+               "heads)"));
+    bindCheck(model, tr("Biases"), "model.bias", tr("Linear layers with biases (Llama has none)"));
+    bindCheck(model, tr("Tied embeddings"), "model.tie_embeddings",
+              tr("The output head is the token embedding (one matrix, both gradients)"));
     bindCombo(model, tr("Init"), "model.init", tr("Weight initialisation"));
     bindCheck(model, tr("Theory mode"), "model.theory_mode",
               tr("Xiong et al.'s simplified model (Lemma 2 bands appear on the activation chart)"));
@@ -263,7 +275,7 @@ void ConfigPanel::bindInt(QFormLayout* form, const QString& label, const QString
 void ConfigPanel::bindNumber(QFormLayout* form, const QString& label, const QString& key,
                              const QString& tip) {
     auto* edit = new QLineEdit;
-    auto* validator = new QDoubleValidator(0.0, 1e6, 12, edit);
+    auto* validator = new QDoubleValidator(0.0, 1e12, 12, edit);  // the key table checks the range
     validator->setNotation(QDoubleValidator::ScientificNotation);
     validator->setLocale(QLocale::c());
     edit->setValidator(validator);

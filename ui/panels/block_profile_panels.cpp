@@ -72,7 +72,8 @@ void BlockProfilePanel::addProfiles(PlotContent& content, const RunHistory& run,
     PlotSeries faint =
         runSeries(store(), run, tr("step %1").arg(reference->step), shown == nullptr, points(*reference));
     if (shown) {
-        content.styleKey = tr("dashed: step %1").arg(reference->step);  // unnamed in a legend of runs
+        // A legend of runs leaves the dashed lines unnamed: the key names their step.
+        if (!faint.inLegend) content.styleKey = tr("dashed: step %1").arg(reference->step);
         faint.colour.setAlpha(90);
         faint.width = 1.5;
         faint.style = Qt::DashLine;

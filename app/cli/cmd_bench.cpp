@@ -27,7 +27,9 @@ const char* kBenchHelp =
     "\n"
     "Times N training steps (default 20) after N warm-up steps (default 3) and prints one JSON line:\n"
     "{\"steps_per_s\", \"ms_per_step\", \"tokens_per_s\", \"gflops\", \"threads\", \"device\",\n"
-    "\"timed_steps\", \"peak_rss_mb\"} (medians; peak_rss_mb is the process's peak resident memory).\n"
+    "\"timed_steps\", \"peak_rss_mb\", \"host_bytes_per_step\", \"peak_device_mb\"} (medians;\n"
+    "peak_rss_mb is the process's peak resident memory; on a GPU, host_bytes_per_step is the mean bytes a\n"
+    "timed step copied to the host and peak_device_mb the most GPU memory the backend held; 0 on the CPU).\n"
     "Telemetry runs at the config's cadence (telemetry.every); validation is off while timing.\n"
     "\n"
     "--gemm times the backend's matrix products instead, at the model's linear-layer sizes (forward, dx and\n"
@@ -113,7 +115,9 @@ void print_gemm_rate(Trainer& trainer, const Config& config, int64_t warmup, int
 // Times `timed` whole training steps after `warmup` untimed ones and prints their median rates.
 void print_step_rates(Trainer& trainer, const Config& config, int64_t warmup, int64_t timed) {
     std::vector<double> seconds;
+    uint64_t host_bytes_before = 0;
     for (int64_t i = 0; i < warmup + timed && !trainer.finished(); ++i) {
+        if (i == warmup) host_bytes_before = trainer.backend().device_traffic().bytes_to_host;
         const auto start = std::chrono::steady_clock::now();
         trainer.step();
         const double elapsed =
@@ -123,6 +127,7 @@ void print_step_rates(Trainer& trainer, const Config& config, int64_t warmup, in
     if (seconds.empty()) throw InputError("the run diverged during warm-up; nothing to time");
     std::sort(seconds.begin(), seconds.end());
     const double median = seconds[seconds.size() / 2];
+    const DeviceTraffic traffic = trainer.backend().device_traffic();
     const double tokens = static_cast<double>(config.train.batch_size) * config.model.seq_len;
     const double flops = training_flops(effective_model_config(config.model), config.train.batch_size,
                                         trainer.model().vocab());
@@ -133,7 +138,10 @@ void print_step_rates(Trainer& trainer, const Config& config, int64_t warmup, in
                                  {"threads", trainer.backend().threads()},
                                  {"device", trainer.backend().device()},
                                  {"timed_steps", seconds.size()},
-                                 {"peak_rss_mb", peak_rss_mb()}})
+                                 {"peak_rss_mb", peak_rss_mb()},
+                                 {"host_bytes_per_step", (traffic.bytes_to_host - host_bytes_before) /
+                                                             static_cast<double>(seconds.size())},
+                                 {"peak_device_mb", traffic.peak_device_bytes / 1048576.0}})
                      .dump()
               << "\n";
 }

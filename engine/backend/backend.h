@@ -93,9 +93,17 @@ inline AttentionInputs packed_qkv(const float* qkv, int d) {
     return {qkv, qkv + d, qkv + 2 * d, 3 * d, 3 * d};
 }
 
+// What a device backend has moved and held, for benchmarks (normlab-cli bench): bytes copied to the host
+// since it was made, and the most device memory it held at once. Zero on the CPU, whose memory is the host's.
+struct DeviceTraffic {
+    uint64_t bytes_to_host = 0;
+    uint64_t peak_device_bytes = 0;
+};
+
 class Backend {
   public:
     virtual ~Backend() = default;
+    virtual DeviceTraffic device_traffic() const { return {}; }
     virtual std::string name() const = 0;    // e.g. "cpu (task pool + blocked GEMM, 2 threads)"
     virtual std::string device() const = 0;  // "cpu" or "cuda"
     virtual int threads() const = 0;

@@ -699,6 +699,8 @@ class TrainResumeEval(CliTestCase):
             self.assertIn(key, report)
         self.assertAlmostEqual(report["steps_per_s"] * report["ms_per_step"], 1000.0, places=6)
         self.assertAlmostEqual(report["tokens_per_s"], report["steps_per_s"] * 4 * 16, places=3)
+        # the GPU's traffic and memory counters read 0 on the CPU, whose memory is the host's
+        self.assertEqual((report["host_bytes_per_step"], report["peak_device_mb"]), (0.0, 0.0))
 
     def test_probe_writes_figure_3_measures(self):
         out = self.tmp / "probe"

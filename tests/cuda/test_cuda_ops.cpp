@@ -669,5 +669,25 @@ TEST_F(CudaMemory, AnImpossibleAllocationIsAResourceErrorNamingTheSize) {
     cuda().release(still_works);
 }
 
+// bench's host_bytes_per_step and peak_device_mb: every device-to-host copy is counted, and the peak
+// holds the most memory held at once, across a release.
+TEST_F(CudaMemory, TrafficCountsCopiesToTheHostAndThePeakHeld) {
+    const DeviceTraffic before = cuda().device_traffic();
+    float* big = cuda().allocate(1 << 20);
+    float* small = cuda().allocate(1000);
+    Floats host(1000);
+    cuda().download(host.data(), small, host.size());
+    const std::vector<Slice> slices = {{0, 500}, {500, 500}};
+    double sums[2];
+    cuda().sum_squares(small, slices, sums);
+    const DeviceTraffic after = cuda().device_traffic();
+    EXPECT_EQ(after.bytes_to_host - before.bytes_to_host, 1000 * sizeof(float) + 2 * sizeof(double));
+    EXPECT_GE(after.peak_device_bytes, before.peak_device_bytes);
+    EXPECT_GE(after.peak_device_bytes, ((1u << 20) + 1000) * sizeof(float));
+    cuda().release(big);
+    cuda().release(small);
+    EXPECT_EQ(cuda().device_traffic().peak_device_bytes, after.peak_device_bytes);  // a peak never falls
+}
+
 }  // namespace
 }  // namespace normlab

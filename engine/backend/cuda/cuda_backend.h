@@ -92,6 +92,8 @@ class CudaBackend final : public Backend {
     void scale(float* x, float factor, size_t count) override;
     void add(float* dst, const float* src, size_t count) override;
 
+    DeviceTraffic device_traffic() const override { return m_traffic; }
+
   private:
     // Device scratch that lives across calls and only grows: one request per op (a larger request
     // invalidates the pointers of earlier ones, so an op asks once and carves its pieces from it).
@@ -105,6 +107,9 @@ class CudaBackend final : public Backend {
                             const float* x, const float* stats, const float* w, ScaleRef alpha, int n, int d,
                             bool accumulate_dx, bool frozen_scale);
     void* device_bytes(size_t bytes, const char* what);
+    void free_device_bytes(void* pointer, size_t bytes);  // cudaFree, counted out of m_bytes_held
+    // An asynchronous device-to-host copy on the stream, counted into m_traffic.
+    void copy_to_host(void* host_dst, const void* src, size_t bytes);
     // Gathers q, k and v from their strided rows into head-major q[3][pairs][seq][hd] (workspace).
     void gather_attention_inputs(float* q, const AttentionInputs& in, const HeadShape& shape);
     void synchronize(const char* after);
@@ -122,6 +127,8 @@ class CudaBackend final : public Backend {
     size_t m_ones_count = 0;
     std::vector<unsigned long long> m_slice_chunks;  // reduce_slices' host tables, reused
     std::vector<unsigned long long> m_slice_first;
+    uint64_t m_bytes_held = 0;  // device memory held now (allocations, workspace, ones)
+    DeviceTraffic m_traffic;
 };
 
 }  // namespace normlab

@@ -203,7 +203,7 @@ Backend::CrossEntropyResult CudaBackend::cross_entropy(float* dlogits, const flo
     cross_entropy_totals_kernel<<<1, kThreads, 0, m_stream>>>(totals, rows, targets, scored, n, z_loss);
     NORMLAB_CUDA_CHECK_LAUNCH("cross_entropy_totals_kernel");
     LossTotals host{};
-    NORMLAB_CUDA_CHECK(cudaMemcpyAsync(&host, totals, sizeof(host), cudaMemcpyDeviceToHost, m_stream));
+    copy_to_host(&host, totals, sizeof(host));
     synchronize("cross_entropy");
     return {host.loss_sum,  host.scored,        host.correct,   host.z_loss_sum,
             host.log_z_sum, host.log_z_max_abs, host.logit_sum, host.logit_max};
@@ -255,8 +255,7 @@ void CudaBackend::reduce_slices(const float* base, const std::vector<Slice>& sli
     slice_totals_kernel<<<cuda::grid_for(slices.size()), kThreads, 0, m_stream>>>(
         sums, partials, device_first, slices.size());
     NORMLAB_CUDA_CHECK_LAUNCH("slice_totals_kernel");
-    NORMLAB_CUDA_CHECK(
-        cudaMemcpyAsync(host_out, sums, slices.size() * sizeof(double), cudaMemcpyDeviceToHost, m_stream));
+    copy_to_host(host_out, sums, slices.size() * sizeof(double));
     synchronize(Squares ? "sum_squares" : "sum_values");  // the host tables stay untouched until here
 }
 

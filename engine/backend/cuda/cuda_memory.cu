@@ -1,6 +1,7 @@
 // CudaBackend construction, identity and memory: device probing, one cudaMalloc per allocation (zeroed,
 // like the CPU's), tracked until released or the backend is destroyed, the growing workspace, copies and
 // fills on the backend's stream. Out of memory is a ResourceError naming the request and what is free.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -150,7 +151,20 @@ void* CudaBackend::device_bytes(size_t bytes, const char* what) {
                             "train.batch_size, or use device=cpu");
     }
     check_cuda(status, std::string("cudaMalloc of ") + mib(bytes) + " for " + what);
+    m_bytes_held += bytes;
+    m_traffic.peak_device_bytes = std::max(m_traffic.peak_device_bytes, m_bytes_held);
     return pointer;
+}
+
+void CudaBackend::free_device_bytes(void* pointer, size_t bytes) {
+    if (pointer == nullptr) return;
+    cudaFree(pointer);  // waits for work still using it
+    m_bytes_held -= bytes;
+}
+
+void CudaBackend::copy_to_host(void* host_dst, const void* src, size_t bytes) {
+    NORMLAB_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, m_stream));
+    m_traffic.bytes_to_host += bytes;
 }
 
 float* CudaBackend::allocate(size_t count) {
@@ -174,15 +188,16 @@ int32_t* CudaBackend::allocate_ints(size_t count) {
 void CudaBackend::release(void* pointer) {
     const auto found = m_live.find(pointer);
     if (found == m_live.end()) return;
+    const size_t bytes = found->second;
     m_live.erase(found);
-    cudaFree(pointer);  // waits for work still using it
+    free_device_bytes(pointer, bytes);
 }
 
 void* CudaBackend::workspace(size_t bytes) {
     if (bytes <= m_workspace_bytes) return m_workspace;
     const size_t rounded = (bytes + (1u << 20) - 1) / (1u << 20) * (1u << 20);
     synchronize("the last op before the workspace grows");
-    cudaFree(m_workspace);
+    free_device_bytes(m_workspace, m_workspace_bytes);
     m_workspace = nullptr;
     m_workspace_bytes = 0;
     m_workspace = device_bytes(rounded, "the backend's workspace");
@@ -193,7 +208,7 @@ void* CudaBackend::workspace(size_t bytes) {
 const float* CudaBackend::ones(size_t count) {
     if (count <= m_ones_count) return m_ones;
     synchronize("the last op before the ones vector grows");
-    cudaFree(m_ones);
+    free_device_bytes(m_ones, m_ones_count * sizeof(float));
     m_ones = nullptr;
     m_ones_count = 0;
     m_ones = static_cast<float*>(device_bytes(count * sizeof(float), "a vector of ones"));
@@ -217,8 +232,7 @@ void CudaBackend::upload_ints(int32_t* dst, const int32_t* host_src, size_t coun
 
 void CudaBackend::download(float* host_dst, const float* src, size_t count) {
     if (count == 0) return;
-    NORMLAB_CUDA_CHECK(
-        cudaMemcpyAsync(host_dst, src, count * sizeof(float), cudaMemcpyDeviceToHost, m_stream));
+    copy_to_host(host_dst, src, count * sizeof(float));
     synchronize("download");
 }
 

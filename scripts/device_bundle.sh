@@ -2,6 +2,10 @@
 # Copies the dependencies that a GPU machine without a package registry lacks into .device/ (git-ignored;
 # carried there with the working tree): Eigen, nlohmann_json, simdjson (header and shared library) and
 # Debian's GoogleTest sources. scripts/device_cuda.sh configures NormLab with them (-DNORMLAB_DEPS_DIR=.device).
+# When this machine has built the CUDA backend (nvcc of the GPU machine's CUDA major version), the built
+# normlab-cli and normlab_cuda_tests go into .device/bin with libgomp, and are used there if they load;
+# the window (normlab), its Qt libraries, the offscreen platform plugin and a font go into .device/gui.tgz
+# for device_cuda.sh's window step. Carry .device/bin, .device/lib and .device/gui.tgz (about 45 MB).
 set -euo pipefail
 NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$NORMLAB_ROOT/.device"
@@ -13,7 +17,7 @@ for path in /usr/include/eigen3/Eigen /usr/include/nlohmann/json.hpp /usr/includ
         exit 2
     fi
 done
-rm -rf "$DEPS/eigen3" "$DEPS/include" "$DEPS/lib" "$DEPS/googletest"
+rm -rf "$DEPS/eigen3" "$DEPS/include" "$DEPS/lib" "$DEPS/googletest" "$DEPS/bin" "$DEPS/gui.tgz"
 mkdir -p "$DEPS/include" "$DEPS/lib"
 cp -r /usr/include/eigen3 "$DEPS/eigen3"
 cp -r /usr/include/nlohmann "$DEPS/include/nlohmann"
@@ -21,4 +25,28 @@ cp /usr/include/simdjson.h "$DEPS/include/"
 # under its soname, which is the name the programs look for at run time
 cp -L /usr/lib/x86_64-linux-gnu/libsimdjson.so "$DEPS/lib/$(objdump -p /usr/lib/x86_64-linux-gnu/libsimdjson.so | awk '/SONAME/ {print $2}')"
 cp -r /usr/src/googletest "$DEPS/googletest"
+BUILD="${NORMLAB_BUILD:-$NORMLAB_ROOT/build}"
+if ldd "$BUILD/app/normlab-cli" 2>/dev/null | grep -q libcudart && [ -x "$BUILD/tests/normlab_cuda_tests" ]; then
+    mkdir -p "$DEPS/bin"
+    cp "$BUILD/app/normlab-cli" "$BUILD/tests/normlab_cuda_tests" "$DEPS/bin/"
+    cp -L "$(ldd "$BUILD/app/normlab-cli" | awk '/libgomp/ {print $3}')" "$DEPS/lib/"
+    echo "normlab: carried the CUDA build of $BUILD ($(nvcc --version | tail -1))"
+fi
+# The libraries a program needs beyond the C and C++ runtimes and the CUDA ones the GPU machine has
+shipped_libraries() {
+    ldd "$@" | awk '$3 ~ /^\// {print $3}' | sort -u |
+        grep -v -E '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcudart|libcublas|libcublasLt)\.so'
+}
+PLUGIN=/usr/lib/x86_64-linux-gnu/qt6/plugins/platforms/libqoffscreen.so
+if ldd "$BUILD/app/normlab" 2>/dev/null | grep -q libcudart && [ -e "$PLUGIN" ]; then
+    STAGE="$(mktemp -d)"
+    trap 'rm -rf "$STAGE"' EXIT
+    mkdir -p "$STAGE/app" "$STAGE/lib" "$STAGE/plugins/platforms" "$STAGE/fonts"
+    cp "$BUILD/app/normlab" "$BUILD/app/normlab-cli" "$STAGE/app/"
+    cp "$PLUGIN" "$STAGE/plugins/platforms/"
+    for library in $(shipped_libraries "$BUILD/app/normlab" "$PLUGIN"); do cp -L "$library" "$STAGE/lib/"; done
+    cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf "$STAGE/fonts/" 2>/dev/null || true
+    tar -czf "$DEPS/gui.tgz" -C "$STAGE" .
+    echo "normlab: packed the window and $(ls "$STAGE/lib" | wc -l) libraries into $DEPS/gui.tgz"
+fi
 echo "normlab: bundled $(du -sh "$DEPS" | cut -f1) into $DEPS (eigen3/, include/, lib/, googletest/)"

@@ -1,51 +1,109 @@
 #!/usr/bin/env bash
-# The CUDA checks for a GPU machine with nvcc, cmake and python3 + torch but no package registry: builds
-# the engine, the CLI and the CUDA tests (Release, engine only) with the header-only dependencies carried
-# in .device/ (scripts/device_bundle.sh makes it), runs the CUDA tests, then times NormLab on CUDA against
-# PyTorch on the same GPU (tests/peer/run_comparison.py --device cuda). Results go to $OUT if set, else
-# build-device/results/. Extra arguments go to run_comparison.py (e.g. --shapes tiny,small).
+# The CUDA checks for a lent GPU machine (nvcc, python3 + torch, no package registry), in one call: the
+# CUDA tests and selftest, device selection, NormLab on CUDA against PyTorch eager and torch.compile
+# (tests/peer/run_comparison.py), the bridge under torchrun + NCCL at GPT-2 small and its oracle tests on
+# the GPU, a per-kernel profile (ncu) and the window's cost. Uses the binaries scripts/device_bundle.sh put
+# in .device/ when they load there, else builds. Each step has a time limit; everything goes to
+# $OUT/results.tgz (repacked after each step, so a run cut short keeps what it measured) and summary.txt.
+# Usage: device_cuda.sh [STEP,STEP...]  (default: all of tests,selftest,auto,bridge,oracle,profile,window,comparison)
 set -uo pipefail
 NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$NORMLAB_ROOT/.device"
 BUILD="${NORMLAB_BUILD:-$NORMLAB_ROOT/build-device}"
-RESULTS="${OUT:-$BUILD/results}"
-mkdir -p "$RESULTS"
+OUT="${OUT:-$BUILD/out}"
+WORK="$BUILD/results"
+mkdir -p "$WORK" "$OUT"
+SUMMARY="$OUT/summary.txt"
+: >"$SUMMARY"
 
-if [ ! -e "$DEPS/eigen3/Eigen/Core" ]; then
-    echo "normlab: no dependency bundle in $DEPS; run scripts/device_bundle.sh where the packages are" >&2
-    exit 2
-fi
-# Kernels for this GPU only (faster to build); CMAKE_CUDA_ARCHITECTURES overrides.
-ARCHITECTURES="${CMAKE_CUDA_ARCHITECTURES:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
-    head -1 | tr -d '. ')}"
-ARCHITECTURES="${ARCHITECTURES:-80;90}"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+pack() { tar -czf "$OUT/results.tgz" -C "$WORK" . 2>/dev/null; }
+# step NAME SECONDS COMMAND...: runs it with a limit, its output to $WORK/NAME.log, the last lines shown
+step() {
+    local name="$1" limit="$2"
+    shift 2
+    local started=$SECONDS
+    timeout "$limit" "$@" >"$WORK/$name.log" 2>&1
+    local status=$?
+    say "== $name: exit $status in $((SECONDS - started)) s"
+    tail -n "${TAIL_LINES:-6}" "$WORK/$name.log" | tee -a "$SUMMARY"
+    pack
+    return $status
+}
+
+STEPS=",${1:-tests,selftest,auto,bridge,oracle,profile,window,comparison},"
+wanted() { [[ "$STEPS" == *",$1,"* ]]; }
+export LD_LIBRARY_PATH="$DEPS/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export NORMLAB_RESOURCE_DIR="$NORMLAB_ROOT/resources"  # carried binaries name the build machine's folder
 {
-    nvidia-smi 2>&1 || true
+    nvidia-smi 2>&1
     nvcc --version 2>&1 | tail -2
-    python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" 2>&1 || true
-} >"$RESULTS/machine.txt"
+    python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" 2>&1
+    uname -r
+    nproc
+} >"$WORK/machine.log"
+say "machine: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
 
-echo "normlab: configuring $BUILD (CUDA architectures $ARCHITECTURES)"
-cmake -S "$NORMLAB_ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNORMLAB_GUI=OFF -DNORMLAB_CUDA=ON \
-    -DNORMLAB_DEPS_DIR="$DEPS" -DCMAKE_CUDA_ARCHITECTURES="$ARCHITECTURES" >"$RESULTS/configure.log" 2>&1 ||
-    { tail -30 "$RESULTS/configure.log"; exit 1; }
-START=$(date +%s)
-cmake --build "$BUILD" -j "$(nproc)" --target normlab-cli normlab_cuda_tests >"$RESULTS/build.log" 2>&1 ||
-    { tail -40 "$RESULTS/build.log"; exit 1; }
-echo "normlab: built in $(($(date +%s) - START)) s"
+CLI="$DEPS/bin/normlab-cli"
+TESTS="$DEPS/bin/normlab_cuda_tests"
+if [ -x "$CLI" ] && ! ldd "$CLI" "$TESTS" | grep -q "not found" && "$CLI" --help >/dev/null 2>&1; then
+    say "binaries: carried ($(ldd "$CLI" | grep -E 'cublas|cudart' | awk '{print $3}' | tr '\n' ' '))"
+else
+    ldd "$CLI" "$TESTS" >"$WORK/ldd.log" 2>&1
+    if [ ! -e "$DEPS/eigen3/Eigen/Core" ]; then
+        echo "normlab: no dependency bundle in $DEPS; run scripts/device_bundle.sh where the packages are" >&2
+        exit 2
+    fi
+    ARCHITECTURES="${CMAKE_CUDA_ARCHITECTURES:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader |
+        head -1 | tr -d '. ')}"
+    step configure 120 cmake -S "$NORMLAB_ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DNORMLAB_GUI=OFF \
+        -DNORMLAB_CUDA=ON -DNORMLAB_DEPS_DIR="$DEPS" -DCMAKE_CUDA_ARCHITECTURES="${ARCHITECTURES:-90}" || exit 1
+    step build 420 cmake --build "$BUILD" -j "$(nproc)" --target normlab-cli normlab_cuda_tests || exit 1
+    CLI="$BUILD/app/normlab-cli"
+    TESTS="$BUILD/tests/normlab_cuda_tests"
+fi
 
-echo "normlab: CUDA tests"
-"$BUILD/tests/normlab_cuda_tests" --gtest_output="json:$RESULTS/cuda_tests.json" >"$RESULTS/cuda_tests.log" 2>&1
-TESTS=$?
-grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|FAILED TEST" "$RESULTS/cuda_tests.log" | tail -40
+wanted tests && TAIL_LINES=12 step cuda_tests 150 "$TESTS" --gtest_brief=1 --gtest_output="json:$WORK/cuda_tests.json"
+wanted selftest && step selftest 60 "$CLI" selftest --device cuda --json
+if wanted auto; then
+    step device_auto 60 "$CLI" train --preset quickstart --set device=auto --steps 20 \
+        --out "$WORK/quickstart-auto" --overwrite
+    rm -rf "$WORK/quickstart-auto/checkpoints"
+fi
 
-echo "normlab: device selection"
-"$BUILD/app/normlab-cli" train --preset quickstart --set device=auto --steps 20 --out "$RESULTS/quickstart-auto" \
-    --overwrite 2>&1 | tail -3 | tee "$RESULTS/quickstart.log"
+PEER="$NORMLAB_ROOT/tests/peer"
+# GPT-2 small (124M parameters, seq 1024) under torchrun, DDP over NCCL on this one GPU
+wanted bridge && TAIL_LINES=8 step bridge_overhead 120 env PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 \
+    python3 -m torch.distributed.run --standalone --nproc_per_node=1 "$NORMLAB_ROOT/python/bench_overhead.py" --device cuda --models gpt2 \
+    --width 768 --layers 12 --heads 12 --vocab 50257 --seq 1024 --batch 8 --steps 30 --repeats 2
+wanted oracle && TAIL_LINES=4 step bridge_oracle 90 env NORMLAB_TEST_DEVICE=cuda HF_HUB_OFFLINE=1 PYTHONPATH="$NORMLAB_ROOT/python" \
+    python3 -m pytest -q -p no:cacheprovider --rootdir "$NORMLAB_ROOT/python" "$NORMLAB_ROOT/python/tests/test_oracle.py"
 
-echo "normlab: NormLab on CUDA vs PyTorch on the same GPU"
-python3 "$NORMLAB_ROOT/tests/peer/run_comparison.py" --cli "$BUILD/app/normlab-cli" --device cuda \
-    --system-python python3 --json "$RESULTS/comparison.json" "$@" 2>"$RESULTS/comparison.err" |
-    tee "$RESULTS/comparison.md"
-tail -5 "$RESULTS/comparison.err"
-exit $TESTS
+if wanted profile; then  # where a GPT-2-small step's GPU time goes, kernel by kernel (telemetry off)
+    read -ra GPT2 <<<"$(cd "$PEER" && python3 -c "from run_comparison import normlab_args
+print(' '.join(normlab_args('gpt2', 1000000, 'cuda')))")"
+    TAIL_LINES=2 step profile_gpt2 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+        --page raw "$CLI" bench "${GPT2[@]}" --steps 1 --warmup 1
+    TAIL_LINES=30 step profile 30 python3 "$NORMLAB_ROOT/scripts/cuda_kernel_profile.py" "$WORK/profile_gpt2.log" \
+        --steps 2
+fi
+
+if wanted window; then  # the desktop app (offscreen) against normlab-cli, both on the GPU
+    GUI=/tmp/normlab-gui
+    mkdir -p "$GUI" && tar -xzf "$DEPS/gui.tgz" -C "$GUI"
+    export QT_PLUGIN_PATH="$GUI/plugins" QT_QPA_FONTDIR="$GUI/fonts"
+    LD_LIBRARY_PATH="$GUI/lib:$LD_LIBRARY_PATH" step window_libs 30 bash -c "ldd '$GUI/app/normlab' | grep -v '=> /'; \
+        QT_QPA_PLATFORM=offscreen '$GUI/app/normlab' --help | head -3"
+    LD_LIBRARY_PATH="$GUI/lib:$LD_LIBRARY_PATH" NORMLAB_BUILD="$GUI" TAIL_LINES=5 step window_quickstart 100 \
+        bash "$NORMLAB_ROOT/scripts/window_cost.sh" quickstart 600 3 device=cuda
+    LD_LIBRARY_PATH="$GUI/lib:$LD_LIBRARY_PATH" NORMLAB_BUILD="$GUI" TAIL_LINES=5 step window_medium 100 \
+        bash "$NORMLAB_ROOT/scripts/window_cost.sh" quickstart 300 3 device=cuda model.d_model=256 model.layers=8 \
+        model.heads=8 model.d_ff=1024 model.seq_len=128 train.batch_size=16
+fi
+
+wanted comparison && TAIL_LINES=20 step comparison "${COMPARISON_SECONDS:-240}" python3 "$PEER/run_comparison.py" \
+    --cli "$CLI" --device cuda --system-python python3 --pairs "${PAIRS:-1}" --steps 10 --warmup 3 \
+    --json "$WORK/comparison.json" --shapes "${SHAPES:-tiny,small,medium,gpt2,large}"
+
+say "done in $SECONDS s"
+pack

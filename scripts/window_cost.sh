@@ -3,7 +3,8 @@
 # threads) alternately with normlab-cli (no window) and with normlab (window drawing live charts,
 # offscreen unless a display is set), REPEATS times each, and prints the median steps/s of both, their
 # ratio (read from the runs' summary.json) and the GUI thread's CPU time per second of training (read
-# from /proc while the window runs). Usage: scripts/window_cost.sh [PRESET] [STEPS] [REPEATS]
+# from /proc while the window runs). Usage: scripts/window_cost.sh [PRESET] [STEPS] [REPEATS] [KEY=VALUE...]
+# (the KEY=VALUE settings go to both, e.g. device=cuda model.d_model=256).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${NORMLAB_BUILD:-$ROOT/build}"
@@ -11,16 +12,18 @@ PRESET="${1:-quickstart}"
 STEPS="${2:-600}"
 REPEATS="${3:-5}"
 THREADS="${NORMLAB_WINDOW_COST_THREADS:-0}"  # the app's default: every core
+shift $(($# < 3 ? $# : 3))
+SETS=(--set train.steps="$STEPS" --set threads="$THREADS")
+for setting in "$@"; do SETS+=(--set "$setting"); done
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then export QT_QPA_PLATFORM=offscreen; fi
 
-echo "normlab: $PRESET, $STEPS steps, threads=$THREADS, $REPEATS runs each; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "normlab: $PRESET${*:+ ($*)}, $STEPS steps, threads=$THREADS, $REPEATS runs each; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$REPEATS"); do
-    "$BUILD/app/normlab-cli" train --preset "$PRESET" --set train.steps="$STEPS" --set threads="$THREADS" \
-        --out "$WORK/cli-$i" --quiet >/dev/null
-    NORMLAB_RUNS_DIR="$WORK/gui-$i" "$BUILD/app/normlab" --preset "$PRESET" --set train.steps="$STEPS" \
-        --set threads="$THREADS" --quit-after-steps "$STEPS" --size 1680x1020 >"$WORK/gui-$i.log" 2>&1 &
+    "$BUILD/app/normlab-cli" train --preset "$PRESET" "${SETS[@]}" --out "$WORK/cli-$i" --quiet >/dev/null
+    NORMLAB_RUNS_DIR="$WORK/gui-$i" "$BUILD/app/normlab" --preset "$PRESET" "${SETS[@]}" \
+        --quit-after-steps "$STEPS" --size 1680x1020 >"$WORK/gui-$i.log" 2>&1 &
     pid=$!
     ticks=0  # user + system clock ticks of the main (GUI) thread, the last value read before it exits
     while kill -0 "$pid" 2>/dev/null; do
@@ -28,7 +31,11 @@ for i in $(seq "$REPEATS"); do
         [ -n "$now" ] && ticks=$now
         sleep 0.2
     done
-    wait "$pid"
+    if ! wait "$pid"; then
+        echo "normlab: the window's run $i failed; its output:" >&2
+        cat "$WORK/gui-$i.log" >&2
+        exit 1
+    fi
     echo "$ticks" >"$WORK/gui-$i.ticks"
 done
 python3 - "$WORK" "$REPEATS" "$(getconf CLK_TCK)" <<'PY'

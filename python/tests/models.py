@@ -12,6 +12,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 VOCAB, SEQ, WIDTH, HEADS, LAYERS = 64, 16, 32, 4, 3
+# Where the tests' models and batches live: the CPU, or NORMLAB_TEST_DEVICE=cuda on a GPU machine
+DEVICE = torch.device(os.environ.get("NORMLAB_TEST_DEVICE", "cpu"))
 
 
 def hf_gpt2(attn="sdpa"):
@@ -179,7 +181,7 @@ BUILDERS = {"gpt2": hf_gpt2, "llama": hf_llama, "nanogpt": NanoGPT, "plain": Pla
 
 def batch(step, size=4, seed=0):
     generator = torch.Generator().manual_seed(seed * 100003 + step)
-    return torch.randint(0, VOCAB, (size, SEQ), generator=generator)
+    return torch.randint(0, VOCAB, (size, SEQ), generator=generator).to(DEVICE)
 
 
 def loss_of(kind, model, tokens):
@@ -194,7 +196,7 @@ def loss_of(kind, model, tokens):
 
 def make(kind, seed=0):
     torch.manual_seed(seed)
-    model = BUILDERS[kind]()
+    model = BUILDERS[kind]().to(DEVICE)
     return model, torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1)
 
 

@@ -52,7 +52,7 @@ def _qkv(kind, model, block, a_in):
     attn = block.self_attn
     kv_heads = model.config.num_key_value_heads
     q, k, v = _heads(attn.q_proj(a_in), HEADS), _heads(attn.k_proj(a_in), kv_heads), _heads(attn.v_proj(a_in), kv_heads)
-    positions = torch.arange(a_in.shape[1])[None]
+    positions = torch.arange(a_in.shape[1], device=a_in.device)[None]
     cos, sin = model.model.rotary_emb(a_in, positions)
     q, k = apply_rotary_pos_emb(q, k, cos, sin)
     return q, k.repeat_interleave(HEADS // kv_heads, 1), v.repeat_interleave(HEADS // kv_heads, 1)
@@ -77,7 +77,7 @@ def block_by_hand(kind, model, block, h):
     q, k, v = _qkv(kind, model, block, norm1(h))
     length = h.shape[1]
     logits = (q @ k.transpose(-1, -2)) * q.shape[-1] ** -0.5
-    causal = torch.ones(length, length, dtype=torch.bool).tril()
+    causal = torch.ones(length, length, dtype=torch.bool, device=h.device).tril()
     logits = logits.masked_fill(~causal, float("-inf"))
     y = (logits.softmax(-1) @ v).transpose(1, 2).reshape(h.shape)
     attn_sum = h + out_proj(y)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import normlab
-from models import SEQ, assert_close, batch, log_loss, loss_of, make, watch_options
+from models import DEVICE, SEQ, assert_close, batch, log_loss, loss_of, make, watch_options
 from oracle import BlockInputs, blocks_of, expected_forward, expected_step
 
 KINDS = ["gpt2", "llama", "nanogpt", "plain", "titan"]
@@ -104,7 +104,7 @@ def test_attention_follows_the_models_padding_mask(implementation, tmp_path):
     from oracle import _qkv
 
     torch.manual_seed(0)
-    model = hf_gpt2(implementation)
+    model = hf_gpt2(implementation).to(DEVICE)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     w = normlab.watch(model, optimizer, out=str(tmp_path / "run"), every=1, attn_every=1, attn_rows=SEQ,
                       verbose=False)
@@ -115,7 +115,7 @@ def test_attention_follows_the_models_padding_mask(implementation, tmp_path):
     labels = tokens.masked_fill(mask == 0, -100)
     model(input_ids=tokens, attention_mask=mask, labels=labels).loss.backward()
     captured.remove()
-    allowed = torch.ones(SEQ, SEQ, dtype=torch.bool).tril() & (mask[0] == 1)[None, :]
+    allowed = torch.ones(SEQ, SEQ, dtype=torch.bool, device=DEVICE).tril() & (mask[0] == 1)[None, :]
     expected = []
     for i, block in enumerate(blocks_of("gpt2", model)):  # from the weights this forward used
         with torch.no_grad():

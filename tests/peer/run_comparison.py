@@ -98,12 +98,17 @@ def main():
     parser.add_argument("--venv-python", help="python of the virtual environment with the newest torch")
     parser.add_argument("--system-python", default="/usr/bin/python3", help="python with Debian's python3-torch")
     parser.add_argument("--shapes", help="comma-separated (default: tiny,small,medium,deep; with --device cuda: "
-                                             "tiny,small,medium,large)")
+                                             "tiny,small,medium,large,gpt2)")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--json", help="also write every measurement to this file")
+    parser.add_argument("--pairs", type=int, default=3,
+                        help="interleaved NormLab runs with telemetry every step and off (median of each)")
+    parser.add_argument("--peak-tflops", type=float, default=67.0,
+                        help="with --device cuda: the card's fp32 (non-tensor-core) peak for model FLOP "
+                             "utilisation; 67 is the H100 SXM and H200 datasheet figure")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
-                        help="cuda: NormLab's CUDA backend vs PyTorch on the same GPU (shapes tiny,small,medium,large)")
+                        help="cuda: NormLab's CUDA backend vs PyTorch on the same GPU (docs/cuda.md)")
     args = parser.parse_args()
     if args.device == "cuda":
         return compare_on_cuda(args)
@@ -111,7 +116,7 @@ def main():
 
     rows, raw = [], []
     for name in args.shapes.split(","):
-        on, off, gemm = normlab(args.cli, name, args.steps, args.warmup)
+        on, off, gemm = normlab(args.cli, name, args.steps, args.warmup, pairs=args.pairs)
         debian = peer(args.system_python, name, "eager", "1,2", args.steps, args.warmup,
                       {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "2"})
         newest, ceiling = {}, None
@@ -170,33 +175,64 @@ def print_ceilings(rows, version):
 
 def compare_on_cuda(args):
     rows, raw = [], []
-    for name in (args.shapes or "tiny,small,medium,large").split(","):
-        on, off, gemm = normlab(args.cli, name, args.steps, args.warmup, "cuda")
+    for name in (args.shapes or "tiny,small,medium,large,gpt2").split(","):
+        on, off, gemm = normlab(args.cli, name, args.steps, args.warmup, "cuda", args.pairs)
         if on["device"] != "cuda":
             sys.exit(f"normlab-cli bench ran on {on['device']}, not cuda")
         # torch.compile needs Triton and may be missing: its column then reads "-"
         torch_gpu = peer(args.system_python, name, "eager", "1", args.steps, args.warmup, {}, "cuda")
         torch_gpu.update(peer(args.system_python, name, "compile", "1", args.steps, args.warmup, {}, "cuda", False))
-        raw.append({"shape": name, "normlab": on, "normlab_telemetry_off": off, "gemm": gemm, "torch": torch_gpu})
+        raw.append({"shape": name, "normlab": on, "normlab_telemetry_off": off, "gemm": gemm, "torch": torch_gpu,
+                    "peak_tflops": args.peak_tflops})
         rows.append((name, on, off, gemm, torch_gpu.get("eager"), torch_gpu.get("compile")))
         print(f"measured {name}", file=sys.stderr, flush=True)
+        if args.json:  # after every shape, so a run cut short still leaves what it measured
+            Path(args.json).write_text(json.dumps(raw, indent=1))
+    print_cuda_speed(rows, args.peak_tflops)
+    print()
+    print_cuda_costs(rows)
+    return 0
 
+
+def print_cuda_speed(rows, peak_tflops):
+    """Steps/s and tokens/s of NormLab and PyTorch, their ratio, and each one's model FLOP utilisation
+    (the model's training FLOPs per step, counted once for all three, over the card's fp32 peak)."""
     version = next((r[4]["torch"] for r in rows if r[4]), "?")
-    header = ["shape", "NormLab CUDA steps/s", f"torch {version} eager", "ratio", f"torch {version} compile", "ratio",
-              "GEMM share", "telemetry cost"]
+    header = ["shape", "NormLab steps/s", "tokens/s", "MFU", f"torch {version} eager", "ratio", "MFU",
+              f"torch {version} compile", "ratio", "MFU"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for name, on, _, _, eager, compiled in rows:
+        ours = on["steps_per_s"]
+        flops_per_step = on["gflops"] * 1e9 / ours
+
+        def mfu(steps_per_s):
+            return f"{steps_per_s * flops_per_step / (peak_tflops * 1e12):.1%}"
+
+        cells = [name, f"{ours:.2f}", f"{on['tokens_per_s']:.0f}", mfu(ours)]
+        for theirs in (eager, compiled):
+            if theirs:
+                cells += [f"{theirs['steps_per_s']:.2f}", f"{ours / theirs['steps_per_s']:.2f}x",
+                          mfu(theirs["steps_per_s"])]
+            else:
+                cells += ["-", "-", "-"]
+        print("| " + " | ".join(cells) + " |")
+
+
+def print_cuda_costs(rows):
+    """Where the time and memory go: NormLab's GEMM share, telemetry's cost and its bytes to the host per
+    step (every step against off), and the peak GPU memory of NormLab and of PyTorch eager."""
+    header = ["shape", "GEMM share", "telemetry cost", "host bytes/step (telemetry every step / off)",
+              "peak GPU MB NormLab", "peak GPU MB torch eager", "peak GPU MB torch compile"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for name, on, off, gemm, eager, compiled in rows:
-        ours = on["steps_per_s"]
-        cells = [name, f"{ours:.2f}"]
-        for theirs in (eager, compiled):
-            cells += [f"{theirs['steps_per_s']:.2f}", f"{ours / theirs['steps_per_s']:.2f}x"] if theirs else ["-", "-"]
-        cells.append(f"{on['gflops']:.0f} / {gemm['gemm_gflops']:.0f} GFLOP/s = {on['gflops'] / gemm['gemm_gflops']:.0%}")
-        cells.append(f"{on['telemetry_cost']:+.1%}")
+        cells = [name, f"{on['gflops']:.0f} / {gemm['gemm_gflops']:.0f} GFLOP/s = {on['gflops'] / gemm['gemm_gflops']:.0%}",
+                 f"{on['telemetry_cost']:+.1%}",
+                 f"{on.get('host_bytes_per_step', 0):.0f} / {off.get('host_bytes_per_step', 0):.0f}",
+                 f"{on.get('peak_device_mb', 0):.0f}"]
+        cells += [f"{theirs.get('peak_device_mb', 0):.0f}" if theirs else "-" for theirs in (eager, compiled)]
         print("| " + " | ".join(cells) + " |")
-    if args.json:
-        Path(args.json).write_text(json.dumps(raw, indent=1))
-    return 0
 
 
 if __name__ == "__main__":

@@ -6,4 +6,6 @@ SHAPES = {
     "medium": (256, 8, 8, 128, 16),
     "deep": (64, 48, 4, 32, 16),
     "large": (768, 12, 12, 512, 8),
+    # GPT-2 small's width, depth, heads and context (its 50257-token vocabulary aside), for a GPU
+    "gpt2": (768, 12, 12, 1024, 16),
 }

@@ -83,6 +83,8 @@ def time_shape(name, mode, threads, warmup, steps, device="cpu"):
             torch.cuda.synchronize()  # time the GPU's work, not its queueing
         return loss
 
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
     compile_started = time.perf_counter()
     for _ in range(warmup):
         train_step()
@@ -99,6 +101,8 @@ def time_shape(name, mode, threads, warmup, steps, device="cpu"):
         "threads": threads,
         "steps_per_s": 1.0 / median,
         "ms_per_step": median * 1e3,
+        "tokens_per_s": batch * seq / median,
+        "peak_device_mb": torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else 0.0,
         "warmup_s": warmup_seconds,
         "torch": torch.__version__,
         "device": device,

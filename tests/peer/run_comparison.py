@@ -223,7 +223,7 @@ def print_cuda_costs(rows):
     """Where the time and memory go: NormLab's GEMM share, telemetry's cost and its bytes to the host per
     step (every step against off), and the peak GPU memory of NormLab and of PyTorch eager."""
     header = ["shape", "GEMM share", "telemetry cost", "host bytes/step (telemetry every step / off)",
-              "peak GPU MB NormLab", "peak GPU MB torch eager", "peak GPU MB torch compile"]
+              "peak GPU MiB NormLab", "peak GPU MiB torch eager", "peak GPU MiB torch compile"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for name, on, off, gemm, eager, compiled in rows:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Nothing lost on a crash: kills `normlab-cli train` (--cli-kills times), the window (--window-kills) and
-a sweep worker (--sweep-kills) with SIGKILL at random moments of a run with periodic checkpoints, then
-checks every run folder left behind:
+a sweep worker (--sweep-kills) with SIGKILL at random moments of a run with periodic checkpoints, stops
+sweep workers with SIGSTOP past the stale-claim age while a second worker takes their points over and
+continues them with SIGCONT (--sweep-stops), then checks every run folder left behind:
 
 - every complete line of metrics.jsonl and events.jsonl is valid JSON, in step order (metrics: one line
   per step from 1), and at most the last line is incomplete;
@@ -10,7 +11,9 @@ checks every run folder left behind:
   the last logged step (never a torn file), and a sample of them resumes (`train --resume`);
 - the folder still opens: `normlab-cli runs` reads it (the window's reader), and a sample opens in the
   window (`normlab --open ... --screenshot`);
-- after the sweep's kills, `sweep run` finishes every point exactly once.
+- after the sweep's kills, `sweep run` finishes every point exactly once;
+- after each stop, every point is trained exactly once and the stopped worker, continued, writes nothing
+  into a point it lost (the runs folder is byte-for-byte what the second worker left).
 
 Prints the counts; exits 1 when any check failed.
 
@@ -188,21 +191,69 @@ def sweep_kills(cli, kills, scratch, counts, problems):
         counts["sweep workers killed"] += kill_at_random([cli, "sweep", "run", str(sweep), "--jobs", "1", "--quiet"],
                                                          2.0)
     subprocess.run([cli, "sweep", "run", str(sweep), "--quiet"], check=True, capture_output=True)
+    check_points_once(sweep, points, counts, problems, cli, "sweep")
+
+
+STALE_SECONDS = 1.0  # NORMLAB_TEST_CLAIM_STALE_SECONDS of the stop test's workers (default 60 s)
+
+
+def folder_state(folder):
+    """Every file under `folder` with its size and modification time: what a writer changed."""
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def check_points_once(sweep, points, counts, problems, cli, what):
+    """Every point of the sweep done, trained once (one metrics line per step), no claim left."""
     status = json.loads(subprocess.run([cli, "sweep", "status", str(sweep), "--json"], check=True,
                                        capture_output=True).stdout)
     states = {p["id"]: p["state"] for p in status["points"]}
     for point in points:
         folder = sweep / "runs" / point["id"]
         if states.get(point["id"]) not in ("done", "diverged"):
-            problems.append(f"sweep point {point['id']} is {states.get(point['id'])} after the resume")
+            problems.append(f"{what}: point {point['id']} is {states.get(point['id'])} after the resume")
         check_folder(folder, counts, problems, cli)
         metrics, _ = json_lines(folder / "metrics.jsonl", problems, "metrics")
-        if len(metrics) != STEPS:
-            problems.append(f"sweep point {point['id']}: {len(metrics)} metrics lines, not {STEPS} (run twice?)")
+        if [record.get("step") for record in metrics] != list(range(1, STEPS + 1)):
+            problems.append(f"{what}: point {point['id']}: {len(metrics)} metrics lines, not steps 1..{STEPS} once")
         else:
-            counts["sweep points finished once"] += 1
+            counts[f"{what} points finished once"] += 1
     if list((sweep / "claims").glob("*.json")):
-        problems.append("sweep: claims left after it finished")
+        problems.append(f"{what}: claims left after it finished")
+
+
+def sweep_stops(cli, stops, scratch, counts, problems):
+    """A worker stopped (SIGSTOP: a suspended Slurm job, a long pause) for 1.5 to 4 stale ages at a random
+    moment, a second worker run meanwhile, then the first continued (SIGCONT): each point once."""
+    environment = dict(os.environ, NORMLAB_TEST_CLAIM_STALE_SECONDS=str(STALE_SECONDS))
+    for i in range(stops):
+        sweep = scratch / f"stopped{i}"
+        subprocess.run([cli, "sweep", "plan", "--preset", "quickstart", *RUN_SETTINGS, "--axis",
+                        "train.lr=1e-3,3e-3", "--out", str(sweep)], check=True, capture_output=True)
+        points = json.loads((sweep / "sweep.json").read_text())["points"]
+        first = subprocess.Popen([cli, "sweep", "run", str(sweep), "--jobs", "1", "--quiet"], env=environment,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        time.sleep(random.uniform(0.0, 2.0))
+        if first.poll() is not None:
+            counts["stopped workers that finished first"] += 1
+            check_points_once(sweep, points, counts, problems, cli, "stop test")
+            continue
+        os.killpg(first.pid, signal.SIGSTOP)
+        stopped_for = random.uniform(1.5, 4.0) * STALE_SECONDS
+        time.sleep(stopped_for)
+        second = subprocess.run([cli, "sweep", "run", str(sweep), "--quiet"], env=environment,
+                                capture_output=True, text=True)
+        finished = folder_state(sweep / "runs")
+        os.killpg(first.pid, signal.SIGCONT)
+        _, stderr = first.communicate()
+        counts["sweep workers stopped and continued"] += 1
+        if second.returncode != 0:
+            problems.append(f"stop {i}: the second worker exited {second.returncode}: {second.stderr[-300:]}")
+        if first.returncode != 0:
+            problems.append(f"stop {i}: the continued worker exited {first.returncode}: {stderr[-300:]}")
+        if folder_state(sweep / "runs") != finished:
+            problems.append(f"stop {i}: the continued worker wrote into points the second one had finished")
+        check_points_once(sweep, points, counts, problems, cli, "stop test")
 
 
 def main():
@@ -212,6 +263,7 @@ def main():
     parser.add_argument("--cli-kills", type=int, default=100)
     parser.add_argument("--window-kills", type=int, default=20)
     parser.add_argument("--sweep-kills", type=int, default=20)
+    parser.add_argument("--sweep-stops", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     random.seed(args.seed)
@@ -226,10 +278,12 @@ def main():
             window_kills(args.app, args.cli, args.window_kills, scratch, counts, problems)
         if args.sweep_kills:
             sweep_kills(args.cli, args.sweep_kills, scratch, counts, problems)
+        if args.sweep_stops:
+            sweep_stops(args.cli, args.sweep_stops, scratch, counts, problems)
     print(f"crash test: {STEPS}-step runs with a checkpoint every {EVERY} steps (one uninterrupted CLI run "
           f"{cli_seconds:.2f} s), {time.monotonic() - started:.0f} s in all")
     for name, count in sorted(counts.items()):
-        print(f"  {name:34s} {count}")
+        print(f"  {name:38s} {count}")
     for problem in problems:
         print(f"  PROBLEM: {problem}")
     print("crash test: " + ("passed" if not problems else f"FAILED ({len(problems)} problems)"))

@@ -14,6 +14,7 @@
 
 #include "engine/sweep/sweep_collect.h"
 #include "ui/panels/chart_export.h"
+#include "ui/plots/colour_map.h"
 #include "ui/sweep/sweep_map_view.h"
 #include "ui/sweep/sweep_map_window.h"
 
@@ -28,6 +29,7 @@ class SweepMapTest : public QObject {
     void clickOpensTheCellsRuns();
     void unfinishedPointsAreCountedNotDrawn();
     void exportsTheGridAndTheFigure();
+    void aRelativeScaleSpreadsTheColoursNearTheBest();
 
   private:
     QTemporaryDir m_dir;
@@ -183,6 +185,45 @@ void SweepMapTest::exportsTheGridAndTheFigure() {
     QCOMPARE(normlab::ui::exportFigure(window.figure(), png, options), QString());
     const QImage image(png);
     QCOMPARE(image.size(), QSize(1200, 900));
+}
+
+// The option that makes small differences visible: colours from the best cell (3.1) to 10% above it, so
+// the cell at 3.2 (+3.2%) sits a third of the way up instead of 4% of the way to the initial loss (5.5).
+void SweepMapTest::aRelativeScaleSpreadsTheColoursNearTheBest() {
+    SweepMapWindow window(m_sweep);
+    window.resize(1200, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.refreshNow();
+    const SweepMapView::CellIndex near{0, 1, 1};
+    QCOMPARE(*window.map().content().facets[0].cells[1][1].value, 3.2);
+    const auto drawnColour = [&] {
+        const QImage image = window.map().grab().toImage();
+        // near a corner: the centre may hold the near-best dot
+        return QColor(image.pixel((window.map().cellRect(near).topLeft() + QPointF(5, 5)).toPoint()));
+    };
+    const auto close = [](const QColor& a, const QColor& b) {
+        return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) +
+                   std::abs(a.blue() - b.blue()) <=
+               6;
+    };
+    const QColor absolute = drawnColour();
+    QVERIFY(close(absolute, normlab::ui::viridis((3.2 - 3.1) / (kInitial - 3.1))));
+
+    window.setRelativeSpan(0.10);
+    const auto& content = window.map().content();
+    QCOMPARE(content.relativeSpan, 0.10);
+    QCOMPARE(content.low, 3.1);
+    QVERIFY(std::abs(content.high - 3.41) < 1e-12);
+    const QColor relative = drawnColour();
+    QVERIFY2(close(relative, normlab::ui::viridis((3.2 - 3.1) / 0.31)), qPrintable(relative.name()));
+    QVERIFY(!close(relative, absolute));
+    QVERIFY(window.map().colourBarLabel(3.1, false).startsWith(QStringLiteral("best")));
+    QCOMPARE(window.map().colourBarLabel(3.1 * 1.05, false), QStringLiteral("+5%"));
+    QCOMPARE(window.map().colourBarLabel(3.41, true), QStringLiteral("\u2265 +10%"));
+    QVERIFY(window.caption().contains(QStringLiteral("10% above it")));
+    window.setRelativeSpan(0.0);
+    QCOMPARE(window.map().content().high, kInitial);
 }
 
 QTEST_MAIN(SweepMapTest)

@@ -172,6 +172,10 @@ SweepMapContent buildSweepMap(const normlab::SweepPlan& plan,
         content.low = low, content.high = high;
     else if (std::isfinite(low))
         content.low = low, content.high = low + 1.0;
+    if (choice.relativeSpan > 0 && std::isfinite(low) && low > 0) {
+        content.relativeSpan = choice.relativeSpan;
+        content.high = low * (1.0 + choice.relativeSpan);
+    }
     return content;
 }
 

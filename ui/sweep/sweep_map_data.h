@@ -36,6 +36,9 @@ struct SweepMapContent {
     QStringList xLabels, yLabels;
     std::vector<MapFacet> facets;
     double low = 0.0, high = 1.0;  // the colour scale: the best value and the clamp (largest initial loss)
+    // > 0: the scale runs from the best value to `relativeSpan` above it (0.1: +10%), cells beyond drawn
+    // at its top, so differences of a few per cent near the best are visible; 0: best to the clamp.
+    double relativeSpan = 0.0;
     bool operator==(const SweepMapContent&) const = default;
 };
 
@@ -43,8 +46,12 @@ struct SweepMapContent {
 struct MapChoice {
     int xAxis = 0, yAxis = 1, facetAxis = -1;
     std::vector<int> fixed;
-    bool validation = true;  // the final validation loss where there is one, else the training loss
+    bool validation = true;     // the final validation loss where there is one, else the training loss
+    double relativeSpan = 0.0;  // > 0: colour scale from the best cell to that fraction above it
 };
+
+// The colour scales the map offers: 0 (best to the initial loss), then spans above the best cell.
+inline constexpr double kRelativeSpans[] = {0.0, 0.02, 0.05, 0.10, 0.25};
 
 // A sensible first choice: train.lr on x if swept, then the next axis on y, a third as facets.
 MapChoice defaultMapChoice(const normlab::SweepPlan& plan);

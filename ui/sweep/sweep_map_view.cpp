@@ -53,13 +53,17 @@ SweepMapView::Layout SweepMapView::layout() const {
     const double bottom = height() - kMargin - 2.6 * line;                              // x labels, x title
     const double left = kMargin + 1.4 * line + yLabelWidth + 6.0;                       // y title, y labels
     const double barWidth = 14.0 * m_style.lineScale();
-    const double right =
-        width() - kMargin - barWidth - 8.0 - metrics.horizontalAdvance(QStringLiteral("0.000")) - 4.0;
+    // room for the widest colour-bar label ("0.000", or "best 2.53" / "\u2265 +10%" on a relative scale)
+    double labelWidth = metrics.horizontalAdvance(QStringLiteral("0.000"));
+    for (int i = 0; i <= 4; ++i)
+        labelWidth =
+            std::max(labelWidth, metrics.horizontalAdvance(colourBarLabel(
+                                     m_content.low + i / 4.0 * (m_content.high - m_content.low), i == 4)));
+    const double right = width() - kMargin - barWidth - 8.0 - labelWidth - 4.0;
     Layout out;
     out.area =
         QRectF(QPointF(left, top), QPointF(std::max(left + 10.0, right), std::max(top + 10.0, bottom)));
-    out.colourBar = QRectF(right + 8.0 + metrics.horizontalAdvance(QStringLiteral("0.000")) * 0.0, top,
-                           barWidth, out.area.height());
+    out.colourBar = QRectF(right + 8.0, top, barWidth, out.area.height());
     const size_t facets = std::max<size_t>(1, m_content.facets.size());
     const double gap = facets > 1 ? 2.0 * line : 0.0;
     const double facetWidth =
@@ -162,6 +166,15 @@ void SweepMapView::drawFacet(QPainter& painter, const MapFacet& facet, const QRe
     }
 }
 
+QString SweepMapView::colourBarLabel(double value, bool top) const {
+    if (m_content.relativeSpan <= 0) return QString::number(value, 'f', value < 10 ? 2 : 1);
+    // Relative to the best cell: "best", then "+2.5%", ..., the top one ">= +10%" (cells beyond it too)
+    const double percent = 100.0 * (value / m_content.low - 1.0);
+    if (percent < 1e-9) return tr("best %1").arg(QString::number(m_content.low, 'f', 2));
+    const QString text = QStringLiteral("+%1%").arg(QString::number(percent, 'g', 3));
+    return top ? QStringLiteral("\u2265 ") + text : text;
+}
+
 void SweepMapView::drawColourBar(QPainter& painter, const QRectF& bar) const {
     const int steps = std::max(2, static_cast<int>(bar.height()));
     for (int i = 0; i < steps; ++i) {
@@ -177,8 +190,8 @@ void SweepMapView::drawColourBar(QPainter& painter, const QRectF& bar) const {
         const double t = i / 4.0;
         const double y = bar.bottom() - t * bar.height();
         const double value = m_content.low + t * (m_content.high - m_content.low);
-        painter.drawText(QRectF(bar.right() + 4, y - metrics.height() / 2, 80, metrics.height()),
-                         Qt::AlignLeft | Qt::AlignVCenter, QString::number(value, 'f', value < 10 ? 2 : 1));
+        painter.drawText(QRectF(bar.right() + 4, y - metrics.height() / 2, 200, metrics.height()),
+                         Qt::AlignLeft | Qt::AlignVCenter, colourBarLabel(value, i == 4));
     }
 }
 

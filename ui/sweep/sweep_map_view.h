@@ -28,6 +28,9 @@ class SweepMapView : public QWidget {
     std::optional<CellIndex> cellAt(const QPoint& at) const;
     // The rectangle a cell is drawn in (for tests and tooltips).
     QRectF cellRect(const CellIndex& cell) const;
+    // A colour-bar tick's text: the value, or on a relative scale its distance above the best cell
+    // (`top`: the last tick, which also stands for every cell beyond it).
+    QString colourBarLabel(double value, bool top) const;
 
   signals:
     void cellActivated(const QStringList& runFolders);

@@ -97,6 +97,14 @@ void SweepMapWindow::buildControls(QHBoxLayout* header) {
         connect(fixed, &QComboBox::currentIndexChanged, this, &SweepMapWindow::redraw);
     }
     header->addWidget(m_value);
+    m_scale = new QComboBox;
+    m_scale->setToolTip(
+        tr("Colour scale: from the best cell to the initial loss, or to a few per cent "
+           "above the best cell so that small differences show"));
+    for (const double span : kRelativeSpans)
+        m_scale->addItem(
+            span > 0 ? tr("colours: best to +%1%").arg(100 * span) : tr("colours: best to initial"), span);
+    header->addWidget(m_scale);
     header->addStretch();
     auto* exportButton = new QPushButton(tr("Export"));
     auto* menu = new QMenu(exportButton);
@@ -105,7 +113,7 @@ void SweepMapWindow::buildControls(QHBoxLayout* header) {
         menu->addAction(suffix.toUpper() + QStringLiteral("..."), this, [this, suffix] { exportAs(suffix); });
     exportButton->setMenu(menu);
     header->addWidget(exportButton);
-    for (QComboBox* combo : {m_x, m_y, m_facet, m_value})
+    for (QComboBox* combo : {m_x, m_y, m_facet, m_value, m_scale})
         connect(combo, &QComboBox::currentIndexChanged, this, &SweepMapWindow::redraw);
     // Long axis names ("model.norm_placement+model.residual") must not widen the window: the boxes
     // keep a modest width and show the whole name in their lists.
@@ -124,7 +132,12 @@ MapChoice SweepMapWindow::choice() const {
     if (chosen.facetAxis == chosen.xAxis || chosen.facetAxis == chosen.yAxis) chosen.facetAxis = -1;
     for (QComboBox* fixed : m_fixed) chosen.fixed.push_back(std::max(0, fixed->currentIndex()));
     chosen.validation = m_value->currentData().toBool();
+    chosen.relativeSpan = m_scale->currentData().toDouble();
     return chosen;
+}
+
+void SweepMapWindow::setRelativeSpan(double span) {
+    m_scale->setCurrentIndex(std::max(0, m_scale->findData(span)));
 }
 
 bool SweepMapWindow::hasSensitivity() const {
@@ -242,6 +255,9 @@ QString SweepMapWindow::caption() const {
         "Cells: mean over seeds of min(final loss, initial loss); a cross marks a diverged run (its value "
         "is the initial loss); grey: not run yet. Sensitivity: mean over lr minus the best (Wortsman et al. "
         "2023).");
+    if (const double span = m_scale->currentData().toDouble(); span > 0)
+        parts << tr("Colours run from the best cell to %1% above it; cells beyond are drawn at the top.")
+                     .arg(100 * span);
     return parts.join(QLatin1Char('\n'));
 }
 

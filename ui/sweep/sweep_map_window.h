@@ -39,6 +39,8 @@ class SweepMapWindow : public QWidget {
     QString csv() const;
     QString caption() const;
     bool hasSensitivity() const;
+    // The colour scale: 0 (best cell to the initial loss) or one of kRelativeSpans above the best cell.
+    void setRelativeSpan(double span);
     // Points finished (done or diverged) and in total, as last read.
     std::pair<int, int> progress() const;
 
@@ -61,7 +63,7 @@ class SweepMapWindow : public QWidget {
     std::vector<normlab::CollectedPoint> m_points;
     SweepMapView* m_map = nullptr;
     LinePlot* m_sensitivity = nullptr;
-    QComboBox *m_x = nullptr, *m_y = nullptr, *m_facet = nullptr, *m_value = nullptr;
+    QComboBox *m_x = nullptr, *m_y = nullptr, *m_facet = nullptr, *m_value = nullptr, *m_scale = nullptr;
     std::vector<QComboBox*> m_fixed;  // per axis (hidden unless the axis is off the map)
     QLabel* m_status = nullptr;
     QTimer* m_timer = nullptr;

@@ -5,6 +5,8 @@
 # window matches against the lesson's presets to pause where the lesson does. Then each lesson folder
 # is packed as OUT/<lesson>.tar.gz and its size printed. The lesson table comes from `normlab
 # --list-lessons`, so a changed lesson records as it now is.
+# NORMLAB_RECORD_SETS="KEY=VALUE ..." adds settings to every run, e.g. "train.checkpoint_every=50
+# train.checkpoint_keep=0" to keep the states a lecturer can fork into live training from the replay.
 #   scripts/record_lessons.sh [OUT] [TITLE...]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +17,8 @@ shift || true
 TITLES=("$@")
 [ ${#TITLES[@]} -gt 0 ] || TITLES=("Depth" "Mix-LN at depth")
 mkdir -p "$OUT"
+SETS=()
+for setting in ${NORMLAB_RECORD_SETS:-}; do SETS+=(--set "$setting"); done
 while IFS=$'\t' read -r title presets _pause; do
     wanted=0
     for prefix in "${TITLES[@]}"; do [[ "$title" == "$prefix"* ]] && wanted=1; done
@@ -26,7 +30,7 @@ while IFS=$'\t' read -r title presets _pause; do
         folder="$OUT/$slug/$preset"
         if [ -f "$folder/summary.json" ] && ! grep -q '"running"' "$folder/summary.json"; then continue; fi
         echo "record_lessons: $title: $preset" >&2
-        "$CLI" train --preset "$preset" --out "$folder" --overwrite --quiet >/dev/null
+        "$CLI" train --preset "$preset" "${SETS[@]}" --out "$folder" --overwrite --quiet >/dev/null
     done
     tar -C "$OUT" -czf "$OUT/$slug.tar.gz" "$slug"
     printf '%s\t%s\t%s bytes packed, %s bytes unpacked\n' "$title" "$OUT/$slug.tar.gz" \

@@ -158,7 +158,7 @@ void MainWindow::buildActions() {
     addActions({m_stageAction, m_stageNext, m_stagePrevious});
     m_fork = make(tr("Fork here"), QKeySequence(Qt::CTRL | Qt::Key_K),
                   tr("A new run from the selected run's state at its current step, on the same batches"),
-                  [this] { forkRun(m_activeRun); });
+                  [this] { forkRun(selectedFromFolder() ? m_selectedRun : m_activeRun); });
     m_fork->setObjectName(QStringLiteral("forkRun"));
     auto* toolbar = addToolBar(tr("Run"));
     toolbar->setObjectName(QStringLiteral("runToolbar"));
@@ -436,7 +436,13 @@ void MainWindow::syncActiveRunFromPanel() {
     }
 }
 
+bool MainWindow::selectedFromFolder() const {
+    return m_selectedRun >= RunFolderOpener::kFirstOpenedId && m_store.runs().count(m_selectedRun) > 0;
+}
+
 void MainWindow::selectRun(int id) {
+    m_selectedRun = id;
+    updateActions();  // an opened or replayed run can be forked from its folder's checkpoints
     if (id < 0 || id >= static_cast<int>(m_runs.size()) || id == m_activeRun) return;
     syncActiveRunFromPanel();
     m_activeRun = id;
@@ -524,7 +530,7 @@ void MainWindow::updateActions() {
     m_step->setEnabled(m_state == WorkerState::Paused ||
                        (m_replay->active() && !runsActive() && !m_replay->playing()));
     m_stop->setEnabled(runsActive());
-    m_fork->setEnabled(runsActive());
+    m_fork->setEnabled(runsActive() || selectedFromFolder());
 }
 
 void MainWindow::updateStatusBar() {

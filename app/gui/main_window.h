@@ -58,6 +58,10 @@ class MainWindow : public QMainWindow {
     QString saveScreenshot(const QString& path);
     // Driven by a script (ScriptedRun): lesson pause points are skipped and a failed run shows no dialog.
     void setScripted(bool scripted) { m_scripted = scripted; }
+    // Forks opened or replayed run `storeId` into live training from its folder's checkpoint at `step`
+    // (run_forks.cpp): the fork joins the runs training, or starts paused when none is. Returns the
+    // problem (no such checkpoint: the steps it has), empty when the engine thread was asked.
+    QString forkFromFolderAt(int storeId, int64_t step);
     // Closes the window without asking about unsaved work (a script's end).
     void closeWithoutAsking();
     // Help > Keyboard shortcuts: every menu action's shortcut and what it does, as an HTML table.
@@ -131,10 +135,16 @@ class MainWindow : public QMainWindow {
     // Forks (run_forks.cpp): asks the engine thread to branch run `parentId` at its current step, and,
     // once it has, gives the fork its parent's history and the controls.
     void forkRun(int parentId);
+    // An opened or replayed run (`storeId`, not one trained here) forked into live training from one of
+    // its folder's checkpoints: asks which (the nearest before the step shown first), then
+    // forkFromFolderAt.
+    void forkFromFolder(int storeId);
     void onForked(int runId, int parentId, qint64 step);
     // A run added or forked that the engine refused: its entry goes, and the reason is shown.
     void onRunRefused(int runId, const QString& message);
     void selectRun(int id);
+    // The run selected in Runs is an opened or replayed one (forked from its folder, not its state now).
+    bool selectedFromFolder() const;
     void onLiveChange(const QString& key, const QString& value);
     void onRestartNeeded(const QString& key);
     void onTelemetry(const normlab::ui::TelemetryBatch& batch);
@@ -181,6 +191,7 @@ class MainWindow : public QMainWindow {
 
     std::vector<ui::ExperimentRun> m_runs;  // the experiment's runs (ids = index)
     int m_activeRun = 0;                    // the run the control panel edits
+    int m_selectedRun = -1;                 // the run selected in Runs (an opened or replayed one too)
     ExperimentDocument* m_document = nullptr;
     QSet<QString> m_reservedFolders;  // run folders handed out by this window
     bool m_presentation = false;

@@ -1,14 +1,20 @@
 // The window's forks (docs/window.md#forks): "Fork here" on a training run asks the engine thread to
-// branch it at its current step; when the fork exists it takes its parent's history and the controls
-// edit it, so the change the user makes next applies to the fork only; the difference chart shows
-// fork minus parent.
+// branch it at its current step; on an opened or replayed run, from one of its folder's checkpoints.
+// When the fork exists it takes its parent's history and the controls edit it, so the change the user
+// makes next applies to the fork only; the difference chart shows fork minus parent.
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QStatusBar>
+#include <iterator>
 
 #include "app/gui/main_window.h"
+#include "app/gui/run_folder_opener.h"
 #include "app/gui/training_worker.h"
+#include "engine/core/errors.h"
+#include "engine/io/run_checkpoints.h"
+#include "engine/io/run_folder_reader.h"
 #include "ui/controls/config_panel.h"
 #include "ui/controls/runs_panel.h"
 #include "ui/dashboard.h"
@@ -16,7 +22,99 @@
 
 namespace normlab::gui {
 
+namespace {
+// The fork's history up to its first step, from its own folder (the parent's records up to `step`,
+// copied there by the engine thread), into the store: an opened run's history goes further than that.
+void loadHistoryUpTo(ui::TelemetryStore& store, int runId, const QString& folder, int64_t step) {
+    ui::RunUpdate update;
+    update.runId = runId;
+    try {
+        normlab::RunFolderReader reader(folder.toStdString());
+        for (normlab::RunFolderReader::Update part = reader.poll();; part = reader.poll()) {
+            for (normlab::StepRecord& record : part.records)
+                if (record.step <= step) update.records.push_back(std::move(record));
+            for (normlab::Event& event : part.events)
+                if (event.step <= step) update.events.push_back(std::move(event));
+            if (!part.more) break;
+        }
+    } catch (const normlab::InputError&) {
+        return;  // nothing to show before the fork's own steps
+    }
+    update.step = step;
+    update.status = normlab::RunStatus::Running;
+    ui::TelemetryBatch batch;
+    batch.runs.push_back(std::move(update));
+    store.absorb(batch);
+}
+}  // namespace
+
+void MainWindow::forkFromFolder(int storeId) {
+    const ui::RunHistory* history = m_store.run(storeId);
+    if (!history) return;
+    const std::map<int64_t, std::string> kept = normlab::checkpoints_in_folder(history->folder.toStdString());
+    if (kept.empty()) {
+        showMessage(tr("Nothing to fork from"),
+                    tr("%1 keeps no checkpoint, so there is no state to train on from. Runs keep them "
+                       "with train.checkpoint_every (and train.checkpoint_keep to keep more than the "
+                       "latest).")
+                        .arg(history->name));
+        return;
+    }
+    // The state nearest before the step shown (a replay's position; an opened run's last step).
+    QStringList steps;
+    int chosen = 0;
+    for (const auto& [step, file] : kept) {
+        if (step <= history->step) chosen = static_cast<int>(steps.size());
+        steps << QString::number(step);
+    }
+    if (!m_scripted) {
+        bool ok = false;
+        const QString picked = QInputDialog::getItem(
+            this, tr("Fork into live training"),
+            tr("%1: the step to start from (the steps its folder keeps a checkpoint of)").arg(history->name),
+            steps, chosen, false, &ok);
+        if (!ok) return;
+        chosen = static_cast<int>(steps.indexOf(picked));
+    }
+    if (const QString problem = forkFromFolderAt(storeId, std::next(kept.begin(), chosen)->first);
+        !problem.isEmpty())
+        showMessage(tr("Cannot fork"), problem);
+}
+
+QString MainWindow::forkFromFolderAt(int storeId, int64_t step) {
+    const ui::RunHistory* history = m_store.run(storeId);
+    if (!history || storeId < RunFolderOpener::kFirstOpenedId)
+        return tr("no opened or replayed run %1 to fork from its folder").arg(storeId);
+    normlab::ResumedFrom origin{{}, step, history->folder.toStdString()};
+    try {
+        origin.checkpoint = normlab::checkpoint_at_step(origin.fork_of, step);
+    } catch (const normlab::InputError& error) {
+        return QString::fromStdString(error.what());
+    }
+    if (runsActive()) syncActiveRunFromPanel();
+    const QString name = tr("%1 / fork@%2").arg(history->name).arg(step);
+    const normlab::Config config = history->config;
+    m_runs.push_back({name, config, true, {}, {}});
+    const int id = static_cast<int>(m_runs.size()) - 1;
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
+    const RunSpec spec{id, name, config, runFolderFor(name, stamp, id), {}};
+    m_runs.back().folder = spec.folder;
+    m_store.addRun(id, name, config, spec.folder);
+    m_startConfigs.resize(m_runs.size() - 1, config);
+    m_startConfigs.push_back(config);
+    QDir().mkpath(QFileInfo(spec.folder).absolutePath());
+    QMetaObject::invokeMethod(
+        m_worker,
+        [worker = m_worker, storeId, spec, origin] { worker->forkFromCheckpoint(storeId, spec, origin); },
+        Qt::QueuedConnection);
+    return {};
+}
+
 void MainWindow::forkRun(int parentId) {
+    if (parentId >= RunFolderOpener::kFirstOpenedId) {
+        forkFromFolder(parentId);
+        return;
+    }
     if (parentId < 0 || parentId >= static_cast<int>(m_runs.size())) {
         showMessage(tr("Nothing to fork"), tr("Select the run to fork in the Runs panel first."));
         return;
@@ -57,13 +155,17 @@ void MainWindow::forkRun(int parentId) {
 }
 
 void MainWindow::onForked(int runId, int parentId, qint64 step) {
-    if (runId < 0 || runId >= static_cast<int>(m_runs.size()) || parentId < 0 ||
-        parentId >= static_cast<int>(m_runs.size()))
-        return;
-    const QString name = tr("%1 / fork@%2").arg(m_runs[parentId].name).arg(step);
+    const ui::RunHistory* parent = m_store.run(parentId);
+    if (runId < 0 || runId >= static_cast<int>(m_runs.size()) || !parent) return;
+    const bool fromFolder = parentId >= RunFolderOpener::kFirstOpenedId;
+    const QString parentName = parent->name;
+    const QString name = tr("%1 / fork@%2").arg(parentName).arg(step);
     m_runs[runId].name = name;
     m_store.rename(runId, name);
-    m_store.copyHistory(parentId, runId);
+    if (fromFolder)
+        loadHistoryUpTo(m_store, runId, m_runs[runId].folder, step);
+    else
+        m_store.copyHistory(parentId, runId);
     if (auto* difference =
             qobject_cast<ui::DifferencePanel*>(m_dashboard->panel(QStringLiteral("difference"))))
         difference->showPair(parentId, runId);
@@ -71,11 +173,15 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
     m_configPanel->setConfig(m_runs[runId].config);
     m_runsPanel->setSelectedRun(runId);
     updateControlsTitle();
-    statusBar()->showMessage(
-        tr("Forked %1 at step %2: the controls now change the fork only; %1 goes on as it was")
-            .arg(m_runs[parentId].name)
-            .arg(step),
-        10000);
+    // From a folder with nothing else training the fork waits, paused (the state arrives after this).
+    const QString message =
+        !fromFolder ? tr("Forked %1 at step %2: the controls now change the fork only; %1 goes on as it was")
+        : m_state == WorkerState::Running
+            ? tr("Forked %1 at step %2 into live training, beside the runs training; the controls change the "
+                 "fork")
+            : tr("Forked %1 at step %2 into live training, paused: change a setting, then press Space (or "
+                 "Resume) to train it");
+    statusBar()->showMessage(message.arg(parentName).arg(step), 10000);
 }
 
 }  // namespace normlab::gui

@@ -157,6 +157,36 @@ void TrainingWorker::forkRun(int parentId, const RunSpec& spec) {
     flush(true);
 }
 
+void TrainingWorker::forkFromCheckpoint(int parentId, const RunSpec& spec,
+                                        const normlab::ResumedFrom& origin) {
+    const bool idle = m_state != WorkerState::Running && m_state != WorkerState::Paused;
+    try {
+        auto session = std::make_unique<Session>();
+        session->spec = spec;
+        session->trainer = normlab::load_checkpoint(origin.checkpoint, {});
+        session->spec.config = session->trainer->config();
+        openFolder(*session, origin);
+        if (idle) {  // nothing trains: the fork starts on its own, paused, so the change comes first
+            finaliseAll();
+            m_sessions.clear();
+            m_stopRequested.store(false);
+            m_pauseAtStep = 0;
+            m_lastEmit = m_lastSummary = m_pausedAt = std::chrono::steady_clock::now();
+            restartPace();
+        }
+        announce(*session);
+        if (idle || m_state == WorkerState::Paused) session->pausedSeconds = -secondsSince(m_pausedAt);
+        m_sessions.push_back(std::move(session));
+        emit forked(spec.id, parentId, origin.step);
+        if (idle) setState(WorkerState::Paused);
+    } catch (const std::exception& error) {
+        emit runRefused(spec.id,
+                        QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
+        return;
+    }
+    flush(true);
+}
+
 void TrainingWorker::pause() {
     if (m_state != WorkerState::Running) return;
     m_pausedAt = std::chrono::steady_clock::now();

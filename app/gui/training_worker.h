@@ -63,6 +63,12 @@ class TrainingWorker : public QObject {
     // kept in its folder as model-step-N.safetensors, the fork starts from it with the parent's history
     // up to N (folder and GUI) and sees the same batches. Emits forked(), or runRefused() adding nothing.
     void forkRun(int parentId, const normlab::gui::RunSpec& spec);
+    // Forks a run that is not training (an opened or replayed folder, `parentId` its id in the GUI's
+    // store) from its checkpoint `origin`: the fork starts from that state with the folder's history up
+    // to its step and joins the runs training, or, when none is, starts paused on its own. Emits
+    // forked(), or runRefused().
+    void forkFromCheckpoint(int parentId, const normlab::gui::RunSpec& spec,
+                            const normlab::ResumedFrom& origin);
     void pause();
     void resume();
     void stepOnce();

@@ -1,7 +1,8 @@
 // Recorded runs replayed in the window: every record of each folder reaches the charts, in step
 // order, at the chosen speed; Space pauses and resumes, F10 steps one step while paused; a lesson's
 // recording pauses at the lesson's pause point with its text; a folder that is not a run is refused; a
-// packed recording (.tar.gz) is unpacked once into the cache and plays from there.
+// packed recording (.tar.gz) is unpacked once into the cache and plays from there; a replayed run forks
+// into live training from a checkpoint its folder keeps and trains on the parent's batches.
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -13,6 +14,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <nlohmann/json.hpp>
+
 #include "app/gui/main_window.h"
 #include "app/gui/recording_archive.h"
 #include "tests/ui/ui_test_support.h"
@@ -20,6 +23,8 @@
 
 using normlab::gui::MainWindow;
 using normlab::gui::RunReplay;
+using normlab::gui::WorkerState;
+using normlab::test::actionNamed;
 
 class ReplayTest : public QObject {
     Q_OBJECT
@@ -29,6 +34,7 @@ class ReplayTest : public QObject {
     void aLessonsRecordingPausesWhereTheLessonDoes();
     void aFolderThatIsNoRunIsRefused();
     void aPackedRecordingPlaysFromItsUnpackedCopy();
+    void aReplayedRunForksIntoLiveTrainingFromAKeptCheckpoint();
 
   private:
     QTemporaryDir m_dir;
@@ -50,6 +56,20 @@ std::map<QString, const normlab::ui::RunHistory*> replayed(MainWindow& window) {
     for (const auto& [id, run] : window.store().runs())
         if (id >= RunReplay::kFirstReplayId) runs[run.name] = &run;
     return runs;
+}
+}  // namespace
+
+namespace {
+// step -> loss of a run folder's metrics.jsonl
+std::map<int64_t, double> lossesIn(const QString& folder) {
+    std::map<int64_t, double> losses;
+    QFile file(folder + QStringLiteral("/metrics.jsonl"));
+    if (!file.open(QIODevice::ReadOnly)) return losses;
+    while (!file.atEnd()) {
+        const nlohmann::json record = nlohmann::json::parse(file.readLine().toStdString());
+        losses[record.at("step").get<int64_t>()] = record.at("loss").get<double>();
+    }
+    return losses;
 }
 }  // namespace
 
@@ -166,6 +186,52 @@ void ReplayTest::aPackedRecordingPlaysFromItsUnpackedCopy() {
     QVERIFY2(problems.front().contains(QStringLiteral("tar could not unpack")), qPrintable(problems.front()));
     QVERIFY(!window.replay().active());
     QDir(QFileInfo(unpacked).path()).removeRecursively();  // the test's cached copy
+}
+
+// The lecture's move: a recorded run, paused, becomes live training from the state its folder kept at a
+// step; with no change, the fork's steps after it equal the parent's bit for bit (the same batches).
+void ReplayTest::aReplayedRunForksIntoLiveTrainingFromAKeptCheckpoint() {
+    QString parentFolder;
+    {
+        MainWindow trainer;
+        normlab::Config config = normlab::test::tinyConfig(30);
+        config.train.checkpoint_every = 10;
+        config.train.checkpoint_keep = 0;  // keeps model-step-10, -20, -30
+        trainer.loadConfig(config, QStringLiteral("recorded"));
+        trainer.startRuns();
+        QVERIFY(QTest::qWaitFor([&] { return trainer.workerState() == WorkerState::Finished; }, 60000));
+        parentFolder = trainer.store().run(0)->folder;
+    }
+    MainWindow window;
+    window.setScripted(true);  // no dialog asks for the step
+    QCOMPARE(window.replayFolders({parentFolder}, 5.0), QStringList());
+    const int replayId = RunReplay::kFirstReplayId;
+    QVERIFY(window.store().run(replayId));
+    // Fork here (Ctrl+K) waits for training, or for a replayed or opened run to be selected.
+    QAction* forkAction = actionNamed(window, QStringLiteral("Fork here"));
+    QVERIFY(forkAction && !forkAction->isEnabled());
+    auto* runList = window.findChild<QListWidget*>(QStringLiteral("runList"));
+    for (int row = 0; row < runList->count(); ++row)
+        if (runList->item(row)->data(Qt::UserRole).toInt() == replayId) runList->setCurrentRow(row);
+    QVERIFY(forkAction->isEnabled());
+    const QString refused = window.forkFromFolderAt(replayId, 15);
+    QVERIFY2(refused.contains(QStringLiteral("10")) && refused.contains(QStringLiteral("20")),
+             qPrintable(refused));
+    QCOMPARE(window.forkFromFolderAt(replayId, 20), QString());
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Paused; }, 30000));
+    const QString name = QStringLiteral("%1 / fork@20").arg(QFileInfo(parentFolder).fileName());
+    const normlab::ui::RunHistory* fork = nullptr;
+    for (const auto& [id, run] : window.store().runs())
+        if (run.name == name) fork = &run;
+    QVERIFY(fork);
+    QCOMPARE(fork->step, int64_t(20));  // the folder's history up to the fork, and not past it
+    QVERIFY(fork->loss.bucketCount() > 0);
+    actionNamed(window, QStringLiteral("Resume"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 60000));
+    const std::map<int64_t, double> parent = lossesIn(parentFolder);
+    const std::map<int64_t, double> forked = lossesIn(fork->folder);
+    QCOMPARE(forked.size(), size_t(30));
+    QCOMPARE(forked, parent);  // steps 1-20 copied, 21-30 retrained on the same batches
 }
 
 QTEST_MAIN(ReplayTest)

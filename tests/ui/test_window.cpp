@@ -56,13 +56,7 @@ class WindowTest : public QObject {
     QTemporaryDir m_dir;
 };
 
-namespace {
-QAction* actionNamed(MainWindow& window, const QString& text) {
-    for (QAction* action : window.findChildren<QAction*>())
-        if (action->text() == text) return action;
-    return nullptr;
-}
-}  // namespace
+using normlab::test::actionNamed;
 
 void WindowTest::initTestCase() {
     qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("runs")).toUtf8());

@@ -1,6 +1,7 @@
 // Shared by the Qt tests: small configs that step fast on one thread, and a worker on its own
 // QThread whose telemetry lands in a TelemetryStore (as in the app).
 #pragma once
+#include <QAction>
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QSignalSpy>
@@ -17,6 +18,13 @@
 #include "ui/history/telemetry_store.h"
 
 namespace normlab::test {
+
+// The window's action with this text (a menu or toolbar entry), or null.
+inline QAction* actionNamed(QObject& window, const QString& text) {
+    for (QAction* action : window.findChildren<QAction*>())
+        if (action->text() == text) return action;
+    return nullptr;
+}
 
 inline normlab::Config tinyConfig(int steps = 2000) {
     normlab::Config config;

@@ -58,7 +58,11 @@ RunsPanel::RunsPanel(TelemetryStore& store, QWidget* parent) : QWidget(parent), 
         if (!item) return;
         const int id = item->data(Qt::UserRole).toInt();
         QMenu menu(this);
-        menu.addAction(tr("Fork here (at its current step)"), this, [this, id] { emit forkRequested(id); });
+        // A run opened or replayed from its folder forks from the checkpoints the folder keeps.
+        const RunHistory* run = m_store.run(id);
+        menu.addAction(run && !run->source.isEmpty() ? tr("Fork into live training from a kept checkpoint...")
+                                                     : tr("Fork here (at its current step)"),
+                       this, [this, id] { emit forkRequested(id); });
         menu.exec(m_list->viewport()->mapToGlobal(at));
     });
     connect(&store, &TelemetryStore::runsChanged, this, &RunsPanel::rebuild);

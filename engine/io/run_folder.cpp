@@ -77,6 +77,18 @@ void prepare_new_folder(const std::string& path, bool overwrite) {
     if (error) throw InputError("cannot create run folder '" + path + "': " + error.message());
 }
 
+// A log the folder appends to must be its own regular file (or not exist yet): a link planted in a
+// folder that arrived from elsewhere would send the appends, and a resume's cut, into another file.
+void require_own_file(const std::string& path) {
+    std::error_code error;
+    const fs::file_type type = fs::symlink_status(path, error).type();
+    if (type == fs::file_type::not_found || type == fs::file_type::regular) return;
+    throw InputError("'" + path + "' is " +
+                     (type == fs::file_type::symlink ? "a link" : "not a regular file") +
+                     "; a run folder's logs must be its own files: remove it, or write the run to a new "
+                     "folder with --out");
+}
+
 // One JSON line; text that is not valid UTF-8 (a path in an error message) is replaced, not fatal.
 std::string dump_line(const nlohmann::json& value) {
     return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -111,6 +123,7 @@ RunFolder::RunFolder(const std::string& path, const Config& config, ForkOf fork,
 RunFolder::RunFolder(const std::string& path, const Config& config, ContinueFrom from) : m_path(path) {
     std::error_code error;
     if (!fs::is_directory(path, error)) throw InputError("--out '" + path + "' is not a folder");
+    for (const char* name : {"/metrics.jsonl", "/events.jsonl"}) require_own_file(path + name);
     keep_lines_until(path + "/metrics.jsonl", from.step);
     keep_lines_until(path + "/events.jsonl", from.step);
     start(config, std::ios::app);
@@ -122,6 +135,7 @@ void RunFolder::start(const Config& config, std::ios::openmode mode) {
     write_summary({{"status", "running"}, {"steps", 0}});
     try {
         write_file_atomically(reserve_path(), std::string(kSummaryReserveBytes, ' '), m_fence);
+        for (const char* name : {"/metrics.jsonl", "/events.jsonl"}) require_own_file(m_path + name);
         m_metrics.open(m_path + "/metrics.jsonl", std::ios::out | mode);
         m_events.open(m_path + "/events.jsonl", std::ios::out | mode);
         if (!m_metrics || !m_events) throw InputError("cannot write into run folder '" + m_path + "'");

@@ -103,6 +103,21 @@ class HostileFolders(CliTestCase):
         result = limited_run("runs", str(out), timeout=60)
         self.assertEqual(result.returncode, 0, result.stderr)
 
+    def test_resuming_into_a_folder_whose_logs_are_links_writes_nothing_outside(self):
+        out = self.trained_run("linked", "--set", "train.checkpoint_every=1")
+        outside = self.tmp / "outside.jsonl"
+        for name in ("metrics.jsonl", "events.jsonl"):
+            outside.write_text('{"step": 1}\n{"step": 2}\n{"step": 3}\n')
+            before = outside.read_bytes()
+            kept = (out / name).read_bytes()
+            (out / name).unlink()
+            (out / name).symlink_to(outside)
+            self.expect_refused(["train", "--resume", str(out / "model.safetensors"), "--out", str(out),
+                                 "--steps", "4"], name, "is a link")
+            self.assertEqual(outside.read_bytes(), before, f"{name}: resume cut or appended through the link")
+            (out / name).unlink()
+            (out / name).write_bytes(kept)
+
     def test_fifos_in_a_sweep_folder_neither_hang_status_nor_run(self):
         folder = self.tmp / "sweep"
         test_cli.run("sweep", "plan", "--preset", "quickstart", *TINY, "--axis", "train.lr=1e-3,1e-2", "--steps", "3",

@@ -80,13 +80,19 @@ void RunReplay::play() {
     if (!active() || finished() || playing()) return;
     m_clock.start();
     m_timer.start();
+    markPaused(false);
     emit stateChanged();
 }
 
 void RunReplay::pause() {
     if (!playing()) return;
     m_timer.stop();
+    markPaused(true);
     emit stateChanged();
+}
+
+void RunReplay::markPaused(bool paused) {
+    for (const Recorded& run : m_runs) m_store.setRunPaused(run.id, paused);
 }
 
 void RunReplay::stepOnce() {

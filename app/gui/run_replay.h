@@ -61,6 +61,7 @@ class RunReplay : public QObject {
     QString loadOne(const QString& folder);
     void tick();
     void revealUpTo(int64_t step);  // every run's records and events up to `step` into the store
+    void markPaused(bool paused);   // the runs' status text ("replay, paused") follows the replay
     int64_t lastStep() const;
 
     ui::TelemetryStore& m_store;

@@ -108,9 +108,12 @@ void ReplayTest::replayShowsEveryStepAndObeysPauseAndStep() {
     QVERIFY2(labels.contains(QStringLiteral("status: replay paused")) &&
                  labels.contains(QStringLiteral("step: %1").arg(paused + 1)),
              qPrintable(labels.join(QStringLiteral(" | "))));
+    // ... and so do the Runs list's lines: the replay's pause, not the engine thread's (idle here).
+    QCOMPARE(runs.at(QStringLiteral("pre"))->statusText().left(14), QStringLiteral("replay, paused"));
 
     // At 5 steps/s, half a second of play is about 2-3 steps.
     QTest::keyClick(keys, Qt::Key_Space);
+    QCOMPARE(runs.at(QStringLiteral("pre"))->statusText().left(15), QStringLiteral("replay, running"));
     QTest::qWait(500);
     QTest::keyClick(keys, Qt::Key_Space);
     const int64_t played = replay.step() - (paused + 1);

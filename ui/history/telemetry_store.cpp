@@ -86,8 +86,16 @@ void TelemetryStore::setVisible(int id, bool visible) {
 }
 
 void TelemetryStore::setPaused(bool paused) {
-    for (auto& [id, history] : m_runs) history.paused = paused;
+    for (auto& [id, history] : m_runs)
+        if (history.source.isEmpty()) history.paused = paused;
     emit dataChanged();
+}
+
+void TelemetryStore::setRunPaused(int id, bool paused) {
+    if (RunHistory* history = run(id); history && history->paused != paused) {
+        history->paused = paused;
+        emit dataChanged();
+    }
 }
 
 void TelemetryStore::rename(int id, const QString& name) {

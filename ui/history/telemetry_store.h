@@ -25,8 +25,11 @@ class TelemetryStore : public QObject {
     const std::map<int, RunHistory>& runs() const { return m_runs; }
     RunHistory* run(int id);
     void setVisible(int id, bool visible);
-    // The engine thread paused or resumed (every run's status text follows).
+    // The engine thread paused or resumed (the status text of every run trained here follows; opened
+    // and replayed runs keep their own).
     void setPaused(bool paused);
+    // One run paused or not (a replay's runs, which the replay pauses, not the engine thread).
+    void setRunPaused(int id, bool paused);
     void rename(int id, const QString& name);
     // The largest step over visible runs (the time axes' extent).
     int64_t lastStep() const;

@@ -110,6 +110,9 @@ Event event_from_json(const nlohmann::json& line) {
     event.message = text("message");
     event.key = text("key");
     event.value = text("value");
+    // Another writer (the PyTorch bridge's w.event(value=0.5)) may give a number: kept as its JSON text.
+    if (const auto value = line.find("value"); value != line.end() && value->is_number())
+        event.value = value->dump();
     const auto block = line.find("block");
     event.block = block != line.end() && block->is_number_integer() ? block->get<int>() : -1;
     return event;

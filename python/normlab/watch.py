@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import atexit
 import math
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -86,6 +88,7 @@ class Watch:
         self.diverged_at: Optional[int] = None
         self.first_bad_layer: Optional[int] = None
         self.final_loss: Optional[float] = None
+        self.final_val_loss: Optional[float] = None
         self._loss = torch.zeros(2, dtype=torch.float64, device=self.device)
         self._window: List[_Step] = []
         self._logged: Optional[_Logged] = None
@@ -110,6 +113,7 @@ class Watch:
         atexit.register(self._at_exit)
         self._previous_excepthook = sys.excepthook
         sys.excepthook = self._excepthook
+        self._stop_on_sigterm()
 
     # ---- what the user calls -------------------------------------------------------------------
     def log(self, loss=None, grad_norm=None, val_loss=None):
@@ -161,7 +165,7 @@ class Watch:
     def __exit__(self, kind, value, traceback):
         if kind is None:
             self.close()
-        elif issubclass(kind, KeyboardInterrupt):
+        elif issubclass(kind, (KeyboardInterrupt, SystemExit)):  # Ctrl-C, SIGTERM, sys.exit
             self.close("stopped")
         else:
             self.close("failed", f"{kind.__name__}: {value}")
@@ -371,6 +375,8 @@ class Watch:
         val_sum, val_count = host[2 * count + 2 * i], host[2 * count + 2 * i + 1]
         if val_count > 0:
             line["val_loss"] = val_sum / val_count
+            if math.isfinite(line["val_loss"]):
+                self.final_val_loss = line["val_loss"]
         if user_norm is not None:
             line["grad_norm"] = user_norm
         reason, block = None, None
@@ -431,13 +437,16 @@ class Watch:
             record = {"step": step, "kind": kind, "message": message}
             if kind == "diverged":
                 record["block"] = block
-            for name, text in (("key", key), ("value", value)):
-                if text is not None:
-                    record[name] = str(text)
+            if key is not None:
+                record["key"] = str(key)
+            if value is not None:  # a number stays a number (a finite one: JSON has no NaN)
+                numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+                record["value"] = value if numeric and math.isfinite(value) else str(value)
             self.writer.event(record)
 
     def _summary(self, status, error=None):
         summary = {"status": status, "steps": self.step, "final_loss": self.final_loss,
+                   "final_val_loss": self.final_val_loss,
                    "diverged_at": self.diverged_at, "first_bad_layer": self.first_bad_layer,
                    "steps_per_s": self._steps_per_s, "wall_seconds": time.time() - self._started,
                    "heartbeat": time.time(), "source": SOURCE, "device": str(self.device)}
@@ -468,6 +477,15 @@ class Watch:
         print(f"normlab: the bridge stopped recording: {reason}", file=sys.stderr, flush=True)
         self._event(self.step, "failed", f"the bridge stopped recording: {reason}")
 
+    def _stop_on_sigterm(self):
+        """SIGTERM (Slurm's preemption and time limit, torchrun stopping its workers, `kill`) would end
+        Python without its exit handlers and leave summary.json saying `running`: unless the script
+        handles SIGTERM itself, it exits as after Ctrl-C, and the run ends `stopped`."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
     def _excepthook(self, kind, value, traceback):
         self._exception = value
         self._previous_excepthook(kind, value, traceback)
@@ -479,6 +497,10 @@ class Watch:
             self.close("failed", f"{type(self._exception).__name__}: {self._exception}")
         else:
             self.close("stopped")
+
+
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)  # the exit handlers run: the run ends `stopped`
 
 
 def watch(model, optimizer, out, **options) -> Watch:

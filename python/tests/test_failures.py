@@ -115,6 +115,36 @@ def test_ctrl_c_ends_the_run_as_stopped(tmp_path):
     assert _summary(tmp_path)["status"] == "stopped"
 
 
+def test_sigterm_ends_the_run_as_stopped(tmp_path):
+    # Slurm's preemption and time limits, torchrun stopping its workers: SIGTERM, with and without `with`
+    for body in ("with normlab.watch(model, optimizer, out=out, verbose=False, overwrite=True):\n    {}",
+                 "w = normlab.watch(model, optimizer, out=out, verbose=False, overwrite=True)\n{}"):
+        step = ("loss_of('nanogpt', model, batch(1)).backward(); optimizer.step()\n"
+                "import os, signal; os.kill(os.getpid(), signal.SIGTERM)\nraise AssertionError('not stopped')")
+        indented = step.replace("\n", "\n    ") if body.startswith("with") else step
+        result = _script(tmp_path, body.format(indented))
+        assert result.returncode == 128 + 15, result.stderr
+        summary = _summary(tmp_path)
+        assert summary["status"] == "stopped" and summary["steps"] == 1, summary
+
+
+def test_user_values_keep_their_types_and_the_last_val_loss_is_final(tmp_path):
+    model, optimizer = make("nanogpt")
+    w = normlab.watch(model, optimizer, out=str(tmp_path / "run"), every=2, verbose=False)
+    for step in range(1, 6):
+        loss_of("nanogpt", model, batch(step)).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        w.log(val_loss=10.0 - step if step < 5 else None)
+    w.event("lr halved", key="train.lr", value=0.5)
+    w.event("data swapped", value="shard-2")
+    w.event("odd", value=float("nan"))
+    w.close()
+    events = [json.loads(line) for line in open(tmp_path / "run" / "events.jsonl")]
+    assert [e["value"] for e in events if e["kind"] == "change"] == [0.5, "shard-2", "nan"]
+    assert _summary(tmp_path)["final_val_loss"] == 6.0  # step 4's; step 5 logged none
+
+
 def test_exit_without_close_is_stopped_and_an_uncaught_error_failed(tmp_path):
     _script(tmp_path, """
         w = normlab.watch(model, optimizer, out=out, verbose=False)

@@ -94,6 +94,9 @@ TEST(RecordsJson, EventsRoundTrip) {
     change.key = "model.norm_placement";
     change.value = "\"pre\"";
     EXPECT_EQ(to_json(event_from_json(to_json(change))).dump(), to_json(change).dump());
+    // The bridge writes a user's numeric value as a number: read as its JSON text, as NormLab's own are.
+    EXPECT_EQ(event_from_json(nlohmann::json::parse(R"({"step": 3, "kind": "change", "value": 0.5})")).value,
+              "0.5");
 }
 
 TEST(RecordsJson, MalformedLinesAreInputErrors) {

@@ -4,10 +4,12 @@
 #include "engine/io/checkpoint.h"
 
 #include <charconv>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "engine/io/json_read.h"
 #include "engine/io/safetensors.h"
 #include "engine/train/trainer.h"
 
@@ -45,6 +47,29 @@ const LoadedTensor& checked_tensor(const SafetensorsFile& file, const std::strin
     }
     return it->second;
 }
+
+// A checkpoint of a larger model (more blocks, an encoder, a gate) loaded into this one would be cut down
+// without a word: every tensor the file holds must be one of the model's parameters or their moments.
+void require_no_extra_tensors(const SafetensorsFile& file, const Model& model, const std::string& path) {
+    std::set<std::string> expected;
+    const auto& entries = model.layout().entries;
+    for (size_t i = 0; i < entries.size(); ++i) {
+        if (!model.active(static_cast<int>(i))) continue;
+        for (const std::string& prefix :
+             {std::string(), std::string(kFirstMoment), std::string(kSecondMoment)})
+            expected.insert(prefix + entries[i].name);
+    }
+    size_t extra = 0;
+    std::string first;
+    for (const auto& [name, tensor] : file.tensors)
+        if (!expected.count(name) && extra++ == 0) first = name;
+    if (extra > 0)
+        throw InputError("checkpoint '" + path + "' holds " + std::to_string(extra) +
+                         " tensor(s) this config's model has none of (the first: '" + text_excerpt(first) +
+                         "'): it is the checkpoint of another model (more blocks, an encoder, other "
+                         "keys); keep the checkpoint's model keys");
+}
+
 }  // namespace
 
 void load_parameters(const SafetensorsFile& file, Model& model, const std::string& path) {
@@ -125,6 +150,7 @@ std::unique_ptr<Trainer> load_checkpoint(const std::string& path, const std::vec
 
     auto trainer = std::make_unique<Trainer>(config);
     Model& model = trainer->model();
+    require_no_extra_tensors(file, model, path);
     load_parameters(file, model, path);
     const auto& entries = model.layout().entries;
     const size_t total = model.layout().total;

@@ -111,6 +111,9 @@ class Forks(CliTestCase):
                               "a folder of its own")
         self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "model.layers=3", "--out",
                                str(out)], "--set model.layers=3 does not fit", out=out)
+        # fewer blocks than the parent: the checkpoint's extra blocks were dropped without a word before
+        self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "model.layers=1", "--out",
+                               str(out)], "--set model.layers=1 does not fit", "none of", out=out)
         bare = self.tmp / "bare"
         run("train", "--preset", "quickstart", *TINY, "--steps", "3", "--out", str(bare), "--quiet", check_rc=0)
         self.expect_bad_input(["train", "--fork", str(bare), "--at", "3", "--out", str(out)],

@@ -493,9 +493,13 @@ void MainWindow::onTelemetry(const ui::TelemetryBatch& batch) {
 }
 
 void MainWindow::onStateChanged(WorkerState state) {
-    // A lesson's pause point: the worker paused itself; say what to do now (until the next message).
-    if (state == WorkerState::Paused && m_state == WorkerState::Running && !m_pauseText.isEmpty())
+    // A lesson's pause point: the worker paused itself there; say what to do now (until the next
+    // message), once. A pause the user makes before it (Space at step 47) is a plain pause.
+    if (state == WorkerState::Paused && m_state == WorkerState::Running && !m_pauseText.isEmpty() &&
+        m_store.lastStep() >= m_lessonPause.first) {
         statusBar()->showMessage(m_pauseText);
+        m_pauseText.clear();
+    }
     if (state != WorkerState::Paused && state != WorkerState::Running) m_pauseText.clear();
     m_state = state;
     m_store.setPaused(state == WorkerState::Paused);

@@ -138,6 +138,13 @@ void WindowTest::lessonStartsItsComparison() {
         60000));
     int index = 0;
     for (const auto& [id, run] : window.store().runs()) QCOMPARE(run.name, lesson.presets[index++]);
+    // A pause before the lesson's pause point is a plain pause: not the lesson's "Paused at step 100".
+    actionNamed(window, QStringLiteral("Pause"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Paused; }, 30000));
+    QVERIFY(window.store().lastStep() < lesson.pauseAtStep);
+    QVERIFY2(window.statusBar()->currentMessage() != lesson.pauseText,
+             qPrintable(window.statusBar()->currentMessage()));
+    actionNamed(window, QStringLiteral("Resume"))->trigger();
     // The Lessons panel marks the loaded lesson; the controls say which run they edit.
     auto* lessonsPanel = window.findChild<normlab::ui::LessonsPanel*>();
     QVERIFY(lessonsPanel);

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QBuffer>
 #include <QDockWidget>
+#include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QStatusBar>
@@ -75,6 +76,9 @@ void MainWindow::setStage(bool on, bool fullScreen) {
     if (auto* runsDock = findChild<QDockWidget*>(QStringLiteral("runsDock")); runsDock && m_presentation)
         runsDock->setVisible(!on);
     for (QAction* action : {m_stageNext, m_stagePrevious}) action->setEnabled(on);
+    // The status bar keeps what a class follows (status, step): at presentation size a lesson's
+    // instruction and all four labels do not fit side by side, and the instruction was cut off.
+    for (QLabel* label : {m_speedLabel, m_deviceLabel}) label->setVisible(!on);
 }
 
 void MainWindow::addStageMenu(QMenu* view) {

@@ -4,6 +4,8 @@
 // elided; the colour bar's labels never overlap; a linear axis' labels fit the plot's height.
 #include <QDockWidget>
 #include <QFontMetricsF>
+#include <QLabel>
+#include <QStatusBar>
 #include <QTabBar>
 #include <QTemporaryDir>
 #include <QTest>
@@ -76,6 +78,13 @@ void StageTest::stageShowsTwoBigChartsAndCycles() {
                  qPrintable(QStringLiteral("%1: %2x%3").arg(id).arg(panel.width()).arg(panel.height())));
         QVERIFY2(tickLabelPixels(panel) >= 24.0, qPrintable(QString::number(tickLabelPixels(panel))));
     }
+    // The status bar keeps status and step only, so a lesson's instruction fits beside them.
+    const auto statusLabelShown = [&](const QString& prefix) {
+        for (const QLabel* label : window.statusBar()->findChildren<QLabel*>())
+            if (label->text().startsWith(prefix)) return label->isVisible();
+        return false;
+    };
+    QVERIFY(statusLabelShown(QStringLiteral("step:")) && !statusLabelShown(QStringLiteral("device:")));
     // Page Down puts the next chart in the last place, Page Up the one before; the first stays.
     QTest::keyClick(&window, Qt::Key_PageDown);
     QCOMPARE(window.dashboard().stage(),
@@ -92,6 +101,7 @@ void StageTest::stageShowsTwoBigChartsAndCycles() {
     QTest::qWait(50);
     QCOMPARE(visibleCharts(window), before);
     QVERIFY(window.findChild<QDockWidget*>(QStringLiteral("runsDock"))->isVisible());
+    QVERIFY(statusLabelShown(QStringLiteral("device:")));
     for (const ChartPanel* panel : window.dashboard().panels())
         QCOMPARE(panel->chartStyle().fontScale, ChartStyle::kPresentationScale);
     window.setPresentation(false);

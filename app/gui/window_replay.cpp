@@ -9,6 +9,7 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/recording_archive.h"
+#include "ui/controls/lessons_panel.h"
 
 namespace normlab::gui {
 
@@ -42,10 +43,14 @@ QStringList MainWindow::replayFolders(const QStringList& folders, double stepsPe
     hidePlaceholderRuns();
     m_replay->setSpeed(stepsPerSecond);
     // A recording of a lesson (its folders named as the lesson's presets) pauses where the lesson does.
+    // Its text shows in the Lessons panel (not loaded: Start there trains it live).
     const QStringList names = m_replay->runNames();
-    for (const ui::Lesson& lesson : ui::lessons())
-        if (lesson.pauseAtStep > 0 && lesson.presets == names && !m_scripted)
+    for (const ui::Lesson& lesson : ui::lessons()) {
+        if (lesson.presets != names) continue;
+        m_lessonsPanel->selectLesson(lesson.title);
+        if (lesson.pauseAtStep > 0 && !m_scripted)
             m_replay->setPausePoint(lesson.pauseAtStep, lesson.pauseText);
+    }
     m_replay->play();
     statusBar()->showMessage(tr("Replaying %1 at %2 steps/s: Space pauses, F10 steps")
                                  .arg(names.size() == 1 ? tr("1 run") : tr("%1 runs").arg(names.size()))

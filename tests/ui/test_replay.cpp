@@ -20,6 +20,7 @@
 #include "app/gui/recording_archive.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/controls/lessons.h"
+#include "ui/controls/lessons_panel.h"
 
 using normlab::gui::MainWindow;
 using normlab::gui::RunReplay;
@@ -150,6 +151,16 @@ void ReplayTest::aLessonsRecordingPausesWhereTheLessonDoes() {
     QTest::keyClick(keys, Qt::Key_Space);
     QVERIFY(QTest::qWaitFor([&] { return window.replay().finished(); }, 10000));
     QCOMPARE(window.replay().step(), int64_t(lesson.pauseAtStep + 10));
+    // The Lessons panel shows the recorded lesson's text (another lesson's, before).
+    const normlab::ui::Lesson& other = normlab::ui::lessons().at(1);
+    const QString otherRoot = m_dir.filePath(QStringLiteral("other-lesson"));
+    for (const QString& preset : other.presets)
+        normlab::test::writeRunFolder(otherRoot + QLatin1Char('/') + preset, normlab::test::tinyConfig(5));
+    auto* lessonsPanel = window.findChild<normlab::ui::LessonsPanel*>();
+    QVERIFY(lessonsPanel && lessonsPanel->shownLesson() != other.title);
+    QCOMPARE(window.replayFolders({otherRoot}, 2000.0), QStringList());
+    QCOMPARE(lessonsPanel->shownLesson(), other.title);
+    QVERIFY(lessonsPanel->loadedLesson() != other.title);  // shown, not loaded for training
 }
 
 void ReplayTest::aFolderThatIsNoRunIsRefused() {

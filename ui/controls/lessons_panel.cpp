@@ -84,6 +84,16 @@ void LessonsPanel::setLoadedLesson(const QString& title) {
     showLesson(m_list->currentRow());
 }
 
+void LessonsPanel::selectLesson(const QString& title) {
+    for (int row = 0; row < m_list->count(); ++row)
+        if (lessons()[row].title == title) m_list->setCurrentRow(row);
+}
+
+QString LessonsPanel::shownLesson() const {
+    const int row = m_list->currentRow();
+    return row >= 0 ? lessons().at(row).title : QString();
+}
+
 void LessonsPanel::showLesson(int row) {
     if (row < 0) return;
     m_start->setText(lessons().at(row).title == m_loaded ? tr("Restart this lesson")

@@ -20,6 +20,9 @@ class LessonsPanel : public QWidget {
     // "Restart"); an empty title: no lesson is loaded (the list stays for browsing, nothing marked).
     void setLoadedLesson(const QString& title);
     QString loadedLesson() const { return m_loaded; }
+    // Shows a lesson's text without loading it (a replayed recording of it); unknown titles: nothing.
+    void selectLesson(const QString& title);
+    QString shownLesson() const;  // the title of the lesson whose text shows
     // While allowed (nothing trains), the shown lesson's presets are timed on this machine once, so
     // that the list and the text say how long the lesson takes here (LessonTiming).
     void setMeasuringAllowed(bool allowed);

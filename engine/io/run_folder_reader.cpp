@@ -112,6 +112,7 @@ std::vector<std::string> run_subfolders(const fs::path& dir, std::vector<std::st
 std::vector<std::string> find_run_folders(const std::string& dir, std::vector<std::string>* notes) {
     const fs::path root(dir);
     std::error_code error;
+    if (!fs::exists(root, error)) throw InputError(dir + " does not exist; check the path");
     if (!fs::is_directory(root, error)) throw InputError(dir + " is not a folder");
     if (is_run_folder(root)) return {root.string()};
     // A sweep folder stands for the runs of its points (S/runs/<id>/), looked at one level down only.
@@ -137,6 +138,7 @@ RunFolderReader::RunFolderReader(std::string folder)
       m_events((fs::path(m_folder) / "events.jsonl").string()) {
     const fs::path root(m_folder);
     std::error_code error;
+    if (!fs::exists(root, error)) throw InputError(m_folder + " does not exist; check the path");
     if (!fs::is_directory(root, error))
         throw InputError(m_folder +
                          " is not a folder; open a run folder (it holds config.json and metrics.jsonl)");

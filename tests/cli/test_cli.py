@@ -133,7 +133,7 @@ class RunsTable(CliTestCase):
         self.assertIn("train.lr=0.003", table[2])
 
     def test_runs_refuses_what_is_not_a_run(self):
-        self.expect_bad_input(["runs", str(self.tmp / "missing")], "is not a folder")
+        self.expect_bad_input(["runs", str(self.tmp / "missing")], "does not exist")
         (self.tmp / "empty").mkdir()
         self.expect_bad_input(["runs", str(self.tmp / "empty")], "holds no run folder")
         self.expect_bad_input(["runs"], "name at least one folder")

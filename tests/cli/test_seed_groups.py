@@ -196,7 +196,7 @@ class SeedGroups(CliTestCase):
         self.expect_bad_input(["compare", "--run", no_val, "--run", no_val, "--metric", "loss"], "loss@STEP")
         self.expect_bad_input(["compare", "--run", no_val], "give --run twice")
         self.expect_bad_input(["compare", "--run", no_val, "--run", str(self.tmp / "none"), "--metric", "final_loss"],
-                              "none is not a folder")
+                              "none does not exist")
 
 
 class SweepExtend(CliTestCase):

@@ -231,6 +231,21 @@ void ExportTest::captionNamesTheDifferences() {
     QCOMPARE(differences.at(1), QStringLiteral("model.norm_placement=pre"));
     QCOMPARE(captionForRuns(m_store).section('\n', 0, 0),
              QStringLiteral("Differs: postrun model.norm_placement=post; prerun model.norm_placement=pre"));
+    // A fork and its parent start alike: what the fork switched to is the difference (a slide's line).
+    TelemetryStore forks;
+    for (int id = 0; id < 2; ++id) {
+        forks.addRun(id, id == 0 ? QStringLiteral("stuck") : QStringLiteral("rescued"), normlab::Config{},
+                     QString());
+        RunUpdate update;
+        update.runId = id;
+        update.records.push_back(normlab::StepRecord{});
+        update.records.back().step = 1;
+        if (id == 1) update.events.push_back({41, "change", "", "model.norm_placement", "\"pre\"", -1});
+        update.step = 1;
+        forks.absorb(TelemetryBatch{{update}});
+    }
+    QCOMPARE(captionForRuns(forks).section('\n', 0, 0),
+             QStringLiteral("Differs: rescued switched to Pre-LN at step 41"));
 }
 
 void ExportTest::vectorFiguresHaveThePhysicalSize() {

@@ -1,9 +1,10 @@
 // Wording of run labels and export captions, kept in one place so charts, CSV and files agree.
 #include "ui/panels/run_captions.h"
 
-#include "engine/config/config_diff.h"
-
 #include <QStringList>
+#include <algorithm>
+
+#include "engine/config/config_diff.h"
 
 namespace normlab::ui {
 
@@ -127,14 +128,26 @@ QString captionForRuns(const TelemetryStore& store) {
                      .arg(run.name, runSummary(run),
                           changes.isEmpty() ? QString() : QStringLiteral("; ") + changes);
     }
-    // What the reader most wants to know: what differs between the runs shown.
+    // What the reader most wants to know: what differs between the runs shown, live changes included
+    // (a fork starts with its parent's config and differs by what it switched to: a slide's one-line
+    // caption is this line).
     const std::map<int, QString> differences = differencesByRun(store);
-    if (!differences.empty()) {
-        QStringList parts;
-        for (const auto& [id, text] : differences)
-            parts << QStringLiteral("%1 %2").arg(store.runs().at(id).name, text);
-        lines.prepend(QStringLiteral("Differs: ") + parts.join(QStringLiteral("; ")));
+    std::map<int, QString> changes;  // visible runs' live changes, named only where they are not all alike
+    for (const auto& [id, run] : store.runs())
+        if (run.visible) changes[id] = liveChangesText(run);
+    const bool changesAlike = std::all_of(changes.begin(), changes.end(), [&](const auto& entry) {
+        return entry.second == changes.begin()->second;
+    });
+    QStringList parts;
+    for (const auto& [id, change] : changes) {
+        QStringList own;
+        if (const auto found = differences.find(id); found != differences.end()) own << found->second;
+        if (!changesAlike && !change.isEmpty()) own << change;
+        if (!own.isEmpty())
+            parts << QStringLiteral("%1 %2").arg(store.runs().at(id).name, own.join(QStringLiteral(", ")));
     }
+    if (changes.size() > 1 && !parts.isEmpty())
+        lines.prepend(QStringLiteral("Differs: ") + parts.join(QStringLiteral("; ")));
     return lines.join(QLatin1Char('\n'));
 }
 

@@ -33,6 +33,13 @@ std::string read_text_file(const std::string& path) {
         throw InputError("data.text_path: '" + path + "' is not a regular file (a device, pipe or socket); " +
                          kTextPathHint);
     }
+    // The whole text is held in memory (and indexed): a file beyond this is refused before reading.
+    constexpr uintmax_t kMaxTextBytes = uintmax_t{1} << 30;
+    if (const uintmax_t size = std::filesystem::file_size(path, error); !error && size > kMaxTextBytes) {
+        throw InputError("data.text_path: text file '" + path + "' is " + std::to_string(size >> 20) +
+                         " MiB; NormLab reads at most 1024 MiB of text into memory: use a smaller file "
+                         "(a slice of it)");
+    }
     std::ifstream file(path, std::ios::binary);
     if (!file) {
         throw InputError("data.text_path: text file '" + path +

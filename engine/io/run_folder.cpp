@@ -3,10 +3,13 @@
 #include "engine/io/run_folder.h"
 
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <vector>
 
 #include "engine/core/errors.h"
 #include "engine/io/json_read.h"
+#include "engine/io/line_tailer.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_checkpoints.h"
 
@@ -19,24 +22,43 @@ namespace {
 // while the old one still exists, on file systems that allocate whole pages.
 constexpr size_t kSummaryReserveBytes = 16384;
 
-// Cuts `path` (a .jsonl log) before its first line that is not a whole JSON object with a "step" of
-// at most `step`: the lines a resumed run writes again, and a line torn by a crash. A missing file is
-// left missing.
+// Whether `line` is a whole JSON object with a "step" of at most `step`.
+bool line_up_to(const std::string& line, int64_t step) {
+    const std::optional<nlohmann::json> record = parse_json_or_nothing(line);
+    return record && record->is_object() && record->contains("step") && (*record)["step"].is_number() &&
+           (*record)["step"].get<double>() <= static_cast<double>(step);
+}
+
+// Cuts `path` (a .jsonl log) before its first line that is not a whole JSON object with a "step" of at
+// most `step`: the lines a resumed run writes again, and a line torn by a crash. A line longer than
+// kMaxLineBytes (one no reader keeps) ends it too, read a chunk at a time so it is never held whole. A
+// missing file is left missing.
 void keep_lines_until(const std::string& path, int64_t step) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return;
     std::string line;
-    std::streamoff kept = 0;
-    while (std::getline(in, line) && !in.eof()) {
-        const std::optional<nlohmann::json> record = parse_json_or_nothing(line);
-        if (!record || !record->is_object() || !record->contains("step") || !(*record)["step"].is_number() ||
-            (*record)["step"].get<double>() > static_cast<double>(step))
-            break;
-        kept = in.tellg();
+    std::vector<char> chunk(size_t{1} << 16);
+    uintmax_t kept = 0, read = 0;
+    bool ended = false;
+    while (!ended && in) {
+        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        const auto got = static_cast<size_t>(in.gcount());
+        for (size_t i = 0; i < got && !ended; ++i) {
+            ++read;
+            if (chunk[i] != '\n') {
+                ended = line.size() >= kMaxLineBytes;
+                line.push_back(chunk[i]);
+            } else if (line_up_to(line, step)) {
+                kept = read;
+                line.clear();
+            } else {
+                ended = true;
+            }
+        }
     }
     in.close();
     std::error_code error;
-    fs::resize_file(path, static_cast<uintmax_t>(kept), error);
+    fs::resize_file(path, kept, error);
     if (error)
         throw ResourceError("cannot cut '" + path + "' back to step " + std::to_string(step) + ": " +
                             error.message());
@@ -44,20 +66,22 @@ void keep_lines_until(const std::string& path, int64_t step) {
 
 // Removes what writers killed mid-write left in the folder (NAME.<pid>.<n>.tmp of an atomic write, the
 // older NAME.tmp, an export's NAME.partial): the folder is ours from here, so none is being written.
-void remove_stale_temporaries(const std::string& folder) {
+void remove_stale_temporaries(const std::string& folder, const WriteFence& fence) {
     std::error_code error;
     if (fs::symlink_status(folder, error).type() != fs::file_type::directory) return;  // never through a link
     for (fs::directory_iterator entry(folder, error), end; !error && entry != end; entry.increment(error)) {
         const std::string extension = entry->path().extension().string();
         std::error_code ignored;
-        if ((extension == ".tmp" || extension == ".partial") && !entry->is_directory(ignored))
+        if ((extension == ".tmp" || extension == ".partial") && !entry->is_directory(ignored)) {
+            check_fence(fence);  // a sweep worker that lost its claim removes nothing of the new holder's
             fs::remove(entry->path(), ignored);
+        }
     }
 }
 
 // Makes `path` an empty folder to write a run into: a new one, or an existing one emptied of a run's
 // files with `overwrite` (an existing one that holds files is refused without).
-void prepare_new_folder(const std::string& path, bool overwrite) {
+void prepare_new_folder(const std::string& path, bool overwrite, const WriteFence& fence = {}) {
     std::error_code error;
     if (fs::exists(path, error)) {
         if (!fs::is_directory(path, error)) {
@@ -67,11 +91,17 @@ void prepare_new_folder(const std::string& path, bool overwrite) {
             throw InputError("--out '" + path +
                              "' already holds files; choose a new folder or pass --overwrite");
         }
+        // Each removal checks the fence first: a sweep worker paused after its claim was checked must not
+        // delete what the worker that took the point over has finished meanwhile.
         for (const char* name : {"metrics.jsonl", "events.jsonl", "summary.json", "config.json",
                                  "model.safetensors", ".summary-reserve"}) {
+            check_fence(fence);
             fs::remove(fs::path(path) / name, error);
         }
-        for (const auto& [step, kept] : checkpoints_in_folder(path)) fs::remove(kept, error);
+        for (const auto& [step, kept] : checkpoints_in_folder(path)) {
+            check_fence(fence);
+            fs::remove(kept, error);
+        }
     }
     fs::create_directories(path, error);
     if (error) throw InputError("cannot create run folder '" + path + "': " + error.message());
@@ -98,7 +128,7 @@ std::string dump_line(const nlohmann::json& value) {
 RunFolder::RunFolder(const std::string& path, const Config& config, bool overwrite, WriteFence fence)
     : m_path(path), m_fence(std::move(fence)) {
     check_fence(m_fence);
-    prepare_new_folder(path, overwrite);
+    prepare_new_folder(path, overwrite, m_fence);
     start(config, std::ios::trunc);
 }
 
@@ -109,8 +139,9 @@ RunFolder::RunFolder(const std::string& path, const Config& config, ForkOf fork,
         const fs::path from = fs::path(fork.parent) / name;
         std::error_code error;
         if (!fs::exists(from, error)) continue;
-        if (fs::status(from, error).type() != fs::file_type::regular)
-            throw InputError("cannot fork '" + fork.parent + "': its " + name + " is not a regular file");
+        if (fs::symlink_status(from, error).type() != fs::file_type::regular)  // a link is not its own
+            throw InputError("cannot fork '" + fork.parent + "': its " + name +
+                             " is not a regular file of the folder (a link or a device)");
         fs::copy_file(from, fs::path(path) / name, fs::copy_options::overwrite_existing, error);
         if (error)
             throw ResourceError("cannot copy " + std::string(name) + " of '" + fork.parent + "' into '" +
@@ -130,7 +161,7 @@ RunFolder::RunFolder(const std::string& path, const Config& config, ContinueFrom
 }
 
 void RunFolder::start(const Config& config, std::ios::openmode mode) {
-    remove_stale_temporaries(m_path);
+    remove_stale_temporaries(m_path, m_fence);
     write_file_atomically(m_path + "/config.json", config_to_json_text(config) + "\n", m_fence);
     write_summary({{"status", "running"}, {"steps", 0}});
     try {

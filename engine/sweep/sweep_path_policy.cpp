@@ -2,6 +2,9 @@
 // the planner gave them on the command line.
 #include "engine/sweep/sweep_path_policy.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -40,6 +43,42 @@ std::string path_problem(const std::string& path) {
     return "";
 }
 
+// A path the planner gave on the command line is trusted only as far as sweep.json itself: recorded in
+// a file someone else owns or can write, "paths_from_command_line" could be anyone's claim.
+void require_trusted_plan(const std::string& sweep_dir, const std::string& key) {
+    const std::string file = (fs::path(sweep_dir) / "sweep.json").string();
+    struct stat info {};
+    const std::string why = ::stat(file.c_str(), &info) != 0 ? "cannot be checked"
+                            : info.st_uid != ::geteuid()     ? "belongs to another user"
+                            : (info.st_mode & (S_IWGRP | S_IWOTH)) != 0
+                                ? "can be written by others sharing the folder (chmod go-w it, as its owner)"
+                                : "";
+    if (!why.empty())
+        throw InputError(file + " names " + key +
+                         " outside the sweep folder as its planner's own "
+                         "(paths_from_command_line), but the file " +
+                         why +
+                         ", so anyone could have put "
+                         "that there; put the file inside the sweep folder, or plan the sweep yourself");
+}
+
+// An untrusted relative path, placed in the sweep folder, must resolve inside it: a link there (the
+// file, or a folder on the way) to something outside is refused.
+void require_inside(const std::string& sweep_dir, const std::string& path, const std::string& key) {
+    std::error_code error;
+    const fs::path root = fs::canonical(sweep_dir, error);
+    if (error) return;
+    const fs::path target = fs::weakly_canonical(path, error);
+    if (error) return;  // the reader says what is wrong with it
+    if (std::mismatch(root.begin(), root.end(), target.begin(), target.end()).first != root.end())
+        throw InputError(key + " '" + text_excerpt(path, 60) +
+                         "' leads outside the sweep folder (through "
+                         "a link, to '" +
+                         text_excerpt(target.string(), 60) +
+                         "'); a sweep's files stay "
+                         "inside it: copy the file into the sweep folder");
+}
+
 void check_config(Config config, const SweepPlan& plan, const std::string& source, const std::string& where) {
     for (const PathKey& entry : path_fields()) {
         const std::string& path = entry.field(config);
@@ -76,8 +115,13 @@ void check_sweep_paths(const SweepPlan& plan, const std::string& source) {
 void place_sweep_paths(Config& config, const SweepPlan& plan, const std::string& sweep_dir) {
     for (const PathKey& entry : path_fields()) {
         std::string& path = entry.field(config);
-        if (!path.empty() && !trusted(plan, entry.key) && fs::path(path).is_relative())
-            path = (fs::path(sweep_dir) / path).string();
+        if (path.empty()) continue;
+        if (trusted(plan, entry.key)) {
+            require_trusted_plan(sweep_dir, entry.key);
+            continue;
+        }
+        if (fs::path(path).is_relative()) path = (fs::path(sweep_dir) / path).string();
+        require_inside(sweep_dir, path, entry.key);
     }
 }
 

@@ -19,7 +19,9 @@ const std::vector<std::string>& sweep_path_keys();
 // an untrusted path that is absolute or leaves the folder, or the plan trusts a key that is no path.
 void check_sweep_paths(const SweepPlan& plan, const std::string& source);
 
-// A point's config as a worker trains it: untrusted relative paths made relative to `sweep_dir`.
+// A point's config as a worker trains it: untrusted relative paths made relative to `sweep_dir`, and
+// refused (InputError) when they resolve outside it through a link; a trusted path only when sweep.json
+// belongs to this user and no one else can write it.
 void place_sweep_paths(Config& config, const SweepPlan& plan, const std::string& sweep_dir);
 
 }  // namespace normlab

@@ -309,6 +309,57 @@ class HostileFolders(CliTestCase):
         status = json.loads(limited_run("sweep", "status", str(inside), "--json").stdout)
         self.assertEqual(status["points"][0]["state"], "done")
 
+    def point_error_after_run(self, folder):
+        result = limited_run("sweep", "run", str(folder), "--quiet")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        status = json.loads(limited_run("sweep", "status", str(folder), "--json").stdout)
+        self.assertEqual(status["points"][0]["state"], "failed")
+        for provenance in (folder / "runs").rglob("provenance.json"):
+            self.assertNotIn("/etc/passwd", provenance.read_text())
+        return status["points"][0]["error"]
+
+    def test_a_forged_or_shared_trust_and_a_link_inside_the_sweep_reach_no_outside_file(self):
+        # paths_from_command_line added by whoever edits sweep.json: trusted only in a file the worker's
+        # user owns and no one else can write; a relative path that is a link out of the folder: refused.
+        forged, _ = self.plan_sweep("forged", steps=3)
+        plan = json.loads((forged / "sweep.json").read_text())
+        plan["base_config"]["data"].update({"task": "text", "text_path": "/etc/passwd"})
+        plan["paths_from_command_line"] = ["data.text_path"]
+        (forged / "sweep.json").write_text(json.dumps(plan))
+        os.chmod(forged / "sweep.json", 0o664)  # a group-shared folder's umask
+        self.assertIn("can be written by others", self.point_error_after_run(forged))
+        linked, _ = self.plan_sweep("linked-corpus", steps=3)
+        plan = json.loads((linked / "sweep.json").read_text())
+        plan["base_config"]["data"].update({"task": "text", "text_path": "corpus.txt"})
+        (linked / "sweep.json").write_text(json.dumps(plan))
+        (linked / "corpus.txt").symlink_to("/etc/passwd")
+        self.assertIn("leads outside the sweep folder", self.point_error_after_run(linked))
+
+    def test_a_text_file_too_large_to_hold_is_refused_before_reading(self):
+        huge = self.tmp / "huge.txt"
+        with open(huge, "wb") as out:
+            out.truncate(1100 << 20)  # sparse: 1100 MiB declared, nothing stored
+        self.expect_refused(["train", "--preset", "quickstart", *TINY, "--steps", "2", "--set", "data.task=text",
+                             "--set", f"data.text_path={huge}", "--out", str(self.tmp / "t")], "1100 MiB",
+                            "at most 1024 MiB")
+
+    def test_resuming_past_a_line_too_long_to_hold_keeps_the_history_before_it(self):
+        out = self.trained_run("long-line", "--set", "train.checkpoint_every=2")
+        lines = (out / "metrics.jsonl").read_text().splitlines()
+        with open(out / "metrics.jsonl", "ab") as metrics:
+            metrics.truncate(metrics.tell() + (800 << 20))  # an 800 MB line of zeros, sparse, no newline
+        # In a process of its own, so its peak resident memory is this resume's alone.
+        measure = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
+                   "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+        result = subprocess.run([sys.executable, "-c", measure, test_cli.CLI, "train", "--resume",
+                                 str(out / "model.safetensors"), "--out", str(out), "--steps", "4"],
+                                capture_output=True, text=True, timeout=300)
+        code, peak_kb = (int(x) for x in result.stdout.split())
+        self.assertEqual(code, 0, result.stderr[-2000:])
+        self.assertLess(peak_kb, 400 << 10, "the long line was held whole")  # the line alone is 800 MB
+        kept = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
+        self.assertEqual(kept, [json.loads(line)["step"] for line in lines] + [3, 4])
+
     def test_runs_trusts_the_checkpoint_files_step_over_the_summary(self):
         out = self.trained_run("ckpt-step", "--set", "train.checkpoint_every=1")
         self.assertEqual(test_cli.safetensors_metadata(out / "model.safetensors")["normlab_step"], "2")

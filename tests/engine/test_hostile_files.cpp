@@ -14,6 +14,7 @@
 #include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/json_read.h"
+#include "engine/io/run_folder.h"
 #include "engine/io/run_folder_reader.h"
 #include "engine/io/safetensors.h"
 #include "engine/io/small_file.h"
@@ -139,6 +140,20 @@ TEST_F(HostileFiles, SweepFilesAndClaimsThatAreFifosDoNotHang) {
     ASSERT_TRUE(claim.has_value());  // a claim nobody keeps alive: no process, no token
     EXPECT_EQ(claim->pid, 0);
     EXPECT_EQ(claim->token, "");
+}
+
+// A worker that lost its claim between its first check and its folder's preparation (paused there):
+// every removal checks the fence, so the finished files of the worker that took over stay.
+TEST_F(HostileFiles, AFencedRunFolderRemovesNothingOnceItsClaimIsLost) {
+    for (const char* name : {"metrics.jsonl", "events.jsonl", "summary.json", "config.json"})
+        write(dir / name, std::string("the new holder's ") + name);
+    int checks = 0;
+    const WriteFence lost_after_the_first_check = [&checks] {
+        if (++checks > 1) throw WriteFenceLost("lost its claim");
+    };
+    EXPECT_THROW(RunFolder(dir.string(), Config{}, true, lost_after_the_first_check), WriteFenceLost);
+    for (const char* name : {"metrics.jsonl", "events.jsonl", "summary.json", "config.json"})
+        EXPECT_TRUE(fs::exists(dir / name)) << name << " was removed after the claim was lost";
 }
 
 TEST_F(HostileFiles, AClaimWhoseHeartbeatStandsStillIsTakenOverAndFencesItsHolder) {

@@ -19,6 +19,6 @@ else
     echo "normlab: the quickstart preset with the CLI instead (under X: scripts/run.sh; headless screenshot:"
     echo "normlab: QT_QPA_PLATFORM=offscreen scripts/run.sh --preset quickstart --autostart --quit-after-steps 200 --screenshot shot.png)"
 fi
-run_dir="$NORMLAB_ROOT/runs/$(date +%Y%m%d-%H%M%S)"
+run_dir="${NORMLAB_RUNS_DIR:-$NORMLAB_ROOT/runs}/$(date +%Y%m%d-%H%M%S)"  # where the window would put runs too
 "$NORMLAB_BUILD/app/normlab-cli" train --preset quickstart --out "$run_dir"
 echo "normlab: run folder: $run_dir"

@@ -72,6 +72,17 @@ std::string claim_path(const std::string& sweep_dir, const std::string& id) {
     return (fs::path(sweep_dir) / "claims" / (id + ".json")).string();
 }
 
+std::optional<std::string> claim_file_problem(const std::string& sweep_dir, const std::string& id) {
+    const std::string path = claim_path(sweep_dir, id);
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode)) return std::nullopt;
+    return path + " is " +
+           (S_ISDIR(info.st_mode)   ? "a folder"
+            : S_ISLNK(info.st_mode) ? "a link"
+                                    : "not a file") +
+           ", not a claim: no worker can claim the point while it is there; remove it";
+}
+
 std::string beat_path(const std::string& sweep_dir, const std::string& id, const std::string& key) {
     return (fs::path(sweep_dir) / "claims" / (id + "." + key + ".beat")).string();
 }

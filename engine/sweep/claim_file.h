@@ -26,6 +26,10 @@ std::string claim_path(const std::string& sweep_dir, const std::string& id);
 std::string beat_path(const std::string& sweep_dir, const std::string& id, const std::string& key);
 std::string takeover_path(const std::string& sweep_dir, const std::string& id, const std::string& key, int n);
 
+// Why claims/<id>.json cannot be a claim (a folder, a link or a device planted there), or nothing:
+// no worker could create or replace it, so the point is refused rather than waited on.
+std::optional<std::string> claim_file_problem(const std::string& sweep_dir, const std::string& id);
+
 // The claim at `path`; nothing when there is none.
 std::optional<ClaimInfo> read_claim_file(const std::string& path);
 // A beat file's text (at most a few bytes); nothing when missing or unreadable.

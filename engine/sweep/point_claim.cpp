@@ -122,6 +122,8 @@ bool PointClaim::looks_live(const std::string& sweep_dir, const std::string& id,
 std::optional<PointClaim> PointClaim::acquire(const std::string& sweep_dir, const std::string& id,
                                               const ClaimTiming& timing) {
     real_sweep_folder(sweep_dir, "claims");
+    if (const std::optional<std::string> problem = claim_file_problem(sweep_dir, id))
+        throw InputError(*problem);
     const std::string path = claim_path(sweep_dir, id), token = new_claim_token();
     PointClaim ours(sweep_dir, id, token, timing);  // releases (removes our beat) unless returned
     write_file_atomically(beat_path(sweep_dir, id, token), "0\n");  // never a claim of ours without one

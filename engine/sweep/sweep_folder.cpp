@@ -72,8 +72,10 @@ std::string point_folder(const std::string& sweep_dir, const SweepPoint& point) 
 PointProgress point_progress(const std::string& sweep_dir, const SweepPoint& point) {
     PointProgress progress;
     progress.claim = PointClaim::read(sweep_dir, point.id);
-    if (std::optional<std::string> problem = sweep_folder_problem(sweep_dir, "runs/" + point.id)) {
-        progress.state = PointState::Failed;  // no worker writes there: nothing in it is this point's
+    std::optional<std::string> problem = sweep_folder_problem(sweep_dir, "runs/" + point.id);
+    if (!problem) problem = claim_file_problem(sweep_dir, point.id);
+    if (problem) {
+        progress.state = PointState::Failed;  // no worker writes there (or can claim it): nothing runs
         progress.error = std::move(*problem);
         return progress;
     }

@@ -335,6 +335,18 @@ class HostileFolders(CliTestCase):
         (linked / "corpus.txt").symlink_to("/etc/passwd")
         self.assertIn("leads outside the sweep folder", self.point_error_after_run(linked))
 
+    def test_a_folder_planted_as_a_claim_fails_its_point_clearly_and_leaves_no_marker(self):
+        folder, points = self.plan_sweep("planted-claim", steps=3)
+        (folder / "claims" / (points[0]["id"] + ".json")).mkdir(parents=True)
+        result = limited_run("sweep", "run", str(folder), "--quiet")
+        self.assertEqual(result.returncode, 1, result.stderr)
+        status = json.loads(limited_run("sweep", "status", str(folder), "--json").stdout)
+        self.assertEqual(status["points"][0]["state"], "failed")  # not "running" forever
+        self.assertIn("is a folder, not a claim", status["points"][0]["error"])
+        self.assertEqual([p.name for p in (folder / "claims").iterdir()], [points[0]["id"] + ".json"])
+        (folder / "claims" / (points[0]["id"] + ".json")).rmdir()
+        self.assertEqual(limited_run("sweep", "run", str(folder), "--quiet").returncode, 0)
+
     def test_a_text_file_too_large_to_hold_is_refused_before_reading(self):
         huge = self.tmp / "huge.txt"
         with open(huge, "wb") as out:

@@ -13,7 +13,8 @@ continues them with SIGCONT (--sweep-stops), then checks every run folder left b
   window (`normlab --open ... --screenshot`);
 - after the sweep's kills, `sweep run` finishes every point exactly once;
 - after each stop, every point is trained exactly once and the stopped worker, continued, writes nothing
-  into a point it lost (the runs folder is byte-for-byte what the second worker left).
+  into a point it lost (the runs folder is byte-for-byte what the second worker left); links planted in
+  a point's folder (its metrics.jsonl, a temporary name) to a file outside leave that file unchanged.
 
 Prints the counts; exits 1 when any check failed.
 
@@ -231,30 +232,42 @@ def sweep_stops(cli, stops, scratch, counts, problems):
         subprocess.run([cli, "sweep", "plan", "--preset", "quickstart", *RUN_SETTINGS, "--axis",
                         "train.lr=1e-3,3e-3", "--out", str(sweep)], check=True, capture_output=True)
         points = json.loads((sweep / "sweep.json").read_text())["points"]
+        # Hostile links planted in a point's folder (its log, a temporary name) point at a file outside
+        # the sweep: whatever the workers do, stopped or not, that file must stay as it is.
+        outside = scratch / f"outside{i}.txt"
+        outside.write_text("not the sweep's\n")
+        planted = sweep / "runs" / points[0]["id"]
+        planted.mkdir(parents=True)
+        for name in ("metrics.jsonl", "summary.json.tmp"):
+            (planted / name).symlink_to(outside)
         first = subprocess.Popen([cli, "sweep", "run", str(sweep), "--jobs", "1", "--quiet"], env=environment,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         time.sleep(random.uniform(0.0, 2.0))
         if first.poll() is not None:
             counts["stopped workers that finished first"] += 1
-            check_points_once(sweep, points, counts, problems, cli, "stop test")
-            continue
-        os.killpg(first.pid, signal.SIGSTOP)
-        stopped_for = random.uniform(1.5, 4.0) * STALE_SECONDS
-        time.sleep(stopped_for)
-        second = subprocess.run([cli, "sweep", "run", str(sweep), "--quiet"], env=environment,
-                                capture_output=True, text=True)
-        finished = folder_state(sweep / "runs")
-        os.killpg(first.pid, signal.SIGCONT)
-        _, stderr = first.communicate()
-        counts["sweep workers stopped and continued"] += 1
-        if second.returncode != 0:
-            problems.append(f"stop {i}: the second worker exited {second.returncode}: {second.stderr[-300:]}")
-        if first.returncode != 0:
-            problems.append(f"stop {i}: the continued worker exited {first.returncode}: {stderr[-300:]}")
-        if folder_state(sweep / "runs") != finished:
-            problems.append(f"stop {i}: the continued worker wrote into points the second one had finished")
+        else:
+            stop_and_continue(first, sweep, cli, environment, i, counts, problems)
         check_points_once(sweep, points, counts, problems, cli, "stop test")
+        if outside.read_text() != "not the sweep's\n":
+            problems.append(f"stop {i}: a worker wrote through a link planted in a point's folder")
 
+
+def stop_and_continue(first, sweep, cli, environment, i, counts, problems):
+    """Stops `first` past the stale age, lets a second worker finish the sweep, then continues it."""
+    os.killpg(first.pid, signal.SIGSTOP)
+    time.sleep(random.uniform(1.5, 4.0) * STALE_SECONDS)
+    second = subprocess.run([cli, "sweep", "run", str(sweep), "--quiet"], env=environment,
+                            capture_output=True, text=True)
+    finished = folder_state(sweep / "runs")
+    os.killpg(first.pid, signal.SIGCONT)
+    _, stderr = first.communicate()
+    counts["sweep workers stopped and continued"] += 1
+    if second.returncode != 0:
+        problems.append(f"stop {i}: the second worker exited {second.returncode}: {second.stderr[-300:]}")
+    if first.returncode != 0:
+        problems.append(f"stop {i}: the continued worker exited {first.returncode}: {stderr[-300:]}")
+    if folder_state(sweep / "runs") != finished:
+        problems.append(f"stop {i}: the continued worker wrote into points the second one had finished")
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -43,10 +43,15 @@ QStringList MainWindow::replayFolders(const QStringList& folders, double stepsPe
     hidePlaceholderRuns();
     m_replay->setSpeed(stepsPerSecond);
     // A recording of a lesson (its folders named as the lesson's presets) pauses where the lesson does.
-    // Its text shows in the Lessons panel (not loaded: Start there trains it live).
+    // Its text shows in the Lessons panel (not loaded: Start there trains it live). The folders come in
+    // name order, the presets in the lesson's: compared as sets.
     const QStringList names = m_replay->runNames();
+    QStringList sortedNames = names;
+    sortedNames.sort();
     for (const ui::Lesson& lesson : ui::lessons()) {
-        if (lesson.presets != names) continue;
+        QStringList presets = lesson.presets;
+        presets.sort();
+        if (presets != sortedNames) continue;
         m_lessonsPanel->selectLesson(lesson.title);
         if (lesson.pauseAtStep > 0 && !m_scripted)
             m_replay->setPausePoint(lesson.pauseAtStep, lesson.pauseText);

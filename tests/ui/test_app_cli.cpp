@@ -205,7 +205,7 @@ void AppCliTest::openedRunsScreenshot() {
              qPrintable(headless.output));
     const Result missing =
         run({"--open", m_dir.filePath(QStringLiteral("nothing-here")), "--screenshot", shot});
-    QVERIFY2(missing.exitCode == 2 && missing.output.contains(QStringLiteral("not a folder")),
+    QVERIFY2(missing.exitCode == 2 && missing.output.contains(QStringLiteral("does not exist")),
              qPrintable(missing.output));
 }
 

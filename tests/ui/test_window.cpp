@@ -145,6 +145,7 @@ void WindowTest::lessonStartsItsComparison() {
     QVERIFY2(window.statusBar()->currentMessage() != lesson.pauseText,
              qPrintable(window.statusBar()->currentMessage()));
     actionNamed(window, QStringLiteral("Resume"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Running; }, 30000));
     // The Lessons panel marks the loaded lesson; the controls say which run they edit.
     auto* lessonsPanel = window.findChild<normlab::ui::LessonsPanel*>();
     QVERIFY(lessonsPanel);

@@ -368,7 +368,7 @@ class HostileFolders(CliTestCase):
                                 capture_output=True, text=True, timeout=300)
         code, peak_kb = (int(x) for x in result.stdout.split())
         self.assertEqual(code, 0, result.stderr[-2000:])
-        self.assertLess(peak_kb, 400 << 10, "the long line was held whole")  # the line alone is 800 MB
+        self.assertLess(peak_kb, 600 << 10, "the long line was held whole")  # the line alone is 800 MB
         kept = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
         self.assertEqual(kept, [json.loads(line)["step"] for line in lines] + [3, 4])
 

@@ -139,6 +139,8 @@ class MainWindow : public QMainWindow {
     // its folder's checkpoints: asks which (the nearest before the step shown first), then
     // forkFromFolderAt.
     void forkFromFolder(int storeId);
+    // A fork's entry: in the experiment (saved with `startConfig`), the store and a new run folder.
+    RunSpec addForkEntry(const QString& name, normlab::Config config, normlab::Config startConfig);
     void onForked(int runId, int parentId, qint64 step);
     // A run added or forked that the engine refused: its entry goes, and the reason is shown.
     void onRunRefused(int runId, const QString& message);

@@ -48,6 +48,20 @@ void loadHistoryUpTo(ui::TelemetryStore& store, int runId, const QString& folder
 }
 }  // namespace
 
+// By value: `config` and `startConfig` often live in m_runs / m_startConfigs, which this grows.
+RunSpec MainWindow::addForkEntry(const QString& name, normlab::Config config, normlab::Config startConfig) {
+    m_runs.push_back({name, config, true, {}, {}});
+    const int id = static_cast<int>(m_runs.size()) - 1;
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
+    const RunSpec spec{id, name, config, runFolderFor(name, stamp, id), {}};
+    m_runs.back().folder = spec.folder;
+    m_store.addRun(id, name, config, spec.folder);
+    m_startConfigs.resize(m_runs.size() - 1, config);
+    m_startConfigs.push_back(startConfig);
+    QDir().mkpath(QFileInfo(spec.folder).absolutePath());
+    return spec;
+}
+
 void MainWindow::forkFromFolder(int storeId) {
     const ui::RunHistory* history = m_store.run(storeId);
     if (!history) return;
@@ -92,17 +106,8 @@ QString MainWindow::forkFromFolderAt(int storeId, int64_t step) {
         return QString::fromStdString(error.what());
     }
     if (runsActive()) syncActiveRunFromPanel();
-    const QString name = tr("%1 / fork@%2").arg(history->name).arg(step);
-    const normlab::Config config = history->config;
-    m_runs.push_back({name, config, true, {}, {}});
-    const int id = static_cast<int>(m_runs.size()) - 1;
-    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
-    const RunSpec spec{id, name, config, runFolderFor(name, stamp, id), {}};
-    m_runs.back().folder = spec.folder;
-    m_store.addRun(id, name, config, spec.folder);
-    m_startConfigs.resize(m_runs.size() - 1, config);
-    m_startConfigs.push_back(config);
-    QDir().mkpath(QFileInfo(spec.folder).absolutePath());
+    const RunSpec spec =
+        addForkEntry(tr("%1 / fork@%2").arg(history->name).arg(step), history->config, history->config);
     QMetaObject::invokeMethod(
         m_worker,
         [worker = m_worker, storeId, spec, origin] { worker->forkFromCheckpoint(storeId, spec, origin); },
@@ -136,19 +141,11 @@ void MainWindow::forkRun(int parentId) {
         return;
     }
     syncActiveRunFromPanel();
-    const ui::ExperimentRun parent = m_runs[parentId];
-    m_runs.push_back({tr("%1 / fork").arg(parent.name), parent.config, true, {}, {}});
-    const int id = static_cast<int>(m_runs.size()) - 1;
-    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
-    const RunSpec spec{
-        id, m_runs.back().name, parent.config, runFolderFor(m_runs.back().name, stamp, id), {}};
-    m_runs.back().folder = spec.folder;
-    m_store.addRun(id, spec.name, parent.config, spec.folder);
     // Saved, the fork is its parent's start with every change of both up to now: Start replays it from
     // step 0 to the same state (same batches), then the fork's own changes.
-    m_startConfigs.resize(m_runs.size() - 1, parent.config);
-    m_startConfigs.push_back(m_startConfigs[parentId]);
-    QDir().mkpath(QFileInfo(spec.folder).absolutePath());
+    const RunSpec spec = addForkEntry(
+        tr("%1 / fork").arg(m_runs[parentId].name), m_runs[parentId].config,
+        m_startConfigs.size() > size_t(parentId) ? m_startConfigs[parentId] : m_runs[parentId].config);
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, parentId, spec] { worker->forkRun(parentId, spec); },
         Qt::QueuedConnection);

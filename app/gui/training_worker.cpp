@@ -79,10 +79,37 @@ void TrainingWorker::announce(Session& session) {
                      QString::fromStdString(session.trainer->device_reason()));
 }
 
-void TrainingWorker::start(const RunPlan& plan, bool paused) {
+void TrainingWorker::dropSessions() {
     finaliseAll();
     m_sessions.clear();
     m_stopRequested.store(false);
+}
+
+void TrainingWorker::startClocks() {
+    m_lastEmit = m_lastSummary = m_pausedAt = std::chrono::steady_clock::now();
+    restartPace();
+}
+
+void TrainingWorker::join(std::unique_ptr<Session> session) {
+    announce(*session);
+    // Paused now: the pause so far is not this run's (activeSeconds counts from its start).
+    if (m_state == WorkerState::Paused) session->pausedSeconds = -secondsSince(m_pausedAt);
+    m_sessions.push_back(std::move(session));
+}
+
+std::unique_ptr<TrainingWorker::Session> TrainingWorker::sessionFrom(const RunSpec& spec,
+                                                                     const normlab::ResumedFrom& origin) {
+    auto session = std::make_unique<Session>();
+    session->spec = spec;
+    session->trainer = normlab::load_checkpoint(origin.checkpoint, {});
+    session->spec.config = session->trainer->config();
+    for (const normlab::Command& change : spec.changes) session->trainer->post(change);
+    openFolder(*session, origin);
+    return session;
+}
+
+void TrainingWorker::start(const RunPlan& plan, bool paused) {
+    dropSessions();
     std::vector<std::unique_ptr<Session>> sessions;
     try {
         for (const RunSpec& spec : plan.runs) sessions.push_back(makeSession(spec));
@@ -96,8 +123,7 @@ void TrainingWorker::start(const RunPlan& plan, bool paused) {
     m_sessions = std::move(sessions);
     m_pauseAtStep = plan.pauseAtStep;
     for (auto& session : m_sessions) announce(*session);
-    m_lastEmit = m_lastSummary = m_pausedAt = std::chrono::steady_clock::now();
-    restartPace();
+    startClocks();
     setState(paused ? WorkerState::Paused : WorkerState::Running);
     if (!paused) scheduleTick();
 }
@@ -110,10 +136,7 @@ void TrainingWorker::addRun(const RunSpec& spec) {
     try {
         std::unique_ptr<Session> session = makeSession(spec);
         openFolder(*session);
-        announce(*session);
-        // Paused now: the pause so far is not this run's (activeSeconds counts from its start).
-        if (m_state == WorkerState::Paused) session->pausedSeconds = -secondsSince(m_pausedAt);
-        m_sessions.push_back(std::move(session));
+        join(std::move(session));
     } catch (const std::exception& error) {
         emit runRefused(spec.id,
                         QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
@@ -138,16 +161,9 @@ void TrainingWorker::forkRun(int parentId, const RunSpec& spec) {
             normlab::kept_checkpoint_path((*parent)->folder->path(), from.steps_done()), from.steps_done(),
             (*parent)->folder->path()};
         normlab::save_checkpoint(*(*parent)->trainer, origin.checkpoint);
-        auto session = std::make_unique<Session>();
-        session->spec = spec;
-        session->trainer = normlab::load_checkpoint(origin.checkpoint, {});
-        session->spec.config = session->trainer->config();
-        for (const normlab::Command& change : spec.changes) session->trainer->post(change);
-        openFolder(*session, origin);
+        std::unique_ptr<Session> session = sessionFrom(spec, origin);
         flush(true);  // the parent's steps up to the fork reach the GUI before the fork does
-        announce(*session);
-        if (m_state == WorkerState::Paused) session->pausedSeconds = -secondsSince(m_pausedAt);
-        m_sessions.push_back(std::move(session));
+        join(std::move(session));
         emit forked(spec.id, parentId, origin.step);
     } catch (const std::exception& error) {
         emit runRefused(spec.id,
@@ -161,22 +177,13 @@ void TrainingWorker::forkFromCheckpoint(int parentId, const RunSpec& spec,
                                         const normlab::ResumedFrom& origin) {
     const bool idle = m_state != WorkerState::Running && m_state != WorkerState::Paused;
     try {
-        auto session = std::make_unique<Session>();
-        session->spec = spec;
-        session->trainer = normlab::load_checkpoint(origin.checkpoint, {});
-        session->spec.config = session->trainer->config();
-        openFolder(*session, origin);
+        std::unique_ptr<Session> session = sessionFrom(spec, origin);
         if (idle) {  // nothing trains: the fork starts on its own, paused, so the change comes first
-            finaliseAll();
-            m_sessions.clear();
-            m_stopRequested.store(false);
+            dropSessions();
             m_pauseAtStep = 0;
-            m_lastEmit = m_lastSummary = m_pausedAt = std::chrono::steady_clock::now();
-            restartPace();
+            startClocks();
         }
-        announce(*session);
-        if (idle || m_state == WorkerState::Paused) session->pausedSeconds = -secondsSince(m_pausedAt);
-        m_sessions.push_back(std::move(session));
+        join(std::move(session));
         emit forked(spec.id, parentId, origin.step);
         if (idle) setState(WorkerState::Paused);
     } catch (const std::exception& error) {

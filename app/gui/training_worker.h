@@ -100,6 +100,14 @@ class TrainingWorker : public QObject {
     struct Session;
     // A run's trainer, folder, provenance and checkpointer; throws on bad input, leaving no folder.
     static std::unique_ptr<Session> makeSession(const RunSpec& spec);
+    // Finalises and forgets the runs there were, before a new start.
+    void dropSessions();
+    // The step-rate and summary clocks and the pace, from now.
+    void startClocks();
+    // A made session joins those stepping (its pause accounted from now when paused).
+    void join(std::unique_ptr<Session> session);
+    // A session from checkpoint `origin` (a fork), with `spec`'s changes posted and its folder made.
+    static std::unique_ptr<Session> sessionFrom(const RunSpec& spec, const normlab::ResumedFrom& origin);
     // Creates the run's folder (a fork's starts with its parent's history up to the fork).
     static void openFolder(Session& session, const std::optional<normlab::ResumedFrom>& fork = std::nullopt);
     void announce(Session& session);

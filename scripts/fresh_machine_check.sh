@@ -2,26 +2,29 @@
 # What a new user meets, on a real fresh machine: a minimal Debian 12 root (debootstrap --variant=minbase,
 # Debian packages only) in .fresh/ (git-ignored), a clean clone of the current commit copied into it,
 # and the README's two commands run there as root: scripts/test.sh, then an offscreen screenshot with
-# scripts/run.sh. With --deb FILE (scripts/package.sh makes it) a second fresh root installs the package
-# with apt (no build dependencies there) and runs the installed normlab-cli and normlab.
+# scripts/run.sh. --package then runs the README's scripts/package.sh there too and copies its .deb out;
+# with it or with --deb FILE (a .deb made elsewhere) a second fresh root installs the package with apt
+# (no build dependencies there) and runs the installed normlab-cli and normlab.
 # Prints each step's exit status and time, the ctest summaries, whether the desktop app and its ui tests
 # ran, and copies screenshots and logs to .fresh/results/. Nothing outside .fresh/ changes; whatever
 # it mounts is unmounted on exit, failure included. Usage (as root):
-#   scripts/fresh_machine_check.sh [--deb FILE] [--skip-tests] [--keep]
+#   scripts/fresh_machine_check.sh [--package | --deb FILE] [--skip-tests] [--keep]
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="$ROOT/.fresh"
 RESULTS="$WORK/results"
 MIRROR="${NORMLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-DEB="" RUN_TESTS=1 KEEP=0
+DEB="" PACKAGE=0 RUN_TESTS=1 KEEP=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --deb) DEB="$(realpath "$2")"; shift 2 ;;
+        --package) PACKAGE=1; shift ;;
         --skip-tests) RUN_TESTS=0; shift ;;
         --keep) KEEP=1; shift ;;
-        *) echo "usage: $0 [--deb FILE] [--skip-tests] [--keep]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--package | --deb FILE] [--skip-tests] [--keep]" >&2; exit 2 ;;
     esac
 done
+if [ -n "$DEB" ] && [ "$PACKAGE" -eq 1 ]; then echo "fresh_machine_check: --package or --deb, not both" >&2; exit 2; fi
 if [ "$(id -u)" -ne 0 ]; then echo "fresh_machine_check: run as root (debootstrap and chroot)" >&2; exit 2; fi
 if [ -n "$DEB" ] && [ ! -f "$DEB" ]; then echo "fresh_machine_check: no package at $DEB" >&2; exit 2; fi
 command -v debootstrap >/dev/null || { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; }
@@ -105,6 +108,37 @@ deb ${MIRROR%/debian}/debian-security bookworm-security main
 SOURCES
 
 STATUS=0
+
+if [ "$RUN_TESTS" -eq 1 ] || [ "$PACKAGE" -eq 1 ]; then
+    SRC="$WORK/source-root"
+    prepare_root "$SRC"
+    git clone --quiet --no-local "$ROOT" "$SRC/root/normlab" || exit 1
+    git -C "$SRC/root/normlab" checkout --quiet "$(git -C "$ROOT" rev-parse HEAD)"
+    if [ "$RUN_TESTS" -eq 1 ]; then
+        step test.sh in_root "$SRC" bash -c "cd /root/normlab && scripts/test.sh" || STATUS=1
+        step run.sh-screenshot in_root "$SRC" bash -c "cd /root/normlab && QT_QPA_PLATFORM=offscreen scripts/run.sh --preset quickstart --quit-after-steps 50 --screenshot shot.png" || STATUS=1
+        cp "$SRC/root/normlab/shot.png" "$RESULTS/" 2>/dev/null
+        echo "fresh_machine_check: ctest summaries of test.sh:"
+        grep -E "tests passed|tests failed|Total Test time" "$RESULTS/test.sh.log" | sed 's/^/  /'
+        grep -E "normlab: the desktop app was built|FAILED" "$RESULTS/test.sh.log" | sed 's/^/  /'
+        grep -E "Label Time Summary" -A8 "$RESULTS/test.sh.log" | grep -E "^(ui|install|engine|cli) " | sed 's/^/  label /'
+    fi
+    # The README's package command as a new user runs it (as root, so without sudo); its .deb goes to
+    # results/ and from there into the package root below.
+    if [ "$PACKAGE" -eq 1 ]; then
+        step package.sh in_root "$SRC" bash -c "cd /root/normlab && scripts/package.sh" || STATUS=1
+        built="$(ls -t "$SRC"/root/normlab/build-package/normlab_*.deb 2>/dev/null | head -1)"
+        if [ -n "$built" ] && cp "$built" "$RESULTS/"; then
+            DEB="$RESULTS/$(basename "$built")"
+            grep -E "^normlab: package |^(Package|Version|Architecture|Depends):" "$RESULTS/package.sh.log" | sed 's/^/  /'
+        else
+            echo "fresh_machine_check: package.sh made no .deb; nothing to install in a package root" >&2
+            STATUS=1
+        fi
+    fi
+    unmount_all
+fi
+
 if [ -n "$DEB" ]; then
     PKG="$WORK/package-root"
     prepare_root "$PKG"
@@ -115,21 +149,6 @@ if [ -n "$DEB" ]; then
     step package-window-shot in_root "$PKG" bash -c "cd /root && normlab --version && QT_QPA_PLATFORM=offscreen NORMLAB_RUNS_DIR=/root/runs normlab --preset quickstart --quit-after-steps 50 --screenshot /root/package-shot.png" || STATUS=1
     cp "$PKG/root/package-shot.png" "$RESULTS/" 2>/dev/null
     in_root "$PKG" dpkg-query -W -f='${Status}\n' qt6-base-dev g++ cmake 2>&1 | sed 's/^/fresh_machine_check: build packages in the package root: /'
-    unmount_all
-fi
-
-if [ "$RUN_TESTS" -eq 1 ]; then
-    SRC="$WORK/source-root"
-    prepare_root "$SRC"
-    git clone --quiet --no-local "$ROOT" "$SRC/root/normlab" || exit 1
-    git -C "$SRC/root/normlab" checkout --quiet "$(git -C "$ROOT" rev-parse HEAD)"
-    step test.sh in_root "$SRC" bash -c "cd /root/normlab && scripts/test.sh" || STATUS=1
-    step run.sh-screenshot in_root "$SRC" bash -c "cd /root/normlab && QT_QPA_PLATFORM=offscreen scripts/run.sh --preset quickstart --quit-after-steps 50 --screenshot shot.png" || STATUS=1
-    cp "$SRC/root/normlab/shot.png" "$RESULTS/" 2>/dev/null
-    echo "fresh_machine_check: ctest summaries of test.sh:"
-    grep -E "tests passed|tests failed|Total Test time" "$RESULTS/test.sh.log" | sed 's/^/  /'
-    grep -E "normlab: the desktop app was built|FAILED" "$RESULTS/test.sh.log" | sed 's/^/  /'
-    grep -E "Label Time Summary" -A8 "$RESULTS/test.sh.log" | grep -E "^(ui|install|engine|cli) " | sed 's/^/  label /'
     unmount_all
 fi
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds NormLab's Debian package: a portable Release build (no -march=native, so the package runs on any
 # x86-64 machine; CPU backend only unless NORMLAB_PACKAGE_CUDA=ON) in build-package/, then
-# `cpack -G DEB`. Prints the .deb's path and its dependencies. Install it with: apt install ./normlab_*.deb
+# `cpack -G DEB`, installing first the Debian packages both need (setup_common.sh's lists). Prints the
+# .deb's path and its dependencies. Install it with: apt install ./normlab_*.deb
 set -euo pipefail
 NORMLAB_BUILD="${NORMLAB_BUILD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build-package}"
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 
-normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}"
+normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" "${NORMLAB_PACKAGE_PACKAGES[@]}"
 # The package holds what `cmake --install` lays out; installing needs only those targets, not the tests.
 cmake -S "$NORMLAB_ROOT" -B "$NORMLAB_BUILD" -DCMAKE_BUILD_TYPE=Release -DNORMLAB_NATIVE=OFF \
     -DNORMLAB_CUDA="${NORMLAB_PACKAGE_CUDA:-OFF}" -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Shared by run.sh, test.sh and fuzz.sh: installs the Debian packages NormLab needs (only those missing) and
-# configures + builds a Release tree in build/. Sourced, not run.
+# Shared by run.sh, test.sh, fuzz.sh and package.sh: installs the Debian packages NormLab needs (only those
+# missing) and configures + builds a Release tree in build/. Sourced, not run.
 set -euo pipefail
 
 NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,6 +30,10 @@ normlab_install_packages() {
 NORMLAB_BUILD_PACKAGES=(build-essential cmake g++ git libgtest-dev libgmock-dev libeigen3-dev
                         nlohmann-json3-dev libsimdjson-dev qt6-base-dev qt6-charts-dev qt6-svg-dev
                         libqt6opengl6-dev libgl1-mesa-dev libxkbcommon-dev fonts-dejavu-core desktop-file-utils appstream)
+
+# What scripts/package.sh adds for `cpack -G DEB`, whose dependency scan (CPACK_DEBIAN_PACKAGE_SHLIBDEPS)
+# runs file and dpkg-shlibdeps (dpkg-dev) on the binaries, and readelf and strip (binutils) as it packs.
+NORMLAB_PACKAGE_PACKAGES=(file dpkg-dev binutils)
 
 # What scripts/fuzz.sh adds: clang, libFuzzer's runtime (libclang_rt.fuzzer, only a recommendation of
 # clang, so named here) and LLVM's OpenMP for the engine built with clang.

@@ -2,14 +2,13 @@
 // run) compared on one metric: each group's n, mean, sd and 95% Student t interval, and B - A paired
 // by seed or, when the seeds differ, by Welch; diverged and unfinished runs counted, never averaged.
 #include <cmath>
-#include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
-#include "engine/analysis/group_comparison.h"
+#include "engine/analysis/comparison_text.h"
 #include "engine/core/errors.h"
 
 namespace normlab::cli {
@@ -34,22 +33,8 @@ const char* kCompareHelp =
 
 constexpr double kLevel = 0.95;
 
-std::string number(double value) {
-    if (std::isnan(value)) return "n/a";
-    char text[32];
-    std::snprintf(text, sizeof text, "%.6g", value);
-    return text;
-}
-
 nlohmann::json optional_json(const std::optional<double>& value) {
     return value && std::isfinite(*value) ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-// Why an estimate has no interval, in words; empty when it has one.
-std::string missing_interval(const stats::Estimate& estimate, bool welch) {
-    if (estimate.ci) return "";
-    if (welch) return estimate.n == 0 ? "no runs used" : "n/a, one seed in a group";
-    return estimate.n == 0 ? "no runs used" : "n/a, one seed";
 }
 
 nlohmann::json estimate_json(const stats::Estimate& estimate, bool welch) {
@@ -82,16 +67,6 @@ nlohmann::json group_summary_json(const GroupSummary& group) {
     return json;
 }
 
-// "mean 3.414, sd 0.027, 95% CI [3.38, 3.448] (t 2.776, 4 dof)" or "..., 95% CI n/a, one seed".
-std::string estimate_line(const stats::Estimate& estimate, bool welch) {
-    std::string line = "mean " + number(estimate.mean);
-    if (estimate.sd) line += ", sd " + number(*estimate.sd);
-    if (welch && estimate.se) line += ", se " + number(*estimate.se);
-    if (!estimate.ci) return line + ", 95% CI " + missing_interval(estimate, welch);
-    return line + ", 95% CI [" + number(estimate.ci->low) + ", " + number(estimate.ci->high) + "] (t " +
-           number(*estimate.t) + ", " + number(*estimate.dof) + " dof)";
-}
-
 void print_group(const char* name, const GroupSummary& group) {
     std::cout << name << ": " << group.path << " (" << group.runs.size() << " run"
               << (group.runs.size() == 1 ? "" : "s") << ")\n  n " << group.estimate.n << ", "
@@ -107,14 +82,7 @@ void print_text(const MetricSpec& spec, const GroupSummary& a, const GroupSummar
     std::cout << "metric: " << spec.text() << "\n";
     print_group("A", a);
     print_group("B", b);
-    if (d.paired) {
-        std::cout << "B - A, paired by seed (" << d.why << "): n " << d.estimate.n
-                  << (d.estimate.n == 1 ? " pair" : " pairs");
-        if (d.pairs_left_out) std::cout << " (" << d.pairs_left_out << " left out: a run not used)";
-    } else {
-        std::cout << "B - A, unpaired (Welch; " << d.why << "): n " << a.estimate.n << " + " << b.estimate.n;
-    }
-    std::cout << ", " << estimate_line(d.estimate, !d.paired) << "\n";
+    std::cout << difference_line(a, b, d) << "\n";
 }
 
 void print_json(const MetricSpec& spec, const GroupSummary& a, const GroupSummary& b,

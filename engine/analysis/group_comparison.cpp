@@ -44,10 +44,16 @@ std::string seeds_text(const std::map<uint64_t, const RunValue*>& runs) {
 
 GroupSummary summarize_group(const std::string& path, const MetricSpec& spec, double level,
                              std::vector<std::string>* notes) {
+    std::vector<RunValue> runs;
+    for (const GroupMember& member : group_members(path, notes))
+        runs.push_back(read_run_metric(member, spec));
+    return summarize_runs(path, std::move(runs), level);
+}
+
+GroupSummary summarize_runs(const std::string& path, std::vector<RunValue> runs, double level) {
     GroupSummary group;
     group.path = path;
-    for (const GroupMember& member : group_members(path, notes))
-        group.runs.push_back(read_run_metric(member, spec));
+    group.runs = std::move(runs);
     std::stable_sort(group.runs.begin(), group.runs.end(), [](const RunValue& x, const RunValue& y) {
         return x.seed && y.seed ? *x.seed < *y.seed : x.seed.has_value() > y.seed.has_value();
     });

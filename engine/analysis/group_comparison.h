@@ -21,6 +21,10 @@ struct GroupSummary {
 GroupSummary summarize_group(const std::string& path, const MetricSpec& spec, double level = 0.95,
                              std::vector<std::string>* notes = nullptr);
 
+// The same for runs whose values are already known (the window's, from the records it holds): sorted by
+// seed, the diverged and unfinished counted, the mean estimated over the runs used.
+GroupSummary summarize_runs(const std::string& path, std::vector<RunValue> runs, double level = 0.95);
+
 struct GroupDifference {
     bool paired = false;
     std::string why;            // why paired or unpaired, in words

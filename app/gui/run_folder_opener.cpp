@@ -13,6 +13,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/io/run_folder_reader.h"
+#include "engine/io/run_group.h"
 
 namespace normlab::gui {
 
@@ -96,6 +97,43 @@ QStringList RunFolderOpener::open(const QStringList& folders) {
         m_store.addRun(id, QFileInfo(path).fileName(), reader->config(), path);
         startLoading(reader, id, path);
     }
+    return problems;
+}
+
+QStringList RunFolderOpener::openGroup(const QString& folder) {
+    const QString path = QDir(folder).absolutePath();
+    std::vector<normlab::GroupMember> members;
+    normlab::Config config;
+    try {
+        members = normlab::group_members(path.toStdString());
+        config = normlab::read_group_file(
+                     QDir(path).filePath(QLatin1String(normlab::kGroupFileName)).toStdString())
+                     .config;
+    } catch (const normlab::InputError& error) {
+        return {QString::fromStdString(error.what())};
+    }
+    const int groupId = m_nextId++;
+    QStringList problems;
+    std::vector<int> ids;
+    std::vector<uint64_t> seeds;
+    for (const normlab::GroupMember& member : members) {
+        const QString seedFolder = QString::fromStdString(member.folder);
+        if (!QFileInfo(seedFolder).isDir()) continue;  // not started yet
+        const int id = m_nextId;
+        problems << open({seedFolder});
+        if (!m_store.run(id)) continue;
+        ids.push_back(id);
+        if (member.seed) seeds.push_back(*member.seed);
+    }
+    if (ids.empty()) {
+        problems << tr("%1: none of its %2 seeds' run folders can be read yet").arg(path).arg(members.size());
+        return problems;
+    }
+    ui::RunHistory& group =
+        m_store.addGroup(groupId, QFileInfo(path).fileName(), config, path, ids, ui::seedListText(seeds));
+    if (ids.size() < members.size())
+        group.note =
+            tr("%1 of the group's %2 seeds have a run folder to read").arg(ids.size()).arg(members.size());
     return problems;
 }
 
@@ -213,15 +251,17 @@ void RunFolderOpener::absorb(const ui::RunUpdate& update, const DropFlag& droppe
                              qint64 skippedLines, bool stale, bool restarted) {
     if (dropped->load()) return;  // forgotten: the id may hold another run now
     ui::RunHistory* run = m_store.run(update.runId);
-    if (!run) return;                    // closed meanwhile
-    if (restarted) run->clearHistory();  // the writer started the file again
+    if (!run) return;                                 // closed meanwhile
+    if (restarted) m_store.restartRun(update.runId);  // the writer started the file again
     run->skippedLines = skippedLines;
     run->stale = stale;
     m_store.absorb(ui::TelemetryBatch{{update}});
     if (update.status != normlab::RunStatus::Running) unwatch(m_folders.value(update.runId));
     if (!backlogDone) return;
     if (const auto load = m_loads.find(update.runId); load != m_loads.end()) load->backlogDone = true;
-    if (--m_loading == 0) emit allLoaded();
+    if (--m_loading > 0) return;
+    m_store.rebuildGroups();  // a seed group's mean is whole before anyone told "loaded" looks at it
+    emit allLoaded();
 }
 
 void RunFolderOpener::closeAll() {

@@ -34,6 +34,10 @@ class RunFolderOpener : public QObject {
     // Adds each folder as an opened run and starts loading it. Returns one message per folder that
     // could not be opened (not a run folder), naming it; the others open regardless.
     QStringList open(const QStringList& folders);
+    // Opens a seed group folder (group.json, from train --seeds) as one entry: its seeds' run folders
+    // as hidden members and the group's mean with its band (TelemetryStore::addGroup). The problems,
+    // naming each folder; seeds whose folder does not exist yet (a group still training) are left out.
+    QStringList openGroup(const QString& folder);
     // Loads `folder` into the store's run `id` (an experiment's saved run), keeping its name and colour;
     // the problem, or empty. A later open or close of that id drops what is still on its way.
     QString openInto(const QString& folder, int id);

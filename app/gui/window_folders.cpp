@@ -7,6 +7,7 @@
 #include <QStatusBar>
 
 #include "engine/core/errors.h"
+#include "engine/io/run_group.h"
 
 namespace normlab::gui {
 
@@ -19,16 +20,16 @@ QString MainWindow::runsRoot() {
 }
 
 QStringList MainWindow::runFoldersIn(const QString& folder) {
-    // A run folder itself, or a folder whose sub-folders are run folders (a runs directory, a sweep).
+    // A run folder or a seed group itself, or a folder whose sub-folders are (a runs directory, a sweep).
+    const auto isRunOrGroup = [](const QDir& dir) {
+        return dir.exists(QStringLiteral("config.json")) || dir.exists(QStringLiteral("metrics.jsonl")) ||
+               dir.exists(QLatin1String(normlab::kGroupFileName));
+    };
     const QDir dir(folder);
-    if (dir.exists(QStringLiteral("config.json")) || dir.exists(QStringLiteral("metrics.jsonl")))
-        return {folder};
+    if (isRunOrGroup(dir)) return {folder};
     QStringList runs;
-    for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
-        const QDir child(dir.filePath(name));
-        if (child.exists(QStringLiteral("config.json")) || child.exists(QStringLiteral("metrics.jsonl")))
-            runs << child.absolutePath();
-    }
+    for (const QString& name : dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+        if (const QDir child(dir.filePath(name)); isRunOrGroup(child)) runs << child.absolutePath();
     return runs.isEmpty() ? QStringList{folder} : runs;  // none: opening it says why
 }
 
@@ -75,7 +76,15 @@ QStringList MainWindow::openRunFolders(const QStringList& requested) {
         return sweepProblems;
     }
     hidePlaceholderRuns();
-    const QStringList problems = sweepProblems + m_opener->open(folders);
+    // A seed group (group.json) opens as one entry: its seeds' mean with a band.
+    QStringList runFolders, problems = sweepProblems;
+    for (const QString& folder : folders) {
+        if (QDir(folder).exists(QLatin1String(normlab::kGroupFileName)))
+            problems << m_opener->openGroup(folder);
+        else
+            runFolders << folder;
+    }
+    problems << m_opener->open(runFolders);
     if (!problems.isEmpty()) showMessage(tr("Cannot open"), problems.join(QLatin1Char('\n')));
     statusBar()->showMessage(tr("Opening %n run folder(s)", nullptr, int(folders.size() - problems.size())),
                              4000);

@@ -58,11 +58,16 @@ RunsPanel::RunsPanel(TelemetryStore& store, QWidget* parent) : QWidget(parent), 
         if (!item) return;
         const int id = item->data(Qt::UserRole).toInt();
         QMenu menu(this);
-        // A run opened or replayed from its folder forks from the checkpoints the folder keeps.
         const RunHistory* run = m_store.run(id);
-        menu.addAction(run && !run->source.isEmpty() ? tr("Fork into live training from a kept checkpoint...")
-                                                     : tr("Fork here (at its current step)"),
-                       this, [this, id] { emit forkRequested(id); });
+        if (run && run->bands) {
+            addGroupActions(menu, *run);
+        } else {
+            // A run opened or replayed from its folder forks from the checkpoints the folder keeps.
+            menu.addAction(run && !run->source.isEmpty()
+                               ? tr("Fork into live training from a kept checkpoint...")
+                               : tr("Fork here (at its current step)"),
+                           this, [this, id] { emit forkRequested(id); });
+        }
         menu.exec(m_list->viewport()->mapToGlobal(at));
     });
     connect(&store, &TelemetryStore::runsChanged, this, &RunsPanel::rebuild);
@@ -73,6 +78,23 @@ RunsPanel::RunsPanel(TelemetryStore& store, QWidget* parent) : QWidget(parent), 
         if (item) emit runSelected(item->data(Qt::UserRole).toInt());
     });
     rebuild();
+}
+
+void RunsPanel::addGroupActions(QMenu& menu, const RunHistory& group) {
+    const int id = group.id;
+    QAction* seeds = menu.addAction(tr("Show each seed's line"));
+    seeds->setObjectName(QStringLiteral("showSeeds"));
+    seeds->setCheckable(true);
+    seeds->setChecked(group.bands->seedsShown);
+    connect(seeds, &QAction::toggled, this, [this, id](bool shown) { m_store.setSeedsShown(id, shown); });
+    QMenu* band = menu.addMenu(tr("Band around the mean"));
+    for (const Spread spread : {Spread::Ci95, Spread::Sd}) {
+        QAction* choice = band->addAction(spread == Spread::Ci95 ? tr("95% confidence interval of the mean")
+                                                                 : tr("one standard deviation of the seeds"));
+        choice->setCheckable(true);
+        choice->setChecked(m_store.spread() == spread);
+        connect(choice, &QAction::triggered, this, [this, spread] { m_store.setSpread(spread); });
+    }
 }
 
 void RunsPanel::changeEvent(QEvent* event) {
@@ -97,7 +119,11 @@ void RunsPanel::rebuild() {
     m_differences = differencesByRun(m_store);
     m_list->clear();
     for (const auto& [id, run] : m_store.runs()) {
+        // A group's seeds are listed under it while their lines are shown; its entry stands for them.
+        const RunHistory* group = run.groupId >= 0 ? m_store.run(run.groupId) : nullptr;
+        if (group && group->bands && !group->bands->seedsShown) continue;
         auto* item = new QListWidgetItem(swatch(run.colour), run.name);
+        if (group) item->setData(Qt::UserRole + 1, 1);  // indented by updateStatus
         item->setData(Qt::UserRole, id);
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(run.visible ? Qt::Checked : Qt::Unchecked);
@@ -120,8 +146,9 @@ void RunsPanel::updateStatus() {
         const RunHistory& run = found->second;
         const QString loss =
             run.loss.lastValue() ? QString::number(*run.loss.lastValue(), 'f', 3) : QStringLiteral("-");
-        QString text = QStringLiteral("%1\n%2, step %3, loss %4")
-                           .arg(run.name, run.statusText())
+        const QString indent = item->data(Qt::UserRole + 1).toInt() ? QStringLiteral("    ") : QString();
+        QString text = QStringLiteral("%1%2\n%1%3, step %4, loss %5")
+                           .arg(indent, run.name, run.statusText())
                            .arg(run.step)
                            .arg(loss);
         // What it trained as, not only how it started: "switched to Pre-LN at step 101".

@@ -9,6 +9,8 @@
 
 class QListWidget;
 
+class QMenu;
+
 namespace normlab::ui {
 
 class RunsPanel : public QWidget {
@@ -34,6 +36,8 @@ class RunsPanel : public QWidget {
     void changeEvent(QEvent* event) override;
 
   private:
+    // A seed group's menu: its seeds' lines shown or not, and which band every group draws.
+    void addGroupActions(QMenu& menu, const RunHistory& group);
     int m_selected = -1;
     std::map<int, QString> m_differences;  // per visible run: the config keys that differ (rebuild())
     void rebuild();

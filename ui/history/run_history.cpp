@@ -137,6 +137,8 @@ void RunHistory::clearHistory() {
 }
 
 QString RunHistory::statusText() const {
+    if (bands)
+        return started ? bands->summary : QStringLiteral("%1 seeds, loading").arg(bands->members.size());
     if (!source.isEmpty()) {
         QString text = started ? QStringLiteral("%1, %2").arg(source, trainedStatusText())
                                : QStringLiteral("%1, loading").arg(source);

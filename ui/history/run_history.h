@@ -4,6 +4,7 @@
 #include <QColor>
 #include <QString>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "engine/config/config.h"
@@ -12,6 +13,7 @@
 #include "ui/history/heatmap_history.h"
 #include "ui/history/norm_scale_history.h"
 #include "ui/history/run_update.h"
+#include "ui/history/seed_bands.h"
 
 namespace normlab::ui {
 
@@ -39,6 +41,8 @@ struct RunHistory {
     std::vector<std::string> knownKeys;  // another writer's run: the config keys it gave (else all)
     int64_t skippedLines = 0;            // an opened folder's lines that were not valid records
     bool stale = false;                  // an opened folder says "running" but its writer has gone quiet
+    int groupId = -1;                    // a seed group's member: the group entry's id
+    std::optional<SeedBands> bands;      // a seed group's entry: its band and members (its line: the mean)
 
     normlab::RunStatus status = normlab::RunStatus::Running;
     bool started = false;  // an update from the engine has arrived

@@ -2,6 +2,7 @@
 #include "ui/history/telemetry_store.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace normlab::ui {
 
@@ -29,8 +30,28 @@ void TelemetryStore::copyHistory(int fromId, int toId) {
     copy.source = fork.source;
     copy.note = fork.note;
     copy.knownKeys = fork.knownKeys;
+    copy.groupId = fork.groupId;
+    copy.bands = fork.bands;
     to->second = std::move(copy);
     emit dataChanged();
+}
+
+TelemetryStore::TelemetryStore(QObject* parent) : QObject(parent) {
+    m_groupTimer.setSingleShot(true);
+    m_groupTimer.setInterval(100);
+    connect(&m_groupTimer, &QTimer::timeout, this, &TelemetryStore::rebuildGroups);
+}
+
+QColor TelemetryStore::freeColour(int id) const {
+    // Runs opened from disk stay beside trained ones; a group's hidden members do not hold a colour.
+    const auto taken = [this](const QColor& colour) {
+        return std::any_of(m_runs.begin(), m_runs.end(), [&colour](const auto& entry) {
+            return entry.second.groupId < 0 && entry.second.colour == colour;
+        });
+    };
+    int index = 0;
+    while (index < 8 && taken(paletteColour(index))) ++index;
+    return paletteColour(index < 8 ? index : id);
 }
 
 RunHistory& TelemetryStore::addRun(int id, const QString& name, const normlab::Config& config,
@@ -38,15 +59,8 @@ RunHistory& TelemetryStore::addRun(int id, const QString& name, const normlab::C
     RunHistory run;
     run.id = id;
     run.name = name;
-    // The first palette colour no other run has (runs opened from disk stay beside trained ones).
     m_runs.erase(id);
-    int index = 0;
-    const auto taken = [this](const QColor& colour) {
-        return std::any_of(m_runs.begin(), m_runs.end(),
-                           [&colour](const auto& entry) { return entry.second.colour == colour; });
-    };
-    while (index < 8 && taken(paletteColour(index))) ++index;
-    run.colour = paletteColour(index < 8 ? index : id);
+    run.colour = freeColour(id);
     run.config = config;
     run.folder = folder;
     RunHistory& stored = m_runs[id] = std::move(run);
@@ -54,13 +68,82 @@ RunHistory& TelemetryStore::addRun(int id, const QString& name, const normlab::C
     return stored;
 }
 
+RunHistory& TelemetryStore::addGroup(int id, const QString& name, const normlab::Config& config,
+                                     const QString& folder, const std::vector<int>& members,
+                                     const QString& seeds) {
+    for (int member : members)
+        if (RunHistory* run = this->run(member)) run->groupId = id, run->visible = false;
+    RunHistory& group = addRun(id, name, config, folder);
+    group.source = QStringLiteral("seed group");
+    group.bands.emplace();
+    group.bands->members = members;
+    group.bands->spread = m_spread;
+    group.bands->seeds = seeds;
+    for (int member : members)
+        if (RunHistory* run = this->run(member)) run->colour = group.colour;
+    m_groups[id];
+    scheduleGroupRebuild(id);
+    emit runsChanged();
+    return group;
+}
+
+void TelemetryStore::setSpread(Spread spread) {
+    if (spread == m_spread) return;
+    m_spread = spread;
+    for (auto& [id, run] : m_runs)
+        if (run.bands) run.bands->spread = spread, scheduleGroupRebuild(id);
+    rebuildGroups();
+}
+
+void TelemetryStore::setSeedsShown(int groupId, bool shown) {
+    RunHistory* group = run(groupId);
+    if (!group || !group->bands || group->bands->seedsShown == shown) return;
+    group->bands->seedsShown = shown;
+    for (int member : group->bands->members)
+        if (RunHistory* history = run(member)) history->visible = shown && group->visible;
+    emit runsChanged();
+    emit dataChanged();
+}
+
+void TelemetryStore::restartRun(int id) {
+    RunHistory* history = run(id);
+    if (!history) return;
+    history->clearHistory();
+    if (const auto group = m_groups.find(history->groupId); group != m_groups.end()) {
+        group->second.restart(id);
+        scheduleGroupRebuild(history->groupId);
+    }
+}
+
+void TelemetryStore::scheduleGroupRebuild(int groupId) {
+    if (std::find(m_dirtyGroups.begin(), m_dirtyGroups.end(), groupId) == m_dirtyGroups.end())
+        m_dirtyGroups.push_back(groupId);
+    if (!m_groupTimer.isActive()) m_groupTimer.start();
+}
+
+void TelemetryStore::rebuildGroups() {
+    m_groupTimer.stop();
+    if (m_dirtyGroups.empty()) return;
+    for (int id : std::exchange(m_dirtyGroups, {})) {
+        const auto group = m_groups.find(id);
+        RunHistory* history = run(id);
+        if (group != m_groups.end() && history && history->bands) group->second.rebuild(*history, m_runs);
+    }
+    emit dataChanged();
+}
+
 void TelemetryStore::removeAll() {
     m_runs.clear();
+    m_groups.clear();
+    m_dirtyGroups.clear();
     emit runsChanged();
     emit dataChanged();
 }
 
 void TelemetryStore::removeRun(int id) {
+    if (const auto found = m_runs.find(id); found != m_runs.end() && found->second.bands)
+        for (int member : found->second.bands->members) m_runs.erase(member);
+    m_groups.erase(id);
     m_runs.erase(id);
     emit runsChanged();
     emit dataChanged();
@@ -80,6 +163,9 @@ RunHistory* TelemetryStore::run(int id) {
 void TelemetryStore::setVisible(int id, bool visible) {
     if (RunHistory* history = run(id); history && history->visible != visible) {
         history->visible = visible;
+        if (history->bands)  // a group's seeds shown go with it
+            for (int member : history->bands->members)
+                if (RunHistory* seed = run(member)) seed->visible = visible && history->bands->seedsShown;
         emit runsChanged();
         emit dataChanged();
     }
@@ -113,8 +199,15 @@ int64_t TelemetryStore::lastStep() const {
 }
 
 void TelemetryStore::absorb(const normlab::ui::TelemetryBatch& batch) {
-    for (const RunUpdate& update : batch.runs)
-        if (RunHistory* history = run(update.runId)) history->absorb(update);
+    for (const RunUpdate& update : batch.runs) {
+        RunHistory* history = run(update.runId);
+        if (!history) continue;
+        history->absorb(update);
+        if (const auto group = m_groups.find(history->groupId); group != m_groups.end()) {
+            group->second.absorb(update);
+            scheduleGroupRebuild(history->groupId);
+        }
+    }
     emit dataChanged();
 }
 

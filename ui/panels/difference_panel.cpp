@@ -5,6 +5,7 @@
 #include <QLabel>
 #include <QSpinBox>
 
+#include "ui/history/group_values.h"
 #include "ui/history/series_difference.h"
 #include "ui/panels/event_markers.h"
 
@@ -19,8 +20,9 @@ const DecimatedSeries* blockSeries(const std::vector<DecimatedSeries>& perBlock,
 
 const std::vector<DifferencePanel::Quantity>& DifferencePanel::quantities() {
     static const std::vector<Quantity> table = {
-        {tr("loss"), false, [](const RunHistory& run, int) { return &run.loss; }},
-        {tr("validation loss"), false, [](const RunHistory& run, int) { return &run.valLoss; }},
+        {tr("loss"), false, [](const RunHistory& run, int) { return &run.loss; }, Final::Loss},
+        {tr("validation loss"), false, [](const RunHistory& run, int) { return &run.valLoss; },
+         Final::ValidationLoss},
         {tr("gradient norm"), false, [](const RunHistory& run, int) { return &run.gradNorm; }},
         {tr("largest attention logit"), false, [](const RunHistory& run, int) { return &run.attnMaxLogit; }},
         {tr("mean log Z"), false, [](const RunHistory& run, int) { return &run.logZMean; }},
@@ -122,6 +124,8 @@ PlotContent DifferencePanel::buildContent(int columns) const {
     content.series.push_back(zero);
     content.series.push_back({QStringLiteral("%1 - %2").arg(b->name, a->name), b->colour, points});
     content.markers = eventMarkers(store());
+    if (quantity().compared != Final::None)
+        content.note = comparisonText(store(), *a, *b, quantity().compared == Final::ValidationLoss);
     return content;
 }
 

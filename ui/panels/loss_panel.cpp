@@ -3,6 +3,7 @@
 
 #include "ui/panels/event_markers.h"
 #include "ui/panels/run_captions.h"
+#include "ui/panels/seed_band.h"
 
 #include <algorithm>
 
@@ -22,17 +23,22 @@ PlotContent LossPanel::buildContent(int columns) const {
     content.emptyText = tr("Start a run (F5) or a lesson");
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;
+        const bool seed = run.groupId >= 0;  // one seed of a group shown beside its mean: thin, faint
         PlotSeries train = runSeries(store(), run, tr("train"), true, pointsOf(run.loss, columns));
-        train.width = 1.6;
+        if (!seed) train.width = 1.6;
         content.series.push_back(train);
+        if (run.bands) addSeedBand(content, run, false);
         if (!run.valLoss.empty()) {
             PlotSeries validation =
                 runSeries(store(), run, tr("validation"), false, pointsOf(run.valLoss, columns));
-            validation.colour = run.colour.darker(140);
-            validation.width = 2.4;
+            if (!seed) {
+                validation.colour = run.colour.darker(140);
+                validation.width = 2.4;
+                validation.pointsVisible = true;
+            }
             validation.style = Qt::DashLine;
-            validation.pointsVisible = true;
             content.series.push_back(validation);
+            if (run.bands) addSeedBand(content, run, true);
         }
         PlotSeries lr = runSeries(store(), run, tr("lr"), false, pointsOf(run.lr, columns));
         lr.colour.setAlpha(150);

@@ -25,7 +25,8 @@ QString commentLines(const QString& title, const QString& caption) {
 }  // namespace
 
 QString csvFromPlot(const QString& title, const PlotContent& content, const QString& caption) {
-    QString text = commentLines(title, caption);
+    QString text =
+        commentLines(title, content.note.isEmpty() ? caption : caption + QLatin1Char('\n') + content.note);
     text += QStringLiteral("# x: %1; y: %2%3\n")
                 .arg(content.x.title, content.y.title,
                      content.y2 ? QStringLiteral("; y2: ") + content.y2->title : QString());

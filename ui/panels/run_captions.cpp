@@ -1,6 +1,7 @@
 // Wording of run labels and export captions, kept in one place so charts, CSV and files agree.
 #include "ui/panels/run_captions.h"
 
+#include <QObject>
 #include <QStringList>
 #include <algorithm>
 
@@ -24,7 +25,7 @@ QString placementLabel(normlab::NormPlacement placement) {
     return {};
 }
 
-QString configSummary(const normlab::Config& config) {
+QString configSummary(const normlab::Config& config, const QString& seeds) {
     const auto& m = config.model;
     const auto& t = config.train;
     QStringList parts;
@@ -47,7 +48,10 @@ QString configSummary(const normlab::Config& config) {
                                  : QStringLiteral("no warmup"));
     if (t.schedule != normlab::ScheduleKind::Constant)
         parts << QString::fromStdString(normlab::to_string(t.schedule));
-    parts << QStringLiteral("batch %1, seed %2").arg(t.batch_size).arg(t.seed);
+    parts << QStringLiteral("batch %1, %2")
+                 .arg(t.batch_size)
+                 .arg(seeds.isEmpty() ? QStringLiteral("seed %1").arg(t.seed)
+                                      : QStringLiteral("seeds ") + seeds);
     parts << QStringLiteral("task %1").arg(QString::fromStdString(normlab::to_string(config.data.task)));
     return parts.join(QStringLiteral(", "));
 }
@@ -55,12 +59,22 @@ QString configSummary(const normlab::Config& config) {
 PlotSeries runSeries(const TelemetryStore& store, const RunHistory& run, const QString& what, bool primary,
                      QVector<QPointF> points) {
     int visible = 0;
-    for (const auto& [id, other] : store.runs()) visible += other.visible ? 1 : 0;
+    for (const auto& [id, other] : store.runs()) visible += other.visible && other.groupId < 0 ? 1 : 0;
     PlotSeries series;
     series.colour = run.colour;
     series.points = std::move(points);
     series.name = visible <= 1 ? what : primary ? run.name : run.name + QLatin1Char(' ') + what;
     series.inLegend = visible <= 1 || primary;
+    if (run.bands)  // a seed group's line is its seeds' mean
+        series.name = visible <= 1 ? what + QObject::tr(" (mean of %1 seeds)").arg(run.bands->members.size())
+                      : primary    ? run.name + QObject::tr(" (mean)")
+                                   : run.name + QLatin1Char(' ') + what;
+    if (run.groupId >= 0) {  // one seed of a group, beside its mean: faint, thin, named by its entry
+        series.colour.setAlpha(110);
+        series.width = 0.8;
+        series.inLegend = false;
+        series.name = run.name + QLatin1Char(' ') + what;
+    }
     return series;
 }
 
@@ -73,6 +87,9 @@ QString runSummary(const RunHistory& run) {
             .arg(m.d_model)
             .arg(m.heads);
     }
+    if (run.bands)  // a seed group: its shared config, its seeds and what its band is
+        return configSummary(run.config, run.bands->seeds) +
+               QStringLiteral("; mean and %1 over the seeds").arg(spreadName(run.bands->spread));
     if (!run.note.isEmpty()) return QStringLiteral("configuration unknown");  // config.json unread
     return configSummary(run.config);
 }
@@ -81,7 +98,7 @@ std::map<int, QString> differencesByRun(const TelemetryStore& store) {
     std::vector<int> ids;
     std::vector<normlab::FlatConfig> configs;
     for (const auto& [id, run] : store.runs()) {
-        if (!run.visible) continue;
+        if (!run.visible || run.groupId >= 0) continue;  // a group's seeds: its entry speaks for them
         ids.push_back(id);
         configs.push_back(normlab::flatten_config(run.config, run.knownKeys));
     }
@@ -122,7 +139,7 @@ QString liveChangesText(const RunHistory& run) {
 QString captionForRuns(const TelemetryStore& store) {
     QStringList lines;
     for (const auto& [id, run] : store.runs()) {
-        if (!run.visible) continue;
+        if (!run.visible || run.groupId >= 0) continue;
         const QString changes = liveChangesText(run);
         lines << QStringLiteral("%1: %2%3")
                      .arg(run.name, runSummary(run),
@@ -134,7 +151,7 @@ QString captionForRuns(const TelemetryStore& store) {
     const std::map<int, QString> differences = differencesByRun(store);
     std::map<int, QString> changes;  // visible runs' live changes, named only where they are not all alike
     for (const auto& [id, run] : store.runs())
-        if (run.visible) changes[id] = liveChangesText(run);
+        if (run.visible && run.groupId < 0) changes[id] = liveChangesText(run);
     const bool changesAlike = std::all_of(changes.begin(), changes.end(), [&](const auto& entry) {
         return entry.second == changes.begin()->second;
     });

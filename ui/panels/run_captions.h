@@ -11,13 +11,14 @@
 namespace normlab::ui {
 
 QString placementLabel(normlab::NormPlacement placement);
-// "Post-LN LayerNorm, DeepNorm, 48x64, Adam lr 0.001, warmup 0, seed 1"
-QString configSummary(const normlab::Config& config);
+// "Post-LN LayerNorm, DeepNorm, 48x64, Adam lr 0.001, warmup 0, seed 1" (a group's: "seeds 1-5")
+QString configSummary(const normlab::Config& config, const QString& seeds = {});
 // configSummary of a run; for another writer's run, its source and the model shape it gave.
 QString runSummary(const RunHistory& run);
 // Names a run's series for the legend. One visible run: "what", every series in the legend. Several:
 // the primary series is the run's name (one legend entry per run, its colour), the others are
-// "run what" and left out of the legend (their line style is explained in the axis titles).
+// "run what" and left out of the legend (their line style is explained in the axis titles). A seed
+// group's member (shown beside its group's mean) is thin, faint and out of the legend.
 PlotSeries runSeries(const TelemetryStore& store, const RunHistory& run, const QString& what, bool primary,
                      QVector<QPointF> points);
 // For each visible run (by id), the config keys whose values differ between the visible runs, as

@@ -30,7 +30,8 @@ DrawablePoints drawable(const QVector<QPointF>& points, bool logX, bool logY) {
     return out;
 }
 
-// The legend as wrapping rich text: a short line in each series' colour and style, then its name.
+// The legend as wrapping rich text: a short line in each series' colour and style, then its name;
+// the content's note under it.
 QString legendHtml(const PlotContent& content, bool hasNonFinite) {
     QStringList items;
     // Box-drawing characters join up into a continuous line (solid) or keep their gaps (dashed, dotted).
@@ -64,7 +65,11 @@ QString legendHtml(const PlotContent& content, bool hasNonFinite) {
         items << QStringLiteral(
                      "<span style='white-space:nowrap'><b style='color:%1'>&#9650;</b>&nbsp;%2</span>")
                      .arg(nonFiniteColour().name(), QObject::tr("NaN or Inf (at the top)"));
-    return items.join(QStringLiteral(" &nbsp;&nbsp; "));
+    QString html = items.join(QStringLiteral(" &nbsp;&nbsp; "));
+    if (!content.note.isEmpty())
+        html += QStringLiteral("<div style='color:#333333'>%1</div>")
+                    .arg(content.note.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+    return html;
 }
 
 namespace {

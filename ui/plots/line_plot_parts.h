@@ -38,7 +38,7 @@ DrawnContent drawnContent(const PlotContent& content, const std::optional<std::p
 double latestStep(const PlotContent& content);
 
 // The legend as wrapping rich text: a short line in each series' colour and style, then its name;
-// then the style key and, when some value is not finite, the NaN/Inf marker.
+// then the style key, when some value is not finite the NaN/Inf marker, and the content's note.
 QString legendHtml(const PlotContent& content, bool hasNonFinite);
 
 // A new log or linear axis for `spec`, and a range applied to it (bounded ticks on any range).

@@ -67,6 +67,8 @@ struct PlotContent {
     // What the line styles mean when the legend names runs rather than series ("dashed: validation"),
     // shown at the end of the legend (never elided like an axis title).
     QString styleKey;
+    // Lines of numbers under the legend, wrapped (the difference chart's comparison of two groups).
+    QString note;
     std::vector<PlotAnnotation> annotations;  // on the left value axis
 
     bool operator==(const PlotContent&) const = default;

@@ -80,6 +80,7 @@ void Dashboard::addPanel(ChartPanel* panel) {
     dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
                       QDockWidget::DockWidgetClosable);
     connect(panel, &ChartPanel::maximiseRequested, this, &Dashboard::toggleMaximised);
+    connect(panel, &ChartPanel::forkAtStepRequested, this, &Dashboard::forkAtStepRequested);
     m_panels.push_back(panel);
     m_docks.push_back(dock);
 }

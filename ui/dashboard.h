@@ -66,6 +66,8 @@ class Dashboard : public QMainWindow {
   signals:
     // After each coalesced redraw: other views (status bar, run list) follow at the same pace.
     void refreshed();
+    // A chart asked to fork the selected run at `step` (ChartPanel::forkAtStepRequested).
+    void forkAtStepRequested(qint64 step);
 
   private:
     void addPanel(ChartPanel* panel);

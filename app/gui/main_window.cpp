@@ -3,6 +3,7 @@
 // window_experiment.cpp, window_presentation.cpp and run_forks.cpp.
 #include "app/gui/main_window.h"
 
+#include "app/gui/fork_points_dialog.h"
 #include "app/gui/input_guard.h"
 #include "engine/data/task.h"
 
@@ -71,6 +72,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_worker, &TrainingWorker::stateChanged, this, &MainWindow::onStateChanged);
     connect(m_worker, &TrainingWorker::failed, this, &MainWindow::onWorkerFailed);
     connect(m_worker, &TrainingWorker::forked, this, &MainWindow::onForked);
+    setForkPoints(forkPointSettings());
     connect(m_worker, &TrainingWorker::runRefused, this, &MainWindow::onRunRefused);
     connect(m_worker, &TrainingWorker::deviceInUse, this,
             [this](int id, const QString& device, const QString& reason) {
@@ -235,6 +237,11 @@ void MainWindow::buildDocks() {
     connect(m_runsPanel, &ui::RunsPanel::forkRequested, this, &MainWindow::forkRun);
     connect(m_dashboard, &ui::Dashboard::refreshed, m_runsPanel, &ui::RunsPanel::updateStatus);
     connect(m_dashboard, &ui::Dashboard::refreshed, this, &MainWindow::updateStatusBar);
+    connect(m_dashboard, &ui::Dashboard::forkAtStepRequested, this, [this](qint64 step) {
+        if (const QString problem = forkRunAt(selectedFromFolder() ? m_selectedRun : m_activeRun, step);
+            !problem.isEmpty())
+            showMessage(tr("Cannot fork"), problem);
+    });
     connect(m_runsPanel, &ui::RunsPanel::runSelected, this, &MainWindow::selectRun);
     connect(m_configPanel, &ui::ConfigPanel::liveChanged, this, &MainWindow::onLiveChange);
     connect(m_configPanel, &ui::ConfigPanel::restartNeeded, this, &MainWindow::onRestartNeeded);

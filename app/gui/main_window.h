@@ -62,6 +62,12 @@ class MainWindow : public QMainWindow {
     // (run_forks.cpp): the fork joins the runs training, or starts paused when none is. Returns the
     // problem (no such checkpoint: the steps it has), empty when the engine thread was asked.
     QString forkFromFolderAt(int storeId, int64_t step);
+    // Forks run `runId` at `step` (a chart's pinned readout): a run trained here from its newest fork
+    // point at or before it (its current state when the step is now), an opened or replayed run from
+    // its folder's checkpoint there. The problem, or empty when the engine thread was asked.
+    QString forkRunAt(int runId, int64_t step);
+    // How often runs trained here keep their state for forks at an earlier step (Run > Fork points).
+    void setForkPoints(const normlab::SnapshotSettings& settings);
     // Closes the window without asking about unsaved work (a script's end).
     void closeWithoutAsking();
     // Help > Keyboard shortcuts: every menu action's shortcut and what it does, as an HTML table.

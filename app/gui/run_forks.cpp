@@ -115,6 +115,44 @@ QString MainWindow::forkFromFolderAt(int storeId, int64_t step) {
     return {};
 }
 
+void MainWindow::setForkPoints(const normlab::SnapshotSettings& settings) {
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, settings] { worker->setForkPoints(settings); }, Qt::QueuedConnection);
+}
+
+QString MainWindow::forkRunAt(int runId, int64_t step) {
+    const ui::RunHistory* history = m_store.run(runId);
+    if (!history) return tr("Select the run to fork in the Runs panel first.");
+    if (history->bands)
+        return tr("%1 is a seed group: fork one of its seeds (Show each seed's line)").arg(history->name);
+    if (runId >= RunFolderOpener::kFirstOpenedId) {
+        const std::map<int64_t, std::string> kept =
+            normlab::checkpoints_in_folder(history->folder.toStdString());
+        const auto after = kept.upper_bound(step);
+        if (after == kept.begin())
+            return tr("%1 keeps no checkpoint at or before step %2").arg(history->name).arg(step);
+        return forkFromFolderAt(runId, std::prev(after)->first);
+    }
+    if (runId < 0 || runId >= static_cast<int>(m_runs.size()) || !history->started)
+        return tr("%1 has not trained yet: start it first").arg(history->name);
+    // Now, while it trains: its state as it is (no fork point needed).
+    if (runsActive() && history->status == normlab::RunStatus::Running && step >= history->step) {
+        forkRun(runId);
+        return {};
+    }
+    if (runsActive()) syncActiveRunFromPanel();
+    const RunSpec spec =
+        addForkEntry(tr("%1 / fork").arg(m_runs[runId].name), m_runs[runId].config,
+                     m_startConfigs.size() > size_t(runId) ? m_startConfigs[runId] : m_runs[runId].config);
+    QMetaObject::invokeMethod(
+        m_worker,
+        [worker = m_worker, runId, folder = history->folder, spec, step] {
+            worker->forkRunAt(runId, folder, spec, step);
+        },
+        Qt::QueuedConnection);
+    return {};
+}
+
 void MainWindow::forkRun(int parentId) {
     if (parentId >= RunFolderOpener::kFirstOpenedId) {
         forkFromFolder(parentId);
@@ -155,14 +193,32 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
     const ui::RunHistory* parent = m_store.run(parentId);
     if (runId < 0 || runId >= static_cast<int>(m_runs.size()) || !parent) return;
     const bool fromFolder = parentId >= RunFolderOpener::kFirstOpenedId;
+    const bool earlier = !fromFolder && step < parent->step;  // from a fork point, not its state now
     const QString parentName = parent->name;
     const QString name = tr("%1 / fork@%2").arg(parentName).arg(step);
     m_runs[runId].name = name;
     m_store.rename(runId, name);
-    if (fromFolder)
+    // A fork made while the runs are paused waits with them (and says so).
+    if (m_state == WorkerState::Paused) m_store.setRunPaused(runId, true);
+    if (fromFolder || earlier)
         loadHistoryUpTo(m_store, runId, m_runs[runId].folder, step);
     else
         m_store.copyHistory(parentId, runId);
+    // It trains as its parent was then: the config its folder records (the parent's, with the live
+    // changes made up to that step).
+    if (earlier) {
+        try {
+            const normlab::Config then =
+                normlab::RunFolderReader(m_runs[runId].folder.toStdString()).config();
+            m_runs[runId].config = then;
+            if (ui::RunHistory* fork = m_store.run(runId)) fork->config = then;
+        } catch (const normlab::InputError& error) {
+            statusBar()->showMessage(tr("The fork's config could not be read back (%1): the controls show "
+                                        "its parent's now")
+                                         .arg(QString::fromStdString(error.what())),
+                                     15000);
+        }
+    }
     if (auto* difference =
             qobject_cast<ui::DifferencePanel*>(m_dashboard->panel(QStringLiteral("difference"))))
         difference->showPair(parentId, runId);
@@ -172,7 +228,8 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
     updateControlsTitle();
     // From a folder with nothing else training the fork waits, paused (the state arrives after this).
     const QString message =
-        !fromFolder ? tr("Forked %1 at step %2: the controls now change the fork only; %1 goes on as it was")
+        !fromFolder && !earlier
+            ? tr("Forked %1 at step %2: the controls now change the fork only; %1 goes on as it was")
         : m_state == WorkerState::Running
             ? tr("Forked %1 at step %2 into live training, beside the runs training; the controls change the "
                  "fork")

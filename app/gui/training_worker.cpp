@@ -10,12 +10,14 @@
 #include <optional>
 
 #include "engine/core/errors.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/checkpoint.h"
 #include "engine/io/periodic_checkpoint.h"
 #include "engine/io/provenance.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_checkpoints.h"
 #include "engine/io/run_folder.h"
+#include "engine/io/snapshot_ring.h"
 #include "engine/train/trainer.h"
 
 namespace normlab::gui {
@@ -25,6 +27,7 @@ struct TrainingWorker::Session {
     std::unique_ptr<normlab::Trainer> trainer;
     std::unique_ptr<normlab::RunFolder> folder;
     std::optional<normlab::PeriodicCheckpoint> checkpoints;  // train.checkpoint_every, into the folder
+    normlab::SnapshotRing forkPoints;                        // its state every N steps, in memory
     std::chrono::steady_clock::time_point started;
     ui::RunUpdate pending;
     bool finalised = false;
@@ -73,6 +76,7 @@ void TrainingWorker::openFolder(Session& session, const std::optional<normlab::R
 }
 
 void TrainingWorker::announce(Session& session) {
+    session.forkPoints.set_settings(m_forkPointSettings);
     session.started = std::chrono::steady_clock::now();
     session.pending.runId = session.spec.id;
     emit deviceInUse(session.spec.id, QString::fromStdString(session.trainer->backend().name()),
@@ -173,13 +177,55 @@ void TrainingWorker::forkRun(int parentId, const RunSpec& spec) {
     flush(true);
 }
 
+void TrainingWorker::setForkPoints(const normlab::SnapshotSettings& settings) {
+    m_forkPointSettings = settings;
+    for (auto& session : m_sessions) session->forkPoints.set_settings(settings);
+    flush(true);  // the kept points' steps and memory, now
+}
+
+void TrainingWorker::forkRunAt(int parentId, const QString& parentFolder, const RunSpec& spec, qint64 step) {
+    const auto parent = std::find_if(m_sessions.begin(), m_sessions.end(), [parentId](const auto& session) {
+        return session->spec.id == parentId;
+    });
+    try {
+        // The newest fork point at or before the step: kept in memory, else a checkpoint the run's
+        // folder keeps (a fork point written out by an earlier fork, or train.checkpoint_keep's).
+        std::optional<normlab::ResumedFrom> origin;
+        const std::string folder = parentFolder.toStdString();
+        if (parent != m_sessions.end()) {
+            if (const auto point = (*parent)->forkPoints.at_or_before(step)) {
+                origin = normlab::ResumedFrom{normlab::kept_checkpoint_path(folder, point->step), point->step,
+                                              folder};
+                normlab::write_file_atomically(origin->checkpoint, *point->bytes);
+            }
+        }
+        for (const auto& [kept, file] : normlab::checkpoints_in_folder(folder))
+            if (kept <= step && (!origin || kept > origin->step))
+                origin = normlab::ResumedFrom{file, kept, folder};
+        if (!origin)
+            throw normlab::InputError(tr("no fork point at or before step %1 (the run keeps its state every "
+                                         "%2 steps, the newest %3; "
+                                         "Run > Fork points sets how many)")
+                                          .arg(step)
+                                          .arg(m_forkPointSettings.every)
+                                          .arg(m_forkPointSettings.keep)
+                                          .toStdString());
+        forkFromCheckpoint(parentId, spec, *origin);
+    } catch (const std::exception& error) {
+        emit runRefused(spec.id,
+                        QStringLiteral("%1: %2").arg(spec.name, QString::fromStdString(error.what())));
+    }
+}
+
 void TrainingWorker::forkFromCheckpoint(int parentId, const RunSpec& spec,
                                         const normlab::ResumedFrom& origin) {
     const bool idle = m_state != WorkerState::Running && m_state != WorkerState::Paused;
     try {
         std::unique_ptr<Session> session = sessionFrom(spec, origin);
         if (idle) {  // nothing trains: the fork starts on its own, paused, so the change comes first
-            dropSessions();
+            // The ended runs stay (finalised, never stepped again): their fork points can be forked
+            // from again.
+            m_stopRequested.store(false);
             m_pauseAtStep = 0;
             startClocks();
         }
@@ -305,6 +351,7 @@ void TrainingWorker::stepAll() {
             session->folder->append_metrics(outcome.record);  // every step, as the CLI writes it
             for (const normlab::Event& event : outcome.events) session->folder->append_event(event);
             if (session->checkpoints->after_step(trainer)) writeSummary(*session);  // names its step
+            session->forkPoints.after_step(trainer);
             reportChanges(*session, outcome.events);
             session->pending.records.push_back(outcome.record);
             session->pending.events.insert(session->pending.events.end(), outcome.events.begin(),
@@ -404,6 +451,8 @@ void TrainingWorker::flush(bool force) {
         update.stepsPerSecond = trainer.steps_per_second();
         update.divergedAt = trainer.diverged_at();
         update.firstBadLayer = trainer.first_bad_layer();
+        update.forkPoints = session->forkPoints.steps();
+        update.forkPointBytes = session->forkPoints.bytes();
         batch.runs.push_back(std::move(update));
     }
     if (!batch.runs.empty()) emit telemetry(batch);

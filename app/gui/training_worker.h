@@ -14,6 +14,7 @@
 
 #include "engine/config/config.h"
 #include "engine/io/provenance.h"
+#include "engine/io/snapshot_ring.h"
 #include "engine/train/commands.h"
 #include "ui/history/run_update.h"
 
@@ -69,6 +70,14 @@ class TrainingWorker : public QObject {
     // forked(), or runRefused().
     void forkFromCheckpoint(int parentId, const normlab::gui::RunSpec& spec,
                             const normlab::ResumedFrom& origin);
+    // Forks run `parentId` (its folder `parentFolder`; training, paused or finished) at its newest fork
+    // point at or before `step`: a state kept in memory every few steps (setForkPoints), written into
+    // its folder as model-step-N.safetensors, or a checkpoint its folder already keeps. Then as
+    // forkFromCheckpoint; runRefused() naming what it keeps when there is none.
+    void forkRunAt(int parentId, const QString& parentFolder, const normlab::gui::RunSpec& spec, qint64 step);
+    // How often each run's state is kept in memory for forks, how many and within what memory (from now,
+    // for every run).
+    void setForkPoints(const normlab::SnapshotSettings& settings);
     void pause();
     void resume();
     void stepOnce();
@@ -135,6 +144,7 @@ class TrainingWorker : public QObject {
     bool m_tickScheduled = false;
     int64_t m_pauseAtStep = 0;
     double m_speedLimit = 0.0;  // steps per second; kept across starts
+    normlab::SnapshotSettings m_forkPointSettings;
     std::chrono::steady_clock::time_point m_paceStart;
     int64_t m_paceSteps = 0;  // the first run's steps when the pace restarted
     std::chrono::steady_clock::time_point m_lastEmit, m_lastSummary, m_pausedAt;

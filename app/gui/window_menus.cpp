@@ -1,5 +1,6 @@
 // The window's menus (File, Run, View, Help) and the recent-experiments list; Help > Keyboard
 // shortcuts is read from the menu actions themselves.
+#include "app/gui/fork_points_dialog.h"
 #include "app/gui/main_window.h"
 
 #include "app/gui/new_sweep_dialog.h"
@@ -98,6 +99,12 @@ void MainWindow::buildRunAndViewMenus() {
     for (QAction* action : {m_start, m_pause, m_step, m_stop, m_reset}) run->addAction(action);
     run->addSeparator();
     run->addAction(m_fork);
+    run->addAction(tr("Fork points..."), this, [this] {
+        ForkPointsDialog dialog(forkPointSettings(), this);
+        if (dialog.exec() != QDialog::Accepted) return;
+        saveForkPointSettings(dialog.settings());
+        setForkPoints(dialog.settings());
+    });
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(m_presentationAction);
     addStageMenu(view);

@@ -4,6 +4,7 @@
 #include "engine/io/checkpoint.h"
 
 #include <charconv>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -80,34 +81,53 @@ void load_parameters(const SafetensorsFile& file, Model& model, const std::strin
     }
 }
 
-void save_checkpoint(Trainer& trainer, const std::string& path, const WriteFence& fence) {
+namespace {
+// A trainer's checkpoint as tensors to write: the host copies they point into, and the metadata.
+struct CheckpointTensors {
+    std::vector<std::vector<float>> host;  // keeps downloaded tensors alive until written
+    std::vector<float> first, second;      // the optimizer's moments
+    std::vector<TensorRef> tensors;
+    std::map<std::string, std::string> metadata;
+};
+
+void gather_checkpoint(Trainer& trainer, CheckpointTensors& out) {
     Model& model = trainer.model();
     const auto& entries = model.layout().entries;
-    std::vector<std::vector<float>> host;  // keeps downloaded tensors alive until written
-    std::vector<TensorRef> tensors;
-    host.reserve(entries.size() * 3);
+    out.host.reserve(entries.size());
     const size_t total = model.layout().total;
-    std::vector<float> first(total), second(total);
-    model.backend().download(first.data(), trainer.optimizer().first_moment(), total);
-    model.backend().download(second.data(), trainer.optimizer().second_moment(), total);
+    out.first.resize(total);
+    out.second.resize(total);
+    model.backend().download(out.first.data(), trainer.optimizer().first_moment(), total);
+    model.backend().download(out.second.data(), trainer.optimizer().second_moment(), total);
     for (size_t i = 0; i < entries.size(); ++i) {
         if (!model.active(static_cast<int>(i))) continue;
-        host.push_back(model.read_entry(static_cast<int>(i)));
-        tensors.push_back({entries[i].name, entries[i].shape, host.back().data()});
+        out.host.push_back(model.read_entry(static_cast<int>(i)));
+        out.tensors.push_back({entries[i].name, entries[i].shape, out.host.back().data()});
     }
     for (size_t i = 0; i < entries.size(); ++i) {
         if (!model.active(static_cast<int>(i))) continue;
-        tensors.push_back(
-            {kFirstMoment + entries[i].name, entries[i].shape, first.data() + entries[i].offset});
-        tensors.push_back(
-            {kSecondMoment + entries[i].name, entries[i].shape, second.data() + entries[i].offset});
+        out.tensors.push_back(
+            {kFirstMoment + entries[i].name, entries[i].shape, out.first.data() + entries[i].offset});
+        out.tensors.push_back(
+            {kSecondMoment + entries[i].name, entries[i].shape, out.second.data() + entries[i].offset});
     }
-    const std::map<std::string, std::string> metadata = {
-        {"format", "normlab-checkpoint-1"},
-        {"normlab_config", config_to_json_text(trainer.config())},
-        {"normlab_step", std::to_string(trainer.steps_done())},
-        {"normlab_schedule_origin", std::to_string(trainer.schedule_origin())}};
-    write_safetensors(path, tensors, metadata, fence);
+    out.metadata = {{"format", "normlab-checkpoint-1"},
+                    {"normlab_config", config_to_json_text(trainer.config())},
+                    {"normlab_step", std::to_string(trainer.steps_done())},
+                    {"normlab_schedule_origin", std::to_string(trainer.schedule_origin())}};
+}
+}  // namespace
+
+void save_checkpoint(Trainer& trainer, const std::string& path, const WriteFence& fence) {
+    CheckpointTensors checkpoint;
+    gather_checkpoint(trainer, checkpoint);
+    write_safetensors(path, checkpoint.tensors, checkpoint.metadata, fence);
+}
+
+std::string checkpoint_bytes(Trainer& trainer) {
+    CheckpointTensors checkpoint;
+    gather_checkpoint(trainer, checkpoint);
+    return safetensors_bytes(checkpoint.tensors, checkpoint.metadata);
 }
 
 Config checkpoint_config(const std::string& path) {

@@ -12,6 +12,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <system_error>
 
 #include "engine/core/errors.h"
@@ -298,11 +299,11 @@ LoadedTensor read_tensor_data(const ReadErrors& errors, const RegularFile& file,
     return tensor;
 }
 
-uint64_t element_count_for_write(const std::string& path, const TensorRef& tensor) {
+uint64_t element_count_for_write(const std::string& what, const TensorRef& tensor) {
     uint64_t count = 1;
     for (const int64_t dim : tensor.shape) {
         if (dim < 0) {
-            throw InputError("cannot write checkpoint " + quoted(path) + ": tensor " + quoted(tensor.name) +
+            throw InputError("cannot write " + what + ": tensor " + quoted(tensor.name) +
                              " has a negative dimension in shape " + shape_to_string(tensor.shape));
         }
         count *= static_cast<uint64_t>(dim);
@@ -318,9 +319,13 @@ std::string header_length_bytes(uint64_t length) {
 
 }  // namespace
 
-void write_safetensors(const std::string& path, const std::vector<TensorRef>& tensors,
-                       const std::map<std::string, std::string>& metadata, const WriteFence& fence) {
-    const std::string cannot_write = "cannot write checkpoint " + quoted(path) + ": ";
+namespace {
+// The header (padded to 8 bytes) and each tensor's byte count, checked: `what` names the destination in
+// messages ("checkpoint 'x.safetensors'").
+std::pair<std::string, std::vector<uint64_t>> safetensors_header(
+    const std::string& what, const std::vector<TensorRef>& tensors,
+    const std::map<std::string, std::string>& metadata) {
+    const std::string cannot_write = "cannot write " + what + ": ";
 
     nlohmann::ordered_json header = nlohmann::ordered_json::object();
     if (!metadata.empty()) header[k_metadata_key] = metadata;
@@ -337,7 +342,7 @@ void write_safetensors(const std::string& path, const std::vector<TensorRef>& te
             throw InputError(cannot_write + "the tensor name " + quoted(tensor.name) +
                              " appears twice; every tensor needs a unique name");
         }
-        const uint64_t count = element_count_for_write(path, tensor);
+        const uint64_t count = element_count_for_write(what, tensor);
         if (count > 0 && tensor.data == nullptr) {
             throw InputError(cannot_write + "tensor " + quoted(tensor.name) + " of shape " +
                              shape_to_string(tensor.shape) + " has no data pointer");
@@ -357,19 +362,36 @@ void write_safetensors(const std::string& path, const std::vector<TensorRef>& te
                          error.what() + "); use UTF-8 text");
     }
     header_text.append((8 - header_text.size() % 8) % 8, ' ');
+    return {std::move(header_text), std::move(byte_counts)};
+}
 
+void write_safetensors_to(std::ostream& out, const std::string& header_text,
+                          const std::vector<uint64_t>& byte_counts, const std::vector<TensorRef>& tensors) {
+    out.write(header_length_bytes(header_text.size()).data(), k_header_length_bytes);
+    out.write(header_text.data(), static_cast<std::streamsize>(header_text.size()));
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (byte_counts[i] == 0) continue;
+        out.write(reinterpret_cast<const char*>(tensors[i].data),
+                  static_cast<std::streamsize>(byte_counts[i]));
+    }
+}
+}  // namespace
+
+void write_safetensors(const std::string& path, const std::vector<TensorRef>& tensors,
+                       const std::map<std::string, std::string>& metadata, const WriteFence& fence) {
+    const auto [header_text, byte_counts] =
+        safetensors_header("checkpoint " + quoted(path), tensors, metadata);
     write_file_atomically(
-        path,
-        [&](std::ostream& file) {
-            file.write(header_length_bytes(header_text.size()).data(), k_header_length_bytes);
-            file.write(header_text.data(), static_cast<std::streamsize>(header_text.size()));
-            for (size_t i = 0; i < tensors.size(); ++i) {
-                if (byte_counts[i] == 0) continue;
-                file.write(reinterpret_cast<const char*>(tensors[i].data),
-                           static_cast<std::streamsize>(byte_counts[i]));
-            }
-        },
+        path, [&](std::ostream& file) { write_safetensors_to(file, header_text, byte_counts, tensors); },
         "cannot write checkpoint " + quoted(path), fence);
+}
+
+std::string safetensors_bytes(const std::vector<TensorRef>& tensors,
+                              const std::map<std::string, std::string>& metadata) {
+    const auto [header_text, byte_counts] = safetensors_header("a checkpoint in memory", tensors, metadata);
+    std::ostringstream out;
+    write_safetensors_to(out, header_text, byte_counts, tensors);
+    return std::move(out).str();
 }
 
 namespace {

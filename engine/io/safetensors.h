@@ -34,6 +34,10 @@ std::string shape_to_string(const std::vector<int64_t>& shape);
 void write_safetensors(const std::string& path, const std::vector<TensorRef>& tensors,
                        const std::map<std::string, std::string>& metadata, const WriteFence& fence = {});
 
+// The same file's bytes, in memory (a fork point kept by the window's engine thread).
+std::string safetensors_bytes(const std::vector<TensorRef>& tensors,
+                              const std::map<std::string, std::string>& metadata);
+
 // Throws InputError naming the file and the problem: missing, truncated, bad header JSON, offsets out
 // of range or overlapping, a dtype other than F32 (F16/BF16/F64 are converted), shape/size mismatch.
 SafetensorsFile read_safetensors(const std::string& path);

@@ -151,6 +151,14 @@ void RunsPanel::updateStatus() {
                            .arg(indent, run.name, run.statusText())
                            .arg(run.step)
                            .arg(loss);
+        // The states it keeps for forks at an earlier step, and what they cost.
+        if (!run.forkPoints.empty())
+            text += QStringLiteral("\n%1fork points: steps %2-%3 (%4 kept, %5 MB)")
+                        .arg(indent)
+                        .arg(run.forkPoints.front())
+                        .arg(run.forkPoints.back())
+                        .arg(run.forkPoints.size())
+                        .arg(static_cast<double>(run.forkPointBytes) / (1 << 20), 0, 'f', 1);
         // What it trained as, not only how it started: "switched to Pre-LN at step 101".
         if (const QString changes = liveChangesText(run); !changes.isEmpty())
             text += QLatin1Char('\n') + changes;

@@ -50,6 +50,8 @@ void RunHistory::absorb(const RunUpdate& update) {
     stepsPerSecond = update.stepsPerSecond;
     divergedAt = update.divergedAt;
     firstBadLayer = update.firstBadLayer;
+    forkPoints = update.forkPoints;
+    forkPointBytes = update.forkPointBytes;
 }
 
 void RunHistory::absorbRecord(const normlab::StepRecord& record) {
@@ -134,6 +136,8 @@ void RunHistory::clearHistory() {
     status = normlab::RunStatus::Running;
     divergedAt = -1;
     firstBadLayer = -1;
+    forkPoints.clear();
+    forkPointBytes = 0;
 }
 
 QString RunHistory::statusText() const {

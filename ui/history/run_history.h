@@ -51,6 +51,8 @@ struct RunHistory {
     double stepsPerSecond = 0.0;
     int64_t divergedAt = -1;
     int firstBadLayer = -1;
+    std::vector<int64_t> forkPoints;  // a trained run's states kept for forks (steps), and their memory
+    size_t forkPointBytes = 0;
 
     DecimatedSeries loss, valLoss, lr, gradNorm;
     DecimatedSeries attnEntropyMean, attnMaxLogit;  // mean entropy / largest logit over blocks

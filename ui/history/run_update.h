@@ -19,6 +19,8 @@ struct RunUpdate {
     double stepsPerSecond = 0.0;
     int64_t divergedAt = -1;
     int firstBadLayer = -1;
+    std::vector<int64_t> forkPoints;  // a trained run's states kept in memory for forks, by step
+    size_t forkPointBytes = 0;        // and their memory
 };
 
 struct TelemetryBatch {

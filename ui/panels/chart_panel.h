@@ -49,6 +49,8 @@ class ChartPanel : public QWidget {
 
   signals:
     void maximiseRequested(normlab::ui::ChartPanel* panel);
+    // A fork of the run selected in the Runs panel at `step` (a step chart's pinned readout).
+    void forkAtStepRequested(qint64 step);
 
   protected:
     void setChartWidget(QWidget* chart);

@@ -80,6 +80,11 @@ void LinePanel::addViewActions(QMenu& menu, const QPoint& at) {
         notes.push_back({value.x(), value.y(), text.trimmed()});
         setAnnotations(std::move(notes));
     });
+    if (const std::optional<double> pinned = m_plot->pinnedStep(); pinned && overSteps()) {
+        const auto step = static_cast<qint64>(std::llround(*pinned));
+        menu.addAction(tr("Fork the selected run at step %1 (its nearest fork point)").arg(step), this,
+                       [this, step] { emit forkAtStepRequested(step); });
+    }
     QAction* clear = menu.addAction(tr("Remove the notes"), this, [this] { setAnnotations({}); });
     clear->setEnabled(!m_annotations.empty());
     QAction* reset =

@@ -1,0 +1,56 @@
+// SnapshotRing: a deque of (step, checkpoint bytes) trimmed to the count and byte budget.
+#include "engine/io/snapshot_ring.h"
+
+#include <algorithm>
+
+#include "engine/io/checkpoint.h"
+#include "engine/train/trainer.h"
+
+namespace normlab {
+
+void SnapshotRing::set_settings(SnapshotSettings settings) {
+    m_settings = settings;
+    trim();
+}
+
+void SnapshotRing::after_step(Trainer& trainer) {
+    const int64_t step = trainer.steps_done();
+    if (m_settings.every <= 0 || m_settings.keep <= 0 || step % m_settings.every != 0) return;
+    keep(step, checkpoint_bytes(trainer));
+}
+
+void SnapshotRing::keep(int64_t step, std::string bytes) {
+    // A step taken again (a restarted run) replaces what was kept from it and after it.
+    while (!m_points.empty() && m_points.back().first >= step) {
+        m_bytes -= m_points.back().second.size();
+        m_points.pop_back();
+    }
+    m_bytes += bytes.size();
+    m_points.emplace_back(step, std::move(bytes));
+    trim();
+}
+
+void SnapshotRing::trim() {
+    const auto over = [this] {
+        return m_points.size() > static_cast<size_t>(std::max(m_settings.keep, 0)) ||
+               (m_bytes > m_settings.max_bytes && !m_points.empty());
+    };
+    while (!m_points.empty() && over()) {
+        m_bytes -= m_points.front().second.size();
+        m_points.pop_front();
+    }
+}
+
+std::optional<SnapshotRing::Point> SnapshotRing::at_or_before(int64_t step) const {
+    for (auto it = m_points.rbegin(); it != m_points.rend(); ++it)
+        if (it->first <= step) return Point{it->first, &it->second};
+    return std::nullopt;
+}
+
+std::vector<int64_t> SnapshotRing::steps() const {
+    std::vector<int64_t> steps;
+    for (const auto& point : m_points) steps.push_back(point.first);
+    return steps;
+}
+
+}  // namespace normlab

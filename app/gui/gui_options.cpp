@@ -204,7 +204,7 @@ QString guiHelpText() {
         "  --screenshot FILE      with --quit-after-steps: save a PNG of the window before quitting\n"
         "  --save-experiment FILE with --quit-after-steps: save the experiment (its runs, live changes,\n"
         "                         notes and layout) before quitting; a file replaced is kept as FILE.bak\n"
-        "  --size WxH             window size, e.g. 1680x1020\n"
+        "  --size WxH             window size, e.g. 1680x1020 (a sweep's map too)\n"
         "  --presentation         start in presentation mode (F11)\n"
         "  --stage A[,B]          start on the stage (Shift+F11): presentation with one or two big\n"
         "                         charts by id (--list-charts), e.g. --stage loss,block_gradient;\n"

@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
     if (options.listCharts) return listCharts();
     setApplicationIdentity();
     normlab::gui::MainWindow window;
-    if (options.windowSize.isValid()) window.resize(options.windowSize);
+    if (options.windowSize.isValid()) window.setRequestedSize(options.windowSize);
     if (!options.stage.isEmpty())
         if (const QString problem = window.setStageCharts(options.stage); !problem.isEmpty()) {
             std::fprintf(stderr, "normlab: --stage: %s\n", qPrintable(problem));

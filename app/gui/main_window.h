@@ -103,6 +103,8 @@ class MainWindow : public QMainWindow {
     ExperimentDocument& document() { return *m_document; }
     // The newest stability map still open, if any.
     ui::SweepMapWindow* lastSweepMap() const;
+    // The size a script asked for (--size): the window's now, and every stability map's opened after.
+    void setRequestedSize(const QSize& size);
 
   signals:
     void telemetryAbsorbed();
@@ -192,6 +194,7 @@ class MainWindow : public QMainWindow {
     RunFolderOpener* m_opener = nullptr;
     RunReplay* m_replay = nullptr;
     std::vector<QPointer<ui::SweepMapWindow>> m_sweepMaps;  // stability maps of opened sweep folders
+    QSize m_requestedSize;                                  // --size (invalid: none asked for)
     ui::RunLibraryPanel* m_library = nullptr;
     QThread m_engineThread;
     TrainingWorker* m_worker = nullptr;

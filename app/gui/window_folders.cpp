@@ -38,6 +38,11 @@ void MainWindow::hidePlaceholderRuns() {
         if (run.source.isEmpty() && !run.started) m_store.setVisible(id, false);
 }
 
+void MainWindow::setRequestedSize(const QSize& size) {
+    m_requestedSize = size;
+    resize(size);
+}
+
 QString MainWindow::openSweepMap(const QString& folder) {
     try {
         auto* map = new ui::SweepMapWindow(QDir(folder).absolutePath(), this);
@@ -47,6 +52,7 @@ QString MainWindow::openSweepMap(const QString& folder) {
             raise();
             activateWindow();
         });
+        if (m_requestedSize.isValid()) map->resize(m_requestedSize);  // a script's --size is the map's too
         map->show();
         m_sweepMaps.emplace_back(map);
         return {};

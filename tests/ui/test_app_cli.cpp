@@ -10,6 +10,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "engine/sweep/sweep_folder.h"
+#include "engine/sweep/sweep_plan.h"
 #include "tests/ui/ui_test_support.h"
 
 class AppCliTest : public QObject {
@@ -207,6 +209,15 @@ void AppCliTest::openedRunsScreenshot() {
         run({"--open", m_dir.filePath(QStringLiteral("nothing-here")), "--screenshot", shot});
     QVERIFY2(missing.exitCode == 2 && missing.output.contains(QStringLiteral("does not exist")),
              qPrintable(missing.output));
+    // A sweep folder's screenshot is its stability map, at the size asked for.
+    const QString sweep = m_dir.filePath(QStringLiteral("sweep"));
+    normlab::write_sweep(sweep.toStdString(),
+                         normlab::plan_sweep(normlab::sweep_spec_from_json(nlohmann::ordered_json::parse(
+                             R"({"base": {"preset": "quickstart"},
+                                                      "axes": {"train.lr": [0.001, 0.01]}, "steps": 10})"))));
+    const Result map = run({"--open", sweep, "--screenshot", shot, "--size", "1800x900"}, 60000);
+    QVERIFY2(map.exitCode == 0, qPrintable(map.output));
+    QCOMPARE(QImage(shot).size(), QSize(1800, 900));
 }
 
 void AppCliTest::experimentLifecycle() {

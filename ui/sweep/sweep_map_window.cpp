@@ -218,7 +218,7 @@ PlotContent SweepMapWindow::sensitivityContent() const {
             const QString key = QString::fromStdString(others[a]->keys.front()).section(QLatin1Char('.'), -1);
             group << (others[a]->labels.empty() ? key + QLatin1Char('=') + label : label);
         }
-        QString sensitivity = tr(": running");
+        QString sensitivity = tr(": sensitivity when its points finish");
         if (row.sensitivity && row.sensitivity_ci)
             sensitivity = tr(": sensitivity %1 (95% CI %2 to %3)")
                               .arg(*row.sensitivity, 0, 'f', 3)

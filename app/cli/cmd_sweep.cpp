@@ -6,6 +6,7 @@
 
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
+#include "app/cli/sweep_edge.h"
 #include "app/cli/sweep_run.h"
 #include "app/cli/train_seeds.h"
 #include "engine/core/errors.h"
@@ -31,6 +32,10 @@ const char* kSweepHelp =
     "       normlab-cli sweep status S [--json]\n"
     "       normlab-cli sweep collect S [--out DIR]\n"
     "       normlab-cli sweep extend S (--seeds N|A-B|a,b,c | --axis KEY=V1,V2,...)...\n"
+    "       normlab-cli sweep edge (--preset NAME | --config FILE) [--set KEY=VALUE]... [--steps N]\n"
+    "                              --axis KEY=LO:HI [--vary KEY=V1,V2,...] --criterion C [--seeds N]\n"
+    "                              [--tolerance 5%] [--jobs N] [--threads-per-job K] [--json] --out S\n"
+    "       normlab-cli sweep edge S [--jobs N] [--json]\n"
     "\n"
     "plan    expands a sweep file (or the grid given inline) into S/sweep.json: every point with a\n"
     "        stable id derived from its overrides; every point's config is checked first. NAME is a\n"
@@ -47,6 +52,14 @@ const char* kSweepHelp =
     "        combination of the other axes, when a train.lr axis exists); DIR defaults to S.\n"
     "extend  adds seeds (N: seeds 1..N) or values of an existing axis to S in place: every point\n"
     "        planned keeps its id, folder and result; run S again for the new ones.\n"
+    "edge    bisects KEY (train.lr) in log space between LO (must train) and HI (must fail) for the\n"
+    "        largest value that still trains, per variant (--vary) and seed, until the bracket's\n"
+    "        ratio is at most 1 + tolerance; C is diverged, loss_above=X (final loss above X, or\n"
+    "        diverged) or worse_than_best=F (final loss above F x the best of that seed's probes).\n"
+    "        Each probe is a sweep point in S/searches/<variant>-s<seed>/; re-running the command,\n"
+    "        `sweep edge S` or `sweep run S` continues. Reports each variant's edge (geometric mean\n"
+    "        over seeds, 95% t interval), each seed's bracket and the paired edge ratio of each\n"
+    "        variant to the first; S/edge_result.json holds it all.\n"
     "\n"
     "A sweep file (docs/formats.md): {\"base\": {\"preset\": \"deep-postln\", \"set\": {\"train.steps\": "
     "600}},\n"
@@ -246,8 +259,9 @@ int run_sweep(int argc, char** argv) {
     if (action == "status") return run_status(reader);
     if (action == "collect") return run_collect(reader);
     if (action == "extend") return run_extend(reader);
+    if (action == "edge") return run_edge(reader);
     throw InputError("unknown sweep action '" + action +
-                     "'; the actions are plan, run, run-point, status, collect, extend");
+                     "'; the actions are plan, run, run-point, status, collect, extend, edge");
 }
 
 }  // namespace normlab::cli

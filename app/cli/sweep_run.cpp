@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -20,6 +21,7 @@
 #include <memory>
 #include <thread>
 
+#include "app/cli/sweep_edge.h"
 #include "app/cli/train_loop.h"
 #include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
@@ -38,13 +40,6 @@ namespace fs = std::filesystem;
 volatile std::sig_atomic_t g_interrupted = 0;
 void on_interrupt(int) {
     g_interrupted = 1;
-}
-
-// The cores this process may run on (a Slurm or cgroup CPU set, else the machine's).
-int64_t usable_cores() {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-    return std::max(1u, std::thread::hardware_concurrency());
 }
 
 const SweepPoint& find_point(const SweepPlan& plan, const std::string& wanted) {
@@ -150,47 +145,58 @@ int train_point(const std::string& dir, const SweepPlan& plan, const SweepPoint&
 }
 
 // The points of `plan` this worker still has to run: those of its shard not yet finished.
-std::vector<const SweepPoint*> points_to_run(const std::string& dir, const SweepPlan& plan,
-                                             const std::optional<Shard>& shard) {
-    std::vector<const SweepPoint*> todo;
+std::vector<PointJob> points_to_run(const std::string& dir, const SweepPlan& plan,
+                                    const std::optional<Shard>& shard) {
+    std::vector<PointJob> todo;
     for (const SweepPoint& point : plan.points)
         if ((!shard || shard->holds(point.index)) && !is_finished(point_progress(dir, point).state))
-            todo.push_back(&point);
+            todo.push_back({dir, point});
     return todo;
 }
+}  // namespace
 
-// Runs `todo` as child processes, `jobs` at a time, until done or interrupted (SIGINT, SIGTERM);
-// reports each as it ends (unless quiet). Returns how many failed.
-int run_in_processes(const std::string& dir, const std::vector<const SweepPoint*>& todo, int64_t jobs,
-                     int threads, bool quiet) {
+int64_t usable_cores() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+bool sweep_interrupted() {
+    return g_interrupted != 0;
+}
+
+int run_point_jobs(const std::vector<PointJob>& todo, const SweepRunOptions& options) {
     std::signal(SIGINT, on_interrupt);
     std::signal(SIGTERM, on_interrupt);
-    std::map<pid_t, const SweepPoint*> running;
+    std::map<pid_t, const PointJob*> running;
     size_t next = 0, finished = 0;
     int failed = 0;
+    // Points of several sweep folders (an edge search's) are named with their folder.
+    const bool several =
+        std::any_of(todo.begin(), todo.end(), [&](const PointJob& job) { return job.dir != todo[0].dir; });
     while ((next < todo.size() && !g_interrupted) || !running.empty()) {
-        while (!g_interrupted && next < todo.size() && static_cast<int64_t>(running.size()) < jobs) {
-            running[spawn_point(dir, *todo[next], threads)] = todo[next];
-            ++next;
+        while (!g_interrupted && next < todo.size() && static_cast<int64_t>(running.size()) < options.jobs) {
+            const PointJob& job = todo[next++];
+            running[spawn_point(job.dir, job.point, static_cast<int>(options.threads))] = &job;
         }
         int status = 0;
         const pid_t pid = waitpid(-1, &status, 0);
         if (pid < 0) continue;  // interrupted by a signal: look again
-        const SweepPoint* point = running[pid];
+        const PointJob* job = running[pid];
         running.erase(pid);
         ++finished;
-        const PointProgress progress = point_progress(dir, *point);
+        const PointProgress progress = point_progress(job->dir, job->point);
         const std::string outcome = outcome_text(progress, status);
         failed += worker_failed(progress, status);
-        if (!quiet)
-            std::fprintf(stderr, "[%zu/%zu] %s (%s): %s\n", finished, todo.size(), point->id.c_str(),
-                         point_line(*point).c_str(), outcome.c_str());
+        if (!options.quiet)
+            std::fprintf(stderr, "[%zu/%zu] %s%s (%s): %s\n", finished, todo.size(),
+                         several ? (fs::path(job->dir).filename().string() + "/").c_str() : "",
+                         job->point.id.c_str(), point_line(job->point).c_str(), outcome.c_str());
     }
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     return failed;
 }
-}  // namespace
 
 int run_one_point(ArgReader& reader) {
     if (reader.done()) throw InputError("name the sweep folder: normlab-cli sweep run-point S --point ID");
@@ -234,38 +240,52 @@ int run_one_point(ArgReader& reader) {
     }
 }
 
+bool SweepRunOptions::consume(const std::string& flag, ArgReader& reader) {
+    if (flag == "--jobs")
+        jobs = reader.integer_of(flag, 1, 256);
+    else if (flag == "--threads-per-job")
+        threads = reader.integer_of(flag, 0, 1024);
+    else if (flag == "--quiet")
+        quiet = true;
+    else
+        return false;
+    return true;
+}
+
 int run_points(ArgReader& reader) {
     if (reader.done()) throw InputError("name the sweep folder: normlab-cli sweep run S");
     const std::string dir = reader.take();
-    int64_t jobs = usable_cores(), threads = 1;
+    SweepRunOptions options;
     std::optional<Shard> shard = shard_from_slurm();
-    bool quiet = false;
+    bool shard_given = false;
     while (!reader.done()) {
         const std::string flag = reader.take();
-        if (flag == "--jobs")
-            jobs = reader.integer_of(flag, 1, 256);
-        else if (flag == "--threads-per-job")
-            threads = reader.integer_of(flag, 0, 1024);
-        else if (flag == "--shard")
-            shard = parse_shard(reader.value_of(flag));
-        else if (flag == "--quiet")
-            quiet = true;
-        else
+        if (flag == "--shard")
+            shard = parse_shard(reader.value_of(flag)), shard_given = true;
+        else if (!options.consume(flag, reader))
             throw InputError("unknown option '" + flag + "'; see normlab-cli sweep --help");
+    }
+    if (is_edge_folder(dir)) {  // its rounds depend on each other: workers share probes by claims instead
+        if (shard_given)
+            throw InputError(
+                "--shard: an edge search is not sharded; start any number of `normlab-cli sweep "
+                "run " +
+                dir + "` workers and their claims share its probes");
+        return continue_edge_search(dir, options);
     }
     const SweepPlan plan = load_sweep(dir);
     for (const char* folder : {"claims", "runs"})  // every worker would refuse: say so once
         if (const std::optional<std::string> problem = sweep_folder_problem(dir, folder))
             throw InputError(*problem);
-    const std::vector<const SweepPoint*> todo = points_to_run(dir, plan, shard);
-    if (!quiet)
+    const std::vector<PointJob> todo = points_to_run(dir, plan, shard);
+    if (!options.quiet)
         std::cerr << "normlab-cli sweep run: " << todo.size() << " of " << plan.points.size()
                   << " points to run"
                   << (shard ? " (shard " + std::to_string(shard->index) + "/" + std::to_string(shard->count) +
                                   ")"
                             : "")
-                  << ", " << jobs << " at a time, " << threads << " thread(s) each\n";
-    const int failed = run_in_processes(dir, todo, jobs, static_cast<int>(threads), quiet);
+                  << ", " << options.jobs << " at a time, " << options.threads << " thread(s) each\n";
+    const int failed = run_point_jobs(todo, options);
     if (g_interrupted) {
         std::cerr << "normlab-cli sweep run: interrupted; run the same command again to finish the sweep\n";
         return 130;

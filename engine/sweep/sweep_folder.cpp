@@ -58,6 +58,11 @@ SweepPlan load_sweep(const std::string& sweep_dir, std::string* text_out) {
     const fs::path file = fs::path(sweep_dir) / "sweep.json";
     const std::optional<std::string> text =
         read_small_file_if_present(file.string(), kMaxJsonFileBytes, "sweep file");
+    std::error_code error;
+    if (!text && fs::exists(fs::path(sweep_dir) / "edge.json", error))
+        throw InputError(sweep_dir + " is an edge search (edge.json): normlab-cli sweep edge " + sweep_dir +
+                         " continues and reports it; each of its searches is a sweep folder in " + sweep_dir +
+                         "/searches/");
     if (!text)
         throw InputError(sweep_dir +
                          " is not a sweep folder (no sweep.json); make one with normlab-cli sweep plan");

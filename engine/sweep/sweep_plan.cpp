@@ -23,21 +23,13 @@ uint64_t fnv1a(const std::string& text) {
     return hash;
 }
 
-// A value as a file-name-safe word: letters, digits, '.', '+', '-' kept; anything else '_'.
-std::string slug(const std::string& text) {
-    std::string out;
-    for (char c : text)
-        out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-') ? c : '_';
-    return out;
-}
-
 std::string point_id(const ojson& set, uint64_t seed) {
     std::vector<std::string> canonical;
     std::string readable;
     for (const auto& [key, value] : set.items()) {
         canonical.push_back(key + "=" + override_text(value));
         if (!readable.empty()) readable += '_';
-        readable += slug(override_text(value));
+        readable += file_name_slug(override_text(value));
     }
     std::sort(canonical.begin(), canonical.end());
     std::string joined;
@@ -191,6 +183,13 @@ void check_points_match(const SweepPlan& plan, const std::string& source) {
                          " is damaged: its points are not the grid of its spec; plan the sweep again");
 }
 }  // namespace
+
+std::string file_name_slug(const std::string& text) {
+    std::string out;
+    for (char c : text)
+        out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-') ? c : '_';
+    return out;
+}
 
 std::string SweepAxis::name() const {
     std::string joined;

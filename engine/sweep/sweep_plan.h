@@ -70,6 +70,9 @@ std::string override_text(const nlohmann::json& value);
 // reads as a number, true/false or a quoted string, else the word itself. And "V1, V2, ..." as a list.
 nlohmann::ordered_json value_from_text(const std::string& text);
 nlohmann::ordered_json values_from_text(const std::string& list);
+// A value as a file-name-safe word (point ids, edge search folders): letters, digits, '.', '+', '-'
+// kept; anything else '_'.
+std::string file_name_slug(const std::string& text);
 
 // S/sweep.json: the spec, the resolved base config and the points.
 nlohmann::ordered_json sweep_plan_to_json(const SweepPlan& plan);

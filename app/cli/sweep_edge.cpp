@@ -72,20 +72,8 @@ int run_rounds(const std::string& dir, const EdgeSpec& spec, const SweepRunOptio
     }
 }
 
-std::string ci_text(const stats::Estimate& estimate) {
-    if (!estimate.ci) return "(no interval from " + std::to_string(estimate.n) + " seed)";
-    char text[96];
-    std::snprintf(text, sizeof text, "[%.4g, %.4g]", std::exp(estimate.ci->low), std::exp(estimate.ci->high));
-    return text;
-}
-
 void print_variant(const EdgeSpec& spec, const EdgeVariantReport& variant) {
-    if (variant.log_edge)
-        std::printf("  %-16s edge %.4g %s (95%% t interval over %zu seeds, geometric mean of last passes)\n",
-                    variant.label.c_str(), std::exp(variant.log_edge->mean),
-                    ci_text(*variant.log_edge).c_str(), variant.log_edge->n);
-    else
-        std::printf("  %-16s no edge: %s\n", variant.label.c_str(), variant.note.c_str());
+    std::printf("  %s\n", edge_variant_text(variant).c_str());
     for (size_t s = 0; s < variant.seeds.size(); ++s) {
         const EdgeSearchState& state = variant.seeds[s];
         std::printf("      seed %-4llu %-10s last pass %-10.4g first fail %-10.4g (%zu probes)\n",
@@ -99,10 +87,7 @@ void print_report(const std::string& dir, const EdgeSpec& spec, const EdgeReport
                 spec.bounds.low, spec.bounds.high, to_string(spec.criterion).c_str(),
                 100.0 * spec.bounds.tolerance, spec.seeds.size());
     for (const EdgeVariantReport& variant : report.variants) print_variant(spec, variant);
-    for (const EdgeRatio& ratio : report.ratios)
-        std::printf("  %s/%s edge ratio %.3f %s (paired by seed, n = %zu)\n", ratio.label.c_str(),
-                    ratio.reference.c_str(), std::exp(ratio.log_ratio.mean), ci_text(ratio.log_ratio).c_str(),
-                    ratio.log_ratio.n);
+    for (const EdgeRatio& ratio : report.ratios) std::printf("  %s\n", edge_ratio_text(ratio).c_str());
     std::printf("results: %s\n", (fs::path(dir) / "edge_result.json").string().c_str());
 }
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/io/run_group.h"
+#include "ui/sweep/edge_window.h"
 
 namespace normlab::gui {
 
@@ -55,8 +56,22 @@ QString MainWindow::openSweepMap(const QString& folder) {
         if (m_requestedSize.isValid()) map->resize(m_requestedSize);  // a script's --size is the map's too
         map->show();
         m_sweepMaps.emplace_back(map);
+        m_lastFolderWindow = map;
         return {};
     } catch (const normlab::InputError& error) {
+        return QString::fromStdString(error.what());
+    }
+}
+
+QString MainWindow::openEdgeWindow(const QString& folder) {
+    try {
+        auto* chart = new ui::EdgeWindow(QDir(folder).absolutePath(), this);
+        chart->setAttribute(Qt::WA_DeleteOnClose);
+        if (m_requestedSize.isValid()) chart->resize(m_requestedSize);
+        chart->show();
+        m_lastFolderWindow = chart;
+        return {};
+    } catch (const std::exception& error) {  // InputError, or a folder the search's reader refuses
         return QString::fromStdString(error.what());
     }
 }
@@ -70,9 +85,14 @@ ui::SweepMapWindow* MainWindow::lastSweepMap() const {
 QStringList MainWindow::openRunFolders(const QStringList& requested) {
     QStringList folders, sweepProblems;
     for (const QString& folder : requested) {
-        // A sweep folder opens as its stability map (a cell's click opens its runs here).
+        // A sweep folder opens as its stability map (a cell's click opens its runs here), an edge
+        // search's as its edge chart.
         if (QDir(folder).exists(QStringLiteral("sweep.json"))) {
             if (const QString problem = openSweepMap(folder); !problem.isEmpty()) sweepProblems << problem;
+            continue;
+        }
+        if (QDir(folder).exists(QStringLiteral("edge.json"))) {
+            if (const QString problem = openEdgeWindow(folder); !problem.isEmpty()) sweepProblems << problem;
             continue;
         }
         folders << runFoldersIn(folder);

@@ -17,10 +17,10 @@
 namespace normlab::gui {
 
 QString MainWindow::saveScreenshot(const QString& path) {
-    // With a sweep opened, the picture that matters is its stability map.
+    // With a sweep (or an edge search) opened, the picture that matters is its map (its edge chart).
     m_dashboard->refreshNow();
     QCoreApplication::processEvents();
-    QWidget* shown = lastSweepMap() ? static_cast<QWidget*>(lastSweepMap()) : this;
+    QWidget* shown = m_lastFolderWindow ? m_lastFolderWindow.data() : this;
     const QImage image = shown->grab().toImage();
     if (image.isNull()) return tr("the window could not be captured");
     QByteArray png;

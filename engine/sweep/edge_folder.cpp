@@ -91,4 +91,11 @@ const SweepPoint& edge_probe_point(const SweepPlan& plan, const std::string& key
     throw std::logic_error("edge search: no probe of " + key + " at the value wanted");
 }
 
+std::vector<EdgeSearchState> read_edge_searches(const std::string& dir, const EdgeSpec& spec) {
+    std::vector<EdgeSearchState> states;
+    for (const EdgeSearchRef& search : edge_searches(spec))
+        states.push_back(read_edge_search(dir, spec, search));
+    return states;
+}
+
 }  // namespace normlab

@@ -14,6 +14,8 @@ namespace normlab {
 // is planned). A failed or unfinished probe is wanted again.
 EdgeSearchState read_edge_search(const std::string& dir, const EdgeSpec& spec, const EdgeSearchRef& search);
 
+// Every search's state, in edge_searches(spec) order (read only: nothing is planned).
+std::vector<EdgeSearchState> read_edge_searches(const std::string& dir, const EdgeSpec& spec);
 // The search's sweep with every value of `values` a point: planned with them when it is new, else
 // extended by those it lacks (sweep_extend.h: every planned probe keeps its id and folder). Another
 // driver extending it at the same moment is tolerated: the plan is read again until it holds them.

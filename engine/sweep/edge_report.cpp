@@ -3,6 +3,7 @@
 #include "engine/sweep/edge_report.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace normlab {
 
@@ -111,6 +112,33 @@ ojson edge_report_to_json(const EdgeSpec& spec, const EdgeReport& report) {
             {"tolerance", spec.bounds.tolerance},
             {"variants", variants},
             {"ratios", ratios}};
+}
+
+namespace {
+// "[0.3782, 0.4473]" back on the value scale, or why there is none.
+std::string interval_text(const stats::Estimate& estimate) {
+    if (!estimate.ci) return "(no interval from " + std::to_string(estimate.n) + " seed)";
+    char text[96];
+    std::snprintf(text, sizeof text, "[%.4g, %.4g]", std::exp(estimate.ci->low), std::exp(estimate.ci->high));
+    return text;
+}
+}  // namespace
+
+std::string edge_variant_text(const EdgeVariantReport& variant) {
+    if (!variant.log_edge) return variant.label + " no edge: " + variant.note;
+    char edge[32];
+    std::snprintf(edge, sizeof edge, "%.4g", std::exp(variant.log_edge->mean));
+    return variant.label + " edge " + edge + " " + interval_text(*variant.log_edge) +
+           " (95% t interval over " + std::to_string(variant.log_edge->n) +
+           " seeds, geometric mean of last passes)";
+}
+
+std::string edge_ratio_text(const EdgeRatio& ratio) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.3f", std::exp(ratio.log_ratio.mean));
+    return ratio.label + "/" + ratio.reference + " edge ratio " + value + " " +
+           interval_text(ratio.log_ratio) + " (paired by seed, n = " + std::to_string(ratio.log_ratio.n) +
+           ")";
 }
 
 }  // namespace normlab

@@ -32,6 +32,12 @@ struct EdgeReport {
     bool finished = false;          // no search is still probing
 };
 
+// "rmsnorm edge 0.4113 [0.3782, 0.4473] (95% t interval over 5 seeds, geometric mean of last passes)",
+// or "rmsnorm no edge: <why>": the words `sweep edge` prints and the window's edge chart shows.
+std::string edge_variant_text(const EdgeVariantReport& variant);
+// "rmsnorm/layernorm edge ratio 1.546 [1.166, 2.05] (paired by seed, n = 5)".
+std::string edge_ratio_text(const EdgeRatio& ratio);
+
 // `states` in edge_searches(spec) order.
 EdgeReport edge_report(const EdgeSpec& spec, const std::vector<EdgeSearchState>& states);
 

@@ -10,7 +10,9 @@
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -148,6 +150,26 @@ void exportPanelInteractively(ChartPanel& panel, const QString& suffix, QWidget*
         return;
     }
     exportFigureInteractively(panelFigure(panel), panel.id(), suffix, ImageExportOptions{}, dialogParent);
+}
+
+QPushButton* makeExportButton(QWidget* owner, const QString& name, std::function<Figure()> figure,
+                              std::function<QString()> csv) {
+    auto* button = new QPushButton(QObject::tr("Export"), owner);
+    auto* menu = new QMenu(button);
+    for (const QString& suffix : {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf")})
+        menu->addAction(suffix.toUpper() + QStringLiteral("..."), owner, [owner, name, figure, suffix] {
+            exportFigureInteractively(figure(), name, suffix, ImageExportOptions{}, owner);
+        });
+    menu->addAction(QStringLiteral("CSV..."), owner, [owner, name, csv] {
+        const QString path =
+            QFileDialog::getSaveFileName(owner, QObject::tr("Export the data"),
+                                         QDir(exportFolder()).filePath(name + QStringLiteral(".csv")));
+        if (path.isEmpty()) return;
+        if (const QString error = exportText(csv(), path); !error.isEmpty())
+            QMessageBox::warning(owner, QObject::tr("Export failed"), error);
+    });
+    button->setMenu(menu);
+    return button;
 }
 
 }  // namespace normlab::ui

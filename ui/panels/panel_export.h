@@ -3,8 +3,12 @@
 // options dialog, a message box naming any failure).
 #pragma once
 #include <QString>
+#include <functional>
 
 #include "ui/panels/chart_export.h"
+
+class QPushButton;
+class QWidget;
 
 namespace normlab::ui {
 
@@ -19,6 +23,10 @@ void exportPanelInteractively(ChartPanel& panel, const QString& suffix, QWidget*
 // Asks for a path and the figure options, then writes `figure`; failures in a dialog.
 void exportFigureInteractively(const Figure& figure, const QString& name, const QString& suffix,
                                ImageExportOptions options, QWidget* dialogParent);
+// An "Export" button for a window of its own (a stability map, an edge chart): PNG, SVG and PDF of
+// `figure()` through exportFigureInteractively, CSV of `csv()`, files named after `name`.
+QPushButton* makeExportButton(QWidget* owner, const QString& name, std::function<Figure()> figure,
+                              std::function<QString()> csv);
 // The figure options dialog (size, DPI, font size, caption, transparency); false when cancelled.
 bool askImageOptions(QWidget* parent, ImageExportOptions& options);
 // Where export dialogs start: the last export folder, else the user's Pictures folder.

@@ -1,14 +1,12 @@
 // SweepMapWindow: controls that rebuild the map from the last read, a timer that re-reads the folder
 // on a detached thread (results cross back to the GUI thread only while the window exists), and the
-// export of both charts through the figure machinery every chart uses.
+// export of both charts through the figure machinery every chart uses (makeExportButton).
 #include "ui/sweep/sweep_map_window.h"
 
 #include <QApplication>
 #include <QComboBox>
-#include <QFileDialog>
+#include <QFileInfo>
 #include <QLabel>
-#include <QMenu>
-#include <QMessageBox>
 #include <QPointer>
 #include <QPushButton>
 #include <QTime>
@@ -106,12 +104,8 @@ void SweepMapWindow::buildControls(QHBoxLayout* header) {
             span > 0 ? tr("colours: best to +%1%").arg(100 * span) : tr("colours: best to initial"), span);
     header->addWidget(m_scale);
     header->addStretch();
-    auto* exportButton = new QPushButton(tr("Export"));
-    auto* menu = new QMenu(exportButton);
-    for (const QString& suffix :
-         {QStringLiteral("png"), QStringLiteral("svg"), QStringLiteral("pdf"), QStringLiteral("csv")})
-        menu->addAction(suffix.toUpper() + QStringLiteral("..."), this, [this, suffix] { exportAs(suffix); });
-    exportButton->setMenu(menu);
+    auto* exportButton = makeExportButton(
+        this, QFileInfo(m_dir).fileName(), [this] { return figure(); }, [this] { return csv(); });
     header->addWidget(exportButton);
     for (QComboBox* combo : {m_x, m_y, m_facet, m_value, m_scale})
         connect(combo, &QComboBox::currentIndexChanged, this, &SweepMapWindow::redraw);
@@ -288,18 +282,6 @@ Figure SweepMapWindow::figure() const {
 
 QString SweepMapWindow::csv() const {
     return sweepMapCsv(m_map->content(), caption());
-}
-
-void SweepMapWindow::exportAs(const QString& suffix) {
-    if (suffix == QLatin1String("csv")) {
-        const QString path = QFileDialog::getSaveFileName(
-            this, tr("Export the map's grid"), QFileInfo(m_dir).fileName() + QStringLiteral(".csv"));
-        if (path.isEmpty()) return;
-        if (const QString error = exportText(csv(), path); !error.isEmpty())
-            QMessageBox::warning(this, tr("Export failed"), error);
-        return;
-    }
-    exportFigureInteractively(figure(), QFileInfo(m_dir).fileName(), suffix, ImageExportOptions{}, this);
 }
 
 }  // namespace normlab::ui

@@ -56,7 +56,6 @@ class SweepMapWindow : public QWidget {
     void redraw();
     MapChoice choice() const;
     PlotContent sensitivityContent() const;
-    void exportAs(const QString& suffix);
 
     QString m_dir;
     normlab::SweepPlan m_plan;

@@ -99,12 +99,23 @@ int run_edge(ArgReader& reader) {
     ConfigSources sources;
     std::string folder;  // `sweep edge S`: continue that search
     if (reader.peek().rfind("--", 0) != 0) folder = reader.take();
+    std::string search_flag;  // the first flag that describes a search (not how to run one)
     while (!reader.done()) {
         const std::string flag = reader.take();
         if (!take_edge_flag(flag, reader, command) && !sources.consume(flag, reader))
             throw InputError("unknown option '" + flag + "'; see normlab-cli sweep --help");
+        const bool how_to_run =
+            flag == "--jobs" || flag == "--threads-per-job" || flag == "--json" || flag == "--quiet";
+        if (!how_to_run && search_flag.empty()) search_flag = flag;
     }
     if (!folder.empty()) {
+        // A search's seeds, variants, bounds and base are fixed by its edge.json: a flag that would
+        // change them is refused rather than silently left out.
+        if (!search_flag.empty())
+            throw InputError(
+                "sweep edge " + folder + ": " + search_flag +
+                " cannot change a search already planned; it continues as planned. Give only --jobs, "
+                "--threads-per-job, --json, --quiet (or start a new search with --out)");
         if (command.has_axis || command.has_criterion || !command.out.empty())
             throw InputError("sweep edge " + folder +
                              " continues that search as planned; give only --jobs, "

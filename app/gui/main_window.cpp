@@ -271,6 +271,7 @@ void MainWindow::loadConfig(const normlab::Config& config, const QString& name) 
 
 void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
     stopRuns();
+    QMetaObject::invokeMethod(m_worker, &TrainingWorker::forgetRuns, Qt::QueuedConnection);
     m_lessonsPanel->setLoadedLesson(QString());  // startLesson names its lesson afterwards
     m_lessonPause = {};
     // The previous experiment's runs go, with what may still be loading into them; opened run folders
@@ -383,7 +384,10 @@ void MainWindow::stopRuns() {
 
 void MainWindow::resetRuns() {
     stopRuns();
-    for (const auto& [id, run] : m_store.runs()) m_store.run(id)->clearHistory();
+    QMetaObject::invokeMethod(m_worker, &TrainingWorker::forgetRuns, Qt::QueuedConnection);
+    // The runs trained here start again; opened folders and seed groups keep what they read.
+    for (const auto& [id, run] : m_store.runs())
+        if (run.source.isEmpty()) m_store.run(id)->clearHistory();
     m_store.absorb({});
     m_state = WorkerState::Idle;
     updateActions();

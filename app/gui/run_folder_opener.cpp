@@ -131,6 +131,7 @@ QStringList RunFolderOpener::openGroup(const QString& folder) {
     }
     ui::RunHistory& group =
         m_store.addGroup(groupId, QFileInfo(path).fileName(), config, path, ids, ui::seedListText(seeds));
+    group.bands->expected = members.size();
     if (ids.size() < members.size())
         group.note =
             tr("%1 of the group's %2 seeds have a run folder to read").arg(ids.size()).arg(members.size());

@@ -65,6 +65,12 @@ RunSpec MainWindow::addForkEntry(const QString& name, normlab::Config config, no
 void MainWindow::forkFromFolder(int storeId) {
     const ui::RunHistory* history = m_store.run(storeId);
     if (!history) return;
+    if (history->bands) {
+        showMessage(tr("Fork one seed"), tr("%1 is a seed group: show its seeds' lines (its context menu in "
+                                            "Runs), select one seed and fork that.")
+                                             .arg(history->name));
+        return;
+    }
     const std::map<int64_t, std::string> kept = normlab::checkpoints_in_folder(history->folder.toStdString());
     if (kept.empty()) {
         showMessage(tr("Nothing to fork from"),

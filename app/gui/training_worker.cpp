@@ -177,6 +177,11 @@ void TrainingWorker::forkRun(int parentId, const RunSpec& spec) {
     flush(true);
 }
 
+void TrainingWorker::forgetRuns() {
+    if (m_state == WorkerState::Running || m_state == WorkerState::Paused) return;  // stop() comes first
+    dropSessions();
+}
+
 void TrainingWorker::setForkPoints(const normlab::SnapshotSettings& settings) {
     m_forkPointSettings = settings;
     for (auto& session : m_sessions) session->forkPoints.set_settings(settings);
@@ -184,9 +189,12 @@ void TrainingWorker::setForkPoints(const normlab::SnapshotSettings& settings) {
 }
 
 void TrainingWorker::forkRunAt(int parentId, const QString& parentFolder, const RunSpec& spec, qint64 step) {
-    const auto parent = std::find_if(m_sessions.begin(), m_sessions.end(), [parentId](const auto& session) {
-        return session->spec.id == parentId;
-    });
+    // The parent by id and folder: a run kept from an experiment since replaced has the same id.
+    const auto parent =
+        std::find_if(m_sessions.begin(), m_sessions.end(), [parentId, &parentFolder](const auto& session) {
+            return session->spec.id == parentId &&
+                   QString::fromStdString(session->folder->path()) == parentFolder;
+        });
     try {
         // The newest fork point at or before the step: kept in memory, else a checkpoint the run's
         // folder keeps (a fork point written out by an earlier fork, or train.checkpoint_keep's).
@@ -204,11 +212,12 @@ void TrainingWorker::forkRunAt(int parentId, const QString& parentFolder, const 
                 origin = normlab::ResumedFrom{file, kept, folder};
         if (!origin)
             throw normlab::InputError(tr("no fork point at or before step %1 (the run keeps its state every "
-                                         "%2 steps, the newest %3; "
-                                         "Run > Fork points sets how many)")
+                                         "%2 steps, the newest %3 within %4 MB, and a state larger than that "
+                                         "is not kept; Run > Fork points sets them)")
                                           .arg(step)
                                           .arg(m_forkPointSettings.every)
                                           .arg(m_forkPointSettings.keep)
+                                          .arg(m_forkPointSettings.max_bytes >> 20)
                                           .toStdString());
         forkFromCheckpoint(parentId, spec, *origin);
     } catch (const std::exception& error) {
@@ -302,14 +311,20 @@ void TrainingWorker::setSpeedLimit(double stepsPerSecond) {
     restartPace();
 }
 
+const TrainingWorker::Session* TrainingWorker::pacer() const {
+    for (const auto& session : m_sessions)
+        if (!session->finalised) return session.get();
+    return m_sessions.empty() ? nullptr : m_sessions.front().get();
+}
+
 void TrainingWorker::restartPace() {
     m_paceStart = std::chrono::steady_clock::now();
-    m_paceSteps = m_sessions.empty() ? 0 : m_sessions.front()->trainer->steps_done();
+    m_paceSteps = pacer() ? pacer()->trainer->steps_done() : 0;
 }
 
 bool TrainingWorker::aheadOfPace() const {
-    if (m_speedLimit <= 0.0 || m_sessions.empty()) return false;
-    const int64_t taken = m_sessions.front()->trainer->steps_done() - m_paceSteps;
+    if (m_speedLimit <= 0.0 || !pacer()) return false;
+    const int64_t taken = pacer()->trainer->steps_done() - m_paceSteps;
     return static_cast<double>(taken) >= secondsSince(m_paceStart) * m_speedLimit;
 }
 

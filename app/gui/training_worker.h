@@ -78,6 +78,9 @@ class TrainingWorker : public QObject {
     // How often each run's state is kept in memory for forks, how many and within what memory (from now,
     // for every run).
     void setForkPoints(const normlab::SnapshotSettings& settings);
+    // The window replaced or reset its runs: the ended ones kept for their fork points go (their ids
+    // are the new runs' now). Nothing happens while runs train or are paused (stop them first).
+    void forgetRuns();
     void pause();
     void resume();
     void stepOnce();
@@ -125,6 +128,9 @@ class TrainingWorker : public QObject {
     // Under a speed limit, the runs are ahead of it (the pace restarts at every start and resume).
     bool aheadOfPace() const;
     void restartPace();
+    // The run the pace follows: the first still training (a finished one, kept for its fork points,
+    // never moves).
+    const Session* pacer() const;
     void stepAll();
     void reportChanges(const Session& session, const std::vector<normlab::Event>& events);
     void finalise(Session& session, const QString& error = {});

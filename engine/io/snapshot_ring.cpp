@@ -16,7 +16,12 @@ void SnapshotRing::set_settings(SnapshotSettings settings) {
 void SnapshotRing::after_step(Trainer& trainer) {
     const int64_t step = trainer.steps_done();
     if (m_settings.every <= 0 || m_settings.keep <= 0 || step % m_settings.every != 0) return;
-    keep(step, checkpoint_bytes(trainer));
+    // A diverged step's state is not that step's (its update was never applied); a state larger than
+    // the whole budget would be thrown away at once, so it is not made (its size is known from the last).
+    if (trainer.status() == RunStatus::Diverged || m_last_size > m_settings.max_bytes) return;
+    std::string bytes = checkpoint_bytes(trainer);
+    m_last_size = bytes.size();
+    keep(step, std::move(bytes));
 }
 
 void SnapshotRing::keep(int64_t step, std::string bytes) {

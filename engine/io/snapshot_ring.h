@@ -22,7 +22,8 @@ struct SnapshotSettings {
 class SnapshotRing {
   public:
     explicit SnapshotRing(SnapshotSettings settings = {}) : m_settings(settings) {}
-    void set_settings(SnapshotSettings settings);  // drops what the new limits do not keep
+    // Drops what the new limits do not keep (a larger budget lets copies be made again).
+    void set_settings(SnapshotSettings settings);
     // After a step: keeps the trainer's state when its step is a multiple of `every`.
     void after_step(Trainer& trainer);
     // Keeps `bytes` as the state at `step` (after_step's second half; tests).
@@ -39,6 +40,7 @@ class SnapshotRing {
   private:
     void trim();
     SnapshotSettings m_settings;
+    size_t m_last_size = 0;  // the last state's bytes: one over the budget stops further copies
     std::deque<std::pair<int64_t, std::string>> m_points;  // by step, oldest first
     size_t m_bytes = 0;
 };

@@ -150,6 +150,15 @@ class SweepEdge(CliTestCase):
                                "train.lr=1,2"], "--vary train.lr is the key searched")
         self.assertFalse(Path(out).exists(), "refused input left a folder")
         self.expect_bad_input(["sweep", "edge", str(self.tmp / "none")], "not an edge search folder")
+        # A search already planned cannot be changed by continuing it: refused, not silently ignored.
+        planned = self.tmp / "planned"
+        planned.mkdir()
+        (planned / "edge.json").write_text(json.dumps({
+            "format": "normlab-edge", "version": 1, "base": {"preset": "quickstart"}, "steps": 5,
+            "axis": {"key": "train.lr", "low": 0.001, "high": 0.01}, "seeds": [1], "criterion": "diverged",
+            "tolerance": 0.05}))
+        self.expect_bad_input(["sweep", "edge", str(planned), "--seeds", "5"], "--seeds cannot change a search")
+        self.assertFalse((planned / "searches").exists(), "a refused continuation ran probes")
 
 
 if __name__ == "__main__":

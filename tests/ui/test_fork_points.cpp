@@ -106,6 +106,17 @@ void ForkPointsTest::finishedRunForksAtAnEarlierStepBitForBit() {
     QCOMPARE(lossesIn(window.store().run(2)->folder), parentLosses);
     QCOMPARE(window.store().run(1)->step, int64_t(60));
     QCOMPARE(lossesIn(window.store().run(1)->folder).size(), size_t(60));
+
+    // A new experiment: the ended runs kept for their fork points go with the old one, so nothing of
+    // them reaches the new runs' entries (a flush now would have shown "completed, step 60" on run 0).
+    window.loadConfig(normlab::test::tinyConfig(60), QStringLiteral("next"));
+    QTest::qWait(200);
+    window.setForkPoints({10, 4, size_t{64} << 20});  // the engine thread reports every run it holds
+    QTest::qWait(300);
+    QCOMPARE(window.store().run(0)->name, QStringLiteral("next"));
+    QVERIFY(!window.store().run(0)->started);
+    QCOMPARE(window.store().run(0)->step, int64_t(0));
+    QVERIFY(window.store().run(0)->forkPoints.empty());
 }
 
 QTEST_MAIN(ForkPointsTest)

@@ -31,6 +31,7 @@ class SeedGroupTest : public QObject {
     void initTestCase();
     void groupShowsMeanAndBand();
     void divergedSeedIsNamedAndLeftOut();
+    void groupStillTrainingSaysSo();
     void differenceChartComparesGroupsAsTheCliDoes();
 
   private:
@@ -186,6 +187,10 @@ void SeedGroupTest::divergedSeedIsNamedAndLeftOut() {
                  QStringLiteral("3 seeds: 2 completed, 1 diverged (step %1)").arg(diverged->divergedAt)),
              qPrintable(entry->statusText()));
     QCOMPARE(entry->status, normlab::RunStatus::Completed);
+    // The band says over how many seeds: 3 while all logged, 2 after the divergence.
+    QVERIFY2(normlab::ui::captionForRuns(window.store()).contains(QStringLiteral("seeds 4-6")),
+             qPrintable(normlab::ui::captionForRuns(window.store())));
+    QVERIFY(csvSeries(window, QStringLiteral("H: 95% CI over 2-3 seeds (lower)")).size() > 0);
     // After the diverged seed's last finite step the mean is the other two seeds'.
     const auto losses = lossesByStep(group, seeds, QStringLiteral("loss"));
     const std::map<int, double> mean = csvSeries(window, QStringLiteral("train (mean of 3 seeds)"));
@@ -196,6 +201,21 @@ void SeedGroupTest::divergedSeedIsNamedAndLeftOut() {
         ++twoSeedSteps;
     }
     QVERIFY(twoSeedSteps > 0);
+}
+
+void SeedGroupTest::groupStillTrainingSaysSo() {
+    // group.json names seeds 7-9, and only 7 and 8 have folders so far (train --seeds goes in turn).
+    const QString group = writeGroup(QStringLiteral("I"), {7, 8});
+    normlab::Config config = normlab::test::tinyConfig(24);
+    normlab::write_file_atomically((group + QStringLiteral("/group.json")).toStdString(),
+                                   normlab::group_json(config, {7, 8, 9}).dump(2) + "\n");
+    MainWindow window;
+    QVERIFY(openAndLoad(window, {group}));
+    const normlab::ui::RunHistory* entry = window.store().run(RunFolderOpener::kFirstOpenedId);
+    QVERIFY(entry && entry->bands);
+    QCOMPARE(entry->statusText(), QStringLiteral("3 seeds: 2 completed, 1 not started yet"));
+    QCOMPARE(entry->status, normlab::RunStatus::Running);
+    QCOMPARE(entry->note, QStringLiteral("2 of the group's 3 seeds have a run folder to read"));
 }
 
 void SeedGroupTest::differenceChartComparesGroupsAsTheCliDoes() {

@@ -21,7 +21,9 @@ struct SeedBands {
     std::vector<int> members;  // the runs averaged (hidden in the store unless seedsShown)
     QString seeds;             // their seeds in words: "1-5", "1, 3, 8"
     bool seedsShown = false;
-    int seedsLogged = 0;                                 // the most seeds that logged any one step so far
+    size_t expected = 0;  // the seeds group.json names (members lacks those not started yet)
+    int seedsLogged = 0;  // the most seeds behind a band point (a finite training loss at its step)
+    int seedsFewest = 0;  // the fewest behind a band point (a seed diverged or not there yet)
     DecimatedSeries lossLow, lossHigh, valLow, valHigh;  // appended at the same steps, pairwise
     QString summary;                                     // "5 seeds: 4 completed, 1 diverged at step 120"
 };

@@ -2,6 +2,7 @@
 // members' events (one marker for an event every member had), and the group's status in words.
 #include "ui/history/seed_group.h"
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
@@ -40,27 +41,31 @@ class HalfWidth {
     std::map<size_t, double> m_quantiles;  // by n: one bisection per group size, not per step
 };
 
-// Appends the band of `values` at step x, where at least two are finite.
-void appendBand(const std::vector<double>& values, double x, HalfWidth& halfWidth, DecimatedSeries& low,
-                DecimatedSeries& high) {
+// Appends the band of `values` at step x, where at least two are finite; how many were (0 when none
+// was appended).
+int appendBand(const std::vector<double>& values, double x, HalfWidth& halfWidth, DecimatedSeries& low,
+               DecimatedSeries& high) {
     double sum = 0.0, squares = 0.0;
     size_t n = 0;
     for (double v : values)
         if (std::isfinite(v)) sum += v, ++n;
-    if (n < 2) return;
+    if (n < 2) return 0;
     const double mean = sum / static_cast<double>(n);
     for (double v : values)
         if (std::isfinite(v)) squares += (v - mean) * (v - mean);
     const double half = halfWidth(std::sqrt(squares / static_cast<double>(n - 1)), n);
     low.append(x, mean - half);
     high.append(x, mean + half);
+    return static_cast<int>(n);
 }
 
-QString groupSummary(const std::vector<const RunHistory*>& members) {
-    int completed = 0, running = 0, stopped = 0;
+QString groupSummary(const std::vector<const RunHistory*>& members, size_t expected) {
+    int completed = 0, running = 0, stopped = 0, loading = 0;
     QStringList diverged;
     for (const RunHistory* run : members) {
-        if (!run->started || run->status == normlab::RunStatus::Running)
+        if (!run->started)
+            ++loading;
+        else if (run->status == normlab::RunStatus::Running)
             ++running;
         else if (run->status == normlab::RunStatus::Completed)
             ++completed;
@@ -77,7 +82,12 @@ QString groupSummary(const std::vector<const RunHistory*>& members) {
                      .arg(diverged.join(QStringLiteral(", ")));
     if (stopped > 0) parts << QStringLiteral("%1 stopped").arg(stopped);
     if (running > 0) parts << QStringLiteral("%1 running").arg(running);
-    return QStringLiteral("%1 seeds: %2").arg(members.size()).arg(parts.join(QStringLiteral(", ")));
+    if (loading > 0) parts << QStringLiteral("%1 loading").arg(loading);
+    if (expected > members.size())
+        parts << QStringLiteral("%1 not started yet").arg(expected - members.size());
+    return QStringLiteral("%1 seeds: %2")
+        .arg(std::max(expected, members.size()))
+        .arg(parts.join(QStringLiteral(", ")));
 }
 }  // namespace
 
@@ -97,12 +107,18 @@ void SeedGroupRecords::rebuild(RunHistory& group, const std::map<int, RunHistory
     SeedBands bands = std::move(*group.bands);
     bands.lossLow.clear(), bands.lossHigh.clear(), bands.valLow.clear(), bands.valHigh.clear();
     bands.seedsLogged = 0;
+    bands.seedsFewest = 0;
     std::vector<const RunHistory*> members;
     std::map<int64_t, std::vector<const normlab::StepRecord*>> bySteps;
     for (int id : bands.members) {
         if (const auto run = runs.find(id); run != runs.end()) members.push_back(&run->second);
-        if (const auto records = m_records.find(id); records != m_records.end())
-            for (const normlab::StepRecord& record : records->second) bySteps[record.step].push_back(&record);
+        const auto records = m_records.find(id);
+        if (records == m_records.end()) continue;
+        // One record per member and step (its newest), and only real steps (1 on): a member counts once.
+        std::map<int64_t, const normlab::StepRecord*> own;
+        for (const normlab::StepRecord& record : records->second)
+            if (record.step >= 1) own[record.step] = &record;
+        for (const auto& [step, record] : own) bySteps[step].push_back(record);
     }
     RunUpdate update;
     update.runId = group.id;
@@ -115,9 +131,12 @@ void SeedGroupRecords::rebuild(RunHistory& group, const std::map<int, RunHistory
             losses.push_back(record->loss);
             validation.push_back(record->val_loss.value_or(NAN));
         }
-        appendBand(losses, x, halfWidth, bands.lossLow, bands.lossHigh);
+        // The seeds behind the training-loss band here: those with a finite loss (a diverged one is not).
+        const int seeds = appendBand(losses, x, halfWidth, bands.lossLow, bands.lossHigh);
         appendBand(validation, x, halfWidth, bands.valLow, bands.valHigh);
-        bands.seedsLogged = std::max(bands.seedsLogged, static_cast<int>(records.size()));
+        bands.seedsLogged = std::max(bands.seedsLogged, seeds);
+        if (seeds >= 2)
+            bands.seedsFewest = bands.seedsFewest == 0 ? seeds : std::min(bands.seedsFewest, seeds);
     }
     update.events = mergedEvents(members);
     bool anyRunning = false, allDiverged = !members.empty();
@@ -128,11 +147,13 @@ void SeedGroupRecords::rebuild(RunHistory& group, const std::map<int, RunHistory
         if (run->divergedAt >= 0 && (update.divergedAt < 0 || run->divergedAt < update.divergedAt))
             update.divergedAt = run->divergedAt;
     }
+    // Seeds group.json names that have no folder yet (a group still training) keep it running.
+    anyRunning = anyRunning || bands.expected > members.size();
     update.status = anyRunning    ? normlab::RunStatus::Running
                     : allDiverged ? normlab::RunStatus::Diverged
                                   : normlab::RunStatus::Completed;
     if (!allDiverged) update.divergedAt = -1;
-    bands.summary = groupSummary(members);
+    bands.summary = groupSummary(members, bands.expected);
     group.clearHistory();
     group.absorb(update);
     group.bands = std::move(bands);

@@ -17,8 +17,10 @@ PlotContent LossPanel::buildContent(int columns) const {
     content.x = stepAxis();
     content.y.title = tr("loss");
     content.y2 = AxisSpec{tr("lr"), false, 0.0, std::nullopt, QString()};
-    const bool severalRuns = std::count_if(store().runs().begin(), store().runs().end(),
-                                           [](const auto& entry) { return entry.second.visible; }) > 1;
+    const bool severalRuns =
+        std::count_if(store().runs().begin(), store().runs().end(), [](const auto& entry) {
+            return entry.second.visible && entry.second.groupId < 0;
+        }) > 1;  // a group's seeds shown beside it are not runs of their own
     if (severalRuns) content.styleKey = tr("solid: train, dashed: validation, dotted: lr");
     content.emptyText = tr("Start a run (F5) or a lesson");
     for (const auto& [id, run] : store().runs()) {

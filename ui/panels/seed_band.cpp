@@ -11,10 +11,13 @@ void addSeedBand(PlotContent& content, const RunHistory& group, bool validation)
     const DecimatedSeries& high = validation ? bands.valHigh : bands.lossHigh;
     if (low.empty()) return;
     PlotBand band;
-    band.name =
-        QObject::tr("%1%2: %3 over %4 seeds")
-            .arg(group.name, validation ? QObject::tr(" validation") : QString(), spreadName(bands.spread))
-            .arg(bands.seedsLogged);
+    // Over the seeds that logged each step: fewer where a seed diverged (said, not hidden).
+    const QString seeds = bands.seedsFewest > 0 && bands.seedsFewest < bands.seedsLogged
+                              ? QStringLiteral("%1-%2").arg(bands.seedsFewest).arg(bands.seedsLogged)
+                              : QString::number(bands.seedsLogged);
+    band.name = QObject::tr("%1%2: %3 over %4 seeds")
+                    .arg(group.name, validation ? QObject::tr(" validation") : QString(),
+                         spreadName(bands.spread), seeds);
     band.colour = validation ? group.colour.darker(140) : group.colour;
     band.lower = low.samples();
     band.upper = high.samples();

@@ -139,10 +139,17 @@ DrawnContent drawnContent(const PlotContent& content,
         for (double step : drawn.series.back().nonFiniteSteps) drawn.x.include(step);
         drawn.anyNonFinite = drawn.anyNonFinite || !drawn.series.back().nonFiniteSteps.isEmpty();
     }
+    // A band's values count for the value axis only inside the zoomed span, as lines' do.
+    const auto inWindow = [&window](const QPointF& p) {
+        return !window || (p.x() >= window->first && p.x() <= window->second);
+    };
     for (const PlotBand& band : content.bands) {
-        for (const QPointF& p : band.lower)
-            drawn.x.include(p.x()), drawn.y.include(content.y.log && p.y() <= 0 ? NAN : p.y());
-        for (const QPointF& p : band.upper) drawn.y.include(p.y());
+        for (const QPointF& p : band.lower) {
+            drawn.x.include(p.x());
+            if (inWindow(p)) drawn.y.include(content.y.log && p.y() <= 0 ? NAN : p.y());
+        }
+        for (const QPointF& p : band.upper)
+            if (inWindow(p)) drawn.y.include(p.y());
     }
     if (content.x.log) {
         DataRange positive;

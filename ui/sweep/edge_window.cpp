@@ -44,7 +44,12 @@ EdgeWindow::EdgeWindow(const QString& dir, QWidget* parent) : QWidget(parent, Qt
 }
 
 void EdgeWindow::refreshNow() {
-    m_report = normlab::edge_report(m_spec, normlab::read_edge_searches(m_dir.toStdString(), m_spec));
+    try {
+        m_report = normlab::edge_report(m_spec, normlab::read_edge_searches(m_dir.toStdString(), m_spec));
+    } catch (const std::exception& error) {  // a search's folder damaged or gone: said, the chart kept
+        m_status->setText(tr("Cannot read %1: %2").arg(m_dir, QString::fromStdString(error.what())));
+        return;
+    }
     m_plot->setContent(edgeChartContent(m_spec, m_report));
     m_status->setText(caption());
     if (m_report.finished)

@@ -5,6 +5,7 @@
 #include "ui/panels/chart_export.h"
 
 #include "ui/io/whole_file.h"
+#include "ui/plots/line_plot.h"
 
 #include <QBuffer>
 #include <QCoreApplication>
@@ -236,6 +237,16 @@ QString exportText(const QString& text, const QString& path) {
 QString exportFilter() {
     return QStringLiteral(
         "PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf);;CSV data (*.csv)");
+}
+
+FigureChartFactory linePlotFigure(const QString& title, const PlotContent& content) {
+    return [title, content](const ChartStyle& style) {
+        auto plot = std::make_unique<LinePlot>(title);
+        plot->setStyle(style);
+        plot->setTitleShown(true);
+        plot->setContent(content);
+        return std::unique_ptr<QWidget>(std::move(plot));
+    };
 }
 
 }  // namespace normlab::ui

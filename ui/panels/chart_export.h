@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ui/plots/chart_style.h"
+#include "ui/plots/plot_content.h"
 
 namespace normlab::ui {
 
@@ -38,6 +39,9 @@ struct ImageExportOptions {
 
 // Makes a chart widget drawn in `style`, with its title shown, owned by the caller.
 using FigureChartFactory = std::function<std::unique_ptr<QWidget>(const ChartStyle& style)>;
+
+// A figure's line chart: a LinePlot titled `title` drawing `content` in the figure's style.
+FigureChartFactory linePlotFigure(const QString& title, const PlotContent& content);
 
 struct Figure {
     QString title;    // the file's title (SVG and PDF metadata)

@@ -73,15 +73,7 @@ Figure EdgeWindow::figure() const {
     Figure out;
     out.title = tr("Edge search: %1").arg(QFileInfo(m_dir).fileName());
     out.caption = caption();
-    const PlotContent content = m_plot->content();
-    const QString title = m_plot->title();
-    out.rows.push_back({[content, title](const ChartStyle& style) {
-        auto plot = std::make_unique<LinePlot>(title);
-        plot->setStyle(style);
-        plot->setTitleShown(true);
-        plot->setContent(content);
-        return std::unique_ptr<QWidget>(std::move(plot));
-    }});
+    out.rows.push_back({linePlotFigure(m_plot->title(), m_plot->content())});
     return out;
 }
 

@@ -267,16 +267,9 @@ Figure SweepMapWindow::figure() const {
         view->setContent(mapContent);
         return std::unique_ptr<QWidget>(std::move(view));
     }});
-    if (m_sensitivity) {
-        const PlotContent lines = sensitivityContent();
-        out.rows.push_back({[lines](const ChartStyle& style) {
-            auto plot = std::make_unique<LinePlot>(QObject::tr("Final loss against learning rate"));
-            plot->setStyle(style);
-            plot->setTitleShown(true);
-            plot->setContent(lines);
-            return std::unique_ptr<QWidget>(std::move(plot));
-        }});
-    }
+    if (m_sensitivity)
+        out.rows.push_back(
+            {linePlotFigure(QObject::tr("Final loss against learning rate"), sensitivityContent())});
     return out;
 }
 

@@ -12,15 +12,28 @@ namespace normlab {
 inline constexpr float kInvSqrt2 = 0.70710678118654752f;
 inline constexpr float kInvSqrt2Pi = 0.39894228040143268f;
 
-// ReLU or exact-erf GELU. `kind` may be a std::integral_constant, so a loop over one kind vectorises.
+inline constexpr float kSqrt2OverPi = 0.79788456080286536f;
+inline constexpr float kGeluTanhCubic = 0.044715f;
+
+// ReLU, exact-erf GELU, or GPT-2's tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+// (PyTorch's gelu(approximate="tanh"), Hugging Face's gelu_new). `kind` may be a
+// std::integral_constant, so a loop over one kind vectorises.
 template <class Kind>
 NORMLAB_HOST_DEVICE inline float activation_value(Kind kind, float x) {
-    return kind == Activation::Relu ? (x > 0.0f ? x : 0.0f) : 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
+    if (kind == Activation::Relu) return x > 0.0f ? x : 0.0f;
+    if (kind == Activation::GeluTanh)
+        return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + kGeluTanhCubic * x * x * x)));
+    return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
 }
 
 template <class Kind>
 NORMLAB_HOST_DEVICE inline float activation_slope(Kind kind, float x) {
     if (kind == Activation::Relu) return x > 0.0f ? 1.0f : 0.0f;
+    if (kind == Activation::GeluTanh) {
+        const float t = std::tanh(kSqrt2OverPi * (x + kGeluTanhCubic * x * x * x));
+        return 0.5f * (1.0f + t) +
+               0.5f * x * (1.0f - t * t) * kSqrt2OverPi * (1.0f + 3.0f * kGeluTanhCubic * x * x);
+    }
     return 0.5f * (1.0f + std::erf(x * kInvSqrt2)) + x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
 }
 

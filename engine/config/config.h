@@ -18,7 +18,7 @@ enum class NormType { LayerNorm, RmsNorm, DyT };
 enum class QkNorm { None, LayerNorm, RmsNorm };
 // DeepNorm and Admin scale the shortcut of Post-LN; with other placements see wiring_note().
 enum class Residual { Plain, DeepNorm, ReZero, Admin };
-enum class Activation { Relu, Gelu };
+enum class Activation { Relu, Gelu, GeluTanh };
 // The FFN: Mlp is fc2(activation(fc1 u)); the gated ones are fc2(act(gate u) * (fc1 u)) with act SiLU
 // (SwiGLU) or GELU (GeGLU), both projections d_ff wide (Shazeer 2020).
 enum class FeedForward { Mlp, SwiGlu, GeGlu };
@@ -73,6 +73,9 @@ struct ModelConfig {
     // Grouped-query attention (Ainslie et al. 2023): self-attention's key and value heads, each shared by
     // heads / kv_heads query heads (0: as many as heads; it must divide heads; 1: multi-query).
     int kv_heads = 0;
+    // The model's vocabulary (the rows of wte and the head): 0, the data's; larger leaves rows that no
+    // batch uses, as an imported Hugging Face model's vocabulary does (docs/huggingface.md).
+    int vocab_size = 0;
 };
 
 struct TrainConfig {

@@ -43,7 +43,8 @@ constexpr auto enum_names(Residual) {
 }
 constexpr auto enum_names(Activation) {
     using E = Activation;
-    return std::to_array<std::pair<E, std::string_view>>({{E::Relu, "relu"}, {E::Gelu, "gelu"}});
+    return std::to_array<std::pair<E, std::string_view>>(
+        {{E::Relu, "relu"}, {E::Gelu, "gelu"}, {E::GeluTanh, "gelu_tanh"}});
 }
 // The architecture keys' enums (docs/model.md#architecture-keys).
 template <class E>
@@ -244,6 +245,7 @@ constexpr KeyRange kUnitClosed{0.0, true, 1.0, true};     // [0, 1]
 constexpr KeyRange kUnitPositive{0.0, false, 1.0, true};  // (0, 1]
 constexpr double kMaxWidth = 65536;                       // sizes that feed allocations
 constexpr double kMaxDepth = 10000;
+constexpr double kMaxVocab = 262144;  // Llama 3's 128256 and Gemma's 256000 fit
 
 // `access` is a generic lambda returning a reference to the field for both Config& and const Config&.
 template <class Access>
@@ -314,6 +316,10 @@ std::vector<KeyDescriptor> build_descriptors() {
             model, kv_heads,
             {integers(0, kMaxWidth),
              "set it to 0 for as many as model.heads, or to a divisor of model.heads (1: multi-query)"}),
+        NORMLAB_KEY(model, vocab_size,
+                    {integers(0, kMaxVocab),
+                     "set it to 0 for the data's vocabulary, or to at least the data's (a Hugging Face "
+                     "config's vocab_size)"}),
         NORMLAB_KEY(train, optimizer),
         NORMLAB_KEY(train, lr, {kNonNegative}),
         NORMLAB_KEY(train, warmup_steps, {integers(0)}),

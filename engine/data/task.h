@@ -39,6 +39,10 @@ class Task {
 // file, a text shorter than two sequences, or sizes that cannot hold the task.
 std::unique_ptr<Task> make_task(const DataConfig& data, int seq_len, uint64_t seed);
 
+// The model's vocabulary for this task: model.vocab_size, or the task's when that is 0. Throws
+// InputError when model.vocab_size is smaller than the task's (its tokens would fall outside wte).
+int model_vocab(const ModelConfig& model, const Task& task);
+
 // Whether the task reads a text file the user chose (the text task with data.text_path set): the one
 // task whose data can be missing or malformed, so callers check it before a run starts.
 bool reads_chosen_text_file(const DataConfig& data);

@@ -1,5 +1,6 @@
 // make_task: checks the settings every task shares and dispatches on data.task; also says where
-// the corpus that ships with NormLab lives and which tasks read a file the user chose.
+// the corpus that ships with NormLab lives, which tasks read a file the user chose, and the model's
+// vocabulary for a task.
 #include <string>
 
 #include "engine/core/resource_dir.h"
@@ -9,6 +10,17 @@ namespace normlab {
 
 std::string default_corpus_path() {
     return resource_dir() + "/corpus.txt";
+}
+
+int model_vocab(const ModelConfig& model, const Task& task) {
+    if (model.vocab_size == 0) return task.vocab_size();
+    if (model.vocab_size < task.vocab_size()) {
+        throw InputError("model.vocab_size = " + std::to_string(model.vocab_size) + " is smaller than the " +
+                         task.name() + " task's " + std::to_string(task.vocab_size()) +
+                         " tokens; set it to 0 (the data's vocabulary) or to at least " +
+                         std::to_string(task.vocab_size()));
+    }
+    return model.vocab_size;
 }
 
 std::unique_ptr<Task> make_task(const DataConfig& data, int seq_len, uint64_t seed) {

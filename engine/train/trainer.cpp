@@ -35,11 +35,12 @@ Trainer::Trainer(const Config& config)
     // before the first of them is allocated.
     const int batch = m_config.train.batch_size;
     const int seq = m_config.model.seq_len;
-    check_memory(estimate_training_bytes(m_config.model, m_task->vocab_size(), batch, seq),
+    const int vocab = model_vocab(m_config.model, *m_task);
+    check_memory(estimate_training_bytes(m_config.model, vocab, batch, seq),
                  "training this model (parameters, optimizer state and activations for batch " +
                      std::to_string(batch) + " x seq " + std::to_string(seq) + ")");
     m_backend = make_backend(m_config.device, m_config.threads, &m_device_reason);
-    m_model = std::make_unique<Model>(m_config.model, m_task->vocab_size(), *m_backend);
+    m_model = std::make_unique<Model>(m_config.model, vocab, *m_backend);
     m_model->initialize(m_config.train.seed);
     m_optimizer = std::make_unique<Optimizer>(*m_model);
     const auto& entries = m_model->layout().entries;

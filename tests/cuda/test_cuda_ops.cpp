@@ -175,8 +175,8 @@ void add_memory_and_elementwise(std::vector<OpCase>& cases) {
                          b.add(f[0], f[1], huge);
                          return std::vector<double>{};
                      }});
-    for (const Activation kind : {Activation::Relu, Activation::Gelu}) {
-        const std::string label = kind == Activation::Relu ? "Relu" : "Gelu";
+    for (const Activation kind : {Activation::Relu, Activation::Gelu, Activation::GeluTanh}) {
+        const std::string label = to_string(kind);
         cases.push_back({"ActivationForward" + label,
                          {rnd(n, 8, 2.0), zeros(n)},
                          {},

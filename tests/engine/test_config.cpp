@@ -85,6 +85,7 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.model.position, b.model.position);
     EXPECT_EQ(a.model.rope_theta, b.model.rope_theta);
     EXPECT_EQ(a.model.kv_heads, b.model.kv_heads);
+    EXPECT_EQ(a.model.vocab_size, b.model.vocab_size);
     EXPECT_EQ(a.train.optimizer, b.train.optimizer);
     EXPECT_EQ(a.train.lr, b.train.lr);
     EXPECT_EQ(a.train.warmup_steps, b.train.warmup_steps);
@@ -149,7 +150,8 @@ Config non_default_config() {
                FeedForward::SwiGlu,
                Position::Rope,
                500000.0,
-               4};
+               4,
+               512};
     c.train.optimizer = OptimizerKind::AdamW;
     c.train.weight_decay_mode = WeightDecayMode::Independent;
     c.train.z_loss = 1e-4;
@@ -223,6 +225,7 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "model.position",
                                                "model.rope_theta",
                                                "model.kv_heads",
+                                               "model.vocab_size",
                                                "train.optimizer",
                                                "train.lr",
                                                "train.warmup_steps",
@@ -293,6 +296,7 @@ TEST(ConfigParse, EachEnumValue) {
     EXPECT_EQ(get("model.residual", "admin").model.residual, Residual::Admin);
     EXPECT_EQ(get("model.activation", "relu").model.activation, Activation::Relu);
     EXPECT_EQ(get("model.activation", "gelu").model.activation, Activation::Gelu);
+    EXPECT_EQ(get("model.activation", "gelu_tanh").model.activation, Activation::GeluTanh);
     EXPECT_EQ(get("model.init", "xavier_normal").model.init, InitScheme::XavierNormal);
     EXPECT_EQ(get("model.init", "xavier_uniform").model.init, InitScheme::XavierUniform);
     EXPECT_EQ(get("model.init", "gpt2").model.init, InitScheme::Gpt2);
@@ -320,6 +324,7 @@ TEST(ConfigParse, ToStringNamesEveryEnumValue) {
     EXPECT_EQ(to_string(NormType::RmsNorm), "rmsnorm");
     EXPECT_EQ(to_string(Residual::DeepNorm), "deepnorm");
     EXPECT_EQ(to_string(Activation::Gelu), "gelu");
+    EXPECT_EQ(to_string(Activation::GeluTanh), "gelu_tanh");
     EXPECT_EQ(to_string(InitScheme::XavierUniform), "xavier_uniform");
     EXPECT_EQ(to_string(AdminInit::Profiled), "profiled");
     EXPECT_EQ(to_string(OptimizerKind::AdamW), "adamw");

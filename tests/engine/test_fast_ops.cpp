@@ -259,7 +259,7 @@ TEST_P(FastOps, CrossAndMaskedAttention) {
 TEST_P(FastOps, ElementWise) {
     const size_t count = static_cast<size_t>(n) * 64;
     const Floats x = random_tensor(count, 11), f = random_tensor(count, 12), dy = random_tensor(count, 13);
-    for (const Activation kind : {Activation::Relu, Activation::Gelu}) {
+    for (const Activation kind : {Activation::Relu, Activation::Gelu, Activation::GeluTanh}) {
         Floats y_ref(count), y_fast(count), dx_ref(count), dx_fast(count);
         reference.activation_forward(kind, y_ref.data(), x.data(), count);
         fast.activation_forward(kind, y_fast.data(), x.data(), count);

@@ -393,7 +393,8 @@ TEST_P(ActivationGradients, Elementwise) {
     expect_gradient_matches("activation dx", x, dx, objective, 1e-2f, 2e-3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Both, ActivationGradients, ::testing::Values(Activation::Relu, Activation::Gelu),
+INSTANTIATE_TEST_SUITE_P(Both, ActivationGradients,
+                         ::testing::Values(Activation::Relu, Activation::Gelu, Activation::GeluTanh),
                          [](const auto& info) { return to_string(info.param); });
 
 TEST_F(OpGradients, ResidualSumWithLearnableScales) {

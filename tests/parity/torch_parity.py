@@ -76,6 +76,7 @@ CASES = {
     "gqa-learned-biases": ["model.norm_placement=post", "model.kv_heads=2"],
     "mqa-qk-layernorm-rope": ["model.norm_placement=pre", "model.qk_norm=layernorm", "model.position=rope",
                               "model.kv_heads=1"],
+    "gelu-tanh": ["model.norm_placement=pre", "model.activation=gelu_tanh"],
     "gpt2-shape": ["model.norm_placement=pre", "model.activation=gelu", "model.tie_embeddings=true"],
     "geglu-no-positions-post": ["model.norm_placement=post", "model.ffn=geglu", "model.position=none",
                                 "model.bias=false"],
@@ -216,7 +217,8 @@ def feed_forward(params, prefix, u, activation, ffn):
     """The MLP, or a gated FFN (Shazeer 2020; Llama's down(silu(gate(u)) * up(u)) with fc1 as up)."""
     up = linear(params, prefix + "ffn.fc1", u)
     if ffn == "mlp":
-        hidden = F.relu(up) if activation == "relu" else F.gelu(up)
+        hidden = (F.relu(up) if activation == "relu" else
+                  F.gelu(up, approximate="tanh" if activation == "gelu_tanh" else "none"))
     else:
         gate = linear(params, prefix + "ffn.gate", u)
         hidden = (F.silu(gate) if ffn == "swiglu" else F.gelu(gate)) * up

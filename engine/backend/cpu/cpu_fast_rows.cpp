@@ -20,6 +20,8 @@ template <class Body>
 void with_activation(Activation kind, Body&& body) {
     if (kind == Activation::Relu) {
         body(std::integral_constant<Activation, Activation::Relu>{});
+    } else if (kind == Activation::GeluTanh) {
+        body(std::integral_constant<Activation, Activation::GeluTanh>{});
     } else {
         body(std::integral_constant<Activation, Activation::Gelu>{});
     }

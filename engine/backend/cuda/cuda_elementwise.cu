@@ -157,6 +157,9 @@ void CudaBackend::activation_forward(Activation kind, float* y, const float* x, 
     if (count == 0) return;
     if (kind == Activation::Relu) {
         activation_forward_kernel<Activation::Relu><<<grid_for(count), kThreads, 0, m_stream>>>(y, x, count);
+    } else if (kind == Activation::GeluTanh) {
+        activation_forward_kernel<Activation::GeluTanh>
+            <<<grid_for(count), kThreads, 0, m_stream>>>(y, x, count);
     } else {
         activation_forward_kernel<Activation::Gelu><<<grid_for(count), kThreads, 0, m_stream>>>(y, x, count);
     }
@@ -168,6 +171,9 @@ void CudaBackend::activation_backward(Activation kind, float* dx, const float* d
     if (count == 0) return;
     if (kind == Activation::Relu) {
         activation_backward_kernel<Activation::Relu>
+            <<<grid_for(count), kThreads, 0, m_stream>>>(dx, dy, x, count);
+    } else if (kind == Activation::GeluTanh) {
+        activation_backward_kernel<Activation::GeluTanh>
             <<<grid_for(count), kThreads, 0, m_stream>>>(dx, dy, x, count);
     } else {
         activation_backward_kernel<Activation::Gelu>

@@ -4,9 +4,11 @@
 #include "app/cli/cli_options.h"
 
 #include <charconv>
+#include <filesystem>
 
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
+#include "engine/io/hf_weights.h"
 
 namespace normlab::cli {
 
@@ -42,6 +44,14 @@ bool ConfigSources::consume(const std::string& flag, ArgReader& reader) {
         sets.push_back(reader.value_of(flag));
     } else if (flag == "--steps") {
         steps = reader.integer_of(flag, 0);
+    } else if (flag == "--hf-config" || flag == "--hf-checkpoint") {
+        std::optional<std::string>& path = flag == "--hf-config" ? hf_config : hf_checkpoint;
+        if (path) throw InputError(flag + " is given twice; give one");
+        if (flag == "--hf-checkpoint" && !takes_hf_checkpoint)
+            throw InputError(
+                "--hf-checkpoint is taken by train, eval and dump-grads; this command builds "
+                "the model from --hf-config alone");
+        path = reader.value_of(flag);
     } else {
         return false;
     }
@@ -53,10 +63,36 @@ Config ConfigSources::resolve() const {
     Config config = config_path ? config_from_file(*config_path)
                     : preset    ? preset_config(*preset)
                                 : preset_config("quickstart");
+    if (const std::optional<HfModel> hf = hf_model())
+        for (const std::string& assignment : hf->overrides) apply_override(config, assignment);
     for (const std::string& assignment : sets) apply_override(config, assignment);
     if (steps) config.train.steps = static_cast<int>(*steps);
     validate(config);
     return config;
+}
+
+std::optional<std::string> ConfigSources::hf_config_path() const {
+    if (hf_config) return hf_config;
+    if (!hf_checkpoint) return std::nullopt;
+    namespace fs = std::filesystem;
+    const fs::path checkpoint(*hf_checkpoint);
+    const fs::path beside =
+        (fs::is_directory(checkpoint) ? checkpoint : checkpoint.parent_path()) / "config.json";
+    if (!fs::exists(beside))
+        throw InputError("--hf-checkpoint " + *hf_checkpoint +
+                         " has no config.json beside it; pass --hf-config FILE");
+    return beside.string();
+}
+
+std::optional<HfModel> ConfigSources::hf_model() const {
+    const std::optional<std::string> path = hf_config_path();
+    if (!path) return std::nullopt;
+    return read_hf_config(*path, HfUse::Train);
+}
+
+void ConfigSources::load_hf_checkpoint(Model& model) const {
+    if (!hf_checkpoint) return;
+    load_hf_weights(*hf_checkpoint, hf_model()->family, model);
 }
 
 std::string config_keys_help() {
@@ -73,10 +109,17 @@ std::string config_keys_help() {
     return text + "\n";
 }
 
-std::string config_sources_help() {
-    return "  --config FILE        a JSON config (every key optional; see docs/config.md)\n"
-           "  --preset NAME        start from a preset (normlab-cli presets lists them); default: "
-           "quickstart\n"
+std::string config_sources_help(bool with_hf_checkpoint) {
+    std::string text =
+        "  --config FILE        a JSON config (every key optional; see docs/config.md)\n"
+        "  --preset NAME        start from a preset (normlab-cli presets lists them); default: quickstart\n"
+        "  --hf-config FILE     the model of a Hugging Face config.json (or its folder): Llama or GPT-2,\n"
+        "                       as model keys on top of --config / --preset (docs/huggingface.md)\n";
+    if (with_hf_checkpoint)
+        text +=
+            "  --hf-checkpoint PATH its weights: model.safetensors, a sharded index, or their folder\n"
+            "                       (--hf-config defaults to the config.json beside it)\n";
+    return text +
            "  --set KEY=VALUE      override any key, e.g. --set model.layers=12 --set "
            "model.norm_placement=post\n"
            "  --steps N            shorthand for --set train.steps=N\n";

@@ -8,6 +8,11 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/io/hf_config.h"
+
+namespace normlab {
+class Model;
+}
 
 namespace normlab::cli {
 
@@ -29,21 +34,32 @@ class ArgReader {
     size_t m_index = 0;
 };
 
-// The sources of a run's config, in order: defaults, --config FILE or --preset NAME, --set, --steps.
+// The sources of a run's config, in order: defaults, --config FILE or --preset NAME, --hf-config (the
+// model keys of a Hugging Face config.json), --set, --steps. --hf-checkpoint (its weights) is taken
+// only by commands that set `takes_hf_checkpoint` and call load_hf_checkpoint.
 struct ConfigSources {
     std::optional<std::string> config_path;
     std::optional<std::string> preset;
     std::vector<std::string> sets;
     std::optional<int64_t> steps;
+    std::optional<std::string> hf_config;
+    std::optional<std::string> hf_checkpoint;
+    bool takes_hf_checkpoint = false;
 
     // Consumes the flag at the reader's position if it is one of ours; returns whether it did.
     bool consume(const std::string& flag, ArgReader& reader);
     // Builds and validates the config. Throws InputError.
     Config resolve() const;
+    // The Hugging Face config.json in use: --hf-config, else the config.json beside --hf-checkpoint.
+    std::optional<std::string> hf_config_path() const;
+    // The model --hf-config describes (nullopt without one). Throws InputError.
+    std::optional<HfModel> hf_model() const;
+    // Loads --hf-checkpoint's weights into a model built from resolve()'s config (none: nothing).
+    void load_hf_checkpoint(Model& model) const;
 };
 
-// The help text fragment describing --config/--preset/--set.
-std::string config_sources_help();
+// The help text fragment describing --config/--preset/--set (and --hf-config / --hf-checkpoint).
+std::string config_sources_help(bool with_hf_checkpoint = false);
 // Every config key, wrapped, for --help.
 std::string config_keys_help();
 

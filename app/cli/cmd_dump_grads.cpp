@@ -1,12 +1,17 @@
 // `normlab-cli dump-grads`: trains a few steps, writes the checkpoint, then the gradients of the next
-// training batch (grad.<name>), the batch itself and its loss, for tests/parity/torch_parity.py.
+// training batch (grad.<name>), the batch itself and its loss, for tests/parity/torch_parity.py; for a
+// Hugging Face model (tests/parity/hf_parity.py) also its logits, under Hugging Face's tensor names.
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
 #include "engine/core/errors.h"
+#include "engine/data/token_file.h"
 #include "engine/io/checkpoint.h"
+#include "engine/io/hf_weights.h"
 #include "engine/io/safetensors.h"
 #include "engine/train/trainer.h"
 
@@ -19,26 +24,53 @@ std::string exact(double value) {
     return std::string(text);
 }
 
-// The gradients of the trainer's next batch (without updating the model) into DIR/grads.safetensors,
-// with the batch and, as metadata, the cross-entropy and, apart, the z-loss term (the gradients are of
-// their sum) and the encoder's source length.
-void write_next_batch_gradients(Trainer& trainer, const std::string& out) {
+// The batch of a --tokens file: every line one row, all of the same length.
+Batch batch_from_tokens(const std::string& path, const Model& model) {
+    const auto sequences = read_token_file(path, model.vocab(), model.config().seq_len);
     Batch batch;
-    const Config& config = trainer.config();
-    trainer.task().make_batch(Split::Train, static_cast<uint64_t>(trainer.steps_done()),
-                              config.train.batch_size, config.model.seq_len, batch);
+    for (const auto& ids : sequences) {
+        if (ids.size() < 2) continue;
+        if (batch.batch > 0 && static_cast<int>(ids.size()) - 1 != batch.seq)
+            throw InputError("--tokens " + path +
+                             ": every line must hold as many ids as the first (one batch)");
+        batch.seq = static_cast<int>(ids.size()) - 1;
+        batch.inputs.insert(batch.inputs.end(), ids.begin(), ids.end() - 1);
+        batch.targets.insert(batch.targets.end(), ids.begin() + 1, ids.end());
+        ++batch.batch;
+    }
+    if (batch.batch == 0) throw InputError("--tokens " + path + " has no line of two ids or more");
+    return batch;
+}
+
+// The gradients of `batch` (without updating the model) into DIR/grads.safetensors, with the batch and,
+// as metadata, the cross-entropy and, apart, the z-loss term (the gradients are of their sum) and the
+// encoder's source length. With a Hugging Face family: its tensor names, and the logits [n, vocab].
+void write_gradients(Trainer& trainer, const Batch& batch, const std::optional<HfFamily>& family,
+                     const std::string& out) {
     Model& model = trainer.model();
     model.set_training_step(trainer.steps_done() + 1);  // the step this batch would train
-    const ForwardStats stats =
-        model.forward_backward(batch, true, false, static_cast<float>(config.train.z_loss));
     std::vector<std::vector<float>> host;
     std::vector<TensorRef> tensors;
-    const auto& entries = model.layout().entries;
-    host.reserve(entries.size() + 2);
-    for (size_t i = 0; i < entries.size(); ++i) {
-        if (!model.active(static_cast<int>(i))) continue;
-        host.push_back(model.read_entry(static_cast<int>(i), true));
-        tensors.push_back({"grad." + entries[i].name, entries[i].shape, host.back().data()});
+    host.reserve(model.layout().entries.size() + 3);
+    if (family) {
+        model.forward_backward(batch, false, false);
+        host.push_back(model.read_logits());
+        tensors.push_back({"logits", {batch.batch * batch.seq, model.vocab()}, host.back().data()});
+    }
+    const ForwardStats stats =
+        model.forward_backward(batch, true, false, static_cast<float>(trainer.config().train.z_loss));
+    std::map<std::string, LoadedTensor> hf_grads;
+    if (family) {
+        hf_grads = hf_tensors_of(model, *family, true);
+        for (const auto& [name, tensor] : hf_grads)
+            tensors.push_back({"grad." + name, tensor.shape, tensor.data.data()});
+    } else {
+        const auto& entries = model.layout().entries;
+        for (size_t i = 0; i < entries.size(); ++i) {
+            if (!model.active(static_cast<int>(i))) continue;
+            host.push_back(model.read_entry(static_cast<int>(i), true));
+            tensors.push_back({"grad." + entries[i].name, entries[i].shape, host.back().data()});
+        }
     }
     host.emplace_back(batch.inputs.begin(), batch.inputs.end());
     tensors.push_back({"batch.inputs", {batch.batch, batch.seq}, host.back().data()});
@@ -54,21 +86,33 @@ void write_next_batch_gradients(Trainer& trainer, const std::string& out) {
 int run_dump_grads(int argc, char** argv) {
     ArgReader reader(argc, argv, 2);
     ConfigSources sources;
+    sources.takes_hf_checkpoint = true;
     std::string out;
+    std::string tokens;
     while (!reader.done()) {
         const std::string flag = reader.take();
         if (sources.consume(flag, reader)) continue;
         if (flag == "--help" || flag == "-h") {
             std::cout
                 << "usage: normlab-cli dump-grads (--config FILE | --preset NAME) [--set ...] [--steps N] "
-                   "--out DIR\n\n"
-                   "Trains N steps (default 3), then writes DIR/model.safetensors and DIR/grads.safetensors\n"
-                   "(grad.<tensor>, batch.inputs, batch.targets; metadata loss and, for an encoder-decoder,\n"
-                   "source_len: the encoder reads positions [0, source_len)).\n\n"
-                << config_sources_help();
+                   "[--tokens FILE] --out DIR\n\n"
+                   "Trains N steps (default 3; 0 with --hf-checkpoint), then writes DIR/model.safetensors "
+                   "and\n"
+                   "DIR/grads.safetensors (grad.<tensor>, batch.inputs, batch.targets; metadata loss and, "
+                   "for an\n"
+                   "encoder-decoder, source_len: the encoder reads positions [0, source_len)). The batch is "
+                   "the\n"
+                   "next training batch, or with --tokens FILE that file's lines (one row each, equal "
+                   "lengths).\n"
+                   "With --hf-config the gradients carry Hugging Face's tensor names and `logits` [rows x "
+                   "seq,\n"
+                   "vocab] is added.\n\n"
+                << config_sources_help(true);
             return 0;
         } else if (flag == "--out") {
             out = reader.value_of(flag);
+        } else if (flag == "--tokens") {
+            tokens = reader.value_of(flag);
         } else {
             throw InputError("unknown option '" + flag + "'; see normlab-cli dump-grads --help");
         }
@@ -79,11 +123,21 @@ int run_dump_grads(int argc, char** argv) {
     std::filesystem::create_directories(out, error);
     if (error) throw InputError("cannot create --out " + out + ": " + error.message());
     ConfigSources run_sources = sources;
-    if (!run_sources.steps) run_sources.steps = 3;
+    if (!run_sources.steps) run_sources.steps = sources.hf_checkpoint ? 0 : 3;
     Trainer trainer(run_sources.resolve());
+    sources.load_hf_checkpoint(trainer.model());
     while (!trainer.finished()) trainer.step();
     save_checkpoint(trainer, out + "/model.safetensors");
-    write_next_batch_gradients(trainer, out);
+    Batch batch;
+    if (!tokens.empty()) {
+        batch = batch_from_tokens(tokens, trainer.model());
+    } else {
+        const Config& config = trainer.config();
+        trainer.task().make_batch(Split::Train, static_cast<uint64_t>(trainer.steps_done()),
+                                  config.train.batch_size, config.model.seq_len, batch);
+    }
+    const std::optional<HfModel> hf = sources.hf_model();
+    write_gradients(trainer, batch, hf ? std::optional<HfFamily>(hf->family) : std::nullopt, out);
     std::cout << out << "\n";
     return 0;
 }

@@ -1,7 +1,9 @@
 // `normlab-cli eval`: mean next-token cross-entropy of a checkpoint over a file of token sequences
-// (one sequence of integer ids per line). Needs only the checkpoint, not the training data.
+// (one sequence of integer ids per line). Needs only the checkpoint, not the training data: NormLab's
+// own, or a Hugging Face Llama / GPT-2 (config.json and model.safetensors).
 #include <algorithm>
 #include <iostream>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +12,7 @@
 #include "engine/core/errors.h"
 #include "engine/data/token_file.h"
 #include "engine/io/checkpoint.h"
+#include "engine/io/hf_weights.h"
 #include "engine/io/safetensors.h"
 #include "engine/model/model.h"
 
@@ -17,9 +20,13 @@ namespace normlab::cli {
 
 namespace {
 const char* kEvalHelp =
-    "usage: normlab-cli eval --checkpoint FILE --tokens FILE [--set device=cpu|threads=N]\n"
+    "usage: normlab-cli eval --checkpoint FILE --tokens FILE [--set device=cpu|threads=N] [--json]\n"
+    "       normlab-cli eval --hf-checkpoint PATH [--hf-config FILE] --tokens FILE [--set ...] [--json]\n"
     "\n"
-    "Prints {\"loss\": mean next-token cross-entropy over all predicted positions, \"tokens\": N}.\n"
+    "Prints {\"loss\": mean next-token cross-entropy over all predicted positions, \"tokens\": N} (always\n"
+    "JSON; --json is accepted for scripts that say so). --hf-checkpoint evaluates a Hugging Face Llama or\n"
+    "GPT-2: model.safetensors, a sharded index or their folder, with the config.json beside it or named\n"
+    "by --hf-config (docs/huggingface.md).\n"
     "The tokens file holds one sequence of integer ids per line (spaces or commas between ids); a line of\n"
     "L ids predicts L-1 positions and may hold at most model.seq_len + 1 ids. Blank lines are skipped.\n"
     "\n"
@@ -44,45 +51,51 @@ void check_eval_assignment(const std::string& assignment) {
 }
 }  // namespace
 
-int run_eval(int argc, char** argv) {
-    ArgReader reader(argc, argv, 2);
-    std::string checkpoint;
-    std::string tokens;
-    std::vector<std::string> sets;
-    while (!reader.done()) {
-        const std::string flag = reader.take();
-        if (flag == "--help" || flag == "-h") {
-            std::cout << kEvalHelp;
-            return 0;
-        } else if (flag == "--checkpoint") {
-            checkpoint = reader.value_of(flag);
-        } else if (flag == "--tokens") {
-            tokens = reader.value_of(flag);
-        } else if (flag == "--set") {
-            sets.push_back(reader.value_of(flag));
-            check_eval_assignment(sets.back());
-        } else {
-            throw InputError("unknown option '" + flag + "'; see normlab-cli eval --help");
-        }
-    }
-    if (checkpoint.empty() || tokens.empty())
-        throw InputError("eval needs --checkpoint FILE and --tokens FILE");
+namespace {
+// The model to evaluate and the config it was built from.
+struct LoadedModel {
+    Config config;
+    int vocab = 0;
+    std::unique_ptr<Backend> backend;
+    std::unique_ptr<Model> model;
+};
 
+void build_model(LoadedModel& loaded) {
+    validate(loaded.config);
+    std::string reason;
+    loaded.backend = make_backend(loaded.config.device, loaded.config.threads, &reason);
+    loaded.model = std::make_unique<Model>(loaded.config.model, loaded.vocab, *loaded.backend);
+}
+
+LoadedModel load_normlab_checkpoint(const std::string& checkpoint, const std::vector<std::string>& sets) {
     const SafetensorsFile file = read_safetensors(checkpoint);
-    Config config = checkpoint_config(checkpoint);
-    for (const std::string& assignment : sets) apply_override(config, assignment);
-    validate(config);
+    LoadedModel loaded;
+    loaded.config = checkpoint_config(checkpoint);
+    for (const std::string& assignment : sets) apply_override(loaded.config, assignment);
     const auto wte = file.tensors.find("wte.weight");
     if (wte == file.tensors.end() || wte->second.shape.size() != 2) {
         throw InputError("checkpoint '" + checkpoint + "' has no 2-D wte.weight tensor");
     }
-    const int vocab = static_cast<int>(wte->second.shape[0]);
-    const auto sequences = read_token_file(tokens, vocab, config.model.seq_len);
+    loaded.vocab = static_cast<int>(wte->second.shape[0]);
+    build_model(loaded);
+    load_parameters(file, *loaded.model, checkpoint);
+    return loaded;
+}
 
-    std::string reason;
-    auto backend = make_backend(config.device, config.threads, &reason);
-    Model model(config.model, vocab, *backend);
-    load_parameters(file, model, checkpoint);
+LoadedModel load_hugging_face(const ConfigSources& sources, const std::vector<std::string>& sets) {
+    const std::string config_path = *sources.hf_config_path();
+    const HfModel hf = read_hf_config(config_path, HfUse::Evaluate);
+    LoadedModel loaded;
+    for (const std::string& assignment : hf.overrides) apply_override(loaded.config, assignment);
+    for (const std::string& assignment : sets) apply_override(loaded.config, assignment);
+    loaded.vocab = loaded.config.model.vocab_size;
+    build_model(loaded);
+    load_hf_weights(*sources.hf_checkpoint, hf.family, *loaded.model);
+    return loaded;
+}
+
+// The mean next-token loss over every predicted position of the sequences, and their count.
+std::pair<double, int64_t> mean_loss(Model& model, const std::vector<std::vector<int32_t>>& sequences) {
     double loss_sum = 0.0;
     int64_t predicted = 0;
     Batch batch;
@@ -96,11 +109,51 @@ int run_eval(int argc, char** argv) {
         loss_sum += stats.loss * static_cast<double>(stats.scored);
         predicted += stats.scored;
     }
+    return {predicted > 0 ? loss_sum / static_cast<double>(predicted) : 0.0, predicted};
+}
+}  // namespace
+
+int run_eval(int argc, char** argv) {
+    ArgReader reader(argc, argv, 2);
+    std::string checkpoint;
+    std::string tokens;
+    std::vector<std::string> sets;
+    ConfigSources hf;
+    hf.takes_hf_checkpoint = true;
+    while (!reader.done()) {
+        const std::string flag = reader.take();
+        if (flag == "--help" || flag == "-h") {
+            std::cout << kEvalHelp;
+            return 0;
+        } else if (flag == "--checkpoint") {
+            checkpoint = reader.value_of(flag);
+        } else if (flag == "--hf-config" || flag == "--hf-checkpoint") {
+            hf.consume(flag, reader);
+        } else if (flag == "--tokens") {
+            tokens = reader.value_of(flag);
+        } else if (flag == "--json") {
+        } else if (flag == "--set") {
+            sets.push_back(reader.value_of(flag));
+            check_eval_assignment(sets.back());
+        } else {
+            throw InputError("unknown option '" + flag + "'; see normlab-cli eval --help");
+        }
+    }
+    if (!checkpoint.empty() && (hf.hf_checkpoint || hf.hf_config))
+        throw InputError(
+            "eval takes --checkpoint FILE (NormLab's) or --hf-checkpoint PATH (Hugging Face's), not both");
+    if (hf.hf_config && !hf.hf_checkpoint)
+        throw InputError("--hf-config needs --hf-checkpoint PATH: the weights to evaluate");
+    if ((checkpoint.empty() && !hf.hf_checkpoint) || tokens.empty())
+        throw InputError("eval needs --checkpoint FILE (or --hf-checkpoint PATH) and --tokens FILE");
+
+    LoadedModel loaded =
+        checkpoint.empty() ? load_hugging_face(hf, sets) : load_normlab_checkpoint(checkpoint, sets);
+    const auto sequences = read_token_file(tokens, loaded.vocab, loaded.config.model.seq_len);
+    const auto [loss, predicted] = mean_loss(*loaded.model, sequences);
     if (predicted == 0)
         throw InputError("tokens file '" + tokens + "' has no line with at least two ids to predict from");
-    std::cout
-        << nlohmann::json({{"loss", loss_sum / static_cast<double>(predicted)}, {"tokens", predicted}}).dump()
-        << "\n";
+    std::cout << nlohmann::json({{"loss", loss}, {"tokens", predicted}}).dump() << "\n";
     return 0;
 }
 

@@ -31,6 +31,7 @@ const char* kExportUsage =
     "                          --format png|svg|pdf|csv --out FILE [--size WxH] [--dpi N] [--font-size PT]\n"
     "                          [--steps A:B] [--preset slide] [--label RUN=TEXT]... [--no-caption]\n"
     "       normlab-cli export --list\n"
+    "       normlab-cli export --hf DIR (--checkpoint FILE | --run RUN_DIR) [--overwrite]\n"
     "\n"
     "--metrics: every logged value of the runs as one tidy table, one row per run, step and block,\n"
     "one column per field (run-level fields on block -1): pandas.read_csv or read_parquet reads it\n"
@@ -45,7 +46,9 @@ const char* kExportUsage =
     "legend and caption, with the colour it has in the window. --no-caption leaves the caption out.\n"
     "SVG names every font with its generic family (sans-serif), so slide software keeps a sans-serif.\n"
     "DIR is a run folder, a folder of run folders, or a sweep folder (--chart stability_map draws its\n"
-    "map and final loss against lr; csv: the map's grid).\n";
+    "map and final loss against lr; csv: the map's grid).\n"
+    "--hf DIR: a Llama- or GPT-2-shaped checkpoint as a Hugging Face folder (normlab-cli export --hf DIR\n"
+    "--help; docs/huggingface.md).\n";
 
 // The desktop app installed or built beside this program.
 fs::path desktop_app() {
@@ -187,6 +190,8 @@ void export_metrics(ExportRequest& request) {
 }  // namespace
 
 int run_export(int argc, char** argv) {
+    for (int i = 2; i < argc; ++i)
+        if (std::string(argv[i]) == "--hf") return run_export_hf(argc, argv);
     ExportRequest request = parse_export_options(argc, argv);
     if (request.help) {
         std::cout << kExportUsage;

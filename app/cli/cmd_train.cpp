@@ -25,6 +25,7 @@ namespace normlab::cli {
 namespace {
 const char* kTrainHelp =
     "usage: normlab-cli train (--config FILE | --preset NAME) [--set KEY=VALUE]... [--steps N] --out DIR\n"
+    "                         [--hf-config CONFIG.json] [--hf-checkpoint MODEL.safetensors]\n"
     "                         [--save-checkpoint] [--resume CHECKPOINT] [--change [STEP:]KEY=VALUE]...\n"
     "                         [--overwrite] [--quiet] [--seeds N|A-B|a,b,c]\n"
     "       normlab-cli train --fork RUN_DIR --at N [--set KEY=VALUE]... [--steps M] --out DIR [...]\n"
@@ -99,6 +100,7 @@ void check_fork_options(const TrainOptions& options) {
 TrainOptions parse_train_options(int argc, char** argv) {
     ArgReader reader(argc, argv, 2);
     TrainOptions options;
+    options.sources.takes_hf_checkpoint = true;
     while (!reader.done()) {
         const std::string flag = reader.take();
         if (options.sources.consume(flag, reader)) continue;
@@ -130,6 +132,11 @@ TrainOptions parse_train_options(int argc, char** argv) {
         }
     }
     if (options.out.empty()) throw InputError("--out DIR is required: the run folder to write");
+    if ((options.sources.hf_config || options.sources.hf_checkpoint) &&
+        (options.fork || !options.resume.empty()))
+        throw InputError(
+            "--hf-config / --hf-checkpoint start a new run; --resume and --fork continue one "
+            "from its own checkpoint: pass one or the other");
     if (options.fork) check_fork_options(options);
     return options;
 }
@@ -140,7 +147,11 @@ std::unique_ptr<Trainer> make_trainer(const TrainOptions& options, const std::st
                                       std::vector<Command>& changes) {
     const ConfigSources& sources = options.sources;
     if (options.fork) return make_fork_trainer(*options.fork, checkpoint, sources, changes);
-    if (options.resume.empty()) return std::make_unique<Trainer>(sources.resolve());
+    if (options.resume.empty()) {
+        auto trainer = std::make_unique<Trainer>(sources.resolve());
+        sources.load_hf_checkpoint(trainer->model());
+        return trainer;
+    }
     if (sources.config_path || sources.preset)
         throw InputError("--resume takes its config from the checkpoint; drop --config / --preset");
     std::vector<std::string> overrides = sources.sets;
@@ -174,6 +185,18 @@ std::unique_ptr<RunFolder> open_run_folder(const TrainOptions& options, const Tr
                                            RunFolder::ForkOf{options.fork->parent, first_step},
                                            options.overwrite);
     return std::make_unique<RunFolder>(options.out, trainer.config(), options.overwrite);
+}
+
+// Where an imported model came from: the config.json and the checkpoint, each with its FNV-1a hash.
+nlohmann::json hf_provenance(const std::string& config, const std::optional<std::string>& checkpoint) {
+    nlohmann::json out = {{"config", config}, {"config_fnv1a64", fnv1a64_of_file(config)}};
+    if (checkpoint && !std::filesystem::is_directory(*checkpoint)) {
+        out["checkpoint"] = *checkpoint;
+        out["checkpoint_fnv1a64"] = fnv1a64_of_file(*checkpoint);
+    } else if (checkpoint) {
+        out["checkpoint"] = *checkpoint;  // a folder of shards: named, not hashed
+    }
+    return out;
 }
 
 void announce_start(const Trainer& trainer, const std::string& out) {
@@ -212,12 +235,19 @@ int train_one_run(const TrainOptions& options) {
 
     const std::unique_ptr<RunFolder> opened = open_run_folder(options, *trainer, first_step);
     RunFolder& folder = *opened;
-    folder.write_provenance(provenance_json(
-        *trainer, checkpoint.empty()
-                      ? std::nullopt
-                      : std::optional<ResumedFrom>{
-                            {checkpoint, first_step, options.fork ? options.fork->parent : ""}}));
+    nlohmann::json provenance = provenance_json(
+        *trainer,
+        checkpoint.empty()
+            ? std::nullopt
+            : std::optional<ResumedFrom>{{checkpoint, first_step, options.fork ? options.fork->parent : ""}});
+    if (const std::optional<std::string> hf = options.sources.hf_config_path())
+        provenance["hugging_face"] = hf_provenance(*hf, options.sources.hf_checkpoint);
+    folder.write_provenance(provenance);
     if (!options.quiet) announce_start(*trainer, options.out);
+    if (!options.quiet && !options.sources.hf_checkpoint)
+        if (const std::optional<HfModel> hf = options.sources.hf_model())
+            for (const std::string& note : hf->notes)
+                std::cerr << "normlab-cli train: note: " << note << "\n";
     TrainLoopOptions loop;
     loop.quiet = options.quiet;
     PeriodicCheckpoint checkpoints = PeriodicCheckpoint::for_run(folder.path(), trainer->config());
@@ -251,7 +281,8 @@ int train_group(const TrainOptions& options) {
 int run_train(int argc, char** argv) {
     const TrainOptions options = parse_train_options(argc, argv);
     if (options.help) {
-        std::cout << kTrainHelp << config_sources_help() << train_help_tail() << "\n" << config_keys_help();
+        std::cout << kTrainHelp << config_sources_help(true) << train_help_tail() << "\n"
+                  << config_keys_help();
         return 0;
     }
     return options.seeds.empty() ? train_one_run(options) : train_group(options);

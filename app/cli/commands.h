@@ -16,6 +16,7 @@ int run_freeze_norms_probe(int argc, char** argv);
 int run_runs(int argc, char** argv);
 int run_compare(int argc, char** argv);
 int run_export(int argc, char** argv);
+int run_export_hf(int argc, char** argv);  // export --hf DIR (export_hf.cpp)
 int run_sweep(int argc, char** argv);
 // selftest (cmd_selftest.cpp): 0 when the backend agrees with the CPU reference, 1 on a mismatch.
 int run_selftest(int argc, char** argv);

@@ -70,6 +70,8 @@ class Model {
     std::vector<float> read_encoder_block_output(int block);
     std::vector<float> read_memory();
     std::vector<float> read_head_input();
+    // After a pass without backward (which leaves the logits in place): [batch * seq, vocab].
+    std::vector<float> read_logits();
 
     // Moving to another backend, in two calls around the transfer's commit(): stage_move() copies the
     // parameters, gradients and the last pass's activations to transfer.target(); moved_to() then

@@ -186,4 +186,10 @@ std::vector<float> Model::read_head_input() {
     return read_buffer(head_input_buffer());
 }
 
+std::vector<float> Model::read_logits() {
+    std::vector<float> host(static_cast<size_t>(m_batch) * m_seq * m_vocab);
+    m_backend->download(host.data(), m_logits, host.size());
+    return host;
+}
+
 }  // namespace normlab

@@ -48,6 +48,9 @@ class MainWindow : public QMainWindow {
 
     // Replaces the experiment by one run of `config` (not started).
     void loadConfig(const normlab::Config& config, const QString& name);
+    // The same with the current settings and the model keys of a Hugging Face config.json (or its
+    // folder; window_hf_import.cpp). The problem (every refused key named; nothing changed), or empty.
+    QString loadHuggingFaceConfig(const QString& path);
     void startLesson(const normlab::ui::Lesson& lesson);
     // Opens run folders (each a run on every chart, read off the GUI thread); returns the problems
     // (also shown in a dialog), one per folder that is not a run folder.
@@ -123,6 +126,7 @@ class MainWindow : public QMainWindow {
     void buildFileMenu();
     // File > Export dashboard (PNG, SVG, PDF) and Save screenshot.
     void addExportActions(QMenu* file);
+    void addHuggingFaceAction(QMenu* file);  // window_hf_import.cpp
     void buildRunAndViewMenus();
     void addStageMenu(QMenu* view);
     void addReplayAction(QMenu* file);

@@ -52,6 +52,7 @@ void MainWindow::buildFileMenu() {
         loadConfig(normlab::preset_config("quickstart"), QStringLiteral("quickstart"));
         m_document->setDirty(false);
     });
+    addHuggingFaceAction(file);
     file->addAction(tr("&Open experiment..."), QKeySequence::Open, this, [this] {
         if (!m_document->confirmDiscard()) return;
         const QString path = QFileDialog::getOpenFileName(this, tr("Open experiment"), QString(),

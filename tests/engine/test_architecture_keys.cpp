@@ -1,6 +1,7 @@
 // The architecture keys (docs/model.md#architecture-keys) beyond their gradients: which tensors the
 // layout (and so the checkpoint) holds, that none is live, the tied head's summed gradient, the memory
-// estimate of a gated FFN, and a Llama-shaped run resumed from its checkpoint with every tensor.
+// estimate of a gated FFN, a Llama-shaped run resumed from its checkpoint with every tensor, and the
+// family name captions give each shape.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +9,8 @@
 #include <vector>
 
 #include "engine/backend/cpu/cpu_backend.h"
+#include "engine/config/architecture_family.h"
+#include "engine/config/presets.h"
 #include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
 #include "engine/model/model.h"
@@ -154,6 +157,20 @@ TEST(ArchitectureCheckpoint, LlamaShapedRunResumesExactly) {
     const double next = trainer.step().record.loss;
     EXPECT_EQ(resumed->step().record.loss, next);
     EXPECT_LT(next, first);
+}
+
+TEST(ArchitectureFamily, CaptionsNameTheShapeOfEachPreset) {
+    EXPECT_EQ(architecture_family(preset_config("llama-small").model),
+              "Llama-shaped (RoPE, SwiGLU, no biases, tied head, GQA 2/4)");
+    EXPECT_EQ(architecture_family(preset_config("gpt2-shape").model),
+              "GPT-2-shaped (learned positions, GELU MLP, biases, tied head)");
+    EXPECT_EQ(architecture_family(preset_config("quickstart").model),
+              "2020 model (learned positions, ReLU MLP, biases, untied head)");
+    ModelConfig mixed = preset_config("quickstart").model;
+    mixed.position = Position::Rope;  // RoPE on the 2020 model: neither family
+    mixed.kv_heads = 1;
+    EXPECT_EQ(architecture_family(mixed), "custom (RoPE, ReLU MLP, biases, untied head, multi-query)");
+    EXPECT_EQ(architecture_family(preset_config("theory-preln").model), "Xiong et al.'s simplified model");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <QStringList>
 #include <algorithm>
 
+#include "engine/config/architecture_family.h"
 #include "engine/config/config_diff.h"
 
 namespace normlab::ui {
@@ -36,6 +37,7 @@ QString configSummary(const normlab::Config& config, const QString& seeds) {
         wiring += QLatin1Char(' ') + QString::fromStdString(normlab::to_string(m.residual));
     if (m.theory_mode) wiring += QStringLiteral(" (theory mode)");
     parts << wiring;
+    parts << QString::fromStdString(normlab::architecture_family(m));
     parts << QStringLiteral("%1 blocks, d %2, %3 heads, seq %4")
                  .arg(m.layers)
                  .arg(m.d_model)

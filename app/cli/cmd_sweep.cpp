@@ -27,6 +27,8 @@ using ojson = nlohmann::ordered_json;
 const char* kSweepHelp =
     "usage: normlab-cli sweep plan (FILE | NAME | --preset NAME | --config FILE) [--set KEY=VALUE]...\n"
     "                              [--axis KEY=V1,V2,...]... [--seeds N] [--steps N] --out S\n"
+    "       normlab-cli sweep plan --command 'python train.py --lr {user.lr} --seed {seed}'\n"
+    "                              --axis user.lr=1e-3,3e-3 [--seeds N] --out S\n"
     "       normlab-cli sweep run S [--jobs N] [--threads-per-job K] [--shard i/n] [--quiet]\n"
     "       normlab-cli sweep run-point S --point ID|INDEX [--threads K] [--quiet]\n"
     "       normlab-cli sweep status S [--json]\n"
@@ -39,7 +41,10 @@ const char* kSweepHelp =
     "\n"
     "plan    expands a sweep file (or the grid given inline) into S/sweep.json: every point with a\n"
     "        stable id derived from its overrides; every point's config is checked first. NAME is a\n"
-    "        sweep that ships: warmup-map, depth-map, lr-sensitivity.\n"
+    "        sweep that ships: warmup-map, depth-map, lr-sensitivity. --command runs your own script\n"
+    "        per point instead of NormLab's engine: axes user.NAME fill {user.NAME}, {seed} the seed,\n"
+    "        {out} the point's folder (also in NORMLAB_RUN_DIR, where normlab.watch() writes), each\n"
+    "        value single-quoted for /bin/sh; its output goes to the folder's command.log.\n"
     "run     runs the points not yet done, N at a time (default: one single-thread job per core),\n"
     "        each into S/runs/<id>/, a normal run folder. --shard i/n runs every n-th point (default\n"
     "        from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT). Safe to re-run or run from many\n"
@@ -112,6 +117,8 @@ int run_plan(ArgReader& reader) {
             spec["seeds"] = reader.integer_of(flag, 1, 1000);
         else if (flag == "--steps")
             spec["steps"] = reader.integer_of(flag, 1);
+        else if (flag == "--command")
+            spec["command"] = reader.value_of(flag);
         else if (flag.rfind("--", 0) != 0 && spec.empty() && base.empty() && axes.empty())
             spec = read_sweep_file(flag);
         else
@@ -132,8 +139,11 @@ int run_plan(ArgReader& reader) {
         if (set.contains(key) || axes.contains(key)) plan.paths_from_command_line.push_back(key);
     check_sweep_paths(plan, "sweep plan");
     write_sweep(out, plan);
-    std::cout << "normlab-cli sweep plan: " << plan.points.size() << " points of " << plan.base.train.steps
-              << " steps in " << out << "/sweep.json; run them with: normlab-cli sweep run " << out << "\n";
+    const std::string what = plan.spec.command
+                                 ? " points of your command"
+                                 : " points of " + std::to_string(plan.base.train.steps) + " steps";
+    std::cout << "normlab-cli sweep plan: " << plan.points.size() << what << " in " << out
+              << "/sweep.json; run them with: normlab-cli sweep run " << out << "\n";
     return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <memory>
 #include <thread>
 
+#include "app/cli/sweep_command_run.h"
 #include "app/cli/sweep_edge.h"
 #include "app/cli/train_loop.h"
 #include "engine/core/errors.h"
@@ -121,6 +122,7 @@ int train_point(const std::string& dir, const SweepPlan& plan, const SweepPoint&
     const WriteFence fence = claim.fence();
     check_fence(fence);
     const std::string folder_path = real_sweep_folder(dir, "runs/" + point.id);
+    if (plan.spec.command) return run_command_point(plan, point, folder_path, quiet, claim);
     std::unique_ptr<Trainer> trainer;
     try {
         Config config = point_config(plan, point);

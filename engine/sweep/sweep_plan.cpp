@@ -10,6 +10,7 @@
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
 #include "engine/io/json_read.h"
+#include "engine/sweep/sweep_command.h"
 #include "engine/sweep/sweep_path_policy.h"
 
 namespace normlab {
@@ -182,6 +183,31 @@ void check_points_match(const SweepPlan& plan, const std::string& source) {
         throw InputError(source +
                          " is damaged: its points are not the grid of its spec; plan the sweep again");
 }
+// "command": a sweep over the user's own command takes user.NAME axes and no base or steps (the command
+// sets its own training); any other sweep takes no user.NAME axis.
+void read_command(const ojson& json, SweepSpec& spec) {
+    if (!json.contains("command")) {
+        for (const SweepAxis& axis : spec.axes)
+            for (const std::string& key : axis.keys)
+                if (is_user_key(key))
+                    throw InputError("axis " + key +
+                                     " names a value of your own command: give the sweep a "
+                                     "\"command\" with {" +
+                                     key + "} in it (sweep plan --command '...')");
+        return;
+    }
+    if (!json["command"].is_string() ||
+        json["command"].get<std::string>().find_first_not_of(" \t") == std::string::npos)
+        throw InputError(
+            "\"command\" is the command line to run per point, e.g. \"python train.py --lr "
+            "{user.lr} --seed {seed}\"");
+    for (const char* key : {"base", "steps"})
+        if (json.contains(key))
+            throw InputError(std::string("a sweep with a \"command\" takes no \"") + key +
+                             "\": the command sets its own training; put the value in the command");
+    spec.command = json["command"].get<std::string>();
+    check_command_template(*spec.command, spec.axes);
+}
 }  // namespace
 
 std::string file_name_slug(const std::string& text) {
@@ -222,7 +248,7 @@ ojson values_from_text(const std::string& list) {
 
 SweepSpec sweep_spec_from_json(const ojson& json) {
     if (!json.is_object()) throw InputError("a sweep file is a JSON object with \"base\" and \"axes\"");
-    check_keys(json, {"base", "axes", "linked", "seeds", "steps"}, "the sweep file");
+    check_keys(json, {"base", "axes", "linked", "seeds", "steps", "command"}, "the sweep file");
     SweepSpec spec;
     const ojson base = json.value("base", ojson::object());
     if (!base.is_object())
@@ -264,6 +290,7 @@ SweepSpec sweep_spec_from_json(const ojson& json) {
             throw InputError("\"steps\" is a whole number from 1 to " + std::to_string(INT_MAX));
         spec.steps = json["steps"].get<int>();
     }
+    read_command(json, spec);
     return spec;
 }
 
@@ -288,13 +315,17 @@ ojson sweep_spec_to_json(const SweepSpec& spec) {
     if (!linked.empty()) out["linked"] = linked;
     if (!spec.seeds.empty()) out["seeds"] = spec.seeds;
     if (spec.steps) out["steps"] = *spec.steps;
+    if (spec.command) {
+        out.erase("base");
+        out["command"] = *spec.command;
+    }
     return out;
 }
 
 Config point_config(const SweepPlan& plan, const SweepPoint& point) {
     Config config = plan.base;
     for (const auto& [key, value] : point.set.items())
-        apply_override(config, key + "=" + override_text(value));
+        if (!is_user_key(key)) apply_override(config, key + "=" + override_text(value));
     config.train.seed = point.seed;
     return config;
 }

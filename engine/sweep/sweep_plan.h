@@ -31,6 +31,9 @@ struct SweepSpec {
     std::vector<SweepAxis> axes;  // in the order given; first varies slowest
     std::vector<uint64_t> seeds;  // empty: the base config's seed
     std::optional<int> steps;
+    // A sweep over the user's own command (sweep_command.h): its template; the axes are user.NAME keys
+    // and the base config is unused (quickstart).
+    std::optional<std::string> command;
 };
 
 struct SweepPoint {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import math
+import os
 import signal
 import sys
 import threading
@@ -503,7 +504,18 @@ def _exit_on_sigterm(signum, frame):
     raise SystemExit(128 + signum)  # the exit handlers run: the run ends `stopped`
 
 
-def watch(model, optimizer, out, **options) -> Watch:
-    """Records NormLab's telemetry of `model` trained by `optimizer` into the run folder `out`.
+def watch(model, optimizer, out=None, **options) -> Watch:
+    """Records NormLab's telemetry of `model` trained by `optimizer` into the run folder `out` (default:
+    $NORMLAB_RUN_DIR, the folder `normlab-cli sweep` gives each point of a sweep over your command).
     Call before the first forward (and before torch.compile); see docs/bridge.md for every option."""
-    return Watch(model, optimizer, out, **options)
+    return Watch(model, optimizer, _run_folder(out), **options)
+
+
+def _run_folder(out):
+    if out is not None:
+        return out
+    folder = os.environ.get("NORMLAB_RUN_DIR")
+    if not folder:
+        raise ValueError("normlab.watch: name the run folder, e.g. watch(model, optimizer, out=\"runs/exp1\") "
+                         "(a normlab-cli sweep over your command sets NORMLAB_RUN_DIR instead)")
+    return folder

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <thread>
 
+#include "engine/config/architecture_family.h"
 #include "engine/sweep/sweep_folder.h"
 #include "ui/history/telemetry_store.h"
 #include "ui/panels/panel_export.h"
@@ -239,12 +240,19 @@ PlotContent SweepMapWindow::sensitivityContent() const {
 
 QString SweepMapWindow::caption() const {
     QStringList parts;
-    parts << tr("Sweep %1: %2 points, base %3, %4 steps")
-                 .arg(QFileInfo(m_dir).fileName())
-                 .arg(m_plan.points.size())
-                 .arg(QString::fromStdString(
-                     m_plan.spec.preset.value_or(m_plan.spec.config_path.value_or("quickstart"))))
-                 .arg(m_plan.base.train.steps);
+    if (m_plan.spec.command)  // the user's own script: what it ran is the command
+        parts << tr("Sweep %1: %2 points of the command %3")
+                     .arg(QFileInfo(m_dir).fileName())
+                     .arg(m_plan.points.size())
+                     .arg(QString::fromStdString(*m_plan.spec.command));
+    else
+        parts << tr("Sweep %1: %2 points, base %3, %4 steps; model: %5")
+                     .arg(QFileInfo(m_dir).fileName())
+                     .arg(m_plan.points.size())
+                     .arg(QString::fromStdString(
+                         m_plan.spec.preset.value_or(m_plan.spec.config_path.value_or("quickstart"))))
+                     .arg(m_plan.base.train.steps)
+                     .arg(QString::fromStdString(normlab::architecture_family(m_plan.base.model)));
     parts << tr(
         "Cells: mean over seeds of min(final loss, initial loss); a cross marks a diverged run (its value "
         "is the initial loss); grey: not run yet. Sensitivity: mean over lr minus the best (Wortsman et al. "

@@ -1,0 +1,143 @@
+# A stability sweep of the user's own PyTorch script (normlab-cli sweep plan --command): 4 points of a
+# tiny nanoGPT script that calls normlab.watch() with no folder (NORMLAB_RUN_DIR names it), 2 workers;
+# one worker killed mid-point, the sweep finished by a second `sweep run`: every point's folder whole,
+# no finished point run twice, the killed one run again; and a script that fails is `failed` with its
+# stderr's last lines in summary.json.
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+def cli_path():
+    path = os.environ.get("NORMLAB_CLI") or str(HERE.parents[1] / "build" / "app" / "normlab-cli")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"normlab-cli not found at {path}: build NormLab (scripts/test.sh does) or set NORMLAB_CLI")
+    return path
+
+SCRIPT = textwrap.dedent("""\
+    import argparse, os, sys, time
+    sys.path.insert(0, {tests!r})
+    import torch
+    import normlab
+    from models import NanoGPT, batch
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lr", type=float)
+    parser.add_argument("--width", type=int)
+    parser.add_argument("--seed", type=int)
+    args = parser.parse_args()
+    with open(os.environ["SWEEP_STARTS"], "a") as starts:  # one line per start of a point
+        starts.write(os.environ["NORMLAB_RUN_DIR"] + "\\n")
+    if args.lr > 1:
+        sys.exit("this learning rate is refused by the script itself")
+    torch.manual_seed(args.seed)
+    model = NanoGPT()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    with normlab.watch(model, optimizer, every=5, verbose=False) as w:
+        for step in range(40):
+            loss = model(batch(step)[:, :-1], batch(step)[:, 1:])[1]
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            w.log()
+            time.sleep(float(os.environ.get("SWEEP_STEP_SLEEP", "0")))
+""")
+
+
+def run_cli(*args, env=None, check=True):
+    done = subprocess.run([cli_path(), *map(str, args)], capture_output=True, text=True, env=env)
+    if check and done.returncode != 0:
+        pytest.fail(f"normlab-cli {' '.join(map(str, args))} exited {done.returncode}:\n{done.stderr}")
+    return done
+
+
+def sweep_env(tmp_path, sleep):
+    env = dict(os.environ, SWEEP_STARTS=str(tmp_path / "starts.txt"), SWEEP_STEP_SLEEP=str(sleep),
+               NORMLAB_TEST_CLAIM_STALE_SECONDS="3", PYTHONPATH=str(HERE.parent))
+    return env
+
+
+def plan(tmp_path, lrs, name="S"):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT.format(tests=str(HERE)))
+    sweep = tmp_path / name
+    command = f"{sys.executable} {script} --lr {{user.lr}} --width {{user.width}} --seed {{seed}}"
+    run_cli("sweep", "plan", "--command", command, "--axis", f"user.lr={lrs}", "--axis", "user.width=32",
+            "--seeds", 2, "--out", sweep)
+    return sweep
+
+
+def starts(tmp_path):
+    path = tmp_path / "starts.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_a_killed_worker_s_point_is_run_again_and_no_finished_point_twice(tmp_path):
+    sweep = plan(tmp_path, "1e-3,3e-3")
+    env = sweep_env(tmp_path, sleep=0.05)
+    first = subprocess.Popen([cli_path(), "sweep", "run", str(sweep), "--jobs", "2"], env=env,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while len(starts(tmp_path)) < 2 and time.time() < deadline:
+        time.sleep(0.1)
+    assert len(starts(tmp_path)) >= 2, "the first workers never started their commands"
+    time.sleep(1.0)  # both commands are training now
+    workers = subprocess.run(["pgrep", "-f", f"sweep run-point {sweep}"], capture_output=True, text=True)
+    victim = int(workers.stdout.split()[0])
+    os.kill(victim, signal.SIGKILL)  # its command is stopped with it (SIGTERM: the run ends "stopped")
+    first.wait(timeout=300)
+    assert first.returncode == 1, first.stderr  # one point failed: the worker was killed
+
+    second = run_cli("sweep", "run", str(sweep), "--jobs", "2", env=env)
+    status = json.loads(run_cli("sweep", "status", sweep, "--json").stdout)
+    assert status["totals"]["done"] == 4, (status, second.stderr)
+    started = starts(tmp_path)
+    runs = sweep / "runs"
+    # Each point started once, the killed one twice: 5 starts for 4 points.
+    assert len(started) == 5, started
+    assert sorted(set(started)) == sorted(str(p) for p in runs.iterdir()), started
+    for point in runs.iterdir():
+        summary = json.loads((point / "summary.json").read_text())
+        assert summary["status"] == "completed" and summary["steps"] == 40, (point, summary)
+        lines = (point / "metrics.jsonl").read_text().splitlines()
+        assert [json.loads(line)["step"] for line in lines] == list(range(1, 41)), point
+        assert "--lr '" in (point / "command.txt").read_text()
+    collected = run_cli("sweep", "collect", sweep)
+    header = (sweep / "points.csv").read_text().splitlines()[0]
+    assert "user.lr" in header and "user.width" in header, (header, collected.stderr)
+
+
+def test_a_script_that_fails_leaves_its_point_failed_with_its_last_lines(tmp_path):
+    sweep = plan(tmp_path, "1e-3,5", name="F")
+    done = run_cli("sweep", "run", sweep, "--jobs", "2", env=sweep_env(tmp_path, sleep=0), check=False)
+    assert done.returncode == 1, done.stderr
+    status = json.loads(run_cli("sweep", "status", sweep, "--json").stdout)
+    assert status["totals"]["done"] == 2 and status["totals"]["failed"] == 2, status
+    failed = [p for p in (sweep / "runs").iterdir()
+              if json.loads((p / "summary.json").read_text())["status"] == "failed"]
+    for point in failed:
+        error = json.loads((point / "summary.json").read_text())["error"]
+        assert "exited 1" in error and "refused by the script itself" in error, error
+
+
+def test_command_sweeps_refuse_what_they_cannot_run(tmp_path):
+    out = tmp_path / "never"
+    for arguments, words in [
+        (["--command", "python t.py --lr {user.lr}", "--axis", "train.lr=1e-3"], "user.NAME"),
+        (["--command", "python t.py", "--axis", "user.lr=1e-3"], "user.lr is not in the sweep's command"),
+        (["--command", "python t.py --lr {user.lr} {nope}", "--axis", "user.lr=1e-3"], "{nope}"),
+        (["--command", "python t.py --lr {user.lr", "--axis", "user.lr=1e-3"], "without its '}'"),
+        (["--preset", "quickstart", "--axis", "user.lr=1e-3"], "\"command\""),
+    ]:
+        done = run_cli("sweep", "plan", *arguments, "--out", out, check=False)
+        assert done.returncode == 2 and words in done.stderr, (arguments, done.stderr)
+        assert not out.exists()

@@ -72,11 +72,7 @@ LoadedModel load_normlab_checkpoint(const std::string& checkpoint, const std::ve
     LoadedModel loaded;
     loaded.config = checkpoint_config(checkpoint);
     for (const std::string& assignment : sets) apply_override(loaded.config, assignment);
-    const auto wte = file.tensors.find("wte.weight");
-    if (wte == file.tensors.end() || wte->second.shape.size() != 2) {
-        throw InputError("checkpoint '" + checkpoint + "' has no 2-D wte.weight tensor");
-    }
-    loaded.vocab = static_cast<int>(wte->second.shape[0]);
+    loaded.vocab = checkpoint_vocab(file, checkpoint);
     build_model(loaded);
     load_parameters(file, *loaded.model, checkpoint);
     return loaded;

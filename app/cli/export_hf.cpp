@@ -77,10 +77,7 @@ int run_export_hf(int argc, char** argv) {
     const SafetensorsFile file = read_safetensors(request.checkpoint);
     const Config config = checkpoint_config(request.checkpoint);
     const HfFamily family = hf_family_of(config.model);  // before anything is written
-    const auto wte = file.tensors.find("wte.weight");
-    if (wte == file.tensors.end() || wte->second.shape.size() != 2)
-        throw InputError("checkpoint '" + request.checkpoint + "' has no 2-D wte.weight tensor");
-    const int vocab = static_cast<int>(wte->second.shape[0]);
+    const int vocab = checkpoint_vocab(file, request.checkpoint);
     std::string reason;
     const std::unique_ptr<Backend> backend = make_backend("cpu", config.threads, &reason);
     Model model(config.model, vocab, *backend);

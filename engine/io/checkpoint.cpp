@@ -73,6 +73,13 @@ void require_no_extra_tensors(const SafetensorsFile& file, const Model& model, c
 
 }  // namespace
 
+int checkpoint_vocab(const SafetensorsFile& file, const std::string& path) {
+    const auto wte = file.tensors.find("wte.weight");
+    if (wte == file.tensors.end() || wte->second.shape.size() != 2)
+        throw InputError("checkpoint '" + path + "' has no 2-D wte.weight tensor");
+    return static_cast<int>(wte->second.shape[0]);
+}
+
 void load_parameters(const SafetensorsFile& file, Model& model, const std::string& path) {
     const auto& entries = model.layout().entries;
     for (size_t i = 0; i < entries.size(); ++i) {

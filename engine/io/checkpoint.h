@@ -31,6 +31,10 @@ Config checkpoint_config(const std::string& path);
 class Model;
 struct SafetensorsFile;
 
+// The vocabulary of a loaded checkpoint's model: the rows of its wte.weight. Throws InputError when it
+// has no 2-D wte.weight.
+int checkpoint_vocab(const SafetensorsFile& file, const std::string& path);
+
 // Copies every active tensor of `model` from a loaded checkpoint, checking presence and shape.
 void load_parameters(const SafetensorsFile& file, Model& model, const std::string& path);
 

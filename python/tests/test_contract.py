@@ -55,7 +55,7 @@ def test_load_run_reads_an_engine_run(tmp_path, cli):
     subprocess.run([cli, "train", "--preset", "quickstart", "--steps", "12", "--set", "telemetry.every=4",
                     "--out", str(out)], check=True, capture_output=True)
     run = normlab.load_run(out)
-    assert run.summary["status"] == "completed" and list(run.steps.step) == list(range(1, 13))
+    assert run.summary["status"] == "completed" and list(run.steps.index) == list(range(1, 13))
     assert sorted(set(run.blocks.step)) == [1, 4, 8, 12]
     assert run.blocks.groupby("step").size().iloc[0] == run.config["model"]["layers"]
     assert (run.blocks["grad.w_qkv"] > 0).all() and run.blocks["attn_entropy"].notna().all()

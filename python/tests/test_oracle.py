@@ -90,7 +90,7 @@ def test_cadence_logs_blocks_on_step_one_and_every_nth(tmp_path):
         optimizer.zero_grad()
     w.close()
     run = normlab.load_run(tmp_path / "run")
-    assert list(run.steps.step) == list(range(1, 18))
+    assert list(run.steps.index) == list(range(1, 18))
     assert sorted(set(run.blocks.step)) == [1, 4, 8, 12, 16]
     with_attention = run.blocks.dropna(subset=["attn_entropy"])
     assert sorted(set(with_attention.step)) == [1, 8, 16]

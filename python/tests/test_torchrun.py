@@ -26,7 +26,7 @@ def test_the_torchrun_example_writes_a_two_process_run(tmp_path):
     assert process.returncode == 0, output
     run = normlab.load_run(tmp_path / "run")
     assert run.config["torch"]["world_size"] == 2 and run.config["torch"]["parallel"] == "ddp"
-    assert run.summary["status"] == "completed" and list(run.steps.step) == list(range(1, 13))
+    assert run.summary["status"] == "completed" and list(run.steps.index) == list(range(1, 13))
     assert run.steps.loss.iloc[-1] < run.steps.loss.iloc[0]
     assert output.count("normlab: 4 blocks (gpt2)") == 1  # rank 0 alone prints the mapping
 

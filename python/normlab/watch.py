@@ -17,6 +17,7 @@ import torch
 import torch.distributed as dist
 
 from . import attention, records
+from .provenance import provenance
 from .layout import ROLES, build_layout, parallelism
 from .measure import ACT_COLUMNS, RESID, RESID_ATTN, Measurements, local
 from .rules import DivergenceRule, LossSpikeDetector
@@ -176,7 +177,7 @@ class Watch:
     def _open_writer(self, out, overwrite, user_config, model):
         try:
             claim_folder(out, overwrite)
-            self.writer = RunWriter(out, self._config(user_config, model))
+            self.writer = RunWriter(out, self._config(user_config, model), provenance(VERSION, self.device))
             self.writer.summary(self._summary("running"))
         except OSError as problem:
             self.disabled = f"cannot write the run folder {out} ({problem})"

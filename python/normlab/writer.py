@@ -1,5 +1,5 @@
-# Writes one run folder in NormLab's contract (docs/formats.md): config.json, metrics.jsonl and
-# events.jsonl appended a line at a time and flushed, summary.json replaced atomically. Writing happens
+# Writes one run folder in NormLab's contract (docs/formats.md): config.json and provenance.json once,
+# metrics.jsonl and events.jsonl appended a line at a time and flushed, summary.json replaced atomically. Writing happens
 # on a background thread so the disk never blocks training; a failure is reported once and writing stops.
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def claim_folder(out: str, overwrite: bool) -> None:
     if existing and not overwrite:
         raise ValueError(f"normlab.watch: {out} already holds a run ({existing[0]}); pass overwrite=True "
                          "or choose another out= folder")
-    for name in ("config.json", "metrics.jsonl", "events.jsonl", "summary.json", WRITER_LOCK):
+    for name in ("config.json", "provenance.json", "metrics.jsonl", "events.jsonl", "summary.json", WRITER_LOCK):
         if os.path.lexists(os.path.join(out, name)):
             os.remove(os.path.join(out, name))
     descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -79,12 +79,13 @@ def claim_folder(out: str, overwrite: bool) -> None:
 
 
 class RunWriter:
-    def __init__(self, out: str, config: dict):
+    def __init__(self, out: str, config: dict, provenance: dict):
         self.out = out
         self.error: Optional[str] = None
         self._queue: "queue.Queue" = queue.Queue()
         self._files = {}
         self._write_atomic("config.json", config)
+        self._write_atomic("provenance.json", provenance)
         self._thread = threading.Thread(target=self._run, name="normlab-writer", daemon=True)
         self._thread.start()
 

@@ -36,7 +36,7 @@ def _keys(value, prefix=""):
 def structure(folder):
     """Per file, the key paths of each line (values left out: they depend on the torch version)."""
     out = {}
-    for name in ("config.json", "summary.json", "metrics.jsonl", "events.jsonl"):
+    for name in ("config.json", "provenance.json", "summary.json", "metrics.jsonl", "events.jsonl"):
         with open(os.path.join(folder, name)) as f:
             out[name] = [_keys(json.loads(line)) for line in f if line.strip()]
     for key in ("torch.version", "torch.device"):

@@ -1,5 +1,6 @@
 # Attention statistics from a model's real queries and keys (after rotary embeddings, with its mask):
-# the mean row entropy (nats) and the largest scaled logit over a sample of query rows of one sequence.
+# the mean row entropy (nats) and each head's largest scaled logit over a sample of query rows of one
+# sequence.
 # Queries and keys come from Hugging Face's attention interface, a fused qkv projection, or the user.
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ _sink: Optional[Callable] = None
 
 
 def attention_sample_stats(q, k, scale, mask=None, causal=True, rows=256):
-    """(entropy sum, rows counted, largest logit) over heads x sampled query rows of the first sequence.
+    """(entropy sum, rows counted, each head's largest logit [H]) over heads x sampled query rows of the
+    first sequence.
     q: [B, H, T, d], k: [B, Hk, S, d] (Hk divides H: grouped keys are repeated); mask: None, or a
     [B, 1|H, T, S] bool (True = attend) or additive float mask, as Hugging Face passes them."""
     q0 = q[0].detach().float()
@@ -39,8 +41,8 @@ def attention_sample_stats(q, k, scale, mask=None, causal=True, rows=256):
     log_p = torch.log_softmax(masked.masked_fill(~valid[..., None], 0.0), dim=-1)
     entropy = -(log_p.exp() * log_p.masked_fill(~allowed, 0.0)).sum(dim=-1)
     entropy_sum = entropy.masked_fill(~valid, 0.0).sum()
-    largest = masked.masked_fill(~valid[..., None], float("-inf")).amax()
-    return entropy_sum, valid.sum(), largest
+    head_largest = masked.masked_fill(~valid[..., None], float("-inf")).amax(dim=(1, 2))
+    return entropy_sum, valid.sum(), head_largest
 
 
 def record_attention(q, k, scale=None, mask=None, causal=True):

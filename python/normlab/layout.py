@@ -1,16 +1,20 @@
 # Finds what NormLab needs in a user's model: the wrapper-free module, its blocks, each weight's role
 # (w_qkv, w_o, w_1, w_2, norm1, norm2) from one table of known families, the module whose input is the
-# attention residual sum, and how attention can be sampled. Unknown models take blocks= and roles=.
+# attention residual sum, the recognised norms, and how attention is sampled. Others take blocks=, roles=.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
 
+from . import norms
+
 # The engine's gradient roles, in the order NormLab writes them (engine/io/record_fields.h).
 ROLES = ("w_qkv", "w_o", "w_1", "w_2", "norm1", "norm2", "norm1_out", "norm2_out")
+NORM_ROLES = ("norm1", "norm2", "norm1_out", "norm2_out")  # gains whose module's per-token scale is measured
+Norm = Tuple[nn.Module, norms.NormKind]
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,18 @@ class Layout:
     hf_attention: bool  # a Hugging Face model: sample attention through its AttentionInterface
     qkv_split: List[Optional[nn.Module]] = field(default_factory=list)  # per block: the c_attn to hook
     vocab_size: Optional[int] = None
+    heads: Optional[int] = None  # attention heads (queries), when the model says
+    norms: List[Dict[str, Norm]] = field(default_factory=list)  # per block: NORM_ROLES entry -> its norm
+    final_norm: Optional[Norm] = None
+
+    @property
+    def norm_type(self) -> Optional[str]:
+        """The engine's model.norm_type of the blocks' norms ("layernorm", "rmsnorm"), when every norm
+        role's module is recognised and all are of one kind; else None."""
+        kinds = {kind.kind for block in self.norms for _, kind in block.values()}
+        complete = all(len(block) == sum(r in roles for r in NORM_ROLES)
+                       for block, roles in zip(self.norms, self.roles))
+        return kinds.pop() if len(kinds) == 1 and complete else None
 
     def describe(self) -> str:
         lines = [f"normlab: {len(self.blocks)} blocks ({self.family}) at "
@@ -60,6 +76,10 @@ class Layout:
         attention = "Hugging Face attention interface" if self.hf_attention else (
             "fused qkv projection" if any(self.qkv_split) else "normlab.record_attention calls (if any)")
         lines.append(f"normlab:   attention sampled from: {attention}")
+        found = [f"{role} ({kind.kind})" for role, (_, kind) in self.norms[0].items()]
+        if self.final_norm is not None:
+            found.append(f"final ({self.final_norm[1].kind})")
+        lines.append("normlab:   norm scales of: " + (", ".join(found) or "no recognised norm"))
         return "\n".join(lines)
 
 
@@ -133,6 +153,23 @@ def _match_family(block: nn.Module) -> Optional[Family]:
     return None
 
 
+def _block_norms(block: nn.Module, roles: Dict[str, List[nn.Parameter]]) -> Dict[str, Norm]:
+    """Per norm role of the block, the module owning its gain, when the bridge recognises it."""
+    found = {}
+    for role in NORM_ROLES:
+        module = norms.owner_of(block, roles[role][0]) if role in roles else None
+        kind = norms.recognise(module) if module is not None else None
+        if kind is not None:
+            found[role] = (module, kind)
+    return found
+
+
+def _heads(root: nn.Module, block: nn.Module) -> Optional[int]:
+    config = getattr(root, "config", None)
+    heads = getattr(config, "num_attention_heads", None) or getattr(config, "n_head", None)
+    return heads or getattr(getattr(block, "attn", None), "n_head", None)
+
+
 def build_layout(model: nn.Module, blocks=None, roles=None) -> Layout:
     root = unwrap(model)
     names, modules = find_blocks(root, blocks)
@@ -162,10 +199,13 @@ def build_layout(model: nn.Module, blocks=None, roles=None) -> Layout:
     if vocab is None:
         head = getattr(root, "lm_head", None)
         vocab = getattr(head, "out_features", None)
+    final = norms.final_norm(root, modules)
     return Layout(root=root, block_names=list(names), blocks=list(modules),
                   family=family.name if family else ("user" if roles is not None else "unknown"),
                   roles=block_roles, attn_sum_inputs=sum_inputs, hf_attention=hf,
-                  qkv_split=[None] * len(qkv) if hf else qkv, vocab_size=vocab)
+                  qkv_split=[None] * len(qkv) if hf else qkv, vocab_size=vocab, heads=_heads(root, modules[0]),
+                  norms=[_block_norms(b, r) for b, r in zip(modules, block_roles)],
+                  final_norm=(final, norms.recognise(final)) if final is not None else None)
 
 
 def parallelism(model: nn.Module, root: nn.Module, world_size: int) -> str:

@@ -18,8 +18,9 @@ import torch.distributed as dist
 
 from . import attention, records
 from .provenance import provenance
-from .layout import ROLES, build_layout, parallelism
-from .measure import ACT_COLUMNS, RESID, RESID_ATTN, Measurements, local
+from . import norms
+from .layout import build_layout, parallelism
+from .measure import RESID, RESID_ATTN, Measurements, local
 from .rules import DivergenceRule, LossSpikeDetector
 from .writer import RunWriter, claim_folder
 
@@ -38,11 +39,9 @@ class _Step:  # one optimizer step waiting for its window to be read back
 @dataclass
 class _Logged:  # the device values of a logged step, read back with its window
     step: int
-    acts: torch.Tensor
-    attn_max: torch.Tensor
-    grads: torch.Tensor
-    updates: torch.Tensor
-    sampled: bool
+    sums: torch.Tensor  # records.logged_sizes' parts, packed: one SUM over processes
+    maxima: torch.Tensor  # Measurements.maxima(): one MAX over processes
+    has_adam: bool
 
 
 def _loss_of(output) -> Optional[torch.Tensor]:
@@ -54,6 +53,19 @@ def _loss_of(output) -> Optional[torch.Tensor]:
         for item in output:
             if isinstance(item, torch.Tensor) and item.dim() == 0 and item.is_floating_point():
                 return item
+    return None
+
+
+def _logits_of(output, vocab_size) -> Optional[torch.Tensor]:
+    """The logits a model returned: Hugging Face's .logits, the first tensor of at least 2 dimensions of a
+    tuple (nanoGPT's (logits, loss)), or the output itself; with a known vocabulary, its last dimension."""
+    candidates = [getattr(output, "logits", None), output]
+    if isinstance(output, (tuple, list)):
+        candidates += list(output)
+    for item in candidates:
+        if isinstance(item, torch.Tensor) and item.dim() >= 2 and item.is_floating_point() and (
+                vocab_size is None or item.shape[-1] == vocab_size):
+            return item
     return None
 
 
@@ -76,6 +88,7 @@ class Watch:
             raise ValueError("normlab.watch: the optimizer has no step hooks; it needs torch>=2.4 "
                              f"(this is torch {torch.__version__})")
         self.every, self.attn_every, self.attn_rows = every, attn_every, attn_rows
+        self._optimizer = optimizer
         self.update_ratio = update_ratio
         self.world = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
         self.rank = dist.get_rank() if self.world > 1 else 0
@@ -196,14 +209,11 @@ class Watch:
         root = self.layout.root
         config = getattr(root, "config", None)
         d_model = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None)
-        heads = getattr(config, "num_attention_heads", None) or getattr(config, "n_head", None)
-        attn = getattr(self.layout.blocks[0], "attn", None)
-        heads = heads or getattr(attn, "n_head", None)
         if d_model is None:
             norm = self.layout.roles[0].get("norm1")
             d_model = norm[0].shape[0] if norm else None
-        shape = {"layers": len(self.layout.blocks), "d_model": d_model, "heads": heads,
-                 "vocab_size": self.layout.vocab_size}
+        shape = {"layers": len(self.layout.blocks), "d_model": d_model, "heads": self.layout.heads,
+                 "vocab_size": self.layout.vocab_size, "norm_type": self.layout.norm_type}
         return {"source": SOURCE, "bridge_version": VERSION,
                 "model": {k: v for k, v in shape.items() if v is not None},
                 "architecture": {"class": type(root).__name__, "family": self.layout.family,
@@ -227,6 +237,11 @@ class Watch:
                 n_head = layout.blocks[b].attn.n_head
                 handles.append(layout.qkv_split[b].register_forward_hook(
                     attention.qkv_split_hook(n_head, self._sample_attention)))
+            for role, (module, kind) in layout.norms[b].items():
+                handles.append(module.register_forward_pre_hook(self._norm_hook(b, role, kind)))
+        if layout.final_norm is not None:
+            module, kind = layout.final_norm
+            handles.append(module.register_forward_pre_hook(self._norm_hook(None, None, kind)))
         if layout.hf_attention and self.attn_every > 0:
             attention.install_hf_interface(layout.root)
         attention._sink = self._sample_attention
@@ -260,14 +275,22 @@ class Watch:
 
         return hook
 
+    def _norm_hook(self, b, role, kind):
+        def hook(module, args):
+            if self._record and self._training(module) and args:
+                self.measure.add_norm_scale(b, role, norms.token_scales(args[0], kind))
+
+        return hook
+
     def _sample_attention(self, module, q, k, scale, mask, causal):
         if not (self._sample and torch.is_grad_enabled()):
             return
         b = getattr(module, "_normlab_block", None) if module is not None else self._current_block
         if b is None or b < 0:
             return
-        entropy, rows, largest = attention.attention_sample_stats(q, k, scale, mask, causal, self.attn_rows)
-        self.measure.add_attention(b, entropy, rows, largest)
+        entropy, rows, head_largest = attention.attention_sample_stats(q, k, scale, mask, causal, self.attn_rows)
+        self.measure.add_attention(b, entropy, rows, head_largest)
+        self.measure.add_qk(b, q, k)
 
     def _loss_hook(self, module, args, output):
         if self._training(module):
@@ -275,6 +298,9 @@ class Watch:
             if loss is not None:
                 self._loss[0] += loss.detach().double()
                 self._loss[1] += 1
+            logits = _logits_of(output, self.layout.vocab_size) if self._record else None
+            if logits is not None:
+                self.measure.add_logits(logits)
 
     # ---- optimizer hooks (eager) -----------------------------------------------------------------
     def _is_logged(self, step):  # a sampled step is a logged step too
@@ -309,13 +335,19 @@ class Watch:
         entry.loss = self._loss.clone()
         self._loss.zero_()
         if self._is_logged(self.step):
-            updates = self.measure.update_squares() if self.update_ratio else torch.zeros(
-                2 * self.measure.blocks, dtype=torch.float64, device=self.device)
-            self._logged = _Logged(self.step, self.measure.acts.clone(), self.measure.attn_max.clone(),
-                                   self._grads, updates, self._is_sampled(self.step))
+            self._logged = self._pack_logged()
             self.measure.reset_step()
         self._record = self._is_logged(self.step + 1)
         self._sample = self._is_sampled(self.step + 1)
+
+    def _pack_logged(self) -> _Logged:
+        """The logged step's device values, packed for its read-back (in records.logged_sizes' order)."""
+        measure = self.measure
+        updates = measure.update_squares() if self.update_ratio else torch.zeros(
+            2 * measure.blocks, dtype=torch.float64, device=self.device)
+        adam = measure.second_moments(self._optimizer)
+        parts = [measure.acts.flatten(), measure.run_acts, self._grads, updates] + ([adam] if adam is not None else [])
+        return _Logged(self.step, torch.cat(parts), measure.maxima(), adam is not None)
 
     # ---- reading a window back and writing it -----------------------------------------------------
     def _flush(self, collective=True):
@@ -332,13 +364,13 @@ class Watch:
         parts = [losses, vals, torch.tensor([1.0 if self._writer_failed() else 0.0], dtype=torch.float64,
                                             device=self.device)]
         if logged is not None:
-            parts = [logged.acts.flatten(), logged.grads, logged.updates] + parts
+            parts = [logged.sums] + parts
         packed = torch.cat(parts)
         reduce = collective and self.world > 1
         if reduce:
             dist.all_reduce(packed)
-            if logged is not None and logged.sampled:
-                dist.all_reduce(logged.attn_max, op=dist.ReduceOp.MAX)
+            if logged is not None:
+                dist.all_reduce(logged.maxima, op=dist.ReduceOp.MAX)
         host = packed.tolist()
         user_norms = self._host_values([s.user.get("grad_norm") for s in window])
         lrs = self._host_values([s.lr for s in window])
@@ -347,25 +379,22 @@ class Watch:
             return
         if self.writer is None:
             return
-        blocks = self.measure.blocks
-        per_block = None
+        values = None
         if logged is not None:
-            sizes = (blocks * ACT_COLUMNS, blocks * len(ROLES) + 1, 2 * blocks)
-            acts = host[:sizes[0]]
-            grads = host[sizes[0]:sizes[0] + sizes[1]]
-            updates = host[sizes[0] + sizes[1]:sum(sizes)]
-            host = host[sum(sizes):]
-            per_block = (records.split_blocks(acts, grads, updates, logged.attn_max.tolist(), blocks), grads[-1])
+            count = logged.sums.numel()
+            values = records.split_logged(host[:count], logged.maxima.tolist(), self.measure.block_numel,
+                                          logged.has_adam)
+            host = host[count:]
         now = time.perf_counter()
         self._steps_per_s = len(window) / max(now - self._window_started, 1e-9)
         self._window_started = now
         lines = [self._line(s, host, i, len(window), lrs[i], user_norms[i],
-                            per_block if logged is not None and s.step == logged.step else None)
+                            values if logged is not None and s.step == logged.step else None)
                  for i, s in enumerate(window)]
         self.writer.metrics(lines)
         self.writer.summary(self._summary("running"))
 
-    def _line(self, s, host, i, count, lr, user_norm, per_block):
+    def _line(self, s, host, i, count, lr, user_norm, logged: Optional[records.Logged]):
         line = {"step": s.step}
         loss_sum, loss_count = host[2 * i], host[2 * i + 1]
         loss = loss_sum / loss_count if loss_count > 0 else None
@@ -382,16 +411,17 @@ class Watch:
         if user_norm is not None:
             line["grad_norm"] = user_norm
         reason, block = None, None
-        if per_block is not None:
-            values, total_square = per_block
+        if logged is not None:
+            total_square = logged.grad_total_square
             scale = records.clip_scale(user_norm, total_square)
             line.setdefault("grad_norm", math.sqrt(total_square) if total_square >= 0 else float("nan"))
             line["steps_per_s"] = self._steps_per_s
+            line.update(records.run_record(logged.run))
             has_attn_sum = [m is not None for m in self.layout.attn_sum_inputs]
             line["layers"] = [records.layer_record(v, self.measure.roles_present, scale, has_attn_sum[b],
-                                                   self.update_ratio) for b, v in enumerate(values)]
-            if not math.isfinite(total_square) or any(not math.isfinite(x) for v in values for x in v.acts):
-                reason, block = "non-finite gradient or residual sum", records.first_bad_block(values)
+                                                   self.update_ratio) for b, v in enumerate(logged.blocks)]
+            if not math.isfinite(total_square) or not all(records.resid_finite(v) for v in logged.blocks):
+                reason, block = "non-finite gradient or residual sum", records.first_bad_block(logged.blocks)
         if loss is not None:
             reason = self._divergence.reason(loss) if reason is None or not math.isfinite(loss) else reason
             z = self._spikes.observe(loss)

@@ -1,6 +1,6 @@
 # One rank of the distributed tests (started by torch.multiprocessing.spawn with the gloo backend):
 # trains the nanoGPT-shaped model on its half of each batch under DDP, FSDP2 or HSDP, optionally in
-# micro-batches under no_sync, with normlab.watch recording; rank 0 writes the run folder.
+# micro-batches under no_sync, with normlab.watch recording (attention too); rank 0 writes the folder.
 import contextlib
 import os
 
@@ -8,9 +8,18 @@ import torch
 import torch.distributed as dist
 
 import normlab
-from models import batch, loss_of, make
+from models import ADAM_EPS, SEQ, batch, loss_of, make
 
 STEPS, BATCH = 4, 4
+
+
+def shared_first_batch(step):
+    """A batch whose sequence 2 repeats sequence 0: each of 2 ranks samples attention from the first
+    sequence of its half, so both sample what one process with the whole batch samples, while the
+    other sequences (1 and 3) still differ between the ranks."""
+    tokens = batch(step, BATCH)
+    tokens[2] = tokens[0]
+    return tokens
 
 
 def wrap(mode, model, world):
@@ -32,11 +41,11 @@ def run_rank(rank, world, mode, out, init_file):
     torch.set_num_threads(1)
     model, _ = make("nanogpt")
     wrapped = wrap(mode, model, world)
-    optimizer = torch.optim.AdamW(wrapped.parameters(), lr=3e-3, weight_decay=0.1)
-    w = normlab.watch(wrapped, optimizer, out=out, every=1, attn_every=0, verbose=False)
+    optimizer = torch.optim.AdamW(wrapped.parameters(), lr=3e-3, weight_decay=0.1, eps=ADAM_EPS)
+    w = normlab.watch(wrapped, optimizer, out=out, every=1, attn_every=1, attn_rows=SEQ, verbose=False)
     share = BATCH // world
     for step in range(1, STEPS + 1):
-        mine = batch(step, BATCH)[rank * share:(rank + 1) * share]
+        mine = shared_first_batch(step)[rank * share:(rank + 1) * share]
         micro = mine.split(1) if mode == "ddp_accum" else [mine]
         for i, part in enumerate(micro):
             last = i == len(micro) - 1

@@ -12,6 +12,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 VOCAB, SEQ, WIDTH, HEADS, LAYERS = 64, 16, 32, 4, 3
+# AdamW's eps in the tests: large enough that some but not all coordinates have sqrt(v) below it, so the
+# bridge's adam_eps_fraction is checked away from 0 and 1
+ADAM_EPS = 1e-4
 # Where the tests' models and batches live: the CPU, or NORMLAB_TEST_DEVICE=cuda on a GPU machine
 DEVICE = torch.device(os.environ.get("NORMLAB_TEST_DEVICE", "cpu"))
 
@@ -197,7 +200,7 @@ def loss_of(kind, model, tokens):
 def make(kind, seed=0):
     torch.manual_seed(seed)
     model = BUILDERS[kind]().to(DEVICE)
-    return model, torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1)
+    return model, torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.1, eps=ADAM_EPS)
 
 
 def watch_options(kind):

@@ -1,6 +1,6 @@
 # Under torch.compile (backend aot_eager, which traces the hooks without generating C++) the bridge logs
-# the eager numbers, and once every kind of step (logged, sampled, neither) has run once nothing is
-# compiled again: the hooks read flags, never step counters.
+# the eager numbers (norm scales, output logits and q/k RMS included), and once every kind of step
+# (logged, sampled, neither) has run once nothing is compiled again: the hooks read flags, never steps.
 import pytest
 import torch
 from torch._dynamo.testing import CompileCounterWithBackend
@@ -39,7 +39,11 @@ def test_compiled_model_logs_the_eager_numbers_without_recompiling(kind, tmp_pat
         assert_close(compiled.steps.loc[step, "loss"], eager.steps.loc[step, "loss"], rel=1e-5, what=f"loss {step}")
     logged = sorted(set(eager.blocks.step))
     assert sorted(set(compiled.blocks.step)) == logged
-    for field in ("resid", "resid_attn", "grad.w_qkv", "grad.w_2", "update_ratio", "attn_entropy", "attn_max_logit"):
+    for field in ("log_z_mean", "logit_max", "final_norm_scale_mean"):  # from the root's output and ln_f
+        for step in logged:
+            assert_close(compiled.steps.loc[step, field], eager.steps.loc[step, field], rel=1e-4, what=field)
+    for field in ("resid", "resid_attn", "grad.w_qkv", "grad.w_2", "update_ratio", "attn_entropy", "attn_max_logit",
+                  "q_rms", "norm1_scale_cv", "adam_grad_rms"):
         a = compiled.blocks.sort_values(["step", "block"])[field].to_numpy()
         b = eager.blocks.sort_values(["step", "block"])[field].to_numpy()
         for x, y in zip(a, b):

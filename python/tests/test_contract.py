@@ -13,6 +13,13 @@ import normlab
 from bridge_fixture import FIXTURE, structure, write_run
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# The per-block fields of the bridge that NormLab's flat table has a column for (adam_eps_fraction and
+# attn_head_max_logit have none: record_fields.h lacks the first, the table holds one value per block).
+BLOCK_FIELDS = ("resid", "resid_attn", "update_ratio", "update_rms", "adam_grad_rms", "attn_entropy",
+                "attn_max_logit", "q_rms", "k_rms", "norm1_scale_mean", "norm1_scale_cv", "norm2_scale_mean",
+                "norm2_scale_cv")
+RUN_FIELDS = ("log_z_mean", "log_z_max_abs", "logit_mean", "logit_max", "final_norm_scale_mean",
+              "final_norm_scale_cv")
 
 
 @pytest.fixture(scope="module")
@@ -29,25 +36,59 @@ def test_the_bridge_writes_what_the_committed_fixture_holds(tmp_path):
     assert fresh == committed, "the bridge's output changed: regenerate with python tests/bridge_fixture.py"
 
 
-def test_normlab_reads_back_the_values_the_bridge_wrote(tmp_path, cli):
+def exported_rows(tmp_path, cli):
+    """A fresh bridge run and NormLab's CSV export of it, by (step, block); block -1 is the step's row."""
     write_run(str(tmp_path / "run"))
     subprocess.run([cli, "export", "--run", str(tmp_path / "run"), "--metrics", "--format", "csv",
                     "--out", str(tmp_path / "m.csv")], check=True, capture_output=True)
-    rows = {(int(r["step"]), int(r["block"])): r for r in csv.DictReader(open(tmp_path / "m.csv"))}
+    return {(int(r["step"]), int(r["block"])): r for r in csv.DictReader(open(tmp_path / "m.csv"))}
+
+
+def test_normlab_reads_back_the_values_the_bridge_wrote(tmp_path, cli):
+    rows = exported_rows(tmp_path, cli)
     checked = 0
     for line in open(tmp_path / "run" / "metrics.jsonl"):
         record = json.loads(line)
         assert math.isclose(float(rows[(record["step"], -1)]["loss"]), record["loss"], rel_tol=1e-12)
         for block, layer in enumerate(record.get("layers", [])):
             row = rows[(record["step"], block)]
-            for field in ("resid", "resid_attn", "update_ratio", "attn_entropy", "attn_max_logit"):
+            for field in BLOCK_FIELDS:
                 if field in layer:
                     assert math.isclose(float(row[field]), layer[field], rel_tol=1e-12), field
                     checked += 1
             for role, value in layer["grad"].items():
                 assert math.isclose(float(row[f"grad.{role}"]), value, rel_tol=1e-12), role
                 checked += 1
-    assert checked > 100
+    assert checked > 200
+
+
+# The two tests below fail until NormLab's C++ reader changes (each mark says where); strict, so they
+# report XPASS, and fail, once it does: then remove the mark.
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="metrics_line_parser.cpp takes a line's run-level telemetry only when it has z_loss, "
+                   "which the bridge cannot measure and does not write")
+def test_normlab_reads_back_the_output_logits_the_bridge_wrote(tmp_path, cli):
+    rows = exported_rows(tmp_path, cli)
+    checked = 0
+    for line in open(tmp_path / "run" / "metrics.jsonl"):
+        record = json.loads(line)
+        for field in RUN_FIELDS:
+            if field in record:
+                cell = rows[(record["step"], -1)][field]
+                assert cell != "", f"step {record['step']}: {field} written but exported empty"
+                assert math.isclose(float(cell), record[field], rel_tol=1e-12), field
+                checked += 1
+    assert checked > 20
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="metrics_line_parser.cpp reads a missing grad or dependency field as 0 (a missing "
+                   "norm scale as NaN), and metrics_table.cpp exports that 0 (nan)")
+def test_fields_the_bridge_never_wrote_export_empty(tmp_path, cli):
+    rows = exported_rows(tmp_path, cli)
+    logged = [row for (step, block), row in rows.items() if block >= 0]
+    for field in ("grad.norm1_out", "grad.norm2_out", "dependency.attn", "dependency.ffn", "norm1_out_scale_mean"):
+        assert {row[field] for row in logged} == {""}, f"{field} exported as {logged[0][field]!r}"
 
 
 def test_load_run_reads_an_engine_run(tmp_path, cli):

@@ -1,8 +1,9 @@
 # What normlab.watch costs a training step, measured as the README asks: interleaved runs of the same
 # model with the bridge off and on (at its defaults, every=10 and attn_every=50), median step time of
 # each, and the overhead as their ratio; also the cost on the steps that log nothing. Prints a table.
-# Usage: python bench_overhead.py [--steps 200] [--repeats 5] [--models nanogpt,gpt2] [--device cuda]
-# On a GPU under torchrun (WORLD_SIZE set) the model trains wrapped in DistributedDataParallel over NCCL.
+# Usage: python bench_overhead.py [--steps 200] [--repeats 5] [--models nanogpt,gpt2,llama] [--device cuda]
+# [--clock cpu]. On a GPU under torchrun (WORLD_SIZE set) the model trains in DDP over NCCL. --clock cpu
+# times steps in the process's CPU time (all its threads), which a machine shared with other work skews less.
 import argparse
 import os
 import statistics
@@ -37,19 +38,20 @@ def build(kind, args, device):
 def step_times(kind, model, optimizer, args, device, watched, out):
     import models
 
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     w = normlab.watch(model, optimizer, out=out, overwrite=True, verbose=False) if watched else None
     times = []
     generator = torch.Generator().manual_seed(1)
     for step in range(args.steps):
         tokens = torch.randint(0, args.vocab, (args.batch, args.seq), generator=generator).to(device)
-        start = time.perf_counter()
+        start = clock()
         loss = models.loss_of(kind, model, tokens)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         if device.type == "cuda":
             torch.cuda.synchronize()  # the GPU's work, not its queueing
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     if w is not None:
         w.close()
     return times[5:]  # the first steps warm allocators up
@@ -67,7 +69,10 @@ def main():
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--vocab", type=int, default=256)
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--clock", default="wall", choices=["wall", "cpu"])
     args = parser.parse_args()
+    if args.clock == "cpu" and args.device != "cpu":
+        parser.error("--clock cpu times CPU training only")
     device = torch.device(args.device)
     if "WORLD_SIZE" in os.environ:
         torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo")
@@ -79,7 +84,8 @@ def main():
     where = torch.cuda.get_device_name() if device.type == "cuda" else "1 thread"
     group = f", DDP over {torch.distributed.get_backend()} x{torch.distributed.get_world_size()}" \
         if torch.distributed.is_initialized() else ""
-    print(f"normlab bridge overhead: torch {torch.__version__}, {where}{group}, load before {' '.join(load)}")
+    print(f"normlab bridge overhead: torch {torch.__version__}, {where}{group}, {args.clock} clock, "
+          f"load before {' '.join(load)}")
     print(f"models: {args.layers} blocks, d {args.width}, {args.heads} heads, vocab {args.vocab}, seq {args.seq}, "
           f"batch {args.batch}; {args.repeats} interleaved off/on pairs of {args.steps} steps; "
           f"defaults every=10, attn_every=50\n")

@@ -16,11 +16,10 @@ from typing import Any, Dict, List, Optional
 import torch
 import torch.distributed as dist
 
-from . import attention, records
-from .provenance import provenance
-from . import norms
+from . import attention, norms, records
 from .layout import build_layout, parallelism
 from .measure import RESID, RESID_ATTN, Measurements, local
+from .provenance import provenance
 from .rules import DivergenceRule, LossSpikeDetector
 from .writer import RunWriter, claim_folder
 
@@ -346,8 +345,9 @@ class Watch:
         updates = measure.update_squares() if self.update_ratio else torch.zeros(
             2 * measure.blocks, dtype=torch.float64, device=self.device)
         adam = measure.second_moments(self._optimizer)
-        parts = [measure.acts.flatten(), measure.run_acts, self._grads, updates] + ([adam] if adam is not None else [])
-        return _Logged(self.step, torch.cat(parts), measure.maxima(), adam is not None)
+        parts = [measure.acts.flatten(), measure.run_acts, self._grads, updates]
+        return _Logged(self.step, torch.cat(parts + ([adam] if adam is not None else [])), measure.maxima(),
+                       adam is not None)
 
     # ---- reading a window back and writing it -----------------------------------------------------
     def _flush(self, collective=True):

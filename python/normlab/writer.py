@@ -1,6 +1,6 @@
 # Writes one run folder in NormLab's contract (docs/formats.md): config.json and provenance.json once,
-# metrics.jsonl and events.jsonl appended a line at a time and flushed, summary.json replaced atomically. Writing happens
-# on a background thread so the disk never blocks training; a failure is reported once and writing stops.
+# metrics.jsonl and events.jsonl appended a line at a time and flushed, summary.json replaced atomically.
+# Writing happens on a background thread so the disk never blocks training; a failure is reported once.
 from __future__ import annotations
 
 import json

@@ -4,7 +4,9 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <new>
 #include <optional>
 #include <string>
@@ -128,9 +130,15 @@ StepRecord MetricsLineParser::parse(std::string_view line) {
     record.val_loss = read_optional(root, "val_loss");
     record.val_accuracy = read_optional(root, "val_accuracy");
     record.steps_per_s = read_number(root, "steps_per_s");
-    if (root.at_key(kStepFields[0].name).error() == simdjson::SUCCESS) {  // a logged step's run-level fields
+    // A logged step's run-level fields: any of them makes the step's telemetry (the bridge writes the
+    // output logits without a z-loss); one a writer left out is NaN, a gap, never a 0.
+    const bool run_level =
+        std::any_of(std::begin(kStepFields), std::end(kStepFields),
+                    [&root](const StepField& f) { return root.at_key(f.name).error() == simdjson::SUCCESS; });
+    if (run_level) {
         StepTelemetry telemetry;
-        for (const StepField& field : kStepFields) telemetry.*field.member = read_number(root, field.name);
+        for (const StepField& field : kStepFields)
+            telemetry.*field.member = read_number(root, field.name, kNotSampled);
         record.telemetry = telemetry;
     }
     element layers;

@@ -62,11 +62,6 @@ def test_normlab_reads_back_the_values_the_bridge_wrote(tmp_path, cli):
     assert checked > 200
 
 
-# The two tests below fail until NormLab's C++ reader changes (each mark says where); strict, so they
-# report XPASS, and fail, once it does: then remove the mark.
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="metrics_line_parser.cpp takes a line's run-level telemetry only when it has z_loss, "
-                   "which the bridge cannot measure and does not write")
 def test_normlab_reads_back_the_output_logits_the_bridge_wrote(tmp_path, cli):
     rows = exported_rows(tmp_path, cli)
     checked = 0
@@ -81,6 +76,8 @@ def test_normlab_reads_back_the_output_logits_the_bridge_wrote(tmp_path, cli):
     assert checked > 20
 
 
+# Fails until NormLab's C++ reader changes (the mark says where); strict, so it reports XPASS, and
+# fails, once it does: then remove the mark.
 @pytest.mark.xfail(strict=True, raises=AssertionError,
                    reason="metrics_line_parser.cpp reads a missing grad or dependency field as 0 (a missing "
                    "norm scale as NaN), and metrics_table.cpp exports that 0 (nan)")

@@ -76,6 +76,19 @@ def plan(tmp_path, lrs, name="S"):
     return sweep
 
 
+def workers_of(sweep):
+    """The pids of the `sweep run-point` workers of `sweep`, from /proc (no procps needed)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"run-point" in words and str(sweep).encode() in words:
+            found.append(int(entry.name))
+    return sorted(found)
+
+
 def starts(tmp_path):
     path = tmp_path / "starts.txt"
     return path.read_text().splitlines() if path.exists() else []
@@ -91,8 +104,7 @@ def test_a_killed_worker_s_point_is_run_again_and_no_finished_point_twice(tmp_pa
         time.sleep(0.1)
     assert len(starts(tmp_path)) >= 2, "the first workers never started their commands"
     time.sleep(1.0)  # both commands are training now
-    workers = subprocess.run(["pgrep", "-f", f"sweep run-point {sweep}"], capture_output=True, text=True)
-    victim = int(workers.stdout.split()[0])
+    victim = workers_of(sweep)[0]
     os.kill(victim, signal.SIGKILL)  # its command is stopped with it (SIGTERM: the run ends "stopped")
     first.wait(timeout=300)
     assert first.returncode == 1, first.stderr  # one point failed: the worker was killed

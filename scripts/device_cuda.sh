@@ -5,7 +5,10 @@
 # the GPU, a per-kernel profile (ncu) and the window's cost. Uses the binaries scripts/device_bundle.sh put
 # in .device/ when they load there, else builds. Each step has a time limit; everything goes to
 # $OUT/results.tgz (repacked after each step, so a run cut short keeps what it measured) and summary.txt.
-# Usage: device_cuda.sh [STEP,STEP...]  (default: all of tests,selftest,auto,bridge,oracle,profile,window,comparison)
+# The architecture presets (llama-small, gpt2-shape) train on CUDA against the CPU, and the Hugging Face
+# import's gradients are checked against transformers with NormLab on the GPU.
+# Usage: device_cuda.sh [STEP,STEP...]
+#   (default: all of tests,selftest,auto,arch,hf,bridge,oracle,profile,window,comparison)
 set -uo pipefail
 NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$NORMLAB_ROOT/.device"
@@ -31,7 +34,7 @@ step() {
     return $status
 }
 
-STEPS=",${1:-tests,selftest,auto,bridge,oracle,profile,window,comparison},"
+STEPS=",${1:-tests,selftest,auto,arch,hf,bridge,oracle,profile,window,comparison},"
 wanted() { [[ "$STEPS" == *",$1,"* ]]; }
 export LD_LIBRARY_PATH="$DEPS/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NORMLAB_RESOURCE_DIR="$NORMLAB_ROOT/resources"  # carried binaries name the build machine's folder
@@ -70,6 +73,29 @@ if wanted auto; then
         --out "$WORK/quickstart-auto" --overwrite
     rm -rf "$WORK/quickstart-auto/checkpoints"
 fi
+
+# curves_agree.py RUN_A RUN_B: the largest relative difference of the loss over the steps both runs logged
+cat >"$WORK/curves_agree.py" <<'PYTHON'
+import json, sys
+curves = [{r["step"]: r["loss"] for r in map(json.loads, open(f"{run}/metrics.jsonl")) if "loss" in r}
+          for run in sys.argv[1:]]
+steps = sorted(set(curves[0]) & set(curves[1]))
+worst = max(abs(curves[0][s] - curves[1][s]) / abs(curves[1][s]) for s in steps)
+print(f"{len(steps)} steps, final loss {curves[0][steps[-1]]:.10f} (cuda) {curves[1][steps[-1]]:.10f} (cpu), "
+      f"largest relative difference {worst:.2e}")
+sys.exit(0 if worst <= 5e-4 else 1)
+PYTHON
+if wanted arch; then  # the modern-architecture presets: 50 steps on the GPU against the CPU reference
+    for preset in llama-small gpt2-shape; do
+        for device in cuda cpu; do
+            "$CLI" train --preset "$preset" --steps 50 --set device="$device" --out "$WORK/$preset-$device" \
+                --overwrite --quiet >"$WORK/$preset-$device.log" 2>&1
+        done
+        step "arch_$preset" 30 python3 "$WORK/curves_agree.py" "$WORK/$preset-cuda" "$WORK/$preset-cpu"
+    done
+fi
+wanted hf && TAIL_LINES=12 step hf_parity 150 env HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error \
+    python3 "$NORMLAB_ROOT/tests/parity/hf_parity.py" --cli "$CLI" --device cuda
 
 PEER="$NORMLAB_ROOT/tests/peer"
 # GPT-2 small (124M parameters, seq 1024) under torchrun, DDP over NCCL on this one GPU

@@ -89,7 +89,7 @@ def check_import(args, name, work):
 
     out = work / f"{name}-dump"
     cli(args, "dump-grads", "--hf-checkpoint", folder, "--tokens", tokens, "--out", out,
-        "--set", "model.seq_len=16", "--set", "threads=1", "--set", "device=cpu")
+        "--set", "model.seq_len=16", "--set", "threads=1", "--set", f"device={args.device}")
     dumped = load_file(out / "grads.safetensors")
     errors = {"logits": relative(dumped["logits"].double(), logits)}
     missing = sorted(set(grads) - {k[5:] for k in dumped if k.startswith("grad.")})
@@ -192,6 +192,8 @@ def check_refusals(args, work):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cli", required=True)
+    parser.add_argument("--device", default="cpu", help="where NormLab computes the imported models' gradients "
+                        "(cpu, or cuda on a GPU machine: scripts/device_cuda.sh's hf step)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as temporary:

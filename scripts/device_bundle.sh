@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copies the dependencies that a GPU machine without a package registry lacks into .device/ (git-ignored;
-# carried there with the working tree): Eigen, nlohmann_json, simdjson (header and shared library) and
-# Debian's GoogleTest sources. scripts/device_cuda.sh configures NormLab with them (-DNORMLAB_DEPS_DIR=.device).
+# carried there with the working tree): Eigen, nlohmann_json, simdjson and SentencePiece (headers and
+# shared libraries) and Debian's GoogleTest sources. scripts/device_cuda.sh configures NormLab with them (-DNORMLAB_DEPS_DIR=.device).
 # When this machine has built the CUDA backend (nvcc of the GPU machine's CUDA major version), the built
 # normlab-cli and normlab_cuda_tests go into .device/bin with libgomp, and are used there if they load;
 # the window (normlab), its Qt libraries, the offscreen platform plugin and a font go into .device/gui.tgz
@@ -11,9 +11,10 @@ NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$NORMLAB_ROOT/.device"
 
 for path in /usr/include/eigen3/Eigen /usr/include/nlohmann/json.hpp /usr/include/simdjson.h \
-    /usr/src/googletest/CMakeLists.txt; do
+    /usr/include/sentencepiece_processor.h /usr/src/googletest/CMakeLists.txt; do
     if [ ! -e "$path" ]; then
-        echo "normlab: $path is missing; install libeigen3-dev, nlohmann-json3-dev, libsimdjson-dev and googletest" >&2
+        echo "normlab: $path is missing; install libeigen3-dev, nlohmann-json3-dev, libsimdjson-dev," \
+            "libsentencepiece-dev and googletest" >&2
         exit 2
     fi
 done
@@ -23,7 +24,12 @@ cp -r /usr/include/eigen3 "$DEPS/eigen3"
 cp -r /usr/include/nlohmann "$DEPS/include/nlohmann"
 cp /usr/include/simdjson.h "$DEPS/include/"
 # under its soname, which is the name the programs look for at run time
-cp -L /usr/lib/x86_64-linux-gnu/libsimdjson.so "$DEPS/lib/$(objdump -p /usr/lib/x86_64-linux-gnu/libsimdjson.so | awk '/SONAME/ {print $2}')"
+for library in simdjson sentencepiece sentencepiece_train; do
+    file=/usr/lib/x86_64-linux-gnu/lib$library.so
+    cp -L "$file" "$DEPS/lib/$(objdump -p "$file" | awk '/SONAME/ {print $2}')"
+    ln -sf "$(objdump -p "$file" | awk '/SONAME/ {print $2}')" "$DEPS/lib/lib$library.so"  # what the linker finds
+done
+cp /usr/include/sentencepiece_processor.h /usr/include/sentencepiece_trainer.h "$DEPS/include/"
 cp -r /usr/src/googletest "$DEPS/googletest"
 BUILD="${NORMLAB_BUILD:-$NORMLAB_ROOT/build}"
 if ldd "$BUILD/app/normlab-cli" 2>/dev/null | grep -q libcudart && [ -x "$BUILD/tests/normlab_cuda_tests" ]; then

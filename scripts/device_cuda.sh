@@ -5,8 +5,8 @@
 # the GPU, a per-kernel profile (ncu) and the window's cost. Uses the binaries scripts/device_bundle.sh put
 # in .device/ when they load there, else builds. Each step has a time limit; everything goes to
 # $OUT/results.tgz (repacked after each step, so a run cut short keeps what it measured) and summary.txt.
-# The architecture presets (llama-small, gpt2-shape) train on CUDA against the CPU, and the Hugging Face
-# import's gradients are checked against transformers with NormLab on the GPU.
+# The architecture presets (llama-small, gpt2-shape; llama-small on bpe:1024 tokens) train on CUDA against
+# the CPU, and the Hugging Face import's gradients are checked against transformers with NormLab on the GPU.
 # Usage: device_cuda.sh [STEP,STEP...]
 #   (default: all of tests,selftest,auto,arch,hf,bridge,oracle,profile,window,comparison)
 set -uo pipefail
@@ -85,13 +85,15 @@ print(f"{len(steps)} steps, final loss {curves[0][steps[-1]]:.10f} (cuda) {curve
       f"largest relative difference {worst:.2e}")
 sys.exit(0 if worst <= 5e-4 else 1)
 PYTHON
-if wanted arch; then  # the modern-architecture presets: 50 steps on the GPU against the CPU reference
-    for preset in llama-small gpt2-shape; do
+if wanted arch; then  # the modern-architecture presets (and BPE tokens): 50 steps on the GPU and the CPU
+    for run in llama-small gpt2-shape llama-small:data.tokenizer=bpe:1024; do
+        preset="${run%%:*}" name="${run//[:=.]/-}" extra=()
+        [ "$run" != "$preset" ] && extra=(--set "${run#*:}")
         for device in cuda cpu; do
-            "$CLI" train --preset "$preset" --steps 50 --set device="$device" --out "$WORK/$preset-$device" \
-                --overwrite --quiet >"$WORK/$preset-$device.log" 2>&1
+            "$CLI" train --preset "$preset" "${extra[@]}" --steps 50 --set device="$device" \
+                --out "$WORK/$name-$device" --overwrite --quiet >"$WORK/$name-$device.log" 2>&1
         done
-        step "arch_$preset" 30 python3 "$WORK/curves_agree.py" "$WORK/$preset-cuda" "$WORK/$preset-cpu"
+        step "arch_$name" 30 python3 "$WORK/curves_agree.py" "$WORK/$name-cuda" "$WORK/$name-cpu"
     done
 fi
 wanted hf && TAIL_LINES=12 step hf_parity 150 env HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error \

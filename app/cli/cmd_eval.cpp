@@ -1,14 +1,17 @@
 // `normlab-cli eval`: mean next-token cross-entropy of a checkpoint over a file of token sequences
-// (one sequence of integer ids per line). Needs only the checkpoint, not the training data: NormLab's
-// own, or a Hugging Face Llama / GPT-2 (config.json and model.safetensors).
+// (one sequence of integer ids per line) or a text (app/cli/eval_text.h). Needs only the checkpoint,
+// not the training data: NormLab's own, or a Hugging Face Llama / GPT-2 (config.json and weights).
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
 #include "app/cli/commands.h"
+#include "app/cli/eval_text.h"
 #include "engine/core/errors.h"
 #include "engine/data/token_file.h"
 #include "engine/io/checkpoint.h"
@@ -20,8 +23,10 @@ namespace normlab::cli {
 
 namespace {
 const char* kEvalHelp =
-    "usage: normlab-cli eval --checkpoint FILE --tokens FILE [--set device=cpu|threads=N] [--json]\n"
-    "       normlab-cli eval --hf-checkpoint PATH [--hf-config FILE] --tokens FILE [--set ...] [--json]\n"
+    "usage: normlab-cli eval --checkpoint FILE (--tokens FILE | --text FILE [--tokenizer T]) [--set ...] "
+    "[--json]\n"
+    "       normlab-cli eval --hf-checkpoint PATH [--hf-config FILE] (--tokens FILE | --text FILE "
+    "[--tokenizer T])\n"
     "\n"
     "Prints {\"loss\": mean next-token cross-entropy over all predicted positions, \"tokens\": N} (always\n"
     "JSON; --json is accepted for scripts that say so). --hf-checkpoint evaluates a Hugging Face Llama or\n"
@@ -29,6 +34,11 @@ const char* kEvalHelp =
     "by --hf-config (docs/huggingface.md).\n"
     "The tokens file holds one sequence of integer ids per line (spaces or commas between ids); a line of\n"
     "L ids predicts L-1 positions and may hold at most model.seq_len + 1 ids. Blank lines are skipped.\n"
+    "--text scores a UTF-8 text instead, tokenized as the model was trained: with the tokenizer.model\n"
+    "beside the checkpoint (its run folder, a Hugging Face model's folder), bytes for a byte-level run, or\n"
+    "--tokenizer (bytes or a .model file); it adds \"bytes\" and \"bits_per_byte\", which compare models\n"
+    "of different tokenizers. The text is cut into windows of model.seq_len + 1 tokens, each starting at\n"
+    "the last token of the one before, so every token after the first is predicted once.\n"
     "\n"
     "  --set KEY=VALUE  only the keys that change how the checkpoint is evaluated, not what it is:\n"
     "                   device (auto|cpu|cuda) and threads (0: every core). The model and training keys\n"
@@ -113,6 +123,8 @@ int run_eval(int argc, char** argv) {
     ArgReader reader(argc, argv, 2);
     std::string checkpoint;
     std::string tokens;
+    std::string text;
+    std::optional<std::string> tokenizer;
     std::vector<std::string> sets;
     ConfigSources hf;
     hf.takes_hf_checkpoint = true;
@@ -127,6 +139,10 @@ int run_eval(int argc, char** argv) {
             hf.consume(flag, reader);
         } else if (flag == "--tokens") {
             tokens = reader.value_of(flag);
+        } else if (flag == "--text") {
+            text = reader.value_of(flag);
+        } else if (flag == "--tokenizer") {
+            tokenizer = reader.value_of(flag);
         } else if (flag == "--json") {
         } else if (flag == "--set") {
             sets.push_back(reader.value_of(flag));
@@ -140,11 +156,32 @@ int run_eval(int argc, char** argv) {
             "eval takes --checkpoint FILE (NormLab's) or --hf-checkpoint PATH (Hugging Face's), not both");
     if (hf.hf_config && !hf.hf_checkpoint)
         throw InputError("--hf-config needs --hf-checkpoint PATH: the weights to evaluate");
-    if ((checkpoint.empty() && !hf.hf_checkpoint) || tokens.empty())
-        throw InputError("eval needs --checkpoint FILE (or --hf-checkpoint PATH) and --tokens FILE");
+    if ((checkpoint.empty() && !hf.hf_checkpoint) || tokens.empty() == text.empty())
+        throw InputError(
+            "eval needs --checkpoint FILE (or --hf-checkpoint PATH) and one of --tokens FILE and "
+            "--text FILE");
+    if (tokenizer && text.empty())
+        throw InputError("--tokenizer tokenizes --text FILE; --tokens are ids already");
 
     LoadedModel loaded =
         checkpoint.empty() ? load_hugging_face(hf, sets) : load_normlab_checkpoint(checkpoint, sets);
+    if (!text.empty()) {
+        const std::string model_path = checkpoint.empty() ? *hf.hf_checkpoint : checkpoint;
+        const auto chosen =
+            eval_tokenizer(tokenizer, model_path, checkpoint.empty() ? nullptr : &loaded.config);
+        const TextWindows windows =
+            read_text_windows(text, *chosen, loaded.vocab, loaded.config.model.seq_len);
+        const auto [loss, predicted] = mean_loss(*loaded.model, windows.sequences);
+        const double bits = loss * static_cast<double>(predicted) / std::log(2.0);
+        std::cout << nlohmann::json({{"loss", loss},
+                                     {"tokens", predicted},
+                                     {"tokenizer", chosen->description()},
+                                     {"bytes", windows.text_bytes},
+                                     {"bits_per_byte", bits / static_cast<double>(windows.text_bytes)}})
+                         .dump()
+                  << "\n";
+        return 0;
+    }
     const auto sequences = read_token_file(tokens, loaded.vocab, loaded.config.model.seq_len);
     const auto [loss, predicted] = mean_loss(*loaded.model, sequences);
     if (predicted == 0)

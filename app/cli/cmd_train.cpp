@@ -242,7 +242,7 @@ int train_one_run(const TrainOptions& options) {
             : std::optional<ResumedFrom>{{checkpoint, first_step, options.fork ? options.fork->parent : ""}});
     if (const std::optional<std::string> hf = options.sources.hf_config_path())
         provenance["hugging_face"] = hf_provenance(*hf, options.sources.hf_checkpoint);
-    folder.write_provenance(provenance);
+    write_run_provenance(folder, *trainer, provenance);
     if (!options.quiet) announce_start(*trainer, options.out);
     if (!options.quiet && !options.sources.hf_checkpoint)
         if (const std::optional<HfModel> hf = options.sources.hf_model())

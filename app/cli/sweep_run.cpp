@@ -135,7 +135,7 @@ int train_point(const std::string& dir, const SweepPlan& plan, const SweepPoint&
         throw;
     }
     RunFolder folder(folder_path, trainer->config(), true, fence);  // a killed attempt's files are replaced
-    folder.write_provenance(provenance_json(*trainer, std::nullopt));
+    write_run_provenance(folder, *trainer, provenance_json(*trainer, std::nullopt));
     TrainLoopOptions loop;
     loop.quiet = quiet;
     loop.heartbeat_seconds = claim.timing().beat_every;

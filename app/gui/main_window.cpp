@@ -332,11 +332,11 @@ QString MainWindow::startRuns() {
         const normlab::Config edited = m_configPanel->config();
         // Each run's data (a text file that is missing or not UTF-8, say) is checked before anything
         // changes: on error the stopped runs and their charts stay as they were.
-        // Only a user's own text file can fail this way; the shipped corpus and the synthetic tasks are
-        // not built twice (the engine thread builds them again for training).
+        // Only a user's own text file or tokenizer can fail this way; the shipped corpus and the
+        // synthetic tasks are not built twice (the engine thread builds them again for training).
         for (size_t i = 0; i < m_runs.size(); ++i) {
             const normlab::Config& config = i == size_t(m_activeRun) ? edited : m_runs[i].config;
-            if (normlab::reads_chosen_text_file(config.data))
+            if (normlab::task_data_can_fail(config.data))
                 normlab::make_task(config.data, config.model.seq_len, config.train.seed);
         }
         m_runs.at(m_activeRun).config = edited;

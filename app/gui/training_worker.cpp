@@ -70,7 +70,8 @@ void TrainingWorker::openFolder(Session& session, const std::optional<normlab::R
     session.folder = fork ? std::make_unique<normlab::RunFolder>(
                                 path, config, normlab::RunFolder::ForkOf{fork->fork_of, fork->step}, false)
                           : std::make_unique<normlab::RunFolder>(path, config, false);
-    session.folder->write_provenance(normlab::provenance_json(*session.trainer, fork));
+    normlab::write_run_provenance(*session.folder, *session.trainer,
+                                  normlab::provenance_json(*session.trainer, fork));
     session.checkpoints.emplace(
         normlab::PeriodicCheckpoint::for_run(session.folder->path(), session.trainer->config()));
 }

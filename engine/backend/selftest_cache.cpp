@@ -3,13 +3,13 @@
 #include "engine/backend/selftest_cache.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/cache_dir.h"
 #include "engine/core/errors.h"
 #include "engine/io/atomic_file.h"
 #include "engine/io/json_read.h"
@@ -29,11 +29,6 @@ std::string utc_now() {
     char text[32];
     std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
     return text;
-}
-
-std::string environment(const char* name) {
-    const char* value = std::getenv(name);
-    return value ? value : "";
 }
 
 bool same_identity(const nlohmann::json& entry, const GpuIdentity& identity) {
@@ -72,16 +67,8 @@ SelfTestVerdict verdict_of(const SelfTestReport& report) {
 }
 
 std::string default_selftest_cache_path() {
-    const std::string xdg = environment("XDG_CACHE_HOME");
-    std::filesystem::path folder;
-    if (!xdg.empty() && std::filesystem::path(xdg).is_absolute()) {
-        folder = xdg;
-    } else if (const std::string home = environment("HOME"); !home.empty()) {
-        folder = std::filesystem::path(home) / ".cache";
-    } else {
-        return "";
-    }
-    return (folder / "normlab" / "gpu_selftest.json").string();
+    const std::string folder = normlab_cache_dir();
+    return folder.empty() ? "" : (std::filesystem::path(folder) / "gpu_selftest.json").string();
 }
 
 std::optional<SelfTestVerdict> read_cached_verdict(const std::string& path, const GpuIdentity& identity) {

@@ -109,7 +109,10 @@ struct TrainConfig {
 
 struct DataConfig {
     TaskKind task = TaskKind::Text;
-    std::string text_path;      // empty: the corpus that ships in resources/
+    std::string text_path;  // empty: the corpus that ships in resources/
+    // How the text task's text becomes tokens: "bytes", "bpe:N" or a SentencePiece .model file
+    // (engine/config/tokenizer_spec.h; docs/model.md#tokenizers).
+    std::string tokenizer = "bytes";
     double val_fraction = 0.1;  // held-out share of the text (or of the synthetic problem space seed)
     int symbols = 16;           // alphabet size of copy / reverse / sort
     int modulus = 97;           // p of modadd

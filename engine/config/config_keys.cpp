@@ -341,6 +341,7 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(train, checkpoint_keep, {integers(0)}),
         NORMLAB_KEY(data, task),
         NORMLAB_KEY(data, text_path),
+        NORMLAB_KEY(data, tokenizer),
         NORMLAB_KEY(data, val_fraction, {KeyRange{0.0, false, 0.5, true}}),
         NORMLAB_KEY(data, symbols, {integers(2, 65536)}),
         NORMLAB_KEY(data, modulus, {integers(2, 4096)}),

@@ -12,6 +12,8 @@ namespace normlab {
 
 enum class Split { Train, Validation };
 
+class Tokenizer;
+
 // Row-major [batch, seq] token ids; a target of -1 is not scored (prompt part of synthetic tasks).
 // source_len: positions [0, source_len) of every row are its source, what an encoder may read without
 // seeing a token the decoder must predict (synthetic tasks: the prompt; text: the first half of the
@@ -33,6 +35,8 @@ class Task {
     virtual bool has_accuracy() const = 0;
     // Deterministic in (construction seed, split, index); resizes and fills `out`.
     virtual void make_batch(Split split, uint64_t index, int batch_size, int seq_len, Batch& out) const = 0;
+    // The text task's tokenizer (engine/data/tokenizer.h); nothing for the synthetic tasks.
+    virtual const Tokenizer* tokenizer() const { return nullptr; }
 };
 
 // Builds the task named by data.task. Throws InputError for an unreadable, empty or non-UTF-8 text
@@ -43,9 +47,10 @@ std::unique_ptr<Task> make_task(const DataConfig& data, int seq_len, uint64_t se
 // InputError when model.vocab_size is smaller than the task's (its tokens would fall outside wte).
 int model_vocab(const ModelConfig& model, const Task& task);
 
-// Whether the task reads a text file the user chose (the text task with data.text_path set): the one
-// task whose data can be missing or malformed, so callers check it before a run starts.
-bool reads_chosen_text_file(const DataConfig& data);
+// Whether building the task can fail on its data: the text task reading a file the user chose
+// (data.text_path) or tokenizing through anything but bytes (a .model file to read, a BPE vocabulary the
+// text must support). Callers build such a task once before a run starts, to say what is wrong.
+bool task_data_can_fail(const DataConfig& data);
 
 // The corpus that ships with NormLab (resources/corpus.txt).
 std::string default_corpus_path();

@@ -1,5 +1,5 @@
 // make_task: checks the settings every task shares and dispatches on data.task; also says where
-// the corpus that ships with NormLab lives, which tasks read a file the user chose, and the model's
+// the corpus that ships with NormLab lives, which tasks' data can fail, and the model's
 // vocabulary for a task.
 #include <string>
 
@@ -46,8 +46,8 @@ std::unique_ptr<Task> make_task(const DataConfig& data, int seq_len, uint64_t se
                      "); valid tasks are " + valid_tasks);
 }
 
-bool reads_chosen_text_file(const DataConfig& data) {
-    return data.task == TaskKind::Text && !data.text_path.empty();
+bool task_data_can_fail(const DataConfig& data) {
+    return data.task == TaskKind::Text && (!data.text_path.empty() || data.tokenizer != "bytes");
 }
 
 }  // namespace normlab

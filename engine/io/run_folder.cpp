@@ -229,8 +229,9 @@ void RunFolder::write_summary(const nlohmann::json& summary) {
     }
 }
 
-void RunFolder::write_provenance(const nlohmann::json& provenance) {
+void RunFolder::write_provenance(const nlohmann::json& provenance, const std::string& tokenizer_model) {
     try {
+        if (!tokenizer_model.empty()) write_file_atomically(tokenizer_path(), tokenizer_model, m_fence);
         write_file_atomically(m_path + "/provenance.json",
                               provenance.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
                               m_fence);

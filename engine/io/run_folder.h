@@ -49,9 +49,11 @@ class RunFolder {
     // Replaces summary.json atomically (temporary file + rename). When that fails (a full disk), frees
     // the room reserved at the start and tries once more, so a failed run can still say so.
     void write_summary(const nlohmann::json& summary);
-    // Writes provenance.json (engine/io/provenance.h), atomically, once the run's backend is known; a
+    // Writes provenance.json (engine/io/provenance.h), atomically, once the run's backend is known, and
+    // before it tokenizer.model when `tokenizer_model` (a serialized SentencePiece model) is not empty; a
     // failure is recorded as a failed start (summary.json) and rethrown.
-    void write_provenance(const nlohmann::json& provenance);
+    void write_provenance(const nlohmann::json& provenance, const std::string& tokenizer_model = {});
+    std::string tokenizer_path() const { return m_path + "/tokenizer.model"; }
 
     std::string checkpoint_path() const { return m_path + "/model.safetensors"; }
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "engine/config/tokenizer_spec.h"
 #include "engine/core/errors.h"
 #include "engine/io/json_read.h"
 #include "engine/sweep/sweep_plan.h"
@@ -18,14 +19,21 @@ namespace normlab {
 namespace {
 namespace fs = std::filesystem;
 
+// A key whose value names a file when `names_file` says so (data.tokenizer only in its path form).
 struct PathKey {
     const char* key;
     std::string& (*field)(Config&);
+    bool (*names_file)(const std::string& value);
 };
 
 const std::vector<PathKey>& path_fields() {
     static const std::vector<PathKey> keys = {
-        {"data.text_path", [](Config& config) -> std::string& { return config.data.text_path; }}};
+        {"data.text_path", [](Config& config) -> std::string& { return config.data.text_path; },
+         [](const std::string& value) { return !value.empty(); }},
+        {"data.tokenizer", [](Config& config) -> std::string& { return config.data.tokenizer; },
+         [](const std::string& value) {
+             return !value.empty() && parse_tokenizer(value).kind == TokenizerSpec::Kind::File;
+         }}};
     return keys;
 }
 
@@ -82,7 +90,7 @@ void require_inside(const std::string& sweep_dir, const std::string& path, const
 void check_config(Config config, const SweepPlan& plan, const std::string& source, const std::string& where) {
     for (const PathKey& entry : path_fields()) {
         const std::string& path = entry.field(config);
-        if (path.empty() || trusted(plan, entry.key)) continue;
+        if (!entry.names_file(path) || trusted(plan, entry.key)) continue;
         const std::string problem = path_problem(path);
         if (problem.empty()) continue;
         throw InputError(source + ": " + where + entry.key + " '" + text_excerpt(path, 60) + "' " + problem +
@@ -115,7 +123,7 @@ void check_sweep_paths(const SweepPlan& plan, const std::string& source) {
 void place_sweep_paths(Config& config, const SweepPlan& plan, const std::string& sweep_dir) {
     for (const PathKey& entry : path_fields()) {
         std::string& path = entry.field(config);
-        if (path.empty()) continue;
+        if (!entry.names_file(path)) continue;
         if (trusted(plan, entry.key)) {
             require_trusted_plan(sweep_dir, entry.key);
             continue;

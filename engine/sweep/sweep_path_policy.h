@@ -1,5 +1,5 @@
-// Paths in a sweep's configs (data.text_path). sweep.json may come from anyone who shares the folder,
-// so a path in it is trusted only when the planning user gave it on the command line (or in the
+// Paths in a sweep's configs (data.text_path, a tokenizer file). sweep.json may come from anyone who shares
+// the folder, so a path in it is trusted only when the planning user gave it on the command line (or in the
 // window), which sweep.json records as "paths_from_command_line"; any other path must be relative,
 // stay inside the sweep folder (no "..") and is read from there.
 #pragma once
@@ -12,7 +12,7 @@ namespace normlab {
 
 struct SweepPlan;
 
-// The config keys that name files ("data.text_path").
+// The config keys that name files (data.text_path, and data.tokenizer in its path form).
 const std::vector<std::string>& sweep_path_keys();
 
 // Throws InputError, naming `source`, the key and what to do, when a point's config (or the base) holds

@@ -171,7 +171,7 @@ Config non_default_config() {
     c.train.diverge_loss = 5.0;
     c.train.checkpoint_every = 50;
     c.train.checkpoint_keep = 4;
-    c.data = {TaskKind::ModAdd, "corpus/é.txt", 0.2, 10, 113};
+    c.data = {TaskKind::ModAdd, "corpus/é.txt", "bpe:300", 0.2, 10, 113};
     c.telemetry = {5, 10, 2, 20, 4.5};
     c.device = "cuda";
     c.threads = 3;
@@ -247,6 +247,7 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "train.checkpoint_keep",
                                                "data.task",
                                                "data.text_path",
+                                               "data.tokenizer",
                                                "data.val_fraction",
                                                "data.symbols",
                                                "data.modulus",

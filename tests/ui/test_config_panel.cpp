@@ -1,7 +1,13 @@
 // The control panel's spin boxes take their limits from the engine's key table: each one's range is
 // its key's range (within what a QSpinBox holds), so the panel accepts what validate() accepts and a
-// loaded config's value is never clamped to a narrower hand-written limit.
+// loaded config's value is never clamped to a narrower hand-written limit. The tokenizer row takes
+// bytes, bpe:N and a file, and says in place what is wrong with a bad one.
+#include <QComboBox>
+#include <QDir>
+#include <QLineEdit>
+#include <QSignalSpy>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
 #include <limits>
@@ -16,6 +22,7 @@ class ConfigPanelTest : public QObject {
     void spinBoxRangesAreTheKeyTablesRanges();
     void warmupStepsStartAtOneAndEndWhereTheKeyEnds();
     void aConfigAtTheEngineLimitsLoadsUnclamped();
+    void theTokenizerRowTakesEachFormAndFlagsABadOneInPlace();
 };
 
 namespace {
@@ -59,6 +66,39 @@ void ConfigPanelTest::aConfigAtTheEngineLimitsLoadsUnclamped() {
     QCOMPARE(shown.model.d_model, 8192);
     QCOMPARE(shown.model.heads, 256);
     QCOMPARE(shown.model.layers, 1000);
+}
+
+void ConfigPanelTest::theTokenizerRowTakesEachFormAndFlagsABadOneInPlace() {
+    QTemporaryDir cache;
+    qputenv("XDG_CACHE_HOME", cache.path().toUtf8());
+    normlab::ui::ConfigPanel panel;
+    panel.setConfig(normlab::Config{});
+    auto* tokenizer = panel.findChild<QComboBox*>(QStringLiteral("tokenizer"));
+    QVERIFY(tokenizer && tokenizer->isEditable());
+    QCOMPARE(tokenizer->currentText(), QStringLiteral("bytes"));
+    QSignalSpy restarts(&panel, &normlab::ui::ConfigPanel::restartNeeded);
+    tokenizer->setCurrentText(QStringLiteral("bpe:512"));  // a listed choice applies at once
+    QCOMPARE(panel.config().data.tokenizer, std::string("bpe:512"));
+    QVERIFY2(panel.problem().isEmpty(), qPrintable(panel.problem()));  // trained on the corpus, and cached
+    QCOMPARE(restarts.count(), 1);
+    QVERIFY(!QDir(cache.filePath(QStringLiteral("normlab/tokenizers"))).isEmpty());
+    // Typed text applies when editing finishes; a malformed or unsupported one is flagged where it was typed.
+    tokenizer->setCurrentText(QStringLiteral("bpe:99999"));
+    emit tokenizer->lineEdit()->editingFinished();
+    QVERIFY2(panel.problem().contains(QStringLiteral("holds at most")), qPrintable(panel.problem()));
+    tokenizer->setCurrentText(QStringLiteral("bpe:x"));
+    emit tokenizer->lineEdit()->editingFinished();
+    QVERIFY2(panel.problem().contains(QStringLiteral("data.tokenizer")), qPrintable(panel.problem()));
+    tokenizer->setCurrentText(cache.filePath(QStringLiteral("missing.model")));
+    emit tokenizer->lineEdit()->editingFinished();
+    QVERIFY2(panel.problem().contains(QStringLiteral("does not exist")), qPrintable(panel.problem()));
+    // A loaded config shows its tokenizer, a path included, and reads back unchanged.
+    normlab::Config config;
+    config.data.tokenizer = "runs/a run/tokenizer.model";
+    panel.setConfig(config);
+    QCOMPARE(tokenizer->currentText(), QStringLiteral("runs/a run/tokenizer.model"));
+    QCOMPARE(panel.config().data.tokenizer, config.data.tokenizer);
+    qunsetenv("XDG_CACHE_HOME");
 }
 
 QTEST_MAIN(ConfigPanelTest)

@@ -184,8 +184,10 @@ void ConfigPanel::addOptimisationGroup() {
 void ConfigPanel::addTaskGroup() {
     QFormLayout* task = addGroup(tr("Task"));
     bindCombo(task, tr("Task"), "data.task",
-              tr("text: byte-level language model; the others are synthetic sequence tasks"));
+              tr("text: a language model over a text (bytes, or the tokenizer below); the others are "
+                 "synthetic sequence tasks"));
     addTextFileRow(task);
+    addTokenizerRow(task);
 }
 
 void ConfigPanel::addDeviceGroup() {
@@ -360,12 +362,44 @@ void ConfigPanel::addTextFileRow(QFormLayout* form) {
     });
 }
 
+void ConfigPanel::addTokenizerRow(QFormLayout* form) {
+    auto* row = new QWidget;
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* tokenizer = new QComboBox;
+    tokenizer->setEditable(true);
+    tokenizer->setObjectName(QStringLiteral("tokenizer"));
+    tokenizer->addItems({QStringLiteral("bytes"), QStringLiteral("bpe:512"), QStringLiteral("bpe:1024"),
+                         QStringLiteral("bpe:2048")});
+    auto* browse = new QPushButton(tr("Model file..."));
+    layout->addWidget(tokenizer, 1);
+    layout->addWidget(browse);
+    const QString key = QStringLiteral("data.tokenizer");
+    addRow(form, tr("Tokenizer"), key, row,
+           tr("bytes: a token per byte (256); bpe:N: a BPE vocabulary of N pieces trained on the text and "
+              "cached; or a SentencePiece .model file (Llama 2's tokenizer.model, a run's)"));
+    m_bindings.push_back({key, row, [tokenizer] { return tokenizer->currentText().trimmed(); },
+                          [tokenizer](const QString& value) { tokenizer->setCurrentText(value); }});
+    connect(tokenizer, &QComboBox::currentTextChanged, this, [this, key, tokenizer] {
+        if (tokenizer->findText(tokenizer->currentText()) >= 0) onEdited(key);  // a listed choice
+    });
+    connect(tokenizer->lineEdit(), &QLineEdit::editingFinished, this, [this, key] { onEdited(key); });
+    connect(browse, &QPushButton::clicked, this, [this, key, tokenizer] {
+        const QString chosen =
+            QFileDialog::getOpenFileName(this, tr("SentencePiece model for the text task"), QString(),
+                                         tr("SentencePiece models (*.model);;All files (*)"));
+        if (chosen.isEmpty()) return;
+        tokenizer->setCurrentText(chosen);
+        onEdited(key);
+    });
+}
+
 normlab::Config ConfigPanel::config() const {
     normlab::Config config = m_base;
     for (const Binding& binding : m_bindings) {
         QString value = binding.read();
         // Strings go in as JSON strings so that "1e-3"-like text paths stay strings.
-        if (binding.key == QLatin1String("data.text_path"))
+        if (binding.key == QLatin1String("data.text_path") || binding.key == QLatin1String("data.tokenizer"))
             value = QString::fromStdString(nlohmann::json(value.toStdString()).dump());
         normlab::apply_override(config, (binding.key + QLatin1Char('=') + value).toStdString());
     }
@@ -401,13 +435,14 @@ void ConfigPanel::onEdited(const QString& key) {
 QString ConfigPanel::textFileProblem(const normlab::Config& config) {
     // The chosen text file is read and checked (UTF-8, long enough) when it or its size and date change,
     // so a bad file is flagged here as soon as it is chosen, not when Start is pressed.
-    if (!normlab::reads_chosen_text_file(config.data)) return {};
+    if (!normlab::task_data_can_fail(config.data)) return {};
     const QFileInfo file(QString::fromStdString(config.data.text_path));
-    const QString stamp = QStringLiteral("%1|%2|%3|%4")
+    const QString stamp = QStringLiteral("%1|%2|%3|%4|%5")
                               .arg(file.absoluteFilePath())
                               .arg(file.size())
                               .arg(file.lastModified().toMSecsSinceEpoch())
-                              .arg(config.model.seq_len);
+                              .arg(config.model.seq_len)
+                              .arg(QString::fromStdString(config.data.tokenizer));
     if (stamp == m_textFileStamp) return m_textFileProblem;
     m_textFileStamp = stamp;
     m_textFileProblem.clear();

@@ -76,6 +76,8 @@ class ConfigPanel : public QWidget {
     void bindCheck(QFormLayout* form, const QString& label, const QString& key, const QString& tip);
     void addWarmupRow(QFormLayout* form);
     void addTextFileRow(QFormLayout* form);
+    // data.tokenizer: an editable list (bytes, bpe:N) and a button for a SentencePiece .model file.
+    void addTokenizerRow(QFormLayout* form);
     void onEdited(const QString& key);
     void revalidate();
     void updateResidualConstants();

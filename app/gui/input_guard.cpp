@@ -21,6 +21,7 @@ bool InputGuard::isTextField(const QWidget* widget) {
     if (!widget) return false;
     if (const auto* line = qobject_cast<const QLineEdit*>(widget))
         return !line->isReadOnly() && !qobject_cast<const QAbstractSpinBox*>(widget->parentWidget());
+    if (const auto* combo = qobject_cast<const QComboBox*>(widget)) return combo->isEditable();  // typed into
     if (const auto* text = qobject_cast<const QTextEdit*>(widget)) return !text->isReadOnly();
     if (const auto* plain = qobject_cast<const QPlainTextEdit*>(widget)) return !plain->isReadOnly();
     return false;
@@ -42,6 +43,9 @@ bool InputGuard::forwardWheel(QWidget* control, QWheelEvent* event) {
 bool InputGuard::eventFilter(QObject* watched, QEvent* event) {
     auto* widget = qobject_cast<QWidget*>(watched);
     if (!widget) return false;
+    // An editable combo box's line edit stands for the combo box, which holds the focus.
+    if (auto* combo = qobject_cast<QComboBox*>(widget->parentWidget()); combo && combo->lineEdit() == widget)
+        widget = combo;
     if (event->type() == QEvent::Wheel) {
         const bool control = qobject_cast<QComboBox*>(widget) || qobject_cast<QAbstractSpinBox*>(widget);
         if (control && !widget->hasFocus()) return forwardWheel(widget, static_cast<QWheelEvent*>(event));

@@ -18,8 +18,8 @@ class InputGuard : public QObject {
     InputGuard(QAction* pause, QWidget* home, QObject* parent);
     bool eventFilter(QObject* watched, QEvent* event) override;
 
-    // A widget where Space and Esc are the user's text: an editable line or text edit (a spin box's
-    // own line edit is a number, not text).
+    // A widget where Space and Esc are the user's text: an editable line or text edit, or an editable
+    // combo box (the tokenizer row); not a spin box's own line edit, which is a number.
     static bool isTextField(const QWidget* widget);
 
   private:

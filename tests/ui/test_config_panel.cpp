@@ -77,25 +77,30 @@ void ConfigPanelTest::theTokenizerRowTakesEachFormAndFlagsABadOneInPlace() {
     QVERIFY(tokenizer && tokenizer->isEditable());
     QCOMPARE(tokenizer->currentText(), QStringLiteral("bytes"));
     QSignalSpy restarts(&panel, &normlab::ui::ConfigPanel::restartNeeded);
-    tokenizer->setCurrentText(QStringLiteral("bpe:512"));  // a listed choice applies at once
+    tokenizer->setCurrentIndex(tokenizer->findText(QStringLiteral("bpe:512")));
+    emit tokenizer->activated(tokenizer->currentIndex());  // a choice from the list applies at once
     QCOMPARE(panel.config().data.tokenizer, std::string("bpe:512"));
     QVERIFY2(panel.problem().isEmpty(), qPrintable(panel.problem()));  // trained on the corpus, and cached
     QCOMPARE(restarts.count(), 1);
     QVERIFY(!QDir(cache.filePath(QStringLiteral("normlab/tokenizers"))).isEmpty());
     // Typed text applies when editing finishes; a malformed or unsupported one is flagged where it was typed.
-    tokenizer->setCurrentText(QStringLiteral("bpe:99999"));
-    emit tokenizer->lineEdit()->editingFinished();
+    const auto type = [tokenizer](const QString& text) {
+        tokenizer->lineEdit()->setText(text);
+        tokenizer->lineEdit()->setModified(true);
+        emit tokenizer->lineEdit()->editingFinished();
+    };
+    type(QStringLiteral("bpe:99999"));
     QVERIFY2(panel.problem().contains(QStringLiteral("holds at most")), qPrintable(panel.problem()));
-    tokenizer->setCurrentText(QStringLiteral("bpe:x"));
-    emit tokenizer->lineEdit()->editingFinished();
+    type(QStringLiteral("bpe:x"));
     QVERIFY2(panel.problem().contains(QStringLiteral("data.tokenizer")), qPrintable(panel.problem()));
-    tokenizer->setCurrentText(cache.filePath(QStringLiteral("missing.model")));
-    emit tokenizer->lineEdit()->editingFinished();
+    type(cache.filePath(QStringLiteral("missing.model")));
     QVERIFY2(panel.problem().contains(QStringLiteral("does not exist")), qPrintable(panel.problem()));
-    // A loaded config shows its tokenizer, a path included, and reads back unchanged.
+    // A loaded config shows its tokenizer, a path included, reads back unchanged and asks no restart.
     normlab::Config config;
     config.data.tokenizer = "runs/a run/tokenizer.model";
+    const qsizetype asked = restarts.count();
     panel.setConfig(config);
+    QCOMPARE(restarts.count(), asked);
     QCOMPARE(tokenizer->currentText(), QStringLiteral("runs/a run/tokenizer.model"));
     QCOMPARE(panel.config().data.tokenizer, config.data.tokenizer);
     qunsetenv("XDG_CACHE_HOME");

@@ -380,10 +380,14 @@ void ConfigPanel::addTokenizerRow(QFormLayout* form) {
               "cached; or a SentencePiece .model file (Llama 2's tokenizer.model, a run's)"));
     m_bindings.push_back({key, row, [tokenizer] { return tokenizer->currentText().trimmed(); },
                           [tokenizer](const QString& value) { tokenizer->setCurrentText(value); }});
-    connect(tokenizer, &QComboBox::currentTextChanged, this, [this, key, tokenizer] {
-        if (tokenizer->findText(tokenizer->currentText()) >= 0) onEdited(key);  // a listed choice
+    // A choice from the list applies at once, typed text when editing ends; a config loaded into the row
+    // (setCurrentText) is neither, so it asks for no restart.
+    connect(tokenizer, &QComboBox::activated, this, [this, key] { onEdited(key); });
+    QLineEdit* typed = tokenizer->lineEdit();
+    connect(typed, &QLineEdit::editingFinished, this, [this, key, typed] {
+        if (typed->isModified()) onEdited(key);
+        typed->setModified(false);
     });
-    connect(tokenizer->lineEdit(), &QLineEdit::editingFinished, this, [this, key] { onEdited(key); });
     connect(browse, &QPushButton::clicked, this, [this, key, tokenizer] {
         const QString chosen =
             QFileDialog::getOpenFileName(this, tr("SentencePiece model for the text task"), QString(),

@@ -1,7 +1,9 @@
 // `normlab-cli runs DIR...`: the runs found in the given folders (each a run folder, or a folder of
 // run folders) as a table: folder, status, steps, final and validation loss, where it diverged, and the
-// config keys whose values differ between the runs, which is what a reader comparing them wants.
+// config keys whose values differ between the runs, which is what a reader comparing them wants; a run
+// whose writer has gone quiet is "stale" (shown_status).
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -24,13 +26,20 @@ const char* kRunsUsage =
     "\n"
     "Lists the run folders in DIR (a run folder, or a folder of run folders): folder, status, steps,\n"
     "final and validation loss, the step it diverged at, and the config keys that differ between the\n"
-    "runs (key=value per run). --json prints the same as a JSON list.\n";
+    "runs (key=value per run; for runs of the PyTorch bridge also the script's own keys, user.NAME, and\n"
+    "world_size). A run still \"running\" whose summary.json is 10 minutes old or more is shown as\n"
+    "\"stale\": its writer is gone. --json prints the same as a JSON list.\n";
 
 struct RunRow {
     std::string folder;
     RunFolderSummary summary;
     FlatConfig config;
+    std::string status;  // summary.json's, or "stale" (shown_status)
 };
+
+double unix_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 RunRow read_row(const fs::path& folder) {
     RunFolderReader reader(folder.string());
@@ -38,6 +47,8 @@ RunRow read_row(const fs::path& folder) {
     row.folder = folder.string();
     row.summary = reader.summary().value_or(RunFolderSummary{});
     row.config = flatten_config(reader.config(), reader.knownKeys());
+    for (const auto& [key, value] : reader.writerKeys()) row.config[key] = value;  // user.*, world_size
+    row.status = shown_status(row.summary, unix_now());
     return row;
 }
 
@@ -86,7 +97,7 @@ int run_runs(int argc, char** argv) {
             for (const std::string& key : keys)
                 differs[key] = row.config.count(key) ? row.config.at(key) : "";
             out.push_back({{"folder", row.folder},
-                           {"status", row.summary.status},
+                           {"status", row.status},
                            {"steps", row.summary.steps},
                            {"final_loss", optional_json(row.summary.final_loss)},
                            {"final_val_loss", optional_json(row.summary.final_val_loss)},
@@ -110,9 +121,9 @@ int run_runs(int argc, char** argv) {
             differs +=
                 (differs.empty() ? "" : " ") + key + "=" + (row.config.count(key) ? row.config.at(key) : "");
         std::cout << std::left << std::setw(40) << fs::path(row.folder).filename().string() << std::setw(11)
-                  << (row.summary.status.empty() ? "-" : row.summary.status) << std::setw(8)
-                  << row.summary.steps << std::setw(10) << number_or_dash(row.summary.final_loss)
-                  << std::setw(10) << number_or_dash(row.summary.final_val_loss) << std::setw(10)
+                  << row.status << std::setw(8) << row.summary.steps << std::setw(10)
+                  << number_or_dash(row.summary.final_loss) << std::setw(10)
+                  << number_or_dash(row.summary.final_val_loss) << std::setw(10)
                   << (row.summary.diverged_at ? std::to_string(*row.summary.diverged_at) : "-") << differs
                   << "\n";
     }

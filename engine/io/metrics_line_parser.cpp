@@ -32,7 +32,7 @@ struct MetricsLineParser::Impl {
 
 namespace {
 // A number written by to_json: null is a non-finite value (NaN); a missing key (a writer that does
-// not measure it) reads as `missing`: 0, which log charts leave out, unless the field's table says NaN.
+// not record it) reads as `missing`: kNotRecorded for telemetry, 0 for the step's own scalars.
 double read_number(object parent, const char* key, double missing = 0.0) {
     element value;
     if (parent.at_key(key).get(value) != simdjson::SUCCESS) return missing;
@@ -49,7 +49,7 @@ std::optional<double> read_optional(object parent, const char* key) {
     return read_number(parent, key);
 }
 
-// A sub-object such as "grad"; nothing when the writer left it out (its fields then read as 0).
+// A sub-object such as "grad"; nothing when the writer left it out (its fields are then not recorded).
 std::optional<object> child_object(object parent, const char* key) {
     object child;
     if (parent.at_key(key).get_object().get(child) != simdjson::SUCCESS) return std::nullopt;
@@ -57,7 +57,7 @@ std::optional<object> child_object(object parent, const char* key) {
 }
 
 double read_child_number(const std::optional<object>& parent, const char* key) {
-    return parent ? read_number(*parent, key) : 0.0;
+    return parent ? read_number(*parent, key, kNotRecorded) : kNotRecorded;
 }
 
 // Each block's "attn_head_max_logit" list appended to `out` ([block][head]); nothing unless every
@@ -95,7 +95,7 @@ std::vector<LayerTelemetry> read_layers(element layers) {
         LayerTelemetry layer;
         layer.has_cross = entry.at_key("resid_cross").error() == simdjson::SUCCESS;
         for (const LayerField& field : kLayerFields)
-            layer.*field.member = read_number(entry, field.name, field.missing);
+            layer.*field.member = read_number(entry, field.name, kNotRecorded);
         const std::optional<object> grad = child_object(entry, "grad");
         for (const GradField& field : kGradFields)
             layer.grad.*field.member = read_child_number(grad, field.name);
@@ -131,14 +131,14 @@ StepRecord MetricsLineParser::parse(std::string_view line) {
     record.val_accuracy = read_optional(root, "val_accuracy");
     record.steps_per_s = read_number(root, "steps_per_s");
     // A logged step's run-level fields: any of them makes the step's telemetry (the bridge writes the
-    // output logits without a z-loss); one a writer left out is NaN, a gap, never a 0.
+    // output logits without a z-loss); one a writer left out is not recorded, a gap, never a 0.
     const bool run_level =
         std::any_of(std::begin(kStepFields), std::end(kStepFields),
                     [&root](const StepField& f) { return root.at_key(f.name).error() == simdjson::SUCCESS; });
     if (run_level) {
         StepTelemetry telemetry;
         for (const StepField& field : kStepFields)
-            telemetry.*field.member = read_number(root, field.name, kNotSampled);
+            telemetry.*field.member = read_number(root, field.name, kNotRecorded);
         record.telemetry = telemetry;
     }
     element layers;

@@ -32,8 +32,9 @@ std::vector<std::optional<double>> run_level_values(const StepRecord& record) {
                                               record.accuracy,   record.val_loss, record.val_accuracy,
                                               record.steps_per_s};
     for (const record_fields::StepField& field : record_fields::kStepFields) {
-        values.push_back(record.telemetry ? std::optional<double>((*record.telemetry).*field.member)
-                                          : std::nullopt);
+        const double value =
+            record.telemetry ? (*record.telemetry).*field.member : record_fields::kNotRecorded;
+        values.push_back(record_fields::recorded(value) ? std::optional<double>(value) : std::nullopt);
     }
     return values;
 }
@@ -122,7 +123,8 @@ int64_t walk_metrics_table(const std::vector<std::string>& run_folders, MetricsT
                         std::fill(cells.begin(), cells.end(), std::nullopt);
                         const std::vector<double> values = block_field_values(layer, true);
                         for (size_t i = 0; i < values.size(); ++i)
-                            if (layer.has_cross || !cross_only[i]) cells[run_count + i] = values[i];
+                            if ((layer.has_cross || !cross_only[i]) && record_fields::recorded(values[i]))
+                                cells[run_count + i] = values[i];
                         sink.row(run, record.step, name, static_cast<int>(b), cells);
                         ++rows;
                     }

@@ -2,23 +2,30 @@
 // it holds: the one table that writing (records_json), reading (metrics_line_parser) and flat tables
 // (block_field_names) walk, so a new telemetry field is added in one place.
 #pragma once
-#include <limits>
+#include <bit>
+#include <cstdint>
 
 #include "engine/train/telemetry.h"
 
 namespace normlab::record_fields {
 
+// A value its writer did not record (the key is absent from the line: a role the model lacks, a field
+// the bridge does not measure, attention not sampled on that step). A NaN of its own bit pattern, so
+// every reader of the numbers sees NaN, a gap; the writers leave it out and the exports write an empty
+// cell, where a measured value that is not finite is written null / "nan".
+inline constexpr double kNotRecorded = std::bit_cast<double>(uint64_t{0x7ff8'0000'4e4f'5452});
+inline bool recorded(double value) {
+    return std::bit_cast<uint64_t>(value) != std::bit_cast<uint64_t>(kNotRecorded);
+}
+
 // The per-block fields, each with its JSON name: one table for writing and reading. `cross` fields
 // belong to the cross-attention sub-layer of an encoder-decoder's decoder block (written only there).
-// `missing` is what a reader takes when a writer left the field out: 0 (log charts leave it out), or
-// NaN for the attention fields, which a writer may sample on fewer steps (a gap on linear charts).
+// A field a writer left out of its line reads as kNotRecorded (below).
 struct LayerField {
     const char* name;
     double LayerTelemetry::*member;
     bool cross;
-    double missing = 0.0;
 };
-inline constexpr double kNotSampled = std::numeric_limits<double>::quiet_NaN();
 struct GradField {
     const char* name;
     double GradientNorms::*member;
@@ -35,25 +42,25 @@ inline constexpr LayerField kLayerFields[] = {
     {"update_ratio", &LayerTelemetry::update_ratio, false},
     {"update_rms", &LayerTelemetry::update_rms, false},
     {"adam_grad_rms", &LayerTelemetry::adam_grad_rms, false},
-    {"attn_entropy", &LayerTelemetry::attn_entropy, false, kNotSampled},
-    {"attn_max_logit", &LayerTelemetry::attn_max_logit, false, kNotSampled},
-    {"q_rms", &LayerTelemetry::q_rms, false, kNotSampled},
-    {"k_rms", &LayerTelemetry::k_rms, false, kNotSampled},
-    {"norm1_scale_mean", &LayerTelemetry::norm1_scale_mean, false, kNotSampled},
-    {"norm1_scale_cv", &LayerTelemetry::norm1_scale_cv, false, kNotSampled},
-    {"norm2_scale_mean", &LayerTelemetry::norm2_scale_mean, false, kNotSampled},
-    {"norm2_scale_cv", &LayerTelemetry::norm2_scale_cv, false, kNotSampled},
-    {"norm1_out_scale_mean", &LayerTelemetry::norm1_out_scale_mean, false, kNotSampled},
-    {"norm1_out_scale_cv", &LayerTelemetry::norm1_out_scale_cv, false, kNotSampled},
-    {"norm2_out_scale_mean", &LayerTelemetry::norm2_out_scale_mean, false, kNotSampled},
-    {"norm2_out_scale_cv", &LayerTelemetry::norm2_out_scale_cv, false, kNotSampled},
+    {"attn_entropy", &LayerTelemetry::attn_entropy, false},
+    {"attn_max_logit", &LayerTelemetry::attn_max_logit, false},
+    {"q_rms", &LayerTelemetry::q_rms, false},
+    {"k_rms", &LayerTelemetry::k_rms, false},
+    {"norm1_scale_mean", &LayerTelemetry::norm1_scale_mean, false},
+    {"norm1_scale_cv", &LayerTelemetry::norm1_scale_cv, false},
+    {"norm2_scale_mean", &LayerTelemetry::norm2_scale_mean, false},
+    {"norm2_scale_cv", &LayerTelemetry::norm2_scale_cv, false},
+    {"norm1_out_scale_mean", &LayerTelemetry::norm1_out_scale_mean, false},
+    {"norm1_out_scale_cv", &LayerTelemetry::norm1_out_scale_cv, false},
+    {"norm2_out_scale_mean", &LayerTelemetry::norm2_out_scale_mean, false},
+    {"norm2_out_scale_cv", &LayerTelemetry::norm2_out_scale_cv, false},
     {"resid_cross", &LayerTelemetry::resid_cross, true},
-    {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true, kNotSampled},
-    {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true, kNotSampled},
-    {"norm_cross_scale_mean", &LayerTelemetry::norm_cross_scale_mean, true, kNotSampled},
-    {"norm_cross_scale_cv", &LayerTelemetry::norm_cross_scale_cv, true, kNotSampled},
-    {"norm_cross_out_scale_mean", &LayerTelemetry::norm_cross_out_scale_mean, true, kNotSampled},
-    {"norm_cross_out_scale_cv", &LayerTelemetry::norm_cross_out_scale_cv, true, kNotSampled}};
+    {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true},
+    {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true},
+    {"norm_cross_scale_mean", &LayerTelemetry::norm_cross_scale_mean, true},
+    {"norm_cross_scale_cv", &LayerTelemetry::norm_cross_scale_cv, true},
+    {"norm_cross_out_scale_mean", &LayerTelemetry::norm_cross_out_scale_mean, true},
+    {"norm_cross_out_scale_cv", &LayerTelemetry::norm_cross_out_scale_cv, true}};
 inline constexpr GradField kGradFields[] = {{"w_qkv", &GradientNorms::w_qkv, false},
                                             {"w_o", &GradientNorms::w_o, false},
                                             {"w_1", &GradientNorms::w_1, false},

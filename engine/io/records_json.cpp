@@ -1,4 +1,5 @@
-// Serialises records with the contract's key names; non-finite numbers become null (JSON has no NaN).
+// Serialises records with the contract's key names; non-finite numbers become null (JSON has no NaN),
+// and a value its writer never recorded (record_fields::kNotRecorded) is left out.
 // A run that took no step has a null final_loss rather than a made-up 0.
 #include "engine/io/records_json.h"
 
@@ -21,14 +22,16 @@ nlohmann::json layers_json(const std::vector<LayerTelemetry>& layers) {
     nlohmann::json out = nlohmann::json::array();
     for (const LayerTelemetry& layer : layers) {
         nlohmann::json entry, grad, dependency;
-        for (const LayerField& field : kLayerFields)
-            if (!field.cross || layer.has_cross) entry[field.name] = number(layer.*field.member);
+        auto put = [&layer](nlohmann::json& into, const char* name, bool cross, double value) {
+            if ((!cross || layer.has_cross) && recorded(value)) into[name] = number(value);
+        };
+        for (const LayerField& field : kLayerFields) put(entry, field.name, field.cross, layer.*field.member);
         for (const GradField& field : kGradFields)
-            if (!field.cross || layer.has_cross) grad[field.name] = number(layer.grad.*field.member);
+            put(grad, field.name, field.cross, layer.grad.*field.member);
         for (const DependencyField& field : kDependencyFields)
-            if (!field.cross || layer.has_cross) dependency[field.name] = number(layer.*field.member);
-        entry["grad"] = std::move(grad);
-        entry["dependency"] = std::move(dependency);
+            put(dependency, field.name, field.cross, layer.*field.member);
+        if (!grad.is_null()) entry["grad"] = std::move(grad);
+        if (!dependency.is_null()) entry["dependency"] = std::move(dependency);
         out.push_back(std::move(entry));
     }
     return out;
@@ -48,7 +51,8 @@ nlohmann::json to_json(const StepRecord& record) {
     out["steps_per_s"] = number(record.steps_per_s);
     if (record.telemetry) {
         for (const StepField& field : kStepFields)
-            out[field.name] = number((*record.telemetry).*field.member);
+            if (recorded((*record.telemetry).*field.member))
+                out[field.name] = number((*record.telemetry).*field.member);
     }
     if (!record.layers.empty()) out["layers"] = layers_json(record.layers);
     if (!record.layers.empty() &&

@@ -2,6 +2,7 @@
 #include "engine/io/run_folder_reader.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -77,7 +78,36 @@ Config shared_config(const nlohmann::json& foreign, std::vector<std::string>& kn
     take("layers", config.model.layers);
     take("d_model", config.model.d_model);
     take("heads", config.model.heads);
+    // The norm type, when it names one of NormLab's (the bridge detects it for recognised models).
+    const auto norm = model->find("norm_type");
+    if (norm != model->end() && norm->is_string()) {
+        const std::vector<std::string> choices = config_key_choices("model.norm_type");
+        if (std::find(choices.begin(), choices.end(), norm->get<std::string>()) != choices.end()) {
+            apply_override(config, "model.norm_type=" + norm->get<std::string>());
+            known.push_back("model.norm_type");
+        }
+    }
     return config;
+}
+
+// A value of another writer's config as text: a string as itself, anything else as compact JSON, cut
+// to a length a table can show.
+std::string value_text(const nlohmann::json& value) {
+    return text_excerpt(value.is_string() ? value.get<std::string>() : value.dump(), 60);
+}
+
+// The keys another writer keeps of its own: its "user" object's entries (at most 64) and "world_size".
+FlatConfig writer_keys(const nlohmann::json& foreign) {
+    FlatConfig keys;
+    const auto user = foreign.find("user");
+    if (user != foreign.end() && user->is_object()) {
+        for (auto entry = user->begin(); entry != user->end() && keys.size() < 64; ++entry)
+            keys["user." + text_excerpt(entry.key(), 40)] = value_text(entry.value());
+    }
+    const auto torch = foreign.find("torch");
+    if (torch != foreign.end() && torch->is_object() && torch->contains("world_size"))
+        keys["world_size"] = value_text((*torch)["world_size"]);
+    return keys;
 }
 
 // A run folder has config.json or metrics.jsonl.
@@ -125,6 +155,13 @@ std::vector<std::string> find_run_folders(const std::string& dir, std::vector<st
     return runs;
 }
 
+std::string shown_status(const RunFolderSummary& summary, double now) {
+    if (summary.status.empty()) return "unknown";
+    if (summary.status == "running" && summary.written_at && now - *summary.written_at >= kStaleAfterSeconds)
+        return "stale";
+    return summary.status;
+}
+
 RunStatus status_from_summary(const std::string& status) {
     if (status == "completed") return RunStatus::Completed;
     if (status == "diverged") return RunStatus::Diverged;
@@ -153,6 +190,7 @@ RunFolderReader::RunFolderReader(std::string folder)
     if (raw && raw->is_object() && raw->contains("source") && (*raw)["source"].is_string()) {
         m_source = (*raw)["source"].get<std::string>();
         m_config = shared_config(*raw, m_knownKeys);
+        m_writerKeys = writer_keys(*raw);
         m_configNote =
             "written by " + m_source + "; of its config, only the model's shape is a NormLab setting";
         return;
@@ -198,6 +236,13 @@ std::optional<RunFolderSummary> read_run_summary(const std::string& folder) {
         summary.first_bad_layer = static_cast<int>(*block);
     summary.wall_seconds = optional_number(*json, "wall_seconds");
     summary.heartbeat = optional_number(*json, "heartbeat");
+    summary.written_at = summary.heartbeat;
+    std::error_code error;
+    const auto modified = fs::last_write_time(fs::path(folder) / "summary.json", error);
+    if (!summary.written_at && !error)
+        summary.written_at =
+            std::chrono::duration<double>(std::chrono::file_clock::to_sys(modified).time_since_epoch())
+                .count();
     if (json->contains("error") && (*json)["error"].is_string())
         summary.error = (*json)["error"].get<std::string>();
     try {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/config/config_diff.h"
 #include "engine/io/line_tailer.h"
 #include "engine/io/metrics_line_parser.h"
 #include "engine/train/telemetry.h"
@@ -25,10 +26,21 @@ struct RunFolderSummary {
     std::string error;  // a failed run's reason
     std::optional<double> wall_seconds;
     std::optional<double> heartbeat;  // unix seconds of the last rewrite while running
+    // unix seconds summary.json was last written: its heartbeat, else the file's modification time
+    std::optional<double> written_at;
     // The step model.safetensors holds, by its own metadata (normlab_step), never summary.json's
     // checkpoint_step, which is written after the file and can lag it; nothing without a whole file.
     std::optional<int64_t> checkpoint_step;
 };
+
+// A "running" run whose summary.json has not been rewritten for this long has lost its writer (a killed
+// job, a crashed script): NormLab's writers rewrite it every 2-5 s, the bridge at every flush of its
+// logging window, so only a step slower than this could look stale while alive.
+inline constexpr double kStaleAfterSeconds = 600.0;
+
+// The status to show: summary.json's, or "stale" for a "running" one written kStaleAfterSeconds or more
+// before `now` (unix seconds); "unknown" when it names none.
+std::string shown_status(const RunFolderSummary& summary, double now);
 
 class RunFolderReader {
   public:
@@ -46,6 +58,9 @@ class RunFolderReader {
     // The config keys another writer gave (e.g. "model.layers"); empty for NormLab's own runs, whose
     // every key is known. Comparisons of runs use only these (config_diff's flatten_config `only`).
     const std::vector<std::string>& knownKeys() const { return m_knownKeys; }
+    // The keys another writer records beyond NormLab's: its user's own config ("user.lr") and the number
+    // of processes ("world_size"), each value as text, for telling its runs apart; empty for NormLab's.
+    const FlatConfig& writerKeys() const { return m_writerKeys; }
 
     struct Update {
         std::vector<StepRecord> records;
@@ -66,6 +81,7 @@ class RunFolderReader {
     std::string m_configNote;
     std::string m_source;
     std::vector<std::string> m_knownKeys;
+    FlatConfig m_writerKeys;
     LineTailer m_metrics, m_events;
     MetricsLineParser m_parser;
     int64_t m_skipped = 0;

@@ -76,11 +76,6 @@ def test_normlab_reads_back_the_output_logits_the_bridge_wrote(tmp_path, cli):
     assert checked > 20
 
 
-# Fails until NormLab's C++ reader changes (the mark says where); strict, so it reports XPASS, and
-# fails, once it does: then remove the mark.
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="metrics_line_parser.cpp reads a missing grad or dependency field as 0 (a missing "
-                   "norm scale as NaN), and metrics_table.cpp exports that 0 (nan)")
 def test_fields_the_bridge_never_wrote_export_empty(tmp_path, cli):
     rows = exported_rows(tmp_path, cli)
     logged = [row for (step, block), row in rows.items() if block >= 0]

@@ -132,6 +132,27 @@ class RunsTable(CliTestCase):
         self.assertIn("train.lr=0.001", table[1])
         self.assertIn("train.lr=0.003", table[2])
 
+    def test_runs_shows_a_quiet_running_run_as_stale_and_the_bridges_own_keys(self):
+        runs = self.tmp / "runs"
+        for name, lr, world in (("a", 0.001, 1), ("b", 0.003, 2)):
+            folder = runs / name
+            folder.mkdir(parents=True)
+            (folder / "config.json").write_text(json.dumps({
+                "source": "normlab-torch", "model": {"layers": 2, "d_model": 8, "heads": 2},
+                "torch": {"world_size": world}, "user": {"lr": lr, "norm": "rms"}}))
+            (folder / "summary.json").write_text(json.dumps({"status": "running", "steps": 5}))
+        old = time.time() - 3600
+        os.utime(runs / "a" / "summary.json", (old, old))  # its writer went quiet an hour ago
+        listed = {Path(row["folder"]).name: row for row in json.loads(run("runs", str(runs), "--json",
+                                                                           check_rc=0).stdout)}
+        self.assertEqual(listed["a"]["status"], "stale")
+        self.assertEqual(listed["b"]["status"], "running")
+        self.assertEqual(listed["a"]["differs"], {"user.lr": "0.001", "world_size": "1"})
+        self.assertEqual(listed["b"]["differs"], {"user.lr": "0.003", "world_size": "2"})
+        table = run("runs", str(runs), check_rc=0).stdout
+        self.assertIn("stale", table)
+        self.assertIn("user.lr=0.003 world_size=2", table)
+
     def test_runs_refuses_what_is_not_a_run(self):
         self.expect_bad_input(["runs", str(self.tmp / "missing")], "does not exist")
         (self.tmp / "empty").mkdir()

@@ -7,6 +7,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/io/metrics_line_parser.h"
+#include "engine/io/record_fields.h"
 #include "engine/io/records_json.h"
 #include "engine/train/trainer.h"
 
@@ -63,18 +64,30 @@ TEST(RecordsJson, StepRecordsRoundTripEveryField) {
     EXPECT_GT(with_validation, 0);
 }
 
-TEST(RecordsJson, NullIsNaNAndMissingIsZero) {
+TEST(RecordsJson, NullIsNaNAndAMissingFieldIsNotRecorded) {
     const StepRecord read = MetricsLineParser().parse(
-        R"({"step": 7, "loss": null, "layers": [{"resid": 2.5, "grad": {"w_o": null}}]})");
+        R"({"step": 7, "loss": null, "log_z_mean": 1.5, "layers": [{"resid": 2.5, "grad": {"w_o": null}}]})");
     EXPECT_EQ(read.step, 7);
     EXPECT_TRUE(std::isnan(read.loss));
     EXPECT_EQ(read.lr, 0.0);
     EXPECT_FALSE(read.val_loss.has_value());
     ASSERT_EQ(read.layers.size(), 1u);
     EXPECT_EQ(read.layers[0].resid, 2.5);
+    // null: measured and not finite (a NaN that is recorded); absent: not recorded, a NaN of its own.
     EXPECT_TRUE(std::isnan(read.layers[0].grad.w_o));
-    EXPECT_EQ(read.layers[0].grad.w_qkv, 0.0);
+    EXPECT_TRUE(record_fields::recorded(read.layers[0].grad.w_o));
+    for (const double absent : {read.layers[0].grad.w_qkv, read.layers[0].resid_attn,
+                                read.layers[0].dependency_ffn, read.telemetry->logit_max}) {
+        EXPECT_TRUE(std::isnan(absent));
+        EXPECT_FALSE(record_fields::recorded(absent));
+    }
+    EXPECT_EQ(read.telemetry->log_z_mean, 1.5);
     EXPECT_FALSE(read.layers[0].has_cross);
+    // Written again, what was not recorded stays out of the line and null stays null.
+    const nlohmann::json again = to_json(read);
+    EXPECT_EQ(again["layers"][0].dump(), R"({"grad":{"w_o":null},"resid":2.5})");
+    EXPECT_FALSE(again.contains("logit_max"));
+    EXPECT_EQ(again["log_z_mean"], 1.5);
 }
 
 TEST(RecordsJson, EventsRoundTrip) {

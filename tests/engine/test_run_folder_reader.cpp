@@ -6,11 +6,13 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "engine/core/errors.h"
+#include "engine/io/record_fields.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder.h"
 #include "engine/io/run_folder_reader.h"
@@ -114,6 +116,57 @@ TEST_F(RunFolderReaderTest, NonRunFoldersAreRefusedWithAMessage) {
     }
 }
 
+// A foreign config.json with the user's own keys, a recognised and an unknown norm type.
+TEST(RunFolderReaderForeign, KeepsTheWritersOwnKeysAndANormTypeItRecognises) {
+    const fs::path folder = fs::temp_directory_path() / ("normlab_foreign_" + std::to_string(::getpid()));
+    fs::create_directories(folder);
+    std::ofstream(folder / "config.json")
+        << R"({"source": "normlab-torch", "model": {"layers": 2, "norm_type": "rmsnorm"},
+               "torch": {"world_size": 4}, "user": {"lr": 0.003, "norm": "rms", "sizes": [1, 2]}})";
+    {
+        const RunFolderReader reader(folder.string());
+        EXPECT_EQ(reader.config().model.norm_type, NormType::RmsNorm);
+        EXPECT_EQ(
+            reader.writerKeys(),
+            (FlatConfig{
+                {"user.lr", "0.003"}, {"user.norm", "rms"}, {"user.sizes", "[1,2]"}, {"world_size", "4"}}));
+    }
+    std::ofstream(folder / "config.json") << R"({"source": "x", "model": {"norm_type": "batchnorm"}})";
+    const RunFolderReader other(folder.string());
+    EXPECT_EQ(other.config().model.norm_type, NormType::LayerNorm);  // not one of NormLab's: not taken
+    EXPECT_TRUE(other.knownKeys().empty());
+    EXPECT_TRUE(other.writerKeys().empty());
+    fs::remove_all(folder);
+}
+
+// "running" with a summary.json older than kStaleAfterSeconds: its writer is gone.
+TEST(RunFolderSummaryStatus, ARunningRunWhoseWriterWentQuietIsStale) {
+    RunFolderSummary summary;
+    EXPECT_EQ(shown_status(summary, 1e9), "unknown");
+    summary.status = "running";
+    summary.written_at = 1000.0;
+    EXPECT_EQ(shown_status(summary, 1000.0 + kStaleAfterSeconds - 1), "running");
+    EXPECT_EQ(shown_status(summary, 1000.0 + kStaleAfterSeconds), "stale");
+    summary.status = "completed";
+    EXPECT_EQ(shown_status(summary, 1e9), "completed");  // a finished run never goes stale
+
+    // Read from a folder: the heartbeat when summary.json has one, else the file's modification time.
+    const fs::path folder = fs::temp_directory_path() / ("normlab_stale_" + std::to_string(::getpid()));
+    fs::create_directories(folder);
+    std::ofstream(folder / "summary.json") << R"({"status": "running", "steps": 3, "heartbeat": 1234.5})";
+    EXPECT_EQ(read_run_summary(folder.string())->written_at, 1234.5);
+    std::ofstream(folder / "summary.json") << R"({"status": "running", "steps": 3})";
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const std::optional<RunFolderSummary> fresh = read_run_summary(folder.string());
+    ASSERT_TRUE(fresh && fresh->written_at);
+    EXPECT_NEAR(*fresh->written_at, now, 5.0);
+    EXPECT_EQ(shown_status(*fresh, now), "running");
+    fs::last_write_time(folder / "summary.json", fs::file_time_type::clock::now() - std::chrono::hours(1));
+    EXPECT_EQ(shown_status(*read_run_summary(folder.string()), now), "stale");
+    fs::remove_all(folder);
+}
+
 TEST(RunFolderReaderForeign, ReadsAFolderWrittenByThePyTorchBridge) {
     // tests/data/bridge-run: 8 steps of a 3-block Hugging Face GPT-2 (d 32, 4 heads) recorded by the
     // bridge (python/tests/bridge_fixture.py) with blocks every 2 steps and attention every 4.
@@ -123,7 +176,10 @@ TEST(RunFolderReaderForeign, ReadsAFolderWrittenByThePyTorchBridge) {
     EXPECT_EQ(reader.config().model.layers, 3);
     EXPECT_EQ(reader.config().model.d_model, 32);
     EXPECT_EQ(reader.config().model.heads, 4);
-    EXPECT_EQ(reader.knownKeys(), (std::vector<std::string>{"model.layers", "model.d_model", "model.heads"}));
+    EXPECT_EQ(reader.knownKeys(),
+              (std::vector<std::string>{"model.layers", "model.d_model", "model.heads", "model.norm_type"}));
+    EXPECT_EQ(reader.config().model.norm_type, NormType::LayerNorm);    // the bridge's "norm_type"
+    EXPECT_EQ(reader.writerKeys(), (FlatConfig{{"world_size", "1"}}));  // its script kept no keys of its own
 
     const RunFolderReader::Update update = reader.poll();
     EXPECT_EQ(update.skippedLines, 0);
@@ -139,11 +195,12 @@ TEST(RunFolderReaderForeign, ReadsAFolderWrittenByThePyTorchBridge) {
     for (const LayerTelemetry& layer : logged.layers) {
         EXPECT_GT(layer.grad.w_qkv, 0.0);
         EXPECT_GT(layer.grad.norm2, 0.0);
-        EXPECT_EQ(layer.grad.norm1_out, 0.0);  // a role the model does not have
+        EXPECT_FALSE(record_fields::recorded(layer.grad.norm1_out));   // a role the model does not have
+        EXPECT_FALSE(record_fields::recorded(layer.dependency_attn));  // a field the bridge does not measure
         EXPECT_GT(layer.resid, 0.0);
         EXPECT_GT(layer.resid_attn, 0.0);
         EXPECT_GT(layer.update_ratio, 0.0);
-        EXPECT_TRUE(std::isnan(layer.attn_entropy)) << "not sampled on step 2: a gap, not 0";
+        EXPECT_FALSE(record_fields::recorded(layer.attn_entropy)) << "not sampled on step 2: a gap, not 0";
     }
     const StepRecord& sampled = update.records[3];  // step 4: attention sampled
     for (const LayerTelemetry& layer : sampled.layers) {

@@ -3,6 +3,7 @@
 // is scanned too, one that is not a run is left out, and a sweep folder is one row with its progress; a
 // thousand runs are all listed (the time it took is printed; scripts/bench_open_runs.py measures the same
 // reading code).
+#include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -82,6 +83,19 @@ void RunLibraryTest::listsFiltersAndOpens() {
     library.setFilterText(QString());
     library.setStatusFilter(QString());
     QCOMPARE(library.visibleCount(), 4);
+
+    // A run left "running" by a writer that went quiet 20 minutes ago is listed as stale.
+    QFile summary(elsewhere + QStringLiteral("/c-pre/summary.json"));
+    QVERIFY(summary.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    summary.write(QStringLiteral(R"({"status": "running", "steps": 2, "heartbeat": %1})")
+                      .arg(QDateTime::currentSecsSinceEpoch() - 1200)
+                      .toUtf8());
+    summary.close();
+    library.refresh();
+    QVERIFY(scanned.wait(10000));
+    library.setStatusFilter(QStringLiteral("stale"));
+    QCOMPARE(library.visibleCount(), 1);
+    library.setStatusFilter(QString());
 
     QSignalSpy opened(&library, &RunLibraryPanel::openRequested);
     library.setFilterText(QStringLiteral("b-pre"));

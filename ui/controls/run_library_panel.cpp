@@ -124,7 +124,7 @@ RunLibraryPanel::RunLibraryPanel(QWidget* parent) : QWidget(parent) {
     m_status = new QComboBox;
     m_status->setObjectName(QStringLiteral("libraryStatus"));
     m_status->addItem(tr("any status"), QString());
-    for (const char* status : {"completed", "diverged", "running", "stopped", "failed", "sweep"})
+    for (const char* status : {"completed", "diverged", "running", "stale", "stopped", "failed", "sweep"})
         m_status->addItem(QString::fromLatin1(status), QString::fromLatin1(status));
     filters->addWidget(m_filter, 1);
     filters->addWidget(m_status);
@@ -216,8 +216,8 @@ void RunLibraryPanel::refresh() {
                     Row row;
                     row.folder = QString::fromStdString(folder);
                     row.name = QFileInfo(row.folder).fileName();
-                    row.status = summary.status.empty() ? QStringLiteral("unknown")
-                                                        : QString::fromStdString(summary.status);
+                    row.status = QString::fromStdString(normlab::shown_status(
+                        summary, static_cast<double>(QDateTime::currentSecsSinceEpoch())));
                     row.date = QFileInfo(row.folder + QStringLiteral("/config.json")).lastModified();
                     row.steps = summary.steps;
                     row.loss = summary.final_loss;

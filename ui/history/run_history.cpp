@@ -67,6 +67,7 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
         gradHead.append(x, record.telemetry->grad_head);
     }
     if (record.layers.empty()) return;
+    ++loggedSteps;
 
     const size_t blocks = record.layers.size();
     for (auto* perBlock : {&updateRatio, &blockMaxLogit, &queryRms, &keyRms, &updateRms, &adamGradRms}) {
@@ -108,6 +109,7 @@ void RunHistory::absorbHeadLogits(double x, const normlab::StepRecord& record) {
 }
 
 void RunHistory::clearHistory() {
+    loggedSteps = 0;
     loss.clear();
     valLoss.clear();
     lr.clear();

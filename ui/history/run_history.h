@@ -48,6 +48,7 @@ struct RunHistory {
     bool started = false;  // an update from the engine has arrived
     bool paused = false;   // the engine thread is paused (set by the window)
     int64_t step = 0;
+    int64_t loggedSteps = 0;  // steps absorbed with per-block telemetry (what the per-block charts draw)
     double stepsPerSecond = 0.0;
     int64_t divergedAt = -1;
     int firstBadLayer = -1;

@@ -55,8 +55,8 @@ PlotContent AttentionHeadPanel::buildContent(int columns) const {
     PlotContent content;
     content.x = stepAxis();
     content.y = AxisSpec{tr("largest logit"), true, std::nullopt, std::nullopt, QString()};
-    content.emptyText = tr("Appears after the first step with attention statistics");
     const RunHistory* run = m_runs->selectedRun();
+    content.emptyText = emptyText(tr("Appears after the first step with attention statistics"), run);
     if (!run || run->headsPerBlock <= 0 || run->blockMaxLogit.empty()) return content;
     const int block = shownBlock(*run);
     const int heads = run->headsPerBlock;

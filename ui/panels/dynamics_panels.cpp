@@ -38,8 +38,8 @@ PlotContent UpdateRatioPanel::buildContent(int columns) const {
     content.x = stepAxis();
     content.y.title = tr("||update||/||W||");
     content.y.log = true;
-    content.emptyText = tr("Appears after the first step");
     const RunHistory* run = m_runs->selectedRun();
+    content.emptyText = emptyText(tr("Appears after the first step"), run);
     if (!run) return content;
     addBlockSeries(content, run->updateRatio, columns);
     content.markers = eventMarkers(store());
@@ -57,8 +57,8 @@ PlotContent AttentionLogitPanel::buildContent(int columns) const {
     content.x = stepAxis();
     content.y = AxisSpec{tr("largest logit"), true, std::nullopt, std::nullopt, tr("solid")};
     content.y2 = AxisSpec{tr("RMS of q, k"), true, std::nullopt, std::nullopt, QString()};  // legend: q, k
-    content.emptyText = tr("Appears after the first step with attention statistics");
     const RunHistory* run = m_runs->selectedRun();
+    content.emptyText = emptyText(tr("Appears after the first step with attention statistics"), run);
     if (!run) return content;
     addBlockSeries(content, run->blockMaxLogit, columns);
     addBlockSeries(content, run->queryRms, columns, tr(" q RMS"), Qt::DashLine, true);
@@ -75,7 +75,7 @@ PlotContent AttentionPanel::buildContent(int columns) const {
     content.x = stepAxis();
     content.y.title = tr("entropy (nats)");
     content.y2 = AxisSpec{tr("max logit"), false, std::nullopt, std::nullopt, tr("dashed")};
-    content.emptyText = tr("Appears after the first step");
+    content.emptyText = emptyText(tr("Appears after the first step"));
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;
         addSolidAndDashed(content, store(), run, {tr("entropy"), pointsOf(run.attnEntropyMean, columns)},
@@ -92,7 +92,7 @@ PlotContent OutputLogitPanel::buildContent(int columns) const {
     PlotContent content;
     content.x = stepAxis();
     content.y.title = tr("nats");  // the legend names log Z (solid) and the mean logit (dashed)
-    content.emptyText = tr("Appears after the first logged step");
+    content.emptyText = emptyText(tr("Appears after the first logged step"));
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;
         addSolidAndDashed(content, store(), run, {tr("mean log Z"), pointsOf(run.logZMean, columns)},

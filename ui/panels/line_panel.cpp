@@ -26,6 +26,17 @@ PlotContent LinePanel::contentWithNotes(int columns) const {
     return content;
 }
 
+QString LinePanel::emptyText(const QString& waiting, const RunHistory* run) const {
+    if (run) return run->loggedSteps > 0 ? tr("Not recorded by this run") : waiting;
+    bool any = false;
+    for (const auto& [id, visible] : store().runs()) {
+        if (!visible.visible) continue;
+        if (visible.loggedSteps == 0) return waiting;
+        any = true;
+    }
+    return any ? tr("Not recorded by these runs") : waiting;
+}
+
 void LinePanel::refresh() {
     m_plot->setContent(contentWithNotes(m_plot->plotColumns()));
 }

@@ -37,6 +37,10 @@ class LinePanel : public ChartPanel {
     void addBlockSeries(PlotContent& content, const std::vector<DecimatedSeries>& perBlock, int columns,
                         const QString& suffix = QString(), Qt::PenStyle style = Qt::SolidLine,
                         bool secondary = false) const;
+    // What an empty chart says: `waiting` until the run (`run`, or every visible run when null) has logged
+    // a step with per-block telemetry; after that, that the run did not record what the chart draws (a
+    // PyTorch script's run through the bridge, a role the model does not have).
+    QString emptyText(const QString& waiting, const RunHistory* run = nullptr) const;
     // The step axis of the time charts: it keeps room to grow while a run trains; once none trains,
     // it ends at the last step (so a finished chart, and its export, has no empty margin).
     AxisSpec stepAxis() const;

@@ -49,8 +49,9 @@ void NormScalePanel::refresh() {
 PlotContent NormScalePanel::buildContent(int columns) const {
     PlotContent content;
     content.x = stepAxis();
-    content.emptyText = tr("Appears after the first step with attention statistics (LayerNorm or RMSNorm)");
     const RunHistory* run = m_runs->selectedRun();
+    content.emptyText =
+        emptyText(tr("Appears after the first step with attention statistics (LayerNorm or RMSNorm)"), run);
     const NormFamily family = run ? shownFamily(*run) : NormFamily::Inputs;
     const NormFamilyNames names = normFamilyNames(family);
     content.y = AxisSpec{

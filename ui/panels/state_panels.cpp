@@ -17,8 +17,8 @@ PlotContent OptimizerStatePanel::buildContent(int columns) const {
     content.x = stepAxis();
     content.y = AxisSpec{tr("update RMS"), true, std::nullopt, std::nullopt, tr("solid")};
     content.y2 = AxisSpec{tr("Adam sqrt(v)"), true, std::nullopt, std::nullopt, tr("dashed")};
-    content.emptyText = tr("Appears after the first logged step");
     const RunHistory* run = m_runs->selectedRun();
+    content.emptyText = emptyText(tr("Appears after the first logged step"), run);
     if (!run) return content;
     addBlockSeries(content, run->updateRms, columns);
     addBlockSeries(content, run->adamGradRms, columns, tr(" sqrt(v)"), Qt::DashLine, true);

@@ -1,0 +1,60 @@
+// Charts of what a run never recorded (a PyTorch script's run without optimizer state or output logits,
+// as its metrics.jsonl lines read): they say "Not recorded by this run" once the run has logged a step,
+// and "Appears after..." before; a run that records the field draws it.
+#include <QTest>
+#include <algorithm>
+
+#include "engine/io/metrics_line_parser.h"
+#include "ui/history/telemetry_store.h"
+#include "ui/panels/dynamics_panels.h"
+#include "ui/panels/state_panels.h"
+
+using namespace normlab::ui;
+
+class NotRecordedTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void chartsSayWhatARunDidNotRecord();
+};
+
+namespace {
+// One logged line as another writer leaves it: per-block residuals and gradients only.
+RunUpdate linesOf(int run, const std::vector<const char*>& lines) {
+    RunUpdate update;
+    update.runId = run;
+    normlab::MetricsLineParser parser;
+    for (const char* line : lines) update.records.push_back(parser.parse(line));
+    update.step = update.records.back().step;
+    return update;
+}
+}  // namespace
+
+void NotRecordedTest::chartsSayWhatARunDidNotRecord() {
+    TelemetryStore store;
+    store.addRun(0, QStringLiteral("script"), normlab::Config{}, QString());
+    OptimizerStatePanel optimizer(store);
+    OutputLogitPanel logits(store);
+    QCOMPARE(optimizer.buildContent(100).emptyText, QStringLiteral("Appears after the first logged step"));
+    QCOMPARE(logits.buildContent(100).emptyText, QStringLiteral("Appears after the first logged step"));
+
+    store.absorb(TelemetryBatch{{linesOf(0, {R"({"step": 1, "loss": 2.0})"})}});
+    QCOMPARE(optimizer.buildContent(100).emptyText, QStringLiteral("Appears after the first logged step"));
+
+    store.absorb(TelemetryBatch{{linesOf(0, {R"({"step": 2, "loss": 1.9, "layers": [{"resid": 1.5,
+        "grad": {"w_qkv": 0.1, "w_o": 0.1, "w_1": 0.2, "w_2": 0.2}}]})"})}});
+    PlotContent content = optimizer.buildContent(100);
+    for (const PlotSeries& series : content.series) QVERIFY(series.points.isEmpty());
+    QCOMPARE(content.emptyText, QStringLiteral("Not recorded by this run"));
+    QCOMPARE(logits.buildContent(100).emptyText, QStringLiteral("Not recorded by these runs"));
+
+    // A run that records them draws them.
+    store.addRun(1, QStringLiteral("engine"), normlab::Config{}, QString());
+    store.absorb(TelemetryBatch{{linesOf(1, {R"({"step": 1, "loss": 2.0, "log_z_mean": 3.5, "logit_mean": 0.1,
+        "layers": [{"resid": 1.5, "update_rms": 0.001, "adam_grad_rms": 0.01}]})"})}});
+    content = logits.buildContent(100);
+    QVERIFY(std::any_of(content.series.begin(), content.series.end(),
+                        [](const PlotSeries& series) { return !series.points.isEmpty(); }));
+}
+
+QTEST_MAIN(NotRecordedTest)
+#include "test_not_recorded.moc"

@@ -10,8 +10,8 @@ namespace normlab {
 namespace {
 
 const char* kForms =
-    "use bytes, bpe:N (a BPE vocabulary of N pieces trained on the text, N from 260, e.g. bpe:1024) or the "
-    "path of a SentencePiece .model file";
+    "use bytes, bpe:N (a BPE vocabulary of N pieces trained on the text, N from 260 to 65536, e.g. "
+    "bpe:1024) or the path of a SentencePiece .model file";
 
 }  // namespace
 

@@ -14,9 +14,10 @@ struct TokenizerSpec {
 };
 
 // The smallest and largest N of "bpe:N": 256 byte pieces and the three specials (unk, bos, eos) come
-// first, so fewer than 260 leaves no room for a merge; the largest is the model's vocabulary limit.
+// first, so fewer than 260 leaves no room for a merge; 65536 is as large as BPE vocabularies trained
+// from one text get (a .model file may hold more, up to model.vocab_size's limit).
 constexpr int kMinBpePieces = 260;
-constexpr int kMaxBpePieces = 1 << 20;
+constexpr int kMaxBpePieces = 65536;
 
 // Parses data.tokenizer; throws InputError naming the key and what to write for anything else ("bpe",
 // "bpe:x", "bpe:100", an empty text). A path is not opened here.

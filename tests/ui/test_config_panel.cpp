@@ -89,7 +89,7 @@ void ConfigPanelTest::theTokenizerRowTakesEachFormAndFlagsABadOneInPlace() {
         tokenizer->lineEdit()->setModified(true);
         emit tokenizer->lineEdit()->editingFinished();
     };
-    type(QStringLiteral("bpe:99999"));
+    type(QStringLiteral("bpe:60000"));
     QVERIFY2(panel.problem().contains(QStringLiteral("holds at most")), qPrintable(panel.problem()));
     type(QStringLiteral("bpe:x"));
     QVERIFY2(panel.problem().contains(QStringLiteral("data.tokenizer")), qPrintable(panel.problem()));

@@ -21,7 +21,8 @@ nlohmann::json number(double value) {
 nlohmann::json layers_json(const std::vector<LayerTelemetry>& layers) {
     nlohmann::json out = nlohmann::json::array();
     for (const LayerTelemetry& layer : layers) {
-        nlohmann::json entry, grad, dependency;
+        // An object even when nothing of the block was recorded: a block's place in the list is its index.
+        nlohmann::json entry = nlohmann::json::object(), grad, dependency;
         auto put = [&layer](nlohmann::json& into, const char* name, bool cross, double value) {
             if ((!cross || layer.has_cross) && recorded(value)) into[name] = number(value);
         };

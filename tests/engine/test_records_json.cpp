@@ -88,6 +88,12 @@ TEST(RecordsJson, NullIsNaNAndAMissingFieldIsNotRecorded) {
     EXPECT_EQ(again["layers"][0].dump(), R"({"grad":{"w_o":null},"resid":2.5})");
     EXPECT_FALSE(again.contains("logit_max"));
     EXPECT_EQ(again["log_z_mean"], 1.5);
+    // A block with nothing recorded stays a block (an empty object), so the next keeps its index.
+    const StepRecord sparse =
+        MetricsLineParser().parse(R"({"step": 1, "layers": [{"other": 1}, {"resid": 2}]})");
+    const nlohmann::json written = to_json(sparse);
+    EXPECT_EQ(written["layers"].dump(), R"([{},{"resid":2.0}])");
+    EXPECT_EQ(MetricsLineParser().parse(written.dump()).layers[1].resid, 2.0);
 }
 
 TEST(RecordsJson, EventsRoundTrip) {

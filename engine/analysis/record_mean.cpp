@@ -10,14 +10,20 @@
 namespace normlab {
 
 namespace {
-// The mean of value(r) over the records where it is finite; NaN where none is.
+// The mean of value(r) over the records where it is finite; NaN where none is, and not recorded
+// (record_fields::kNotRecorded) where no record recorded it.
 template <typename Value>
 double mean_of(std::span<const StepRecord* const> records, Value value) {
     double sum = 0.0;
     int count = 0;
-    for (const StepRecord* record : records)
-        if (const double v = value(*record); std::isfinite(v)) sum += v, ++count;
-    return count > 0 ? sum / count : std::numeric_limits<double>::quiet_NaN();
+    bool recorded = false;
+    for (const StepRecord* record : records) {
+        const double v = value(*record);
+        recorded = recorded || record_fields::recorded(v);
+        if (std::isfinite(v)) sum += v, ++count;
+    }
+    if (count > 0) return sum / count;
+    return recorded ? std::numeric_limits<double>::quiet_NaN() : record_fields::kNotRecorded;
 }
 
 // The mean of an optional value over the records that have it (absent when none has).

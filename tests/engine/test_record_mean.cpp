@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/analysis/record_mean.h"
+#include "engine/io/record_fields.h"
 
 namespace normlab {
 namespace {
@@ -66,6 +67,13 @@ TEST(RecordMean, LeftOutValuesAreNotZeros) {
     EXPECT_DOUBLE_EQ(mean.layers[0].attn_max_logit, 4.0);
     records[1].layers[0].attn_max_logit = records[2].layers[0].attn_max_logit = std::nan("");
     EXPECT_TRUE(std::isnan(mean_of(records).layers[0].attn_max_logit));
+    EXPECT_TRUE(record_fields::recorded(mean_of(records).layers[0].attn_max_logit));  // measured, not finite
+    // A field no run recorded stays not recorded in the mean (an empty cell, not a NaN value).
+    for (StepRecord& each : records) each.layers[0].grad.norm1_out = record_fields::kNotRecorded;
+    records[0].layers[0].grad.norm2_out = record_fields::kNotRecorded;
+    const StepRecord sparse = mean_of(records);
+    EXPECT_FALSE(record_fields::recorded(sparse.layers[0].grad.norm1_out));
+    EXPECT_TRUE(std::isfinite(sparse.layers[0].grad.norm2_out));  // the other two runs recorded it
 }
 
 TEST(RecordMean, DepthsThatDisagreeHaveNoBlocks) {

@@ -2,21 +2,15 @@
 // it holds: the one table that writing (records_json), reading (metrics_line_parser) and flat tables
 // (block_field_names) walk, so a new telemetry field is added in one place.
 #pragma once
-#include <bit>
-#include <cstdint>
 
 #include "engine/train/telemetry.h"
 
 namespace normlab::record_fields {
 
-// A value its writer did not record (the key is absent from the line: a role the model lacks, a field
-// the bridge does not measure, attention not sampled on that step). A NaN of its own bit pattern, so
-// every reader of the numbers sees NaN, a gap; the writers leave it out and the exports write an empty
-// cell, where a measured value that is not finite is written null / "nan".
-inline constexpr double kNotRecorded = std::bit_cast<double>(uint64_t{0x7ff8'0000'4e4f'5452});
-inline bool recorded(double value) {
-    return std::bit_cast<uint64_t>(value) != std::bit_cast<uint64_t>(kNotRecorded);
-}
+// A value its writer did not record (engine/train/telemetry.h): the writers leave it out of the line and
+// the exports write an empty cell, where a measured value that is not finite is written null / "nan".
+using normlab::kNotRecorded;
+using normlab::recorded;
 
 // The per-block fields, each with its JSON name: one table for writing and reading. `cross` fields
 // belong to the cross-attention sub-layer of an encoder-decoder's decoder block (written only there).
@@ -42,6 +36,7 @@ inline constexpr LayerField kLayerFields[] = {
     {"update_ratio", &LayerTelemetry::update_ratio, false},
     {"update_rms", &LayerTelemetry::update_rms, false},
     {"adam_grad_rms", &LayerTelemetry::adam_grad_rms, false},
+    {"adam_eps_fraction", &LayerTelemetry::adam_eps_fraction, false},
     {"attn_entropy", &LayerTelemetry::attn_entropy, false},
     {"attn_max_logit", &LayerTelemetry::attn_max_logit, false},
     {"q_rms", &LayerTelemetry::q_rms, false},

@@ -2,12 +2,22 @@
 // the events (live changes, loss spikes, divergence; docs/formats.md#eventsjsonl) the trainer emits, as
 // plain values that can cross threads.
 #pragma once
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace normlab {
+
+// A value its writer did not record (the key is absent from its line: a role the model lacks, a field
+// a writer does not measure, attention not sampled on that step). A NaN of its own bit pattern, so
+// every reader of the numbers sees NaN, a gap, and writers and exports can tell it from a measured
+// value that is not finite (engine/io/record_fields.h).
+inline constexpr double kNotRecorded = std::bit_cast<double>(uint64_t{0x7ff8'0000'4e4f'5452});
+inline bool recorded(double value) {
+    return std::bit_cast<uint64_t>(value) != std::bit_cast<uint64_t>(kNotRecorded);
+}
 
 struct GradientNorms {
     double w_qkv = 0.0, w_o = 0.0, w_1 = 0.0, w_2 = 0.0;
@@ -23,6 +33,9 @@ struct LayerTelemetry {
     double update_ratio = 0.0;   // ||update|| / ||parameters|| over the block's active tensors
     double update_rms = 0.0;     // RMS of the block's last update, over its active parameters
     double adam_grad_rms = 0.0;  // sqrt of the mean of Adam's second moment over them (0 for SGD)
+    // The share of the block's coordinates whose sqrt(v) is below Adam's eps (the PyTorch bridge's; the
+    // engine does not measure it, so its runs leave it unrecorded)
+    double adam_eps_fraction = kNotRecorded;
     double attn_entropy = 0.0;
     double attn_max_logit = 0.0;
     // The attention and FFN sub-layers' norms: mean and coefficient of variation over tokens of the

@@ -13,9 +13,10 @@ import normlab
 from bridge_fixture import FIXTURE, structure, write_run
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-# The per-block fields of the bridge that NormLab's flat table has a column for (adam_eps_fraction and
-# attn_head_max_logit have none: record_fields.h lacks the first, the table holds one value per block).
-BLOCK_FIELDS = ("resid", "resid_attn", "update_ratio", "update_rms", "adam_grad_rms", "attn_entropy",
+# The per-block fields of the bridge that NormLab's flat table has a column for (attn_head_max_logit has
+# none: the table holds one value per block).
+BLOCK_FIELDS = ("resid", "resid_attn", "update_ratio", "update_rms", "adam_grad_rms", "adam_eps_fraction",
+                "attn_entropy",
                 "attn_max_logit", "q_rms", "k_rms", "norm1_scale_mean", "norm1_scale_cv", "norm2_scale_mean",
                 "norm2_scale_cv")
 RUN_FIELDS = ("log_z_mean", "log_z_max_abs", "logit_mean", "logit_max", "final_norm_scale_mean",

@@ -49,6 +49,9 @@ TEST(RecordsJson, StepRecordsRoundTripEveryField) {
             EXPECT_EQ(read.layers[b].dependency_cross, record.layers[b].dependency_cross);
             EXPECT_EQ(read.layers[b].resid, record.layers[b].resid);
         }
+        for (const LayerTelemetry& layer : record.layers)  // the engine does not measure it: left out
+            EXPECT_FALSE(written["layers"][0].contains("adam_eps_fraction") ||
+                         recorded(layer.adam_eps_fraction));
         EXPECT_EQ(record.telemetry.has_value(), !record.layers.empty());  // logged steps carry both
         EXPECT_EQ(read.telemetry.has_value(), record.telemetry.has_value());
         if (record.telemetry) {

@@ -200,6 +200,8 @@ TEST(RunFolderReaderForeign, ReadsAFolderWrittenByThePyTorchBridge) {
         EXPECT_GT(layer.resid, 0.0);
         EXPECT_GT(layer.resid_attn, 0.0);
         EXPECT_GT(layer.update_ratio, 0.0);
+        EXPECT_GT(layer.adam_eps_fraction, 0.0);  // the bridge's Adam-epsilon share, a fraction
+        EXPECT_LT(layer.adam_eps_fraction, 1.0);
         EXPECT_FALSE(record_fields::recorded(layer.attn_entropy)) << "not sampled on step 2: a gap, not 0";
     }
     const StepRecord& sampled = update.records[3];  // step 4: attention sampled

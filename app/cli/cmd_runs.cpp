@@ -3,7 +3,6 @@
 // config keys whose values differ between the runs, which is what a reader comparing them wants; a run
 // whose writer has gone quiet is "stale" (shown_status).
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -14,6 +13,7 @@
 #include "app/cli/commands.h"
 #include "engine/config/config_diff.h"
 #include "engine/core/errors.h"
+#include "engine/core/unix_time.h"
 #include "engine/io/run_folder_reader.h"
 
 namespace normlab::cli {
@@ -37,10 +37,6 @@ struct RunRow {
     std::string status;  // summary.json's, or "stale" (shown_status)
 };
 
-double unix_now() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 RunRow read_row(const fs::path& folder) {
     RunFolderReader reader(folder.string());
     RunRow row;
@@ -48,7 +44,7 @@ RunRow read_row(const fs::path& folder) {
     row.summary = reader.summary().value_or(RunFolderSummary{});
     row.config = flatten_config(reader.config(), reader.knownKeys());
     for (const auto& [key, value] : reader.writerKeys()) row.config[key] = value;  // user.*, world_size
-    row.status = shown_status(row.summary, unix_now());
+    row.status = shown_status(row.summary, unix_seconds());
     return row;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "engine/core/unix_time.h"
 #include "engine/io/records_json.h"
 #include "engine/train/run_control.h"
 
@@ -55,10 +56,6 @@ void record_failure(RunFolder& folder, const Trainer& trainer, nlohmann::json su
         folder.write_summary(summary);
     } catch (const std::exception&) {
     }
-}
-
-double unix_seconds() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 }  // namespace
 

@@ -1,6 +1,6 @@
-// `normlab-cli compare --run A --run B`: two groups of runs (a seed group, a folder of runs, or one
-// run) compared on one metric: each group's n, mean, sd and 95% Student t interval, and B - A paired
-// by seed or, when the seeds differ, by Welch; diverged and unfinished runs counted, never averaged.
+// `normlab-cli compare --run A [--run B]`: groups of runs (a seed group, a folder of runs, or one run)
+// on one metric: each group's n, mean, sd and 95% Student t interval, and B - A paired by seed or,
+// when the seeds differ, by Welch; diverged and unfinished runs counted, never averaged.
 #include <cmath>
 #include <iostream>
 
@@ -15,7 +15,7 @@ namespace normlab::cli {
 
 namespace {
 const char* kCompareHelp =
-    "usage: normlab-cli compare --run A --run B [--metric final_val_loss|final_loss|FIELD@STEP] [--json]\n"
+    "usage: normlab-cli compare --run A [--run B] [--metric M] [--json]\n"
     "\n"
     "Compares two groups of runs on one metric, as a controlled experiment. A and B are each a seed\n"
     "group (a folder with group.json, from train --seeds), a folder of run folders, or one run folder\n"
@@ -23,11 +23,15 @@ const char* kCompareHelp =
     "dof), then the difference B - A: paired by seed when both groups hold the same seeds, else Welch's\n"
     "unpaired difference (Welch-Satterthwaite dof); the output says which. One run has no interval\n"
     "(\"n/a, one seed\"). Runs that diverged (or whose value is not finite) and runs that have not\n"
-    "finished are counted and left out.\n"
+    "finished are counted and left out. With one --run: that group's estimate alone.\n"
     "\n"
-    "  --run DIR            a group, given twice: first A, then B\n"
-    "  --metric M           final_val_loss (default) or final_loss from summary.json, or FIELD@STEP:\n"
-    "                       a run-level field of metrics.jsonl at that step, e.g. val_loss@200\n"
+    "  --run DIR            a group, given once or twice: first A, then B\n"
+    "  --metric M           final_val_loss (default) or final_loss from summary.json;\n"
+    "                       FIELD@STEP: a run-level field of metrics.jsonl at that step, e.g. val_loss@200;\n"
+    "                       max:FIELD / min:FIELD: its largest / smallest value over every logged step\n"
+    "                       and block, e.g. max:attn_max_logit, min:attn_entropy;\n"
+    "                       FILE.json:KEY: a number in a JSON file of the run folder, keys dotted,\n"
+    "                       e.g. freeze_norms.json:all_at_once.loss_change\n"
     "  --json               the same numbers as JSON\n"
     "Exit code 2 when a finished run lacks the metric (the message names what it has).\n";
 
@@ -77,25 +81,28 @@ void print_group(const char* name, const GroupSummary& group) {
                       << "\n";
 }
 
-void print_text(const MetricSpec& spec, const GroupSummary& a, const GroupSummary& b,
-                const GroupDifference& d) {
+// The groups as text: A, then (when given) B and the difference.
+void print_text(const MetricSpec& spec, const std::vector<GroupSummary>& groups) {
     std::cout << "metric: " << spec.text() << "\n";
-    print_group("A", a);
-    print_group("B", b);
-    std::cout << difference_line(a, b, d) << "\n";
+    print_group("A", groups.front());
+    if (groups.size() < 2) return;
+    print_group("B", groups[1]);
+    std::cout << difference_line(groups[0], groups[1], compare_groups(groups[0], groups[1], kLevel)) << "\n";
 }
 
-void print_json(const MetricSpec& spec, const GroupSummary& a, const GroupSummary& b,
-                const GroupDifference& d) {
-    nlohmann::json difference = estimate_json(d.estimate, !d.paired);
-    difference["kind"] = d.paired ? "paired" : "welch";
-    difference["why"] = d.why;
-    difference["pairs_left_out"] = d.pairs_left_out;
-    const nlohmann::json out = {{"metric", spec.text()},
-                                {"level", kLevel},
-                                {"a", group_summary_json(a)},
-                                {"b", group_summary_json(b)},
-                                {"difference", difference}};
+// The same as JSON: "a", and with B "b" and "difference".
+void print_json(const MetricSpec& spec, const std::vector<GroupSummary>& groups) {
+    nlohmann::json out = {
+        {"metric", spec.text()}, {"level", kLevel}, {"a", group_summary_json(groups.front())}};
+    if (groups.size() == 2) {
+        const GroupDifference d = compare_groups(groups[0], groups[1], kLevel);
+        nlohmann::json difference = estimate_json(d.estimate, !d.paired);
+        difference["kind"] = d.paired ? "paired" : "welch";
+        difference["why"] = d.why;
+        difference["pairs_left_out"] = d.pairs_left_out;
+        out["b"] = group_summary_json(groups[1]);
+        out["difference"] = difference;
+    }
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 }  // namespace
@@ -121,19 +128,18 @@ int run_compare(int argc, char** argv) {
             throw InputError("unknown option '" + flag + "'; see normlab-cli compare --help");
         }
     }
-    if (runs.size() != 2)
-        throw InputError("give --run twice (A, then B), got " + std::to_string(runs.size()) +
-                         "; see normlab-cli compare --help");
+    if (runs.empty() || runs.size() > 2)
+        throw InputError("give --run once (one group's estimate) or twice (A, then B), got " +
+                         std::to_string(runs.size()) + "; see normlab-cli compare --help");
     const MetricSpec spec = parse_metric_spec(metric);
     std::vector<std::string> notes;
-    const GroupSummary a = summarize_group(runs[0], spec, kLevel, &notes);
-    const GroupSummary b = summarize_group(runs[1], spec, kLevel, &notes);
+    std::vector<GroupSummary> groups;
+    for (const std::string& run : runs) groups.push_back(summarize_group(run, spec, kLevel, &notes));
     for (const std::string& note : notes) std::cerr << "normlab-cli compare: " << note << "\n";
-    const GroupDifference difference = compare_groups(a, b, kLevel);
     if (as_json)
-        print_json(spec, a, b, difference);
+        print_json(spec, groups);
     else
-        print_text(spec, a, b, difference);
+        print_text(spec, groups);
     return 0;
 }
 

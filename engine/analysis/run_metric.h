@@ -1,6 +1,7 @@
 // One number per run for comparing groups of runs: a metric named on the command line (final_val_loss,
-// final_loss from summary.json, or FIELD@STEP, a run-level field of metrics.jsonl at one step) read
-// from a run folder, with what kept it out of a comparison (a diverged or unfinished run).
+// final_loss from summary.json; FIELD@STEP, a run-level field of metrics.jsonl at one step; max:FIELD /
+// min:FIELD over every logged step and block; FILE.json:KEY, a number a probe wrote into the folder)
+// read from a run folder, with what kept it out of a comparison (a diverged or unfinished run).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -11,13 +12,25 @@
 
 namespace normlab {
 
-struct MetricSpec {
-    std::string field;            // final_val_loss, final_loss, or a run-level metrics.jsonl field
-    std::optional<int64_t> step;  // set for FIELD@STEP
-    std::string text() const;     // as given: "val_loss@200"
+// How the metric's number is taken from a run folder.
+enum class MetricKind {
+    Summary,   // final_val_loss or final_loss of summary.json
+    AtStep,    // FIELD@STEP: a run-level field of metrics.jsonl at one step
+    Largest,   // max:FIELD: the largest value of a run-level or per-block field, any step and block
+    Smallest,  // min:FIELD: the smallest
+    JsonFile,  // FILE.json:KEY.KEY: a number in a JSON file of the run folder (freeze_norms.json, ...)
 };
 
-// Parses "final_val_loss", "final_loss" or "FIELD@STEP". Throws InputError listing the choices.
+struct MetricSpec {
+    MetricKind kind = MetricKind::Summary;
+    std::string field;            // the summary or metrics.jsonl field; for JsonFile the key path
+    std::optional<int64_t> step;  // set for AtStep
+    std::string file;             // JsonFile: the file's name in the run folder
+    std::string text() const;     // as given: "val_loss@200", "max:attn_max_logit"
+};
+
+// Parses "final_val_loss", "final_loss", "FIELD@STEP", "max:FIELD", "min:FIELD" or "FILE.json:KEY".
+// Throws InputError listing the choices.
 MetricSpec parse_metric_spec(const std::string& text);
 
 // How a run enters a comparison: its value is used, or it is counted and left out.

@@ -194,9 +194,48 @@ class SeedGroups(CliTestCase):
         self.expect_bad_input(["compare", "--run", no_val, "--run", no_val, "--metric", "bogus@5"],
                               "not a metric", "grad_norm")
         self.expect_bad_input(["compare", "--run", no_val, "--run", no_val, "--metric", "loss"], "loss@STEP")
-        self.expect_bad_input(["compare", "--run", no_val], "give --run twice")
+        self.expect_bad_input(["compare"], "give --run once", "or twice")
+        self.expect_bad_input(["compare", "--run", no_val, "--run", no_val, "--run", no_val], "got 3")
         self.expect_bad_input(["compare", "--run", no_val, "--run", str(self.tmp / "none"), "--metric", "final_loss"],
                               "none does not exist")
+
+    def test_extremes_over_blocks_a_probe_file_and_one_group(self):
+        self.train_group("a", "1-3")
+        folders = [self.tmp / "a" / f"seed-{seed}" for seed in (1, 2, 3)]
+        lines = [[json.loads(line) for line in (f / "metrics.jsonl").read_text().splitlines()] for f in folders]
+        # max: over every logged step and every block; min: of a run-level field over the steps.
+        largest = [max(layer["attn_max_logit"] for record in run_lines for layer in record.get("layers", []))
+                   for run_lines in lines]
+        smallest = [min(record["loss"] for record in run_lines) for run_lines in lines]
+        for metric, values in (("max:attn_max_logit", largest), ("min:loss", smallest)):
+            out = json.loads(run("compare", "--run", str(self.tmp / "a"), "--metric", metric, "--json",
+                                 check_rc=0).stdout)
+            self.assertEqual(out["metric"], metric)
+            self.assertNotIn("b", out, "one --run: that group's estimate alone")
+            self.assertNotIn("difference", out)
+            self.assert_group(out["a"], values)
+            self.assertEqual([r["value"] for r in out["a"]["runs"]], values)
+        # A number a probe wrote into each run folder, by a dotted key path (array items by index).
+        written = [0.25, 0.5, 1.5]
+        for folder, value in zip(folders, written):
+            (folder / "probe_out.json").write_text(json.dumps({"all": {"items": [7, value]}, "text": "x"}))
+        out = json.loads(run("compare", "--run", str(self.tmp / "a"), "--metric", "probe_out.json:all.items.1",
+                             "--json", check_rc=0).stdout)
+        self.assert_group(out["a"], written)
+        text = run("compare", "--run", str(self.tmp / "a"), "--metric", "probe_out.json:all.items.1",
+                   check_rc=0).stdout
+        self.assertIn("metric: probe_out.json:all.items.1", text)
+        self.assertNotIn("B - A", text)
+        group = str(self.tmp / "a")
+        for metric, fragments in (("max:bogus", ["'bogus' is not a field", "attn_max_logit"]),
+                                  ("../x.json:a", ["must be a file name inside the run folder"]),
+                                  ("probe_out.json:", ["give the number's key"]),
+                                  ("probe_out.json:all..items", ["give the number's key"]),
+                                  ("missing.json:a", ["has no missing.json", "probe --freeze-norms"]),
+                                  ("probe_out.json:all.zz", ["all has no 'zz'", "keys items"]),
+                                  ("probe_out.json:all.items.9", ["has no '9'", "2 items"]),
+                                  ("probe_out.json:text", ["not a number"])):
+            self.expect_bad_input(["compare", "--run", group, "--metric", metric], *fragments)
 
 
 class SweepExtend(CliTestCase):

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "engine/core/errors.h"
+#include "ui/controls/lessons.h"
 
 namespace normlab::gui {
 
@@ -32,6 +33,18 @@ double parseNumber(const QString& flag, const QString& text, double lo, double h
     const double number = text.toDouble(&ok);
     if (!ok || number < lo || number > hi)
         fail(QStringLiteral("%1 needs a number from %2 to %3, got '%4'").arg(flag).arg(lo).arg(hi).arg(text));
+    return number;
+}
+
+int parseWholeNumber(const QString& flag, const QString& text, int lo, int hi) {
+    bool ok = false;
+    const int number = text.toInt(&ok);
+    if (!ok || number < lo || number > hi)
+        fail(QStringLiteral("%1 needs a whole number from %2 to %3, got '%4'")
+                 .arg(flag)
+                 .arg(lo)
+                 .arg(hi)
+                 .arg(text));
     return number;
 }
 
@@ -64,6 +77,8 @@ bool parseSourceOption(const QString& flag, const ValueReader& value, GuiOptions
         options.sets << value();
     else if (flag == QLatin1String("--lesson"))
         options.lesson = value();
+    else if (flag == QLatin1String("--lesson-seeds"))
+        options.lessonSeeds = parseWholeNumber(flag, value(), 1, ui::kMaxLessonSeeds);
     else
         return false;
     return true;
@@ -145,6 +160,9 @@ void checkCombinations(const GuiOptions& options) {
         fail(
             QStringLiteral("--set does not combine with --lesson (a lesson runs its presets as they are); "
                            "use --preset NAME --set KEY=VALUE for a changed run"));
+    if (options.lessonSeeds != 1 && options.lesson.isEmpty())
+        fail(QStringLiteral(
+            "--lesson-seeds N needs --lesson TITLE (the lesson whose runs it trains from N seeds)"));
     if (!options.labels.isEmpty() && options.exportPath.isEmpty())
         fail(QStringLiteral("--label RUN=TEXT names runs in an export: it needs --export FILE"));
     if (!options.exportPath.isEmpty() &&
@@ -170,7 +188,8 @@ void checkCombinations(const GuiOptions& options) {
 QString guiHelpText() {
     return QStringLiteral(
         "usage: normlab [--preset NAME | --config FILE | --experiment FILE] [--set KEY=VALUE]...\n"
-        "               [--lesson TITLE] [--autostart] [--quit-after-steps N] [--screenshot FILE]\n"
+        "               [--lesson TITLE [--lesson-seeds N]] [--autostart] [--quit-after-steps N] "
+        "[--screenshot FILE]\n"
         "               [--save-experiment FILE] [--size WxH] [--presentation] [--stage A[,B]]\n"
         "       normlab --replay DIR [DIR...] [--replay-speed STEPS_PER_S] [--quit-after-steps N\n"
         "               --screenshot FILE] [--size WxH] [--presentation] [--stage A[,B]]\n"
@@ -190,6 +209,8 @@ QString guiHelpText() {
         "                         curves are read, then quit (exit 2 naming runs whose curves cannot be)\n"
         "  --set KEY=VALUE        override a config key (repeatable)\n"
         "  --lesson TITLE         start the lesson whose title begins with TITLE (e.g. \"Post-LN\")\n"
+        "  --lesson-seeds N       train each of its runs from N seeds (1-10, default 1), drawn as their\n"
+        "                         mean with a 95% interval band\n"
         "  --open DIR...          open run folders (or folders of run folders) written by normlab-cli,\n"
         "                         a sweep or another machine; with --screenshot: save it once they are\n"
         "                         read, then quit\n"

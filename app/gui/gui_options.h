@@ -17,6 +17,7 @@ struct GuiOptions {
     QString experimentPath;
     QStringList sets;           // key=value overrides
     QString lesson;             // a lesson title prefix, started at launch
+    int lessonSeeds = 1;        // --lesson-seeds: each of its runs from this many seeds
     QStringList openFolders;    // run folders to open (--open DIR...)
     QStringList replayFolders;  // recorded run folders to play back (--replay DIR...)
     double replaySpeed = 10.0;  // --replay-speed: steps a second

@@ -43,7 +43,7 @@ void openRequested(normlab::gui::MainWindow& window, normlab::gui::ScriptedRun& 
     if (!options.lesson.isEmpty()) {
         for (const normlab::ui::Lesson& lesson : normlab::ui::lessons()) {
             if (!lesson.title.startsWith(options.lesson, Qt::CaseInsensitive)) continue;
-            window.startLesson(lesson);
+            window.startLesson(lesson, options.lessonSeeds);
             return;
         }
         QString titles;

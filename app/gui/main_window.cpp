@@ -231,7 +231,7 @@ void MainWindow::buildDocks() {
     // A lesson replaces the runs: finished runs whose results were not saved are asked about first.
     connect(lessons, &ui::LessonsPanel::lessonRequested, this, [this](const ui::Lesson& lesson) {
         if (hasUnsavedResults() && !m_document->confirmDiscard()) return;
-        startLesson(lesson);
+        startLesson(lesson, m_lessonsPanel->seeds());
     });
     connect(m_runsPanel, &ui::RunsPanel::addRunRequested, this, &MainWindow::addRunFromPanel);
     connect(m_runsPanel, &ui::RunsPanel::forkRequested, this, &MainWindow::forkRun);
@@ -291,16 +291,15 @@ void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
             m_store.addRun(static_cast<int>(i), m_runs[i].name, m_runs[i].config, QString());
         history.visible = m_runs[i].visible;
     }
+    groupLiveRuns();
     if (!m_runs.empty()) m_configPanel->setConfig(m_runs.front().config);
     updateControlsTitle();
     updateActions();
 }
 
-void MainWindow::startLesson(const ui::Lesson& lesson) {
-    std::vector<ui::ExperimentRun> runs;
-    for (const QString& preset : lesson.presets)
-        runs.push_back({preset, normlab::preset_config(preset.toStdString()), true, {}, {}});
-    setRuns(std::move(runs));
+void MainWindow::startLesson(const ui::Lesson& lesson, int seeds) {
+    m_lessonsPanel->setSeeds(seeds);
+    setRuns(ui::lessonRuns(lesson, m_lessonsPanel->seeds()));
     m_lessonsPanel->setLoadedLesson(lesson.title);
     m_lessonPause = {lesson.pauseAtStep, lesson.pauseText};
     for (const QString& id : {QStringLiteral("block_gradient"), QStringLiteral("block_resid")})
@@ -366,6 +365,7 @@ QString MainWindow::startRuns() {
         plan.runs.push_back({id, m_runs[i].name, m_runs[i].config, folder, std::move(changes)});
         m_startConfigs.push_back(m_runs[i].config);
     }
+    groupLiveRuns();  // the runs' entries were made again: their groups too
     QDir().mkpath(QFileInfo(plan.runs.front().folder).absolutePath());
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, plan] { worker->start(plan, false); }, Qt::QueuedConnection);
@@ -388,6 +388,7 @@ void MainWindow::resetRuns() {
     // The runs trained here start again; opened folders and seed groups keep what they read.
     for (const auto& [id, run] : m_store.runs())
         if (run.source.isEmpty()) m_store.run(id)->clearHistory();
+    groupLiveRuns();
     m_store.absorb({});
     m_state = WorkerState::Idle;
     updateActions();
@@ -454,11 +455,15 @@ bool MainWindow::selectedFromFolder() const {
 void MainWindow::selectRun(int id) {
     m_selectedRun = id;
     updateActions();  // an opened or replayed run can be forked from its folder's checkpoints
+    // A seed group trained here: the controls edit its runs (the first shows their settings).
+    if (const int member = firstMemberOfLiveGroup(id); member >= 0) id = member;
     if (id < 0 || id >= static_cast<int>(m_runs.size()) || id == m_activeRun) return;
     syncActiveRunFromPanel();
     m_activeRun = id;
     m_configPanel->setConfig(m_runs[id].config);
-    statusBar()->showMessage(tr("Controls now edit %1").arg(m_runs[id].name), 4000);
+    const int entry = liveGroupEntry(id);
+    statusBar()->showMessage(
+        tr("Controls now edit %1").arg(entry >= 0 ? m_store.run(entry)->name : m_runs[id].name), 4000);
     updateControlsTitle();
 }
 
@@ -466,18 +471,13 @@ void MainWindow::onLiveChange(const QString& key, const QString& value) {
     syncActiveRunFromPanel();
     m_document->setDirty(true);
     if (!runsActive()) return;
-    // The run no longer is what its name (often a preset's) says.
-    ui::ExperimentRun& run = m_runs.at(m_activeRun);
-    if (!run.name.endsWith(tr(" (changed)"))) {
-        run.name += tr(" (changed)");
-        m_store.rename(m_activeRun, run.name);
-        updateControlsTitle();
-    }
-    QMetaObject::invokeMethod(
-        m_worker, [worker = m_worker, id = m_activeRun, key, value] { worker->postChange(id, key, value); },
-        Qt::QueuedConnection);
-    statusBar()->showMessage(tr("%1 = %2 for %3 at the next step").arg(key, value, m_runs[m_activeRun].name),
-                             4000);
+    applyLiveChangeToGroup(key, value);  // the active run, and every seed of its group
+    updateControlsTitle();
+    const int entry = liveGroupEntry(m_activeRun);
+    statusBar()->showMessage(
+        tr("%1 = %2 for %3 at the next step")
+            .arg(key, value, entry >= 0 ? m_store.run(entry)->name : m_runs[m_activeRun].name),
+        4000);
 }
 
 void MainWindow::onRestartNeeded(const QString& key) {
@@ -568,7 +568,7 @@ void MainWindow::updateStatusBar() {
     const double now = static_cast<double>(m_clock.nsecsElapsed()) * 1e-9;
     std::vector<double> rates;
     for (const auto& [id, each] : m_store.runs()) {
-        if (!each.source.isEmpty() || !each.started) continue;
+        if (!each.source.isEmpty() || !each.started || each.bands) continue;  // a group is its runs
         m_progress.sample(id, each.step, now);
         if (each.status == normlab::RunStatus::Running) rates.push_back(m_progress.stepsPerSecond(id));
     }
@@ -583,8 +583,15 @@ void MainWindow::updateControlsTitle() {
     auto* dock = findChild<QDockWidget*>(QStringLiteral("controlsDock"));
     if (!dock) return;
     const bool named = m_activeRun >= 0 && m_activeRun < static_cast<int>(m_runs.size());
-    dock->setWindowTitle(named ? tr("Controls: editing %1").arg(m_runs[m_activeRun].name) : tr("Controls"));
-    if (m_runsPanel) m_runsPanel->setSelectedRun(named ? m_activeRun : -1);
+    const int entry = named ? liveGroupEntry(m_activeRun) : -1;
+    if (entry >= 0)
+        dock->setWindowTitle(tr("Controls: editing %1 (%2 seeds)")
+                                 .arg(m_store.run(entry)->name)
+                                 .arg(liveGroupOf(m_activeRun).size()));
+    else
+        dock->setWindowTitle(named ? tr("Controls: editing %1").arg(m_runs[m_activeRun].name)
+                                   : tr("Controls"));
+    if (m_runsPanel) m_runsPanel->setSelectedRun(entry >= 0 ? entry : named ? m_activeRun : -1);
 }
 
 bool MainWindow::hasUnsavedResults() const {

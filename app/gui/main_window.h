@@ -8,6 +8,7 @@
 #include <QSet>
 #include <QThread>
 #include <functional>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -43,6 +44,9 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
   public:
     static constexpr const char* kStabilityMapChart = "stability_map";  // --chart id of a sweep's map
+    // The store ids of the seed groups of runs trained here (window_seed_groups.cpp): trained runs use
+    // 0, 1, ... below it, opened folders RunFolderOpener::kFirstOpenedId and up.
+    static constexpr int kFirstLiveGroupId = 900;
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -51,7 +55,8 @@ class MainWindow : public QMainWindow {
     // The same with the current settings and the model keys of a Hugging Face config.json (or its
     // folder; window_hf_import.cpp). The problem (every refused key named; nothing changed), or empty.
     QString loadHuggingFaceConfig(const QString& path);
-    void startLesson(const normlab::ui::Lesson& lesson);
+    // Starts a lesson's runs; with `seeds` > 1 each preset from that many seeds, as a seed group.
+    void startLesson(const normlab::ui::Lesson& lesson, int seeds = 1);
     // Opens run folders (each a run on every chart, read off the GUI thread); returns the problems
     // (also shown in a dialog), one per folder that is not a run folder.
     QStringList openRunFolders(const QStringList& folders);
@@ -157,6 +162,15 @@ class MainWindow : public QMainWindow {
     // A run added or forked that the engine refused: its entry goes, and the reason is shown.
     void onRunRefused(int runId, const QString& message);
     void selectRun(int id);
+    // Seed groups of runs trained here (window_seed_groups.cpp): the store's group entries made again
+    // from the runs' ExperimentRun::group; the runs in `runId`'s group (itself alone when none); the
+    // store id of its group's entry (-1: none); the first run of the group entry `storeId` (-1: not one);
+    // a live change of the active run made to every run of its group too.
+    void groupLiveRuns();
+    std::vector<int> liveGroupOf(int runId) const;
+    int liveGroupEntry(int runId) const;
+    int firstMemberOfLiveGroup(int storeId) const;
+    void applyLiveChangeToGroup(const QString& key, const QString& value);
     // The run selected in Runs is an opened or replayed one (forked from its folder, not its state now).
     bool selectedFromFolder() const;
     void onLiveChange(const QString& key, const QString& value);
@@ -210,6 +224,7 @@ class MainWindow : public QMainWindow {
     std::vector<ui::ExperimentRun> m_runs;  // the experiment's runs (ids = index)
     int m_activeRun = 0;                    // the run the control panel edits
     int m_selectedRun = -1;                 // the run selected in Runs (an opened or replayed one too)
+    std::map<QString, int> m_liveGroupIds;  // a seed group's name -> its entry's store id
     ExperimentDocument* m_document = nullptr;
     QSet<QString> m_reservedFolders;  // run folders handed out by this window
     bool m_presentation = false;

@@ -131,6 +131,10 @@ QString MainWindow::forkRunAt(int runId, int64_t step) {
     if (!history) return tr("Select the run to fork in the Runs panel first.");
     if (history->bands)
         return tr("%1 is a seed group: fork one of its seeds (Show each seed's line)").arg(history->name);
+    if (const int entry = liveGroupEntry(runId); entry >= 0)
+        return tr("%1 is a seed group: a fork branches one run. Start the lesson with 1 seed per run to fork "
+                  "it.")
+            .arg(m_store.run(entry)->name);
     if (runId >= RunFolderOpener::kFirstOpenedId) {
         const std::map<int64_t, std::string> kept =
             normlab::checkpoints_in_folder(history->folder.toStdString());
@@ -160,6 +164,14 @@ QString MainWindow::forkRunAt(int runId, int64_t step) {
 }
 
 void MainWindow::forkRun(int parentId) {
+    if (const int member = firstMemberOfLiveGroup(parentId); member >= 0) parentId = member;
+    if (const int entry = liveGroupEntry(parentId); entry >= 0) {
+        showMessage(tr("Cannot fork"),
+                    tr("%1 is a seed group: a fork branches one run. Start the lesson with 1 "
+                       "seed per run to fork it.")
+                        .arg(m_store.run(entry)->name));
+        return;
+    }
     if (parentId >= RunFolderOpener::kFirstOpenedId) {
         forkFromFolder(parentId);
         return;

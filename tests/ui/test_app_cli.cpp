@@ -110,6 +110,10 @@ void AppCliTest::badInputExitsTwo_data() {
         << QStringList{"--open", ".", "--export", "x.png", "--chart", "loss", "--export-preset", "poster"}
         << QStringLiteral("presets: slide");
     QTest::newRow("unknown lesson") << QStringList{"--lesson", "Nope"} << QStringLiteral("Quickstart");
+    QTest::newRow("zero lesson seeds") << QStringList{"--lesson", "Depth", "--lesson-seeds", "0"}
+                                       << QStringLiteral("--lesson-seeds needs a whole number from 1 to 10");
+    QTest::newRow("lesson seeds without a lesson")
+        << QStringList{"--preset", "periln", "--lesson-seeds", "3"} << QStringLiteral("needs --lesson TITLE");
     QTest::newRow("two sources") << QStringList{"--preset", "periln", "--lesson", "Depth"}
                                  << QStringLiteral("at most one");
     QTest::newRow("set with a lesson") << QStringList{"--lesson", "Depth", "--set", "train.lr=1e-2"}

@@ -48,6 +48,7 @@ void ExperimentTest::roundTrip() {
     experiment.runs.push_back(
         {QStringLiteral("pre"), normlab::preset_config("preln-no-warmup"), false, {}, {}});
     experiment.runs[1].config.train.seed = 123;
+    experiment.runs[1].group = QStringLiteral("preln-no-warmup");  // a seed group's run
     experiment.dashboardLayout = QByteArray("\x00\x01layout\xff", 9);
     experiment.annotations[QStringLiteral("loss")] = {
         {120.0, 3.05, QStringLiteral("the stall")},
@@ -62,6 +63,7 @@ void ExperimentTest::roundTrip() {
         QCOMPARE(loaded.runs[i].visible, experiment.runs[i].visible);
         QCOMPARE(loaded.runs[i].changes, experiment.runs[i].changes);
         QCOMPARE(loaded.runs[i].folder, experiment.runs[i].folder);
+        QCOMPARE(loaded.runs[i].group, experiment.runs[i].group);
         QCOMPARE(normlab::config_to_json_text(loaded.runs[i].config),
                  normlab::config_to_json_text(experiment.runs[i].config));
     }
@@ -93,6 +95,10 @@ void ExperimentTest::corruptFilesGiveMessages_data() {
                "{\"normlab_experiment\": 1, \"runs\": [{\"name\": \"a\", \"config\": {}, \"changes\": "
                "[{\"step\": 5, \"key\": \"model.layers\", \"value\": \"3\"}]}]}")
         << QStringLiteral("'model.layers' cannot change during a run");
+    QTest::newRow("group not text")
+        << QByteArray(
+               "{\"normlab_experiment\": 1, \"runs\": [{\"name\": \"a\", \"config\": {}, \"group\": 2}]}")
+        << QStringLiteral("\"group\" must be text");
     QTest::newRow("bad annotation")
         << QByteArray("{\"normlab_experiment\": 1, \"annotations\": {\"loss\": [{\"step\": \"x\"}]}}")
         << QStringLiteral("\"annotations\" must map chart ids");

@@ -41,6 +41,7 @@ class WindowTest : public QObject {
     void invalidCombinationIsExplainedInPlace();
     void liveControlReachesEngine();
     void lessonStartsItsComparison();
+    void lessonWithSeedsTrainsGroupsAndChangesReachEverySeed();
     void divergedRunIsShown();
     void screenshotAndPresentation();
     void closeEndsTheEngineThread();
@@ -172,6 +173,66 @@ void WindowTest::lessonStartsItsComparison() {
     window.loadConfig(normlab::test::tinyConfig(10), QStringLiteral("other"));
     QCOMPARE(lessonsPanel->loadedLesson(), QString());
     QCOMPARE(controls->windowTitle(), QStringLiteral("Controls: editing other"));
+}
+
+// A lesson with 2 seeds (the Lessons panel's Seeds box, normlab --lesson-seeds): one seed group per
+// preset, its runs hidden behind the group's mean and band; a live change reaches every seed of the
+// group the controls edit, and a fork of a group is refused with a message.
+void WindowTest::lessonWithSeedsTrainsGroupsAndChangesReachEverySeed() {
+    MainWindow window;
+    window.show();
+    const normlab::ui::Lesson& lesson = normlab::ui::lessons().front();
+    window.startLesson(lesson, 2);
+    std::vector<const normlab::ui::RunHistory*> groups;
+    for (const auto& [id, run] : window.store().runs())
+        if (run.bands) groups.push_back(&run);
+    QCOMPARE(groups.size(), size_t(lesson.presets.size()));
+    QCOMPARE(window.store().runs().size(), size_t(lesson.presets.size()) * 3);  // 2 seeds + the group
+    for (size_t g = 0; g < groups.size(); ++g) {
+        QCOMPARE(groups[g]->name, lesson.presets[int(g)]);
+        QCOMPARE(groups[g]->bands->members.size(), size_t(2));
+        QCOMPARE(groups[g]->bands->seeds, QStringLiteral("1, 2"));
+        for (int member : groups[g]->bands->members) {
+            const normlab::ui::RunHistory* run = window.store().run(member);
+            QVERIFY(!run->visible);
+            QCOMPARE(run->groupId, groups[g]->id);
+        }
+    }
+    auto* lessonsPanel = window.findChild<normlab::ui::LessonsPanel*>();
+    QCOMPARE(lessonsPanel->seeds(), 2);
+    auto* controls = window.findChild<QDockWidget*>(QStringLiteral("controlsDock"));
+    QCOMPARE(controls->windowTitle(),
+             QStringLiteral("Controls: editing %1 (2 seeds)").arg(lesson.presets.front()));
+    const std::vector<int> firstSeeds = groups.front()->bands->members;
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            window.store().rebuildGroups();
+            const normlab::ui::RunHistory* first = window.store().run(groups.front()->id);
+            return first->step >= 5 && first->bands->seedsLogged == 2;
+        },
+        60000));
+    // The two seeds train differently: the band has a width.
+    const normlab::ui::SeedBands& band = *window.store().run(groups.front()->id)->bands;
+    QVERIFY(band.lossLow.lastValue() && band.lossHigh.lastValue());
+    QVERIFY(*band.lossLow.lastValue() < *band.lossHigh.lastValue());
+    QCOMPARE(window.store().run(firstSeeds[1])->config.train.seed, uint64_t(2));
+    // A live change made in the controls reaches both seeds of the group they edit, and no other run.
+    auto* placement = window.configPanel().findChild<QComboBox*>(QStringLiteral("model.norm_placement"));
+    placement->setCurrentIndex(placement->findData(QStringLiteral("pre")));
+    auto switched = [&](int id) {
+        for (const normlab::Event& event : window.store().run(id)->events)
+            if (event.kind == "change" && event.key == "model.norm_placement") return true;
+        return false;
+    };
+    QVERIFY(QTest::qWaitFor([&] { return switched(firstSeeds[0]) && switched(firstSeeds[1]); }, 30000));
+    for (const normlab::ui::RunHistory* group : groups)
+        for (int member : group->bands->members) QCOMPARE(switched(member), group == groups.front());
+    QVERIFY2(window.store().run(groups.front()->id)->name.endsWith(QStringLiteral("(changed)")),
+             qPrintable(window.store().run(groups.front()->id)->name));
+    QVERIFY(!window.store().run(groups[1]->id)->name.endsWith(QStringLiteral("(changed)")));
+    QCOMPARE(window.forkRunAt(firstSeeds[0], 1).contains(QStringLiteral("is a seed group")), true);
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
 }
 
 void WindowTest::divergedRunIsShown() {

@@ -2,6 +2,8 @@
 // docs/science.md#the-presets-measured; the live switch's recovery in docs/window.md#lessons).
 #include "ui/controls/lessons.h"
 
+#include "engine/config/presets.h"
+
 namespace normlab::ui {
 
 const std::vector<Lesson>& lessons() {
@@ -113,6 +115,24 @@ const std::vector<Lesson>& lessons() {
              "rate live.</p>")},
     };
     return table;
+}
+
+std::vector<ExperimentRun> lessonRuns(const Lesson& lesson, int seeds) {
+    std::vector<ExperimentRun> runs;
+    for (const QString& preset : lesson.presets) {
+        const normlab::Config config = normlab::preset_config(preset.toStdString());
+        if (seeds <= 1) {
+            runs.push_back({preset, config, true, {}, {}, {}});
+            continue;
+        }
+        for (int k = 0; k < seeds; ++k) {
+            ExperimentRun run{{}, config, true, {}, {}, preset};
+            run.config.train.seed = config.train.seed + static_cast<uint64_t>(k);
+            run.name = QStringLiteral("%1 seed %2").arg(preset).arg(run.config.train.seed);
+            runs.push_back(std::move(run));
+        }
+    }
+    return runs;
 }
 
 }  // namespace normlab::ui

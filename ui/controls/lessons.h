@@ -5,6 +5,8 @@
 #include <QStringList>
 #include <vector>
 
+#include "ui/experiment/experiment_file.h"
+
 namespace normlab::ui {
 
 struct Lesson {
@@ -17,5 +19,13 @@ struct Lesson {
 };
 
 const std::vector<Lesson>& lessons();
+
+// A lesson's seeds (the Lessons panel's Seeds box, normlab --lesson-seeds): each of its presets trained
+// from this many seeds, drawn as their mean with a band. 1 is today's single run per preset.
+inline constexpr int kMaxLessonSeeds = 10;
+
+// The runs a lesson starts: one per preset, or with `seeds` > 1 one per preset and seed (the preset's
+// train.seed, then the next seeds), named "PRESET seed N" and grouped under the preset's name.
+std::vector<ExperimentRun> lessonRuns(const Lesson& lesson, int seeds);
 
 }  // namespace normlab::ui

@@ -1,8 +1,10 @@
 // LessonsPanel widgets.
 #include "ui/controls/lessons_panel.h"
 
+#include <QFormLayout>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
@@ -20,9 +22,19 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent), m_timing(new Less
     auto* start = m_start = new QPushButton(tr("Start this lesson"));
     start->setObjectName(QStringLiteral("startLesson"));
     start->setDefault(true);
+    m_seeds = new QSpinBox;
+    m_seeds->setObjectName(QStringLiteral("lessonSeeds"));
+    m_seeds->setRange(1, kMaxLessonSeeds);
+    m_seeds->setToolTip(
+        tr("Train each run of the lesson from this many seeds and draw their mean with a "
+           "95% interval band (the lesson takes about that many times as long)"));
+    auto* seedsRow = new QFormLayout;
+    seedsRow->addRow(tr("Seeds per run:"), m_seeds);
     layout->addWidget(m_list, 2);
     layout->addWidget(m_text, 3);
+    layout->addLayout(seedsRow);
     layout->addWidget(start);
+    connect(m_seeds, &QSpinBox::valueChanged, this, [this] { showLesson(m_list->currentRow()); });
     connect(m_list, &QListWidget::currentRowChanged, this, &LessonsPanel::showLesson);
     connect(m_list, &QListWidget::itemActivated, this,
             [this] { emit lessonRequested(lessons().at(m_list->currentRow())); });
@@ -35,6 +47,14 @@ LessonsPanel::LessonsPanel(QWidget* parent) : QWidget(parent), m_timing(new Less
         showLesson(m_list->currentRow());
     });
     updateItems();
+}
+
+int LessonsPanel::seeds() const {
+    return m_seeds->value();
+}
+
+void LessonsPanel::setSeeds(int seeds) {
+    m_seeds->setValue(seeds);
 }
 
 void LessonsPanel::setMeasuringAllowed(bool allowed) {
@@ -61,9 +81,15 @@ void LessonsPanel::updateItems() {
 
 QString LessonsPanel::lengthHtml(const Lesson& lesson) const {
     const qsizetype runs = lesson.presets.size();
+    const int seeds = m_seeds->value();
     QString html =
         (runs == 1 ? tr("<p><b>Length:</b> 1 run, ") : tr("<p><b>Length:</b> %1 runs, ").arg(runs)) +
         tr("%1 steps in all").arg(LessonTiming::lessonSteps(lesson));
+    if (seeds > 1)
+        html += tr(", each run from %1 seeds (%2 runs, %3 steps; the time below is for one seed)")
+                    .arg(seeds)
+                    .arg(runs * seeds)
+                    .arg(LessonTiming::lessonSteps(lesson) * seeds);
     const QString duration = m_timing->durationText(lesson);
     if (!duration.isEmpty()) {
         QStringList rates;

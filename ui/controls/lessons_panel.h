@@ -1,5 +1,6 @@
 // The Lessons panel: the list of lessons with how long each takes here, what each shows and what to
-// watch, and one button that loads its presets (as a comparison when there are several) and starts them.
+// watch, a seed count, and one button that loads its presets (as a comparison when there are several,
+// each a seed group with more than one seed) and starts them.
 #pragma once
 #include <QWidget>
 
@@ -8,6 +9,7 @@
 
 class QListWidget;
 class QPushButton;
+class QSpinBox;
 class QTextBrowser;
 
 namespace normlab::ui {
@@ -27,6 +29,9 @@ class LessonsPanel : public QWidget {
     // that the list and the text say how long the lesson takes here (LessonTiming).
     void setMeasuringAllowed(bool allowed);
     LessonTiming& timing() { return *m_timing; }
+    // How many seeds each preset of a lesson trains from (1..kMaxLessonSeeds; default 1).
+    int seeds() const;
+    void setSeeds(int seeds);
 
   signals:
     void lessonRequested(const normlab::ui::Lesson& lesson);
@@ -38,6 +43,7 @@ class LessonsPanel : public QWidget {
     QListWidget* m_list = nullptr;
     QTextBrowser* m_text = nullptr;
     QPushButton* m_start = nullptr;
+    QSpinBox* m_seeds = nullptr;
     QString m_loaded;
     LessonTiming* m_timing = nullptr;
     bool m_measuringAllowed = false;

@@ -81,11 +81,13 @@ QByteArray experimentToJson(const Experiment& experiment) {
             changes.push_back({{"step", change.step},
                                {"key", change.key.toStdString()},
                                {"value", change.value.toStdString()}});
-        json["runs"].push_back({{"name", run.name.toStdString()},
+        nlohmann::json saved = {{"name", run.name.toStdString()},
                                 {"visible", run.visible},
                                 {"config", normlab::config_to_json(run.config)},
                                 {"changes", std::move(changes)},
-                                {"folder", run.folder.toStdString()}});
+                                {"folder", run.folder.toStdString()}};
+        if (!run.group.isEmpty()) saved["group"] = run.group.toStdString();
+        json["runs"].push_back(std::move(saved));
     }
     json["dashboard_layout"] = experiment.dashboardLayout.toBase64().toStdString();
     json["annotations"] = nlohmann::json::object();
@@ -135,6 +137,9 @@ Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName
             parsed.changes = changesFrom(run.value("changes", nlohmann::json::array()), where);
             if (run.contains("folder") && run["folder"].is_string())
                 parsed.folder = QString::fromStdString(run["folder"].get<std::string>());
+            if (run.contains("group") && !run["group"].is_string())
+                throw normlab::InputError(where + ": \"group\" must be text (the seed group's name)");
+            parsed.group = QString::fromStdString(run.value("group", std::string()));
             experiment.runs.push_back(std::move(parsed));
         }
     }

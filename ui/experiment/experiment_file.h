@@ -25,6 +25,7 @@ struct ExperimentRun {
     bool visible = true;
     std::vector<LiveChange> changes;
     QString folder;  // the run folder of its last start (reopening shows its curves)
+    QString group;   // runs with the same group name are one seed group (their mean with a band)
 };
 
 struct Experiment {

@@ -81,7 +81,7 @@ RunHistory& TelemetryStore::addGroup(int id, const QString& name, const normlab:
     group.bands->seeds = seeds;
     for (int member : members)
         if (RunHistory* run = this->run(member)) run->colour = group.colour;
-    m_groups[id];
+    m_groups[id] = SeedGroupRecords{};  // a group added again (its runs restarted) starts afresh
     scheduleGroupRebuild(id);
     emit runsChanged();
     return group;

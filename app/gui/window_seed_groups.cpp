@@ -1,0 +1,82 @@
+// Seed groups of runs trained in the window (a lesson started with several seeds, or an experiment
+// that saved one): runs sharing ExperimentRun::group are drawn as one entry, their mean with a band;
+// selecting the entry lets the controls edit every seed of it, and a live change reaches them all.
+#include <map>
+
+#include "app/gui/main_window.h"
+#include "app/gui/run_folder_opener.h"
+#include "engine/config/config.h"
+#include "ui/controls/config_panel.h"
+
+namespace normlab::gui {
+
+static_assert(MainWindow::kFirstLiveGroupId < RunFolderOpener::kFirstOpenedId,
+              "live groups' entries sit between the trained runs' ids and the opened folders'");
+
+void MainWindow::groupLiveRuns() {
+    m_liveGroupIds.clear();
+    std::vector<QString> names;  // in the order their first run appears
+    std::map<QString, std::vector<int>> members;
+    for (size_t i = 0; i < m_runs.size(); ++i) {
+        const QString& group = m_runs[i].group;
+        if (group.isEmpty()) continue;
+        if (!members.count(group)) names.push_back(group);
+        members[group].push_back(static_cast<int>(i));
+    }
+    for (size_t g = 0; g < names.size(); ++g) {
+        const std::vector<int>& ids = members[names[g]];
+        std::vector<uint64_t> seeds;
+        for (int id : ids) seeds.push_back(m_runs[id].config.train.seed);
+        const int groupId = m_liveGroupIds[names[g]] = kFirstLiveGroupId + static_cast<int>(g);
+        const bool visible = !m_store.run(groupId) || m_store.run(groupId)->visible;
+        ui::RunHistory& entry = m_store.addGroup(groupId, names[g], m_runs[ids.front()].config, QString(),
+                                                 ids, ui::seedListText(seeds));
+        entry.source.clear();  // trained here, not read from a folder
+        entry.visible = visible;
+    }
+}
+
+std::vector<int> MainWindow::liveGroupOf(int runId) const {
+    if (runId < 0 || runId >= static_cast<int>(m_runs.size()) || m_runs[runId].group.isEmpty())
+        return {runId};
+    std::vector<int> ids;
+    for (size_t i = 0; i < m_runs.size(); ++i)
+        if (m_runs[i].group == m_runs[runId].group) ids.push_back(static_cast<int>(i));
+    return ids;
+}
+
+int MainWindow::liveGroupEntry(int runId) const {
+    if (runId < 0 || runId >= static_cast<int>(m_runs.size())) return -1;
+    const auto found = m_liveGroupIds.find(m_runs[runId].group);
+    return found == m_liveGroupIds.end() ? -1 : found->second;
+}
+
+int MainWindow::firstMemberOfLiveGroup(int storeId) const {
+    for (size_t i = 0; i < m_runs.size(); ++i)
+        if (liveGroupEntry(static_cast<int>(i)) == storeId) return static_cast<int>(i);
+    return -1;
+}
+
+void MainWindow::applyLiveChangeToGroup(const QString& key, const QString& value) {
+    const QString changed = tr(" (changed)");
+    for (int id : liveGroupOf(m_activeRun)) {
+        ui::ExperimentRun& run = m_runs.at(id);
+        if (id != m_activeRun) {
+            try {
+                normlab::apply_override(run.config, (key + QLatin1Char('=') + value).toStdString());
+            } catch (const std::exception&) {  // the panel checked it for the active run, which is alike
+            }
+        }
+        // The run no longer is what its name (often a preset's) says.
+        if (!run.name.endsWith(changed)) m_store.rename(id, run.name += changed);
+        QMetaObject::invokeMethod(
+            m_worker, [worker = m_worker, id, key, value] { worker->postChange(id, key, value); },
+            Qt::QueuedConnection);
+    }
+    if (const int entry = liveGroupEntry(m_activeRun); entry >= 0) {
+        const QString name = m_store.run(entry)->name;
+        if (!name.endsWith(changed)) m_store.rename(entry, name + changed);
+    }
+}
+
+}  // namespace normlab::gui

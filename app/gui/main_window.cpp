@@ -629,6 +629,7 @@ void MainWindow::closeWithoutAsking() {
 }
 
 void MainWindow::refreshCharts() {
+    m_store.rebuildGroups();  // seed groups' means as their runs stand now, not at the last rebuild tick
     m_dashboard->refreshNow();
     for (const QPointer<ui::SweepMapWindow>& map : m_sweepMaps)
         if (map) map->refreshNow();

@@ -80,7 +80,7 @@ class MainWindow : public QMainWindow {
     void closeWithoutAsking();
     // Help > Keyboard shortcuts: every menu action's shortcut and what it does, as an HTML table.
     QString shortcutTable() const;
-    // Draws every chart and stability map now.
+    // Draws every chart and stability map now (seed groups rebuilt first).
     void refreshCharts();
     // Presentation mode: large fonts, thick lines, charts and run controls only; full screen unless
     // fullScreen is false (scripted screenshots at a given --size).

@@ -1,6 +1,7 @@
 // Charts of what a run never recorded (a PyTorch script's run without optimizer state or output logits,
 // as its metrics.jsonl lines read): they say "Not recorded by this run" once the run has logged a step,
 // and "Appears after..." before; a run that records the field draws it.
+#include <QComboBox>
 #include <QTest>
 #include <algorithm>
 
@@ -15,6 +16,7 @@ class NotRecordedTest : public QObject {
     Q_OBJECT
   private slots:
     void chartsSayWhatARunDidNotRecord();
+    void adamEpsilonShareIsDrawnWhereRecorded();
 };
 
 namespace {
@@ -54,6 +56,38 @@ void NotRecordedTest::chartsSayWhatARunDidNotRecord() {
     content = logits.buildContent(100);
     QVERIFY(std::any_of(content.series.begin(), content.series.end(),
                         [](const PlotSeries& series) { return !series.points.isEmpty(); }));
+}
+
+// The optimizer-state chart's "epsilon share": a bridge run's adam_eps_fraction per block, as logged;
+// an engine run (which does not measure it) says so.
+void NotRecordedTest::adamEpsilonShareIsDrawnWhereRecorded() {
+    TelemetryStore store;
+    store.addRun(0, QStringLiteral("engine"), normlab::Config{}, QString());
+    OptimizerStatePanel optimizer(store);
+    auto* quantity = optimizer.findChild<QComboBox*>(QStringLiteral("optimizer_state_quantity"));
+    QVERIFY(quantity);
+    quantity->setCurrentIndex(1);
+    store.absorb(TelemetryBatch{{linesOf(0, {R"({"step": 1, "loss": 2.0,
+        "layers": [{"resid": 1.5, "update_rms": 0.001, "adam_grad_rms": 0.01}]})"})}});
+    PlotContent content = optimizer.buildContent(100);
+    QCOMPARE(content.emptyText, QStringLiteral("Not recorded by this run"));
+    QCOMPARE(content.y.title, QStringLiteral("share with sqrt(v) below eps"));
+    QVERIFY(!content.y2);
+
+    store.addRun(1, QStringLiteral("bridge"), normlab::Config{}, QString());
+    store.absorb(TelemetryBatch{{linesOf(1, {R"({"step": 1, "loss": 2.0, "layers": [{"resid": 1.5,
+        "adam_eps_fraction": 0.25}, {"resid": 1.6, "adam_eps_fraction": 0.5}]})",
+                                             R"({"step": 2, "loss": 1.9, "layers": [{"resid": 1.5,
+        "adam_eps_fraction": 0.125}, {"resid": 1.6, "adam_eps_fraction": 0.75}]})"})}});
+    auto* selector = optimizer.findChild<RunSelector*>();
+    QVERIFY(selector);
+    selector->setCurrentIndex(selector->findText(QStringLiteral("bridge")));
+    content = optimizer.buildContent(100);
+    QCOMPARE(content.series.size(), size_t(2));  // one line per block
+    QCOMPARE(content.series[0].points.last().y(), 0.125);
+    QCOMPARE(content.series[1].points.last().y(), 0.75);
+    quantity->setCurrentIndex(0);  // back to the update and sqrt(v)
+    QVERIFY(optimizer.buildContent(100).y2);
 }
 
 QTEST_MAIN(NotRecordedTest)

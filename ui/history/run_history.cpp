@@ -70,7 +70,8 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     ++loggedSteps;
 
     const size_t blocks = record.layers.size();
-    for (auto* perBlock : {&updateRatio, &blockMaxLogit, &queryRms, &keyRms, &updateRms, &adamGradRms}) {
+    for (auto* perBlock :
+         {&updateRatio, &blockMaxLogit, &queryRms, &keyRms, &updateRms, &adamGradRms, &adamEpsFraction}) {
         if (perBlock->size() != blocks) perBlock->assign(blocks, DecimatedSeries(kBlockSeriesCapacity));
     }
     std::vector<double> gradColumn(blocks), residColumn(blocks);
@@ -83,6 +84,7 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
         keyRms[b].append(x, layer.k_rms);
         updateRms[b].append(x, layer.update_rms);
         adamGradRms[b].append(x, layer.adam_grad_rms);
+        adamEpsFraction[b].append(x, layer.adam_eps_fraction);  // not recorded: NaN, skipped
         entropySum += layer.attn_entropy;
         maxLogit = std::max(maxLogit, layer.attn_max_logit);
         gradColumn[b] =
@@ -120,6 +122,7 @@ void RunHistory::clearHistory() {
     keyRms.clear();
     updateRms.clear();
     adamGradRms.clear();
+    adamEpsFraction.clear();
     normScales.clear();
     headMaxLogit.clear();
     headsPerBlock = 0;

@@ -62,7 +62,9 @@ struct RunHistory {
     std::vector<DecimatedSeries> updateRatio;  // per block
     // per block, on steps with attention statistics: the largest logit and the queries' and keys' RMS
     std::vector<DecimatedSeries> blockMaxLogit, queryRms, keyRms;
-    std::vector<DecimatedSeries> updateRms, adamGradRms;  // per block: the optimizer's state
+    // per block: the optimizer's state; the share of coordinates whose Adam sqrt(v) is below epsilon
+    // (what the bridge records; NormLab's engine does not, so its runs leave it empty)
+    std::vector<DecimatedSeries> updateRms, adamGradRms, adamEpsFraction;
     NormScaleHistory normScales;  // every norm's mean per-token scale 1/std, by family
     // [block * headsPerBlock + head], on steps with attention statistics: each head's largest logit
     std::vector<DecimatedSeries> headMaxLogit;

@@ -36,6 +36,8 @@ const std::vector<DifferencePanel::Quantity>& DifferencePanel::quantities() {
          [](const RunHistory& run, int block) { return blockSeries(run.keyRms, block); }},
         {tr("Adam gradient RMS"), true,
          [](const RunHistory& run, int block) { return blockSeries(run.adamGradRms, block); }},
+        {tr("Adam epsilon share"), true,
+         [](const RunHistory& run, int block) { return blockSeries(run.adamEpsFraction, block); }},
     };
     return table;
 }

@@ -2,6 +2,8 @@
 // (every visible run).
 #include "ui/panels/state_panels.h"
 
+#include <QLabel>
+
 #include "ui/panels/event_markers.h"
 #include "ui/panels/run_captions.h"
 
@@ -10,15 +12,32 @@ namespace normlab::ui {
 OptimizerStatePanel::OptimizerStatePanel(const TelemetryStore& store, QWidget* parent)
     : LinePanel(QStringLiteral("optimizer_state"), tr("Optimizer state per block"), store, parent) {
     m_runs = addRunSelector();
+    m_quantity = new QComboBox;
+    m_quantity->setObjectName(QStringLiteral("optimizer_state_quantity"));
+    m_quantity->addItem(tr("update RMS, sqrt(v)"));
+    m_quantity->addItem(tr("epsilon share"));
+    m_quantity->setToolTip(
+        tr("The last update's RMS with Adam's gradient scale sqrt(mean v); or the share of "
+           "each block's coordinates whose sqrt(v) is below Adam's epsilon (Wortsman et "
+           "al.'s epsilon collapse; recorded by the PyTorch bridge, not by NormLab's engine)"));
+    header()->addWidget(new QLabel(tr("Show")));
+    header()->addWidget(m_quantity);
+    connect(m_quantity, &QComboBox::currentIndexChanged, this, &OptimizerStatePanel::refresh);
 }
 
 PlotContent OptimizerStatePanel::buildContent(int columns) const {
     PlotContent content;
     content.x = stepAxis();
-    content.y = AxisSpec{tr("update RMS"), true, std::nullopt, std::nullopt, tr("solid")};
-    content.y2 = AxisSpec{tr("Adam sqrt(v)"), true, std::nullopt, std::nullopt, tr("dashed")};
     const RunHistory* run = m_runs->selectedRun();
     content.emptyText = emptyText(tr("Appears after the first logged step"), run);
+    if (m_quantity->currentIndex() == 1) {
+        content.y = AxisSpec{tr("share with sqrt(v) below eps"), false, 0.0, 1.0, QString()};
+        if (run) addBlockSeries(content, run->adamEpsFraction, columns);
+        content.markers = eventMarkers(store());
+        return content;
+    }
+    content.y = AxisSpec{tr("update RMS"), true, std::nullopt, std::nullopt, tr("solid")};
+    content.y2 = AxisSpec{tr("Adam sqrt(v)"), true, std::nullopt, std::nullopt, tr("dashed")};
     if (!run) return content;
     addBlockSeries(content, run->updateRms, columns);
     addBlockSeries(content, run->adamGradRms, columns, tr(" sqrt(v)"), Qt::DashLine, true);

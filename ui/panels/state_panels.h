@@ -1,7 +1,10 @@
 // The optimizer's per-block state of one run over steps, each block a colour by depth (RMS of the last
-// update, and Adam's gradient scale sqrt(mean v) on a second axis); and the gradient norms of every
-// visible run: the whole model's, the embeddings' and the output head's.
+// update, and Adam's gradient scale sqrt(mean v) on a second axis; or the share of coordinates whose
+// sqrt(v) is below Adam's epsilon); and the gradient norms of every visible run: the whole model's, the
+// embeddings' and the output head's.
 #pragma once
+#include <QComboBox>
+
 #include "ui/panels/line_panel.h"
 #include "ui/panels/run_selector.h"
 
@@ -15,6 +18,7 @@ class OptimizerStatePanel : public LinePanel {
 
   private:
     RunSelector* m_runs = nullptr;
+    QComboBox* m_quantity = nullptr;  // the update and sqrt(v), or the epsilon share
 };
 
 class GradientNormPanel : public LinePanel {

@@ -18,14 +18,6 @@
 namespace normlab {
 
 namespace {
-constexpr const char* kLrKey = "train.lr";
-
-int lr_axis(const SweepPlan& plan) {
-    for (size_t a = 0; a < plan.spec.axes.size(); ++a)
-        if (plan.spec.axes[a].keys == std::vector<std::string>{kLrKey}) return static_cast<int>(a);
-    return -1;
-}
-
 // A learning rate of the axis as a number: a quoted one ("1e-3") applies as the number it spells, like
 // --set train.lr=1e-3 (every point of a plan was validated, so each spells one).
 double lr_number(const nlohmann::json& value) {
@@ -41,6 +33,13 @@ std::string csv_text(const std::string& text) {
     return quoted + "\"";
 }
 }  // namespace
+
+int learning_rate_axis(const SweepPlan& plan) {
+    const std::string key = plan.spec.command ? kCommandLearningRateKey : "train.lr";
+    for (size_t a = 0; a < plan.spec.axes.size(); ++a)
+        if (plan.spec.axes[a].keys == std::vector<std::string>{key}) return static_cast<int>(a);
+    return -1;
+}
 
 std::optional<double> CollectedPoint::final_loss(bool validation) const {
     if (!progress.summary || progress.state != PointState::Completed) return std::nullopt;
@@ -106,8 +105,9 @@ std::optional<stats::Interval> sensitivity_interval(const std::vector<std::vecto
 }  // namespace
 
 std::vector<SensitivityRow> lr_sensitivity(const SweepPlan& plan, const std::vector<CollectedPoint>& points) {
-    const int lr = lr_axis(plan);
+    const int lr = learning_rate_axis(plan);
     if (lr < 0) return {};
+    const std::string& lr_key = plan.spec.axes[lr].keys.front();
     const std::vector<nlohmann::json>& lr_values = plan.spec.axes[lr].values[0];
     std::map<std::vector<std::string>, SensitivityRow> groups;  // ordered by the first point's labels
     std::vector<std::vector<std::string>> order;
@@ -122,7 +122,7 @@ std::vector<SensitivityRow> lr_sensitivity(const SweepPlan& plan, const std::vec
             for (const nlohmann::json& value : lr_values) row.lrs.push_back(lr_number(value));
             samples[group].assign(lr_values.size(), {});
         }
-        const double lr_value = lr_number(collected.point.set.at(kLrKey));
+        const double lr_value = lr_number(collected.point.set.at(lr_key));
         const size_t at = std::find(groups[group].lrs.begin(), groups[group].lrs.end(), lr_value) -
                           groups[group].lrs.begin();
         const std::optional<double> clamped = collected.clamped_loss();
@@ -171,7 +171,7 @@ void write_points_csv(const SweepPlan& plan, const std::vector<CollectedPoint>& 
 
 void write_sensitivity_csv(const SweepPlan& plan, const std::vector<SensitivityRow>& rows,
                            std::ostream& out) {
-    const int lr = lr_axis(plan);
+    const int lr = learning_rate_axis(plan);
     std::vector<std::string> names;
     for (size_t a = 0; a < plan.spec.axes.size(); ++a)
         if (static_cast<int>(a) != lr) names.push_back(plan.spec.axes[a].name());

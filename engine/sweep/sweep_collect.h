@@ -38,7 +38,12 @@ struct SensitivityRow {
 };
 inline constexpr int kSensitivityResamples = 2000;
 
-// Per combination of the axes other than train.lr (empty when the sweep has no train.lr axis).
+// The sweep's learning-rate axis, the one lr_sensitivity and the map's lr curves run along: train.lr,
+// or in a sweep over the user's command the axis user.lr (kCommandLearningRateKey); -1 when none.
+inline constexpr const char* kCommandLearningRateKey = "user.lr";
+int learning_rate_axis(const SweepPlan& plan);
+
+// Per combination of the axes other than the learning rate's (empty when the sweep has none).
 std::vector<SensitivityRow> lr_sensitivity(const SweepPlan& plan, const std::vector<CollectedPoint>& points);
 
 void write_points_csv(const SweepPlan& plan, const std::vector<CollectedPoint>& points, std::ostream& out);

@@ -3,6 +3,7 @@
 # one worker killed mid-point, the sweep finished by a second `sweep run`: every point's folder whole,
 # no finished point run twice, the killed one run again; and a script that fails is `failed` with its
 # stderr's last lines in summary.json.
+import csv
 import json
 import os
 import signal
@@ -126,6 +127,19 @@ def test_a_killed_worker_s_point_is_run_again_and_no_finished_point_twice(tmp_pa
     collected = run_cli("sweep", "collect", sweep)
     header = (sweep / "points.csv").read_text().splitlines()[0]
     assert "user.lr" in header and "user.width" in header, (header, collected.stderr)
+    # user.lr is the learning rate: Wortsman et al.'s sensitivity over it, as computed from points.csv
+    # (each lr's mean over seeds of min(final loss, initial loss), their mean minus the best).
+    with (sweep / "lr_sensitivity.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 1 and rows[0]["user.width"] == "32", rows
+    per_lr = {}
+    with (sweep / "points.csv").open(newline="") as handle:
+        for point in csv.DictReader(handle):
+            final = float(point["final_val_loss"] or point["final_loss"])
+            per_lr.setdefault(float(point["user.lr"]), []).append(min(final, float(point["initial_loss"])))
+    means = [sum(values) / len(values) for values in per_lr.values()]
+    assert len(means) == 2 and all(len(values) == 2 for values in per_lr.values()), per_lr
+    assert abs(float(rows[0]["lr_sensitivity"]) - (sum(means) / len(means) - min(means))) < 1e-9, rows
 
 
 def test_a_script_that_fails_leaves_its_point_failed_with_its_last_lines(tmp_path):

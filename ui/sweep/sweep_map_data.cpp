@@ -91,9 +91,7 @@ MapChoice defaultMapChoice(const normlab::SweepPlan& plan) {
     MapChoice choice;
     const int axes = static_cast<int>(plan.spec.axes.size());
     choice.fixed.assign(axes, 0);
-    int lr = -1;
-    for (int a = 0; a < axes; ++a)
-        if (plan.spec.axes[a].keys == std::vector<std::string>{"train.lr"}) lr = a;
+    const int lr = normlab::learning_rate_axis(plan);
     std::vector<int> order;
     if (lr >= 0) order.push_back(lr);
     for (int a = 0; a < axes; ++a)

@@ -136,9 +136,7 @@ void SweepMapWindow::setRelativeSpan(double span) {
 }
 
 bool SweepMapWindow::hasSensitivity() const {
-    for (const normlab::SweepAxis& axis : m_plan.spec.axes)
-        if (axis.keys == std::vector<std::string>{"train.lr"}) return true;
-    return false;
+    return normlab::learning_rate_axis(m_plan) >= 0;
 }
 
 void SweepMapWindow::readInBackground() {
@@ -199,11 +197,12 @@ PlotContent SweepMapWindow::sensitivityContent() const {
         AxisSpec{QStringLiteral("final loss (clamped)"), false, std::nullopt, std::nullopt, QString()};
     content.emptyText = tr("Appears as points finish");
     const std::vector<normlab::SensitivityRow> rows = normlab::lr_sensitivity(m_plan, m_points);
-    // The axes a group is named by: all but train.lr, in order. Plain values get their key's last
-    // part ("warmup_steps=150"); labelled ones ("Post-LN") stand alone.
+    // The axes a group is named by: all but the learning rate's, in order. Plain values get their key's
+    // last part ("warmup_steps=150"); labelled ones ("Post-LN") stand alone.
     std::vector<const normlab::SweepAxis*> others;
-    for (const normlab::SweepAxis& axis : m_plan.spec.axes)
-        if (axis.keys != std::vector<std::string>{"train.lr"}) others.push_back(&axis);
+    const int lr = normlab::learning_rate_axis(m_plan);
+    for (size_t a = 0; a < m_plan.spec.axes.size(); ++a)
+        if (static_cast<int>(a) != lr) others.push_back(&m_plan.spec.axes[a]);
     int index = 0;
     for (const normlab::SensitivityRow& row : rows) {
         PlotSeries series;

@@ -21,7 +21,9 @@ ui::Experiment MainWindow::currentExperiment() const {
         if (found == m_store.runs().end()) continue;
         const ui::RunHistory& run = found->second;
         ui::ExperimentRun& saved = experiment.runs[i];
-        saved.visible = run.visible;
+        // A seed group's run is saved shown or hidden as its group is (its own entry is always hidden).
+        const int group = liveGroupEntry(static_cast<int>(i));
+        saved.visible = group >= 0 ? m_store.runs().at(group).visible : run.visible;
         if (!run.started || i >= m_startConfigs.size()) continue;
         // A run that trained is saved as it started, with its live changes at their steps (so
         // reopening replays it) and its folder (so reopening shows its curves).
@@ -67,6 +69,7 @@ QString MainWindow::openExperiment(const QString& path, QStringList* unreadable)
     m_configPanel->setConfig(experiment.current);
     // Each saved run shows its curves, live-change markers included, under its own name and colour.
     const QStringList problems = loadSavedCurves(experiment.runs);
+    groupLiveRuns();  // the runs' entries were made again as opened folders: their seed groups too
     if (!experiment.dashboardLayout.isEmpty()) m_dashboard->restoreLayout(experiment.dashboardLayout);
     setNotes(experiment.annotations);
     m_document->opened(path);

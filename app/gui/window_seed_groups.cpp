@@ -1,6 +1,7 @@
 // Seed groups of runs trained in the window (a lesson started with several seeds, or an experiment
 // that saved one): runs sharing ExperimentRun::group are drawn as one entry, their mean with a band;
 // selecting the entry lets the controls edit every seed of it, and a live change reaches them all.
+#include <algorithm>
 #include <map>
 
 #include "app/gui/main_window.h"
@@ -28,9 +29,16 @@ void MainWindow::groupLiveRuns() {
         std::vector<uint64_t> seeds;
         for (int id : ids) seeds.push_back(m_runs[id].config.train.seed);
         const int groupId = m_liveGroupIds[names[g]] = kFirstLiveGroupId + static_cast<int>(g);
-        const bool visible = !m_store.run(groupId) || m_store.run(groupId)->visible;
-        ui::RunHistory& entry = m_store.addGroup(groupId, names[g], m_runs[ids.front()].config, QString(),
-                                                 ids, ui::seedListText(seeds));
+        // Shown as it was, or (a new entry) as its runs were saved: a group's runs keep its visibility.
+        const ui::RunHistory* previous = m_store.run(groupId);
+        const bool visible = previous && previous->bands ? previous->visible : m_runs[ids.front()].visible;
+        // Changed live, every seed of it was (the runs' names say so, also in a saved experiment).
+        const QString changed = tr(" (changed)");
+        const bool allChanged =
+            std::all_of(ids.begin(), ids.end(), [&](int id) { return m_runs[id].name.endsWith(changed); });
+        ui::RunHistory& entry =
+            m_store.addGroup(groupId, names[g] + (allChanged ? changed : QString()),
+                             m_runs[ids.front()].config, QString(), ids, ui::seedListText(seeds));
         entry.source.clear();  // trained here, not read from a folder
         entry.visible = visible;
     }

@@ -29,6 +29,7 @@ class ExperimentTest : public QObject {
     void corruptFilesGiveMessages();
     void windowRoundTripAndCorruptFile();
     void savedRunReplaysWithItsLiveChanges();
+    void seedGroupsOfALessonReopenAsGroups();
     void lessonStartsAnUntitledExperimentWithoutNotes();
     void savingOverAFileKeepsABackup();
 
@@ -232,6 +233,48 @@ void ExperimentTest::savedRunReplaysWithItsLiveChanges() {
                               replay = lossesIn(reopened.store().run(0)->folder);
     QCOMPARE(replay.size(), size_t(60));
     QCOMPARE(replay, original);
+}
+
+// A lesson over 2 seeds, one group hidden, saved and reopened: the same groups come back, each its
+// mean and band over its saved runs' curves, the hidden one hidden, the seeds never as runs of their own.
+void ExperimentTest::seedGroupsOfALessonReopenAsGroups() {
+    qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("group-runs")).toUtf8());
+    const QString path = m_dir.filePath(QStringLiteral("groups.json"));
+    const Lesson& lesson = lessons().front();
+    std::vector<QString> names;
+    {
+        normlab::gui::MainWindow window;
+        window.show();
+        window.startLesson(lesson, 2);
+        QVERIFY(QTest::qWaitFor([&] { return window.store().run(0)->step >= 5; }, 60000));
+        normlab::test::actionNamed(window, QStringLiteral("Stop"))->trigger();
+        QVERIFY(QTest::qWaitFor([&] { return window.workerState() == normlab::gui::WorkerState::Finished; },
+                                30000));
+        for (const auto& [id, run] : window.store().runs())
+            if (run.bands) names.push_back(run.name);
+        window.store().setVisible(normlab::gui::MainWindow::kFirstLiveGroupId + 1, false);
+        QCOMPARE(window.saveExperimentTo(path), QString());
+    }
+    QCOMPARE(names.size(), size_t(lesson.presets.size()));
+    normlab::gui::MainWindow reopened;
+    reopened.show();
+    QCOMPARE(reopened.openExperiment(path), QString());
+    auto* opener = reopened.findChild<normlab::gui::RunFolderOpener*>();
+    QVERIFY(QTest::qWaitFor([&] { return opener->loading() == 0; }, 30000));
+    reopened.store().rebuildGroups();
+    std::vector<QString> shown;
+    for (const auto& [id, run] : reopened.store().runs()) {
+        if (!run.bands) {
+            QVERIFY2(run.groupId >= 0 && !run.visible, qPrintable(run.name));  // every run is a group's seed
+            continue;
+        }
+        shown.push_back(run.name);
+        QCOMPARE(run.bands->members.size(), size_t(2));
+        QVERIFY2(run.loss.lastValue().has_value(), qPrintable(run.name));  // the mean of the saved curves
+        QVERIFY(run.bands->lossLow.lastValue() && run.bands->lossHigh.lastValue());
+        QCOMPARE(run.visible, id != normlab::gui::MainWindow::kFirstLiveGroupId + 1);
+    }
+    QCOMPARE(shown, names);
 }
 
 void ExperimentTest::lessonStartsAnUntitledExperimentWithoutNotes() {

@@ -18,6 +18,8 @@ void addSeedBand(PlotContent& content, const RunHistory& group, bool validation)
     band.name = QObject::tr("%1%2: %3 over %4 seeds")
                     .arg(group.name, validation ? QObject::tr(" validation") : QString(),
                          spreadName(bands.spread), seeds);
+    // In the legend once for every group alike: the mean lines name the groups, the colour pairs them.
+    band.legend = QObject::tr("shaded: %1 over %2 seeds").arg(spreadName(bands.spread), seeds);
     band.colour = validation ? group.colour.darker(140) : group.colour;
     band.lower = low.samples();
     band.upper = high.samples();

@@ -54,10 +54,16 @@ QString legendHtml(const PlotContent& content, bool hasNonFinite) {
         items << QStringLiteral("<span style='white-space:nowrap'><b style='color:%1'>%2</b>&nbsp;%3</span>")
                      .arg(colour.name(), glyph(series.style), unbreakable(series.name).toHtmlEscaped());
     }
-    for (const PlotBand& band : content.bands)
+    QStringList bandTexts;  // several seed groups' bands say what they are once, in grey
+    for (const PlotBand& band : content.bands) {
+        const QString text = band.legend.isEmpty() ? band.name : band.legend;
+        if (bandTexts.contains(text)) continue;
+        bandTexts << text;
+        const QColor colour = band.legend.isEmpty() ? band.colour.lighter(150) : QColor(0xb0, 0xb0, 0xb0);
         items << QStringLiteral(
                      "<span style='white-space:nowrap'><b style='color:%1'>&#9608;&#9608;</b>&nbsp;%2</span>")
-                     .arg(band.colour.lighter(150).name(), band.name.toHtmlEscaped());
+                     .arg(colour.name(), text.toHtmlEscaped());
+    }
     if (!content.styleKey.isEmpty())
         items << QStringLiteral("<span style='white-space:nowrap; color:#555555'>%1</span>")
                      .arg(content.styleKey.toHtmlEscaped());

@@ -34,9 +34,10 @@ struct PlotSeries {
 };
 
 struct PlotBand {
-    QString name;
+    QString name;                   // the band's own name (CSV exports, chart series)
     QVector<QPointF> lower, upper;  // same x values
     QColor colour;
+    QString legend;  // what the legend says of it, shown once for bands that say the same; empty: name
 
     bool operator==(const PlotBand&) const = default;
 };

@@ -21,6 +21,7 @@ import argparse
 import concurrent.futures
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -75,13 +76,23 @@ class Runner:
     def call(self, *args):
         result = subprocess.run([self.cli, *args], capture_output=True, text=True)
         if result.returncode != 0:
-            sys.exit(f"measure_claims: normlab-cli {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+            hint = ("\nmeasure_claims: the runs under --out are reused only with the same --seeds and --steps; "
+                    "give another --out" if "--overwrite" in result.stderr else "")
+            print(f"measure_claims: normlab-cli {' '.join(args)} failed ({result.returncode}):\n"
+                  f"{result.stderr.rstrip()}{hint}", file=sys.stderr)
+            sys.exit(result.returncode)
         return result.stdout
+
+    def finished_seeds(self, group):
+        """How many of the group's seeds have a finished run already (reused, not trained again)."""
+        return sum((self.folder(group) / f"seed-{seed}" / "summary.json").exists() for seed in range(1, self.seeds + 1))
 
     def folder(self, group):
         return self.out / "groups" / group.name
 
     def train(self, group):
+        """Trains (or reuses) the group's seeds and probes them; returns the group and how many it reused."""
+        reused = self.finished_seeds(group)
         command = ["train", "--preset", group.preset, "--seeds", f"1-{self.seeds}", "--set", "threads=1", "--quiet",
                    "--out", str(self.folder(group))]
         for assignment in group.sets:
@@ -97,7 +108,7 @@ class Runner:
             if group.finetune and summary["status"] == "completed" and not (run / "freeze_norms.json").exists():
                 self.call("probe", "--freeze-norms", "--checkpoint", str(run / "model.safetensors"),
                           "--finetune-steps", str(group.finetune), "--out", str(run))
-        return group
+        return group, reused
 
     def group_steps(self, group):
         return json.loads((self.folder(group) / "group.json").read_text())["config"]["train"]["steps"]
@@ -343,20 +354,27 @@ def main():
     parser.add_argument("--claim", action="append", choices=[claim.id for claim in CLAIMS],
                         help="measure only these claims (default: all)")
     parser.add_argument("--seeds", type=int, default=5, help="seeds 1..N (default 5)")
-    parser.add_argument("--steps", type=int, default=0, help="shorten every run to N steps (default: the presets')")
+    parser.add_argument("--steps", type=int, help="shorten every run to N steps (default: the presets')")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time, one thread each")
     parser.add_argument("--out", type=Path, help="where the runs go (default: a temporary folder)")
     parser.add_argument("--json", type=Path, help="also write every check's numbers to this file")
     args = parser.parse_args()
     if args.seeds < 2:
         parser.error("--seeds must be at least 2: one seed has no interval")
+    if args.steps is not None and args.steps < 1:
+        parser.error("--steps must be at least 1 (leave it out for the presets' own lengths)")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    if not (Path(args.cli).is_file() and os.access(args.cli, os.X_OK)):
+        parser.error(f"normlab-cli not found at {args.cli}: build NormLab first (README.md) or pass --cli PATH")
     claims = [claim for claim in CLAIMS if not args.claim or claim.id in args.claim]
     with tempfile.TemporaryDirectory() as scratch:
         runner = Runner(args.cli, args.out or Path(scratch), args.seeds, args.steps, args.jobs)
         groups = list(dict.fromkeys(group for claim in claims for check in claim.checks for group in check.groups()))
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            for group in pool.map(runner.train, groups):
-                print(f"trained {group.label}: seeds 1-{args.seeds}", file=sys.stderr)
+            for group, reused in pool.map(runner.train, groups):
+                what = "reused" if reused == args.seeds else f"trained ({reused} reused)" if reused else "trained"
+                print(f"{what} {group.label}: seeds 1-{args.seeds}", file=sys.stderr)
         rows, details, document = [], [], []
         for claim in claims:
             results = [check.measure(runner) for check in claim.checks]

@@ -48,6 +48,17 @@ class Claims(CliTestCase):
                 self.assertEqual(numbers["difference"]["kind"], "paired")
                 self.assertEqual(numbers["a"]["n"], 3)
 
+    def test_bad_input_is_exit_2_before_any_run(self):
+        for args, fragment in ((["--seeds", "1"], "one seed has no interval"), (["--jobs", "0"], "--jobs must be"),
+                               (["--steps", "0"], "--steps must be at least 1"), (["--claim", "nope"], "invalid choice"),
+                               (["--cli", str(self.tmp / "missing")], "build NormLab first")):
+            cli = [] if "--cli" in args else ["--cli", test_cli.CLI]
+            result = subprocess.run([sys.executable, str(SCRIPT), *cli, *args, "--out", str(self.tmp / "bad")],
+                                    capture_output=True, text=True, timeout=60)
+            self.assertEqual(result.returncode, 2, (args, result.stderr))
+            self.assertIn(fragment, result.stderr, args)
+            self.assertFalse((self.tmp / "bad").exists(), args)
+
     def test_verdict_from_statuses(self):
         script = load_script()
         self.assertEqual(script.verdict(["holds", "holds"], 5), "holds at laptop scale (n=5)")

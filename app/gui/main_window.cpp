@@ -386,8 +386,10 @@ void MainWindow::resetRuns() {
     stopRuns();
     QMetaObject::invokeMethod(m_worker, &TrainingWorker::forgetRuns, Qt::QueuedConnection);
     // The runs trained here start again; opened folders and seed groups keep what they read.
+    std::vector<int> trained;
     for (const auto& [id, run] : m_store.runs())
-        if (run.source.isEmpty()) m_store.run(id)->clearHistory();
+        if (run.source.isEmpty()) trained.push_back(id);
+    for (int id : trained) m_store.restartRun(id);  // a seed group's run: what its group holds of it too
     groupLiveRuns();
     m_store.absorb({});
     m_state = WorkerState::Idle;

@@ -171,6 +171,8 @@ class MainWindow : public QMainWindow {
     int liveGroupEntry(int runId) const;
     int firstMemberOfLiveGroup(int storeId) const;
     void applyLiveChangeToGroup(const QString& key, const QString& value);
+    // Forks every seed of `memberId`'s group at the step they are paused at into a new group beside it.
+    void forkLiveGroup(int memberId);
     // The run selected in Runs is an opened or replayed one (forked from its folder, not its state now).
     bool selectedFromFolder() const;
     void onLiveChange(const QString& key, const QString& value);

@@ -132,8 +132,8 @@ QString MainWindow::forkRunAt(int runId, int64_t step) {
     if (history->bands)
         return tr("%1 is a seed group: fork one of its seeds (Show each seed's line)").arg(history->name);
     if (const int entry = liveGroupEntry(runId); entry >= 0)
-        return tr("%1 is a seed group: a fork branches one run. Start the lesson with 1 seed per run to fork "
-                  "it.")
+        return tr("%1 is a seed group: its seeds fork together at the step they are at. Pause there and "
+                  "fork it (Ctrl+K).")
             .arg(m_store.run(entry)->name);
     if (runId >= RunFolderOpener::kFirstOpenedId) {
         const std::map<int64_t, std::string> kept =
@@ -165,11 +165,8 @@ QString MainWindow::forkRunAt(int runId, int64_t step) {
 
 void MainWindow::forkRun(int parentId) {
     if (const int member = firstMemberOfLiveGroup(parentId); member >= 0) parentId = member;
-    if (const int entry = liveGroupEntry(parentId); entry >= 0) {
-        showMessage(tr("Cannot fork"),
-                    tr("%1 is a seed group: a fork branches one run. Start the lesson with 1 "
-                       "seed per run to fork it.")
-                        .arg(m_store.run(entry)->name));
+    if (liveGroupEntry(parentId) >= 0) {
+        forkLiveGroup(parentId);
         return;
     }
     if (parentId >= RunFolderOpener::kFirstOpenedId) {
@@ -237,9 +234,14 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
                                      15000);
         }
     }
+    // A group's seeds forked together: the new group is named for its parent's at that step.
+    const int parentEntry = liveGroupEntry(parentId), forkEntry = liveGroupEntry(runId);
+    if (forkEntry >= 0 && parentEntry >= 0 && liveGroupOf(runId).front() == runId)
+        m_store.rename(forkEntry, tr("%1 / fork@%2").arg(m_store.run(parentEntry)->name).arg(step));
     if (auto* difference =
             qobject_cast<ui::DifferencePanel*>(m_dashboard->panel(QStringLiteral("difference"))))
-        difference->showPair(parentId, runId);
+        forkEntry >= 0 && parentEntry >= 0 ? difference->showPair(parentEntry, forkEntry)
+                                           : difference->showPair(parentId, runId);
     m_activeRun = runId;
     m_configPanel->setConfig(m_runs[runId].config);
     m_runsPanel->setSelectedRun(runId);

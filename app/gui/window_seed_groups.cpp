@@ -1,11 +1,13 @@
 // Seed groups of runs trained in the window (a lesson started with several seeds, or an experiment
 // that saved one): runs sharing ExperimentRun::group are drawn as one entry, their mean with a band;
-// selecting the entry lets the controls edit every seed of it, and a live change reaches them all.
+// the controls edit every seed of the group selected, live changes reach them all, and a fork of a
+// paused group forks each seed into a new group beside it.
 #include <algorithm>
 #include <map>
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_folder_opener.h"
+#include "app/gui/training_worker.h"
 #include "engine/config/config.h"
 #include "ui/controls/config_panel.h"
 
@@ -31,6 +33,11 @@ void MainWindow::groupLiveRuns() {
         const int groupId = m_liveGroupIds[names[g]] = kFirstLiveGroupId + static_cast<int>(g);
         // Shown as it was, or (a new entry) as its runs were saved: a group's runs keep its visibility.
         const ui::RunHistory* previous = m_store.run(groupId);
+        // A group whose runs are still its members stays as it is, with what it has absorbed (a fork
+        // made a group beside it); one whose runs' entries were made again is made again.
+        if (previous && previous->bands && previous->bands->members == ids &&
+            std::all_of(ids.begin(), ids.end(), [&](int id) { return m_store.run(id)->groupId == groupId; }))
+            continue;
         const bool visible = previous && previous->bands ? previous->visible : m_runs[ids.front()].visible;
         // Changed live, every seed of it was (the runs' names say so, also in a saved experiment).
         const QString changed = tr(" (changed)");
@@ -85,6 +92,47 @@ void MainWindow::applyLiveChangeToGroup(const QString& key, const QString& value
         const QString name = m_store.run(entry)->name;
         if (!name.endsWith(changed)) m_store.rename(entry, name + changed);
     }
+}
+
+void MainWindow::forkLiveGroup(int memberId) {
+    const QString name = m_store.run(liveGroupEntry(memberId))->name;
+    // Its seeds are stepped in turn: only paused do they all stand at one step.
+    if (m_state != WorkerState::Paused) {
+        showMessage(tr("Pause first"), tr("%1 is a seed group: its seeds fork together, at one step. Pause "
+                                          "(Space) where you want the branch, then fork (Ctrl+K).")
+                                           .arg(name));
+        return;
+    }
+    const std::vector<int> members = liveGroupOf(memberId);
+    for (int id : members) {
+        const ui::RunHistory* history = m_store.run(id);
+        if (!history || history->status != normlab::RunStatus::Running ||
+            history->step >= m_runs[id].config.train.steps) {
+            showMessage(tr("Nothing to fork"),
+                        tr("%1 has finished; a fork branches runs that are still training "
+                           "(Restart them, or fork a seed's folder with normlab-cli train "
+                           "--fork).")
+                            .arg(name));
+            return;
+        }
+    }
+    syncActiveRunFromPanel();
+    QString group = m_runs[memberId].group + tr(" / fork");
+    for (int n = 2; std::any_of(m_runs.begin(), m_runs.end(),
+                                [&](const ui::ExperimentRun& run) { return run.group == group; });
+         ++n)
+        group = m_runs[memberId].group + tr(" / fork %1").arg(n);
+    for (int parentId : members) {
+        // As a single run's fork: saved, its parent's start with every change up to now.
+        const RunSpec spec = addForkEntry(
+            tr("%1 / fork").arg(m_runs[parentId].name), m_runs[parentId].config,
+            m_startConfigs.size() > size_t(parentId) ? m_startConfigs[parentId] : m_runs[parentId].config);
+        m_runs[spec.id].group = group;
+        QMetaObject::invokeMethod(
+            m_worker, [worker = m_worker, parentId, spec] { worker->forkRun(parentId, spec); },
+            Qt::QueuedConnection);
+    }
+    groupLiveRuns();  // the new group beside the others, which keep what they hold
 }
 
 }  // namespace normlab::gui

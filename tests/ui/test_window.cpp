@@ -230,7 +230,37 @@ void WindowTest::lessonWithSeedsTrainsGroupsAndChangesReachEverySeed() {
     QVERIFY2(window.store().run(groups.front()->id)->name.endsWith(QStringLiteral("(changed)")),
              qPrintable(window.store().run(groups.front()->id)->name));
     QVERIFY(!window.store().run(groups[1]->id)->name.endsWith(QStringLiteral("(changed)")));
-    QCOMPARE(window.forkRunAt(firstSeeds[0], 1).contains(QStringLiteral("is a seed group")), true);
+    QVERIFY(window.forkRunAt(firstSeeds[0], 1).contains(QStringLiteral("its seeds fork together")));
+    // Paused, the group forks: every seed at the step it is at, into a new group beside it that starts
+    // from its parents' past; the controls then change the fork group only.
+    actionNamed(window, QStringLiteral("Pause"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Paused; }, 30000));
+    const int64_t pausedAt = window.store().run(firstSeeds[0])->step;
+    QCOMPARE(window.store().run(firstSeeds[1])->step, pausedAt);
+    const size_t entries = window.store().runs().size();
+    actionNamed(window, QStringLiteral("Fork here"))->trigger();
+    const normlab::ui::RunHistory* fork = nullptr;
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+            window.store().rebuildGroups();
+            for (const auto& [id, run] : window.store().runs())
+                if (run.bands && run.name.contains(QStringLiteral(" / fork@%1").arg(pausedAt))) fork = &run;
+            return fork && fork->loss.lastValue() && fork->step == pausedAt;
+        },
+        30000));
+    QCOMPARE(window.store().runs().size(), entries + 3);  // two seeds and their group
+    QCOMPARE(fork->bands->members.size(), size_t(2));
+    QCOMPARE(controls->windowTitle(), QStringLiteral("Controls: editing %1 (2 seeds)").arg(fork->name));
+    const std::vector<int> forkSeeds = fork->bands->members;
+    placement->setCurrentIndex(placement->findData(QStringLiteral("post")));
+    actionNamed(window, QStringLiteral("Resume"))->trigger();
+    auto switchedBack = [&](int id) {
+        for (const normlab::Event& event : window.store().run(id)->events)
+            if (event.kind == "change" && event.value == "post") return true;
+        return false;
+    };
+    QVERIFY(QTest::qWaitFor([&] { return switchedBack(forkSeeds[0]) && switchedBack(forkSeeds[1]); }, 30000));
+    QVERIFY(!switchedBack(firstSeeds[0]) && !switchedBack(firstSeeds[1]));  // the parents go on as they were
     actionNamed(window, QStringLiteral("Stop"))->trigger();
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
 }

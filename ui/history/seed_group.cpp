@@ -98,6 +98,13 @@ void SeedGroupRecords::absorb(const RunUpdate& update) {
     events.insert(events.end(), update.events.begin(), update.events.end());
 }
 
+void SeedGroupRecords::copyMember(const SeedGroupRecords& source, int from, int to) {
+    if (const auto records = source.m_records.find(from); records != source.m_records.end())
+        m_records[to] = records->second;
+    if (const auto events = source.m_events.find(from); events != source.m_events.end())
+        m_events[to] = events->second;
+}
+
 void SeedGroupRecords::restart(int memberId) {
     m_records.erase(memberId);
     m_events.erase(memberId);

@@ -15,6 +15,8 @@ class SeedGroupRecords {
     void absorb(const RunUpdate& update);
     // The member's file started again (or it was reopened): what it sent so far is dropped.
     void restart(int memberId);
+    // Member `to` starts with what member `from` of `source` sent so far (a fork of a group's seed).
+    void copyMember(const SeedGroupRecords& source, int from, int to);
     // `group`'s history again from scratch: the mean of each logged step and its band in
     // `group.bands` (whose members and spread it reads), with the members' statuses from `runs`.
     void rebuild(RunHistory& group, const std::map<int, RunHistory>& runs) const;

@@ -33,6 +33,12 @@ void TelemetryStore::copyHistory(int fromId, int toId) {
     copy.groupId = fork.groupId;
     copy.bands = fork.bands;
     to->second = std::move(copy);
+    // A fork of a group's seed into another group: that group's mean starts from the parent's past too.
+    const auto fromGroup = m_groups.find(from->second.groupId), toGroup = m_groups.find(fork.groupId);
+    if (fromGroup != m_groups.end() && toGroup != m_groups.end()) {
+        toGroup->second.copyMember(fromGroup->second, fromId, toId);
+        scheduleGroupRebuild(fork.groupId);
+    }
     emit dataChanged();
 }
 

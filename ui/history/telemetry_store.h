@@ -18,7 +18,7 @@ class TelemetryStore : public QObject {
     // Adds (or replaces) a run; its colour is the first of a fixed palette that no other run has.
     RunHistory& addRun(int id, const QString& name, const normlab::Config& config, const QString& folder);
     // A fork's past: run `toId` takes `fromId`'s history as it stands (steps, series, events), keeping
-    // its own name, colour, config and folder.
+    // its own name, colour, config and folder; both seeds of groups, `toId`'s group takes it too.
     void copyHistory(int fromId, int toId);
     // A seed group: entry `id` whose line is the mean over `members` (runs already added, which it hides
     // and keeps beside it) and whose band is their spread (spread()); its colour is chosen as addRun's.

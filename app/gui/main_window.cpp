@@ -508,6 +508,7 @@ void MainWindow::onTelemetry(const ui::TelemetryBatch& batch) {
 void MainWindow::onStateChanged(WorkerState state) {
     // A lesson's pause point: the worker paused itself there; say what to do now (until the next
     // message), once. A pause the user makes before it (Space at step 47) is a plain pause.
+    m_store.rebuildGroups();  // a seed group's step as its seeds' now (lastStep reads the shown entries)
     if (state == WorkerState::Paused && m_state == WorkerState::Running && !m_pauseText.isEmpty() &&
         m_store.lastStep() >= m_lessonPause.first) {
         statusBar()->showMessage(m_pauseText);

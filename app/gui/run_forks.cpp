@@ -234,10 +234,8 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
                                      15000);
         }
     }
-    // A group's seeds forked together: the new group is named for its parent's at that step.
+    // A group's seeds forked together (the new group is named for its parent's and the step).
     const int parentEntry = liveGroupEntry(parentId), forkEntry = liveGroupEntry(runId);
-    if (forkEntry >= 0 && parentEntry >= 0 && liveGroupOf(runId).front() == runId)
-        m_store.rename(forkEntry, tr("%1 / fork@%2").arg(m_store.run(parentEntry)->name).arg(step));
     if (auto* difference =
             qobject_cast<ui::DifferencePanel*>(m_dashboard->panel(QStringLiteral("difference"))))
         forkEntry >= 0 && parentEntry >= 0 ? difference->showPair(parentEntry, forkEntry)
@@ -255,7 +253,12 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
                  "fork")
             : tr("Forked %1 at step %2 into live training, paused: change a setting, then press Space (or "
                  "Resume) to train it");
-    statusBar()->showMessage(message.arg(parentName).arg(step), 10000);
+    // A group's fork names the group (each seed's fork says the same; the last one's message stays).
+    const QString forked =
+        forkEntry >= 0 && parentEntry >= 0
+            ? tr("%1 (its %2 seeds)").arg(m_store.run(parentEntry)->name).arg(liveGroupOf(parentId).size())
+            : parentName;
+    statusBar()->showMessage(message.arg(forked).arg(step), 10000);
 }
 
 }  // namespace normlab::gui

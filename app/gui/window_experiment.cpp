@@ -16,6 +16,7 @@ ui::Experiment MainWindow::currentExperiment() const {
         experiment.current = m_runs.empty() ? normlab::Config{} : m_runs.front().config;
     }
     experiment.runs = m_runs;
+    experiment.activeRun = m_activeRun;
     for (size_t i = 0; i < experiment.runs.size(); ++i) {
         const auto found = m_store.runs().find(static_cast<int>(i));
         if (found == m_store.runs().end()) continue;
@@ -66,10 +67,13 @@ QString MainWindow::openExperiment(const QString& path, QStringList* unreadable)
     if (experiment.runs.empty())
         experiment.runs.push_back({QStringLiteral("run 1"), experiment.current, true, {}, {}});
     setRuns(experiment.runs);
+    // The controls edit the run they edited when saved, with the settings they showed then.
+    m_activeRun = experiment.activeRun;
     m_configPanel->setConfig(experiment.current);
     // Each saved run shows its curves, live-change markers included, under its own name and colour.
     const QStringList problems = loadSavedCurves(experiment.runs);
     groupLiveRuns();  // the runs' entries were made again as opened folders: their seed groups too
+    updateControlsTitle();
     if (!experiment.dashboardLayout.isEmpty()) m_dashboard->restoreLayout(experiment.dashboardLayout);
     setNotes(experiment.annotations);
     m_document->opened(path);

@@ -117,11 +117,13 @@ void MainWindow::forkLiveGroup(int memberId) {
         }
     }
     syncActiveRunFromPanel();
-    QString group = m_runs[memberId].group + tr(" / fork");
+    // Named for its parent and the step (every seed stands at it, paused), also in a saved experiment.
+    const QString base = tr("%1 / fork@%2").arg(m_runs[memberId].group).arg(m_store.run(memberId)->step);
+    QString group = base;
     for (int n = 2; std::any_of(m_runs.begin(), m_runs.end(),
                                 [&](const ui::ExperimentRun& run) { return run.group == group; });
          ++n)
-        group = m_runs[memberId].group + tr(" / fork %1").arg(n);
+        group = tr("%1 (%2)").arg(base).arg(n);
     for (int parentId : members) {
         // As a single run's fork: saved, its parent's start with every change up to now.
         const RunSpec spec = addForkEntry(

@@ -2,6 +2,7 @@
 // layout; corrupt, foreign or invalid files give a message naming the problem (no crash), and the
 // window keeps its state when asked to open one.
 #include <QComboBox>
+#include <QDockWidget>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -15,6 +16,7 @@
 #include "tests/ui/ui_test_support.h"
 #include "ui/controls/config_panel.h"
 #include "ui/controls/lessons.h"
+#include "ui/controls/runs_panel.h"
 #include "ui/dashboard.h"
 #include "ui/experiment/experiment_file.h"
 #include "ui/panels/line_panel.h"
@@ -50,6 +52,7 @@ void ExperimentTest::roundTrip() {
         {QStringLiteral("pre"), normlab::preset_config("preln-no-warmup"), false, {}, {}});
     experiment.runs[1].config.train.seed = 123;
     experiment.runs[1].group = QStringLiteral("preln-no-warmup");  // a seed group's run
+    experiment.activeRun = 1;
     experiment.dashboardLayout = QByteArray("\x00\x01layout\xff", 9);
     experiment.annotations[QStringLiteral("loss")] = {
         {120.0, 3.05, QStringLiteral("the stall")},
@@ -69,6 +72,7 @@ void ExperimentTest::roundTrip() {
                  normlab::config_to_json_text(experiment.runs[i].config));
     }
     QCOMPARE(loaded.runs[1].config.train.seed, uint64_t(123));
+    QCOMPARE(loaded.activeRun, 1);
     QCOMPARE(loaded.dashboardLayout, experiment.dashboardLayout);
     QCOMPARE(loaded.annotations, experiment.annotations);
 }
@@ -253,6 +257,12 @@ void ExperimentTest::seedGroupsOfALessonReopenAsGroups() {
         for (const auto& [id, run] : window.store().runs())
             if (run.bands) names.push_back(run.name);
         window.store().setVisible(normlab::gui::MainWindow::kFirstLiveGroupId + 1, false);
+        // The controls edit the third group (Pre-LN): they do so again when reopened.
+        const normlab::ui::RunHistory* third =
+            window.store().run(normlab::gui::MainWindow::kFirstLiveGroupId + 2);
+        QVERIFY(third && third->bands);
+        QMetaObject::invokeMethod(window.findChild<normlab::ui::RunsPanel*>(), "runSelected",
+                                  Q_ARG(int, third->id));
         QCOMPARE(window.saveExperimentTo(path), QString());
     }
     QCOMPARE(names.size(), size_t(lesson.presets.size()));
@@ -275,6 +285,9 @@ void ExperimentTest::seedGroupsOfALessonReopenAsGroups() {
         QCOMPARE(run.visible, id != normlab::gui::MainWindow::kFirstLiveGroupId + 1);
     }
     QCOMPARE(shown, names);
+    auto* controls = reopened.findChild<QDockWidget*>(QStringLiteral("controlsDock"));
+    QCOMPARE(controls->windowTitle(), QStringLiteral("Controls: editing %1 (2 seeds)").arg(names[2]));
+    QCOMPARE(reopened.configPanel().config().model.norm_placement, normlab::NormPlacement::Pre);
 }
 
 void ExperimentTest::lessonStartsAnUntitledExperimentWithoutNotes() {

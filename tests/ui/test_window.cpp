@@ -235,6 +235,9 @@ void WindowTest::lessonWithSeedsTrainsGroupsAndChangesReachEverySeed() {
     // from its parents' past; the controls then change the fork group only.
     actionNamed(window, QStringLiteral("Pause"))->trigger();
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Paused; }, 30000));
+    window.store().rebuildGroups();
+    QVERIFY2(window.store().run(groups.front()->id)->bands->summary.endsWith(QStringLiteral("2 paused")),
+             qPrintable(window.store().run(groups.front()->id)->bands->summary));
     const int64_t pausedAt = window.store().run(firstSeeds[0])->step;
     QCOMPARE(window.store().run(firstSeeds[1])->step, pausedAt);
     const size_t entries = window.store().runs().size();

@@ -74,6 +74,7 @@ QByteArray experimentToJson(const Experiment& experiment) {
     nlohmann::json json;
     json["normlab_experiment"] = kFormatVersion;
     json["config"] = normlab::config_to_json(experiment.current);
+    json["active_run"] = experiment.activeRun;
     json["runs"] = nlohmann::json::array();
     for (const ExperimentRun& run : experiment.runs) {
         nlohmann::json changes = nlohmann::json::array();
@@ -142,6 +143,12 @@ Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName
             parsed.group = QString::fromStdString(run.value("group", std::string()));
             experiment.runs.push_back(std::move(parsed));
         }
+    }
+    // Which run the controls edit; a file without it (or out of range) edits the first.
+    if (json.contains("active_run") && json["active_run"].is_number_integer()) {
+        const int64_t active = json["active_run"].get<int64_t>();
+        if (active >= 0 && active < static_cast<int64_t>(experiment.runs.size()))
+            experiment.activeRun = static_cast<int>(active);
     }
     if (json.contains("annotations")) experiment.annotations = annotationsFrom(json["annotations"], source);
     if (json.contains("dashboard_layout") && json["dashboard_layout"].is_string())

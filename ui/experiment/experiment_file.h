@@ -30,6 +30,7 @@ struct ExperimentRun {
 
 struct Experiment {
     normlab::Config current;  // the control panel
+    int activeRun = 0;        // the run the control panel edits (an index into runs)
     std::vector<ExperimentRun> runs;
     QByteArray dashboardLayout;                                  // QMainWindow::saveState of the dashboard
     std::map<QString, std::vector<PlotAnnotation>> annotations;  // notes pinned to charts, by chart id

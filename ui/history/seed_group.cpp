@@ -60,13 +60,13 @@ int appendBand(const std::vector<double>& values, double x, HalfWidth& halfWidth
 }
 
 QString groupSummary(const std::vector<const RunHistory*>& members, size_t expected) {
-    int completed = 0, running = 0, stopped = 0, loading = 0;
+    int completed = 0, running = 0, paused = 0, stopped = 0, loading = 0;
     QStringList diverged;
     for (const RunHistory* run : members) {
         if (!run->started)
             ++loading;
         else if (run->status == normlab::RunStatus::Running)
-            ++running;
+            ++(run->paused ? paused : running);
         else if (run->status == normlab::RunStatus::Completed)
             ++completed;
         else if (run->status == normlab::RunStatus::Stopped)
@@ -82,6 +82,7 @@ QString groupSummary(const std::vector<const RunHistory*>& members, size_t expec
                      .arg(diverged.join(QStringLiteral(", ")));
     if (stopped > 0) parts << QStringLiteral("%1 stopped").arg(stopped);
     if (running > 0) parts << QStringLiteral("%1 running").arg(running);
+    if (paused > 0) parts << QStringLiteral("%1 paused").arg(paused);
     if (loading > 0) parts << QStringLiteral("%1 loading").arg(loading);
     if (expected > members.size())
         parts << QStringLiteral("%1 not started yet").arg(expected - members.size());

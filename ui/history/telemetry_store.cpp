@@ -178,8 +178,11 @@ void TelemetryStore::setVisible(int id, bool visible) {
 }
 
 void TelemetryStore::setPaused(bool paused) {
-    for (auto& [id, history] : m_runs)
-        if (history.source.isEmpty()) history.paused = paused;
+    for (auto& [id, history] : m_runs) {
+        if (!history.source.isEmpty()) continue;
+        history.paused = paused;
+        if (history.groupId >= 0) scheduleGroupRebuild(history.groupId);  // its group's words say so
+    }
     emit dataChanged();
 }
 

@@ -365,6 +365,8 @@ def main():
         parser.error("--steps must be at least 1 (leave it out for the presets' own lengths)")
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.json and not args.json.parent.is_dir():
+        parser.error(f"--json {args.json}: its folder does not exist")
     if not (Path(args.cli).is_file() and os.access(args.cli, os.X_OK)):
         parser.error(f"normlab-cli not found at {args.cli}: build NormLab first (README.md) or pass --cli PATH")
     claims = [claim for claim in CLAIMS if not args.claim or claim.id in args.claim]

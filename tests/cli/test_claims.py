@@ -51,7 +51,8 @@ class Claims(CliTestCase):
     def test_bad_input_is_exit_2_before_any_run(self):
         for args, fragment in ((["--seeds", "1"], "one seed has no interval"), (["--jobs", "0"], "--jobs must be"),
                                (["--steps", "0"], "--steps must be at least 1"), (["--claim", "nope"], "invalid choice"),
-                               (["--cli", str(self.tmp / "missing")], "build NormLab first")):
+                               (["--cli", str(self.tmp / "missing")], "build NormLab first"),
+                               (["--json", str(self.tmp / "no" / "x.json")], "its folder does not exist")):
             cli = [] if "--cli" in args else ["--cli", test_cli.CLI]
             result = subprocess.run([sys.executable, str(SCRIPT), *cli, *args, "--out", str(self.tmp / "bad")],
                                     capture_output=True, text=True, timeout=60)

@@ -68,12 +68,13 @@ const std::vector<Lesson>& lessons() {
              "<p>Two 4-block Pre-LN models at Adam lr 0.1, far above what they tolerate (Wortsman et al. "
              "2023's attention-logit growth). <b>Attention logits and q, k RMS per block</b> (pick the run): "
              "without QK-norm the queries and keys grow and the largest logit passes 1000 by step 40 and "
-             "reaches about 7e5; the <b>attention</b> chart's entropy falls to 0 (each query attends to one "
-             "key) and the loss stalls near 2.7. With QK-norm (each head's q and k normalised, a learnable "
-             "gain) the queries grow just as much, but the largest logit stays under 31 and the loss "
-             "reaches about 1.6.</p><p>Fix it live: the lesson pauses at step 60. Select logit-growth in "
+             "reaches 6.4e5 (95% CI 5.3e5-7.4e5 over 5 seeds); the <b>attention</b> chart's entropy falls to "
+             "0 (each query attends to one key) and the held-out loss stalls at 2.69 (2.66-2.73). With "
+             "QK-norm (each head's q and k normalised, a learnable gain) the queries grow just as much, but "
+             "the largest logit stays at 27.6 (22.3-32.8) and the loss reaches 1.64 (1.57-1.72).</p><p>Fix "
+             "it live: the lesson pauses at step 60. Select logit-growth in "
              "<i>Runs</i>, set <i>QK-norm</i> to layernorm and press Space: its logits fall back to the tens "
-             "and it ends near 1.66 (switched at step 200: 1.99).</p>"),
+             "and it ends near 1.66 (switched at step 200: 1.99; one seed).</p>"),
          false,
          60,
          QStringLiteral(
@@ -84,27 +85,29 @@ const std::vector<Lesson>& lessons() {
          QStringLiteral(
              "<p>The QK-norm model at lr 0.3, without and with z-loss 1e-4 (PaLM; Wortsman et al. 2023). "
              "<b>Output logits</b>: the mean logit falls to about -16 while log Z, free to drift because a "
-             "softmax ignores a shift, climbs to about 7 by step 800; z-loss holds it about 1 nat lower "
-             "(6.1 against 7.2 over three seeds) with the same loss. At this scale the output logits do "
+             "softmax ignores a shift, climbs to about 7 by step 800; z-loss holds it 0.83 nats lower (95% "
+             "CI 0.15-1.50 over 5 seeds, paired) with the same loss. At this scale the output logits do "
              "not diverge, so z-loss has nothing to rescue: the published divergence needs larger models "
              "or longer runs. Raise <i>z-loss</i> to 1e-3 live and watch log Z fall.</p>")},
         {QStringLiteral("Mix-LN at depth"),
          {"deep-postln", "deep-preln", "deep-mixln"},
          QStringLiteral(
              "<p>48 blocks at Adam lr 1e-3: Post-LN, Pre-LN and Mix-LN (Li et al. 2024: the first quarter of "
-             "the blocks Post-LN, the rest Pre-LN). Measured over three seeds: Post-LN stalls (3.07), Pre-LN "
-             "trains (2.27), and Mix-LN with the paper's default 25% stalls like Post-LN (3.07): its 12 "
+             "the blocks Post-LN, the rest Pre-LN). Measured over 5 seeds (held-out loss, 95% CI): Post-LN "
+             "stalls (3.07, 3.05-3.09), Pre-LN trains (2.31, 2.24-2.37), and Mix-LN with the paper's default "
+             "25% stalls like Post-LN (3.07, 3.05-3.09): its 12 "
              "Post-LN blocks are already too deep a Post-LN stack for this learning rate. Set <i>Mix-LN Post "
              "fraction</i> to 0.0625 (the paper's 7B setting: 3 Post-LN blocks) and restart it: it trains to "
-             "2.22, level with Pre-LN. The <b>heatmaps</b> show where the gradient dies.</p>")},
+             "2.28 (2.16-2.40), level with Pre-LN. The <b>heatmaps</b> show where the gradient dies.</p>")},
         {QStringLiteral("Norm-gain and residual warmup vs lr warmup"),
          {"postln-no-warmup", "postln-warmup", "postln-gain-warmup", "postln-residual-warmup"},
          QStringLiteral(
              "<p>Does warming up the model instead of the learning rate rescue Post-LN? Four 6-block Post-LN "
              "models at lr 3e-3: no warmup, 150 steps of lr warmup, every norm's gain ramped from 0.1 to 1 "
              "over 150 steps (a claim NormLab's sources make without a primary source), and ProRes residual "
-             "warmup (block l's branch ramped over 25 l steps). Measured over three seeds: only the lr "
-             "warmup trains (1.70); both model warmups stall with the unwarmed run at 3.07. Watch the "
+             "warmup (block l's branch ramped over 25 l steps). Measured over 5 seeds (held-out loss, 95% "
+             "CI): only the lr warmup trains (1.75, 1.66-1.84); both model warmups stall with the unwarmed "
+             "run at 3.07 (3.04-3.09). Watch the "
              "<b>gradient norm per block</b>: the model warmups do not stop the lower blocks' gradient from "
              "collapsing.</p>")},
         {QStringLiteral("Quickstart: a healthy run"),

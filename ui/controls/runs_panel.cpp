@@ -87,7 +87,7 @@ void RunsPanel::addGroupActions(QMenu& menu, const RunHistory& group) {
     seeds->setCheckable(true);
     seeds->setChecked(group.bands->seedsShown);
     connect(seeds, &QAction::toggled, this, [this, id](bool shown) { m_store.setSeedsShown(id, shown); });
-    QMenu* band = menu.addMenu(tr("Band around the mean"));
+    QMenu* band = menu.addMenu(tr("Band around the mean (every group)"));
     for (const Spread spread : {Spread::Ci95, Spread::Sd}) {
         QAction* choice = band->addAction(spread == Spread::Ci95 ? tr("95% confidence interval of the mean")
                                                                  : tr("one standard deviation of the seeds"));

@@ -97,6 +97,11 @@ void prune_kept_checkpoints(const std::string& folder, int keep) {
 }
 
 std::string checkpoint_at_step(const std::string& folder, int64_t step) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(folder, error))
+        throw InputError("'" + folder + "' is not a run folder (" +
+                         (std::filesystem::exists(folder, error) ? "not a directory" : "it does not exist") +
+                         "); give the folder of the run to fork");
     const std::map<int64_t, std::string> found = checkpoints_in_folder(folder);
     const auto match = found.find(step);
     if (match != found.end()) return match->second;

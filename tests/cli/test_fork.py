@@ -118,6 +118,8 @@ class Forks(CliTestCase):
         run("train", "--preset", "quickstart", *TINY, "--steps", "3", "--out", str(bare), "--quiet", check_rc=0)
         self.expect_bad_input(["train", "--fork", str(bare), "--at", "3", "--out", str(out)],
                               "holds no checkpoint", "train.checkpoint_keep=0", out=out)
+        self.expect_bad_input(["train", "--fork", str(self.tmp / "nope"), "--at", "3", "--out", str(out)],
+                              "is not a run folder (it does not exist)", out=out)
         self.assertEqual(sorted(losses(parent)), list(range(1, 31)))  # the parent is untouched
 
 

@@ -146,6 +146,17 @@ int train_point(const std::string& dir, const SweepPlan& plan, const SweepPoint&
     return 0;
 }
 
+// A finished point's claim left by a worker of this host killed between finishing it and releasing
+// the claim: taken over (at once: its process is gone) and released, so a finished sweep holds no
+// claims. A claim of a live worker, or of another host's, is left to the usual take-over.
+void release_dead_claims_of_finished_points(const std::string& dir, const SweepPlan& plan) {
+    for (const SweepPoint& point : plan.points) {
+        const std::optional<ClaimInfo> claim = PointClaim::read(dir, point.id);
+        if (claim && claim->process_gone() && is_finished(point_progress(dir, point).state))
+            PointClaim::acquire(dir, point.id);  // the hold goes at the end of this statement
+    }
+}
+
 // The points of `plan` this worker still has to run: those of its shard not yet finished.
 std::vector<PointJob> points_to_run(const std::string& dir, const SweepPlan& plan,
                                     const std::optional<Shard>& shard) {
@@ -279,6 +290,7 @@ int run_points(ArgReader& reader) {
     for (const char* folder : {"claims", "runs"})  // every worker would refuse: say so once
         if (const std::optional<std::string> problem = sweep_folder_problem(dir, folder))
             throw InputError(*problem);
+    release_dead_claims_of_finished_points(dir, plan);
     const std::vector<PointJob> todo = points_to_run(dir, plan, shard);
     if (!options.quiet)
         std::cerr << "normlab-cli sweep run: " << todo.size() << " of " << plan.points.size()

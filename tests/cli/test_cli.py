@@ -436,6 +436,25 @@ class Sweep(CliTestCase):
         self.assertEqual(sorted(p.name for p in (folder / "claims").iterdir()), [])
         self.expect_bad_input(["sweep", "run-point", str(folder), "--point", "99"], "no point")
 
+    def test_a_finished_point_s_dead_claim_is_released_by_the_next_run(self):
+        """A worker killed between finishing a point and releasing its claim leaves the claim behind (seen
+        once in a loaded test run): the next `sweep run` releases it, and a live worker's claim stays."""
+        folder = self.tmp / "leftover"
+        plan = self.plan(folder, steps=3)
+        run("sweep", "run", str(folder), "--quiet", check_rc=0)
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        alive = subprocess.Popen(["sleep", "60"])
+        try:
+            for point, pid in ((plan["points"][0]["id"], dead.pid), (plan["points"][1]["id"], alive.pid)):
+                (folder / "claims" / f"{point}.json").write_text(json.dumps(
+                    {"host": os.uname().nodename, "pid": pid, "token": "0123456789abcdef", "heartbeat": time.time()}))
+            run("sweep", "run", str(folder), "--quiet", check_rc=0)
+            self.assertEqual(sorted(p.name for p in (folder / "claims").iterdir()), [f"{plan['points'][1]['id']}.json"])
+        finally:
+            alive.kill()
+            alive.wait()
+
     def test_the_map_exports_headless_and_opens_in_the_window(self):
         app = Path(CLI).parent / "normlab"
         if not app.exists():

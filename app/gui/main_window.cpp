@@ -463,9 +463,7 @@ void MainWindow::selectRun(int id) {
     syncActiveRunFromPanel();
     m_activeRun = id;
     m_configPanel->setConfig(m_runs[id].config);
-    const int entry = liveGroupEntry(id);
-    statusBar()->showMessage(
-        tr("Controls now edit %1").arg(entry >= 0 ? m_store.run(entry)->name : m_runs[id].name), 4000);
+    statusBar()->showMessage(tr("Controls now edit %1").arg(editedName(id)), 4000);
     updateControlsTitle();
 }
 
@@ -475,11 +473,8 @@ void MainWindow::onLiveChange(const QString& key, const QString& value) {
     if (!runsActive()) return;
     applyLiveChangeToGroup(key, value);  // the active run, and every seed of its group
     updateControlsTitle();
-    const int entry = liveGroupEntry(m_activeRun);
-    statusBar()->showMessage(
-        tr("%1 = %2 for %3 at the next step")
-            .arg(key, value, entry >= 0 ? m_store.run(entry)->name : m_runs[m_activeRun].name),
-        4000);
+    statusBar()->showMessage(tr("%1 = %2 for %3 at the next step").arg(key, value, editedName(m_activeRun)),
+                             4000);
 }
 
 void MainWindow::onRestartNeeded(const QString& key) {
@@ -587,13 +582,9 @@ void MainWindow::updateControlsTitle() {
     if (!dock) return;
     const bool named = m_activeRun >= 0 && m_activeRun < static_cast<int>(m_runs.size());
     const int entry = named ? liveGroupEntry(m_activeRun) : -1;
-    if (entry >= 0)
-        dock->setWindowTitle(tr("Controls: editing %1 (%2 seeds)")
-                                 .arg(m_store.run(entry)->name)
-                                 .arg(liveGroupOf(m_activeRun).size()));
-    else
-        dock->setWindowTitle(named ? tr("Controls: editing %1").arg(m_runs[m_activeRun].name)
-                                   : tr("Controls"));
+    const QString seeds = entry >= 0 ? tr(" (%1 seeds)").arg(liveGroupOf(m_activeRun).size()) : QString();
+    dock->setWindowTitle(named ? tr("Controls: editing %1%2").arg(editedName(m_activeRun), seeds)
+                               : tr("Controls"));
     if (m_runsPanel) m_runsPanel->setSelectedRun(entry >= 0 ? entry : named ? m_activeRun : -1);
 }
 

@@ -158,6 +158,9 @@ class MainWindow : public QMainWindow {
     void forkFromFolder(int storeId);
     // A fork's entry: in the experiment (saved with `startConfig`), the store and a new run folder.
     RunSpec addForkEntry(const QString& name, normlab::Config config, normlab::Config startConfig);
+    // Asks the engine thread to branch run `parentId` at its current step into a new entry, a run of the
+    // seed group `group` when it is not empty.
+    void requestFork(int parentId, const QString& group);
     void onForked(int runId, int parentId, qint64 step);
     // A run added or forked that the engine refused: its entry goes, and the reason is shown.
     void onRunRefused(int runId, const QString& message);
@@ -173,6 +176,8 @@ class MainWindow : public QMainWindow {
     void applyLiveChangeToGroup(const QString& key, const QString& value);
     // Forks every seed of `memberId`'s group at the step they are paused at into a new group beside it.
     void forkLiveGroup(int memberId);
+    // What the controls say they edit for run `runId`: its seed group's name, else its own.
+    QString editedName(int runId) const;
     // The run selected in Runs is an opened or replayed one (forked from its folder, not its state now).
     bool selectedFromFolder() const;
     void onLiveChange(const QString& key, const QString& value);

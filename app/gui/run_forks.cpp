@@ -194,11 +194,16 @@ void MainWindow::forkRun(int parentId) {
         return;
     }
     syncActiveRunFromPanel();
+    requestFork(parentId, QString());
+}
+
+void MainWindow::requestFork(int parentId, const QString& group) {
     // Saved, the fork is its parent's start with every change of both up to now: Start replays it from
     // step 0 to the same state (same batches), then the fork's own changes.
     const RunSpec spec = addForkEntry(
         tr("%1 / fork").arg(m_runs[parentId].name), m_runs[parentId].config,
         m_startConfigs.size() > size_t(parentId) ? m_startConfigs[parentId] : m_runs[parentId].config);
+    m_runs[spec.id].group = group;
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, parentId, spec] { worker->forkRun(parentId, spec); },
         Qt::QueuedConnection);

@@ -7,7 +7,6 @@
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_folder_opener.h"
-#include "app/gui/training_worker.h"
 #include "engine/config/config.h"
 #include "ui/controls/config_panel.h"
 
@@ -31,13 +30,13 @@ void MainWindow::groupLiveRuns() {
         std::vector<uint64_t> seeds;
         for (int id : ids) seeds.push_back(m_runs[id].config.train.seed);
         const int groupId = m_liveGroupIds[names[g]] = kFirstLiveGroupId + static_cast<int>(g);
-        // Shown as it was, or (a new entry) as its runs were saved: a group's runs keep its visibility.
         const ui::RunHistory* previous = m_store.run(groupId);
         // A group whose runs are still its members stays as it is, with what it has absorbed (a fork
         // made a group beside it); one whose runs' entries were made again is made again.
         if (previous && previous->bands && previous->bands->members == ids &&
             std::all_of(ids.begin(), ids.end(), [&](int id) { return m_store.run(id)->groupId == groupId; }))
             continue;
+        // Shown as it was, or (a new entry) as its runs were saved: a group's runs keep its visibility.
         const bool visible = previous && previous->bands ? previous->visible : m_runs[ids.front()].visible;
         // Changed live, every seed of it was (the runs' names say so, also in a saved experiment).
         const QString changed = tr(" (changed)");
@@ -64,6 +63,11 @@ int MainWindow::liveGroupEntry(int runId) const {
     if (runId < 0 || runId >= static_cast<int>(m_runs.size())) return -1;
     const auto found = m_liveGroupIds.find(m_runs[runId].group);
     return found == m_liveGroupIds.end() ? -1 : found->second;
+}
+
+QString MainWindow::editedName(int runId) const {
+    const int entry = liveGroupEntry(runId);
+    return entry >= 0 ? m_store.runs().at(entry).name : m_runs.at(runId).name;
 }
 
 int MainWindow::firstMemberOfLiveGroup(int storeId) const {
@@ -124,16 +128,7 @@ void MainWindow::forkLiveGroup(int memberId) {
                                 [&](const ui::ExperimentRun& run) { return run.group == group; });
          ++n)
         group = tr("%1 (%2)").arg(base).arg(n);
-    for (int parentId : members) {
-        // As a single run's fork: saved, its parent's start with every change up to now.
-        const RunSpec spec = addForkEntry(
-            tr("%1 / fork").arg(m_runs[parentId].name), m_runs[parentId].config,
-            m_startConfigs.size() > size_t(parentId) ? m_startConfigs[parentId] : m_runs[parentId].config);
-        m_runs[spec.id].group = group;
-        QMetaObject::invokeMethod(
-            m_worker, [worker = m_worker, parentId, spec] { worker->forkRun(parentId, spec); },
-            Qt::QueuedConnection);
-    }
+    for (int parentId : members) requestFork(parentId, group);
     groupLiveRuns();  // the new group beside the others, which keep what they hold
 }
 

@@ -45,7 +45,8 @@ bool starts_with(const std::string& text, const char* prefix) {
 
 // "max:FIELD" / "min:FIELD": FIELD is any column of the metrics table.
 MetricSpec parse_extreme(const std::string& text, MetricKind kind) {
-    const std::string field = text.substr(4);
+    const std::string field =
+        text.substr(std::strlen(kind == MetricKind::Largest ? kLargestPrefix : kSmallestPrefix));
     const std::vector<std::string> columns = metrics_table_value_columns();
     if (std::find(columns.begin(), columns.end(), field) == columns.end())
         throw InputError("--metric '" + text_excerpt(text) + "': '" + text_excerpt(field) +

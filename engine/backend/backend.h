@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/core/format_rounding.h"
 #include "engine/core/host_device.h"
 
 namespace normlab {
@@ -285,6 +286,13 @@ class Backend {
     virtual void scale(float* x, float factor, size_t count) = 0;
     // dst += src
     virtual void add(float* dst, const float* src, size_t count) = 0;
+
+    // Emulated mixed precision (docs/precision.md): src rounded to `format` into dst by format_rounding.h's
+    // round_with (dst may be src; a null dst only measures). tally (backend memory, 3 floats; may be null)
+    // gathers what the rounding did: [0] += values that overflowed, [1] += values that underflowed, and
+    // [2] becomes the larger of itself and the largest |x| among finite src values.
+    virtual void round_to_format(float* dst, const float* src, size_t count, FormatLimits format,
+                                 float* tally) = 0;
 };
 
 // device: "auto" picks CUDA only when compiled in, a GPU answers and it passes NormLab's self-check

@@ -2,11 +2,13 @@
 // of float32 values to them: round to nearest, ties to even, as PyTorch's .to(dtype) does, the result
 // kept as the float32 value it stands for. One table names the formats and their limits.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
+
+#include "engine/core/format_rounding.h"
 
 namespace normlab {
 
@@ -38,6 +40,8 @@ std::string number_format_names();
 // format without infinities (fp8 e4m3) the largest finite with the sign, infinities included, as
 // PyTorch's cast does (measured: torch 2.15). NaN stays NaN; zeros keep their sign. Fp32 returns `x`.
 float round_to_format(float x, NumberFormat format);
-void round_to_format(std::span<float> values, NumberFormat format);
+void round_to_format(float* values, size_t count, NumberFormat format);
+// What format_rounding.h's round_with needs of `format` (fp32: nothing is ever dropped).
+FormatLimits format_limits(NumberFormat format);
 
 }  // namespace normlab

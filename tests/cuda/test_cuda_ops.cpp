@@ -166,6 +166,29 @@ void add_memory_and_elementwise(std::vector<OpCase>& cases) {
                          b.scale(f[0], -1.7f, n);
                          return std::vector<double>{};
                      }});
+    // Emulated precision's rounding: values from 2^-30 to 2^30 (fp16's and fp8's subnormals and overflow),
+    // into another tensor with a tally, then in place and measured only. Host values: how many rounded
+    // values differ in their bits from round_to_format's (0 on both backends), then the tally.
+    Floats awkward = testing::random_tensor(n, 13, 1.0);
+    for (size_t i = 0; i < n; ++i) awkward[i] = std::ldexp(awkward[i], static_cast<int>(i % 61) - 30);
+    for (const NumberFormat format : {NumberFormat::Bf16, NumberFormat::Fp16, NumberFormat::Fp8E4M3}) {
+        cases.push_back({"RoundToFormat" + to_string(format),
+                         {Tensor(awkward), zeros(n), zeros(3), zeros(3), Tensor(awkward)},
+                         {},
+                         [format, n, awkward](Backend& b, float* const* f, int32_t* const*) {
+                             b.round_to_format(f[1], f[0], n, format_limits(format), f[2]);
+                             b.round_to_format(f[4], f[4], n, format_limits(format), nullptr);
+                             b.round_to_format(nullptr, f[0], n, format_limits(format), f[3]);
+                             Floats rounded(n), tally(3);
+                             b.download(rounded.data(), f[1], n);
+                             b.download(tally.data(), f[2], 3);
+                             double differ = 0.0;
+                             for (size_t i = 0; i < n; ++i)
+                                 differ += float_bits(rounded[i]) !=
+                                           float_bits(round_to_format(awkward[i], format));
+                             return std::vector<double>{differ, tally[0], tally[1], tally[2]};
+                         }});
+    }
     // more elements than one grid of 65535 blocks x 256 threads covers: the grid-stride loops wrap
     const size_t huge = 65535ull * 256 + 4099;
     cases.push_back({"AddBeyondOneGrid",

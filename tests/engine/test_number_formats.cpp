@@ -68,7 +68,7 @@ TEST(NumberFormats, NamesAndSpansFollowTheTable) {
     EXPECT_FALSE(number_format_named("fp8"));
     EXPECT_EQ(number_format_names(), "fp32, bf16, fp16, fp8_e4m3");
     float values[] = {1.0f + std::ldexp(1.0f, -8), 2049.0f};
-    round_to_format(values, NumberFormat::Bf16);
+    round_to_format(values, 2, NumberFormat::Bf16);
     EXPECT_EQ(values[0], 1.0f);
     EXPECT_EQ(values[1], 2048.0f);
 }

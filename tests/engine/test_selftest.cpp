@@ -185,6 +185,10 @@ class WrongTwin final : public Backend {
     }
     void scale(float* x, float factor, size_t count) override { m_inner.scale(x, factor, count); }
     void add(float* dst, const float* src, size_t count) override { m_inner.add(dst, src, count); }
+    void round_to_format(float* dst, const float* src, size_t count, FormatLimits format,
+                         float* tally) override {
+        m_inner.round_to_format(dst, src, count, format, tally);
+    }
 
   private:
     void spoil(WrongOp op, float* values, size_t count) {

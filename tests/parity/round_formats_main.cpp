@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     }
     std::vector<float> values(1 << 16);
     for (size_t got; (got = std::fread(values.data(), sizeof(float), values.size(), stdin)) > 0;) {
-        normlab::round_to_format(std::span<float>(values.data(), got), *format);
+        normlab::round_to_format(values.data(), got, *format);
         if (std::fwrite(values.data(), sizeof(float), got, stdout) != got) return 1;
     }
     return 0;

@@ -80,6 +80,8 @@ class CpuBackend final : public CpuReferenceBackend {
 
     void scale(float* x, float factor, size_t count) override;
     void add(float* dst, const float* src, size_t count) override;
+    void round_to_format(float* dst, const float* src, size_t count, FormatLimits format,
+                         float* tally) override;
 
   private:
     // Scratch that lives across calls; one request per op (a larger one invalidates earlier pointers).

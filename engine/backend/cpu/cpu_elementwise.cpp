@@ -109,4 +109,11 @@ void CpuReferenceBackend::add(float* dst, const float* src, size_t count) {
     for (size_t i = 0; i < count; ++i) dst[i] += src[i];
 }
 
+void CpuReferenceBackend::round_to_format(float* dst, const float* src, size_t count, FormatLimits format,
+                                          float* tally) {
+    RoundingTally total;
+    total.round(dst, src, count, format);
+    if (tally) total.add_to(tally);
+}
+
 }  // namespace normlab

@@ -336,6 +336,30 @@ void CpuBackend::add(float* dst, const float* src, size_t count) {
                     });
 }
 
+void CpuBackend::round_to_format(float* dst, const float* src, size_t count, FormatLimits format,
+                                 float* tally) {
+    const int64_t total = static_cast<int64_t>(count);
+    const int chunks = chunk_count(m_threads, total, total * 4, kElementAlign);
+    double* partials =
+        scratch_doubles(3 * static_cast<size_t>(chunks));  // [chunk][overflowed|underflowed|max]
+    parallel_chunks(m_pool, chunks, total, kElementAlign, [&](int chunk, Range r) {
+        RoundingTally partial;
+        partial.round(dst ? dst + r.begin : nullptr, src + r.begin, static_cast<size_t>(r.size()), format);
+        double* out = partials + 3 * chunk;
+        out[0] = static_cast<double>(partial.overflowed);
+        out[1] = static_cast<double>(partial.underflowed);
+        out[2] = partial.max_magnitude_bits;
+    });
+    if (!tally) return;
+    RoundingTally sum;
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+        const double* part = partials + 3 * chunk;
+        sum.add(
+            {static_cast<uint64_t>(part[0]), static_cast<uint64_t>(part[1]), static_cast<uint32_t>(part[2])});
+    }
+    sum.add_to(tally);
+}
+
 // The slices, laid end to end, are cut by element into chunks; each chunk keeps one partial per
 // slice, and the partials are added in chunk order.
 template <size_t K, class RangeSums>

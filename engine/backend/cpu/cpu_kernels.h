@@ -224,4 +224,50 @@ struct CrossEntropyTotals {
     }
 };
 
+// What Backend::round_to_format did to a range of values: counts of overflowed and underflowed values
+// and the bits of the largest finite |x| (format_rounding.h's finite_magnitude_bits), gathered per range
+// (chunk) in a loop that vectorises, and added into the op's tally once.
+struct RoundingTally {
+    uint64_t overflowed = 0, underflowed = 0;
+    uint32_t max_magnitude_bits = 0;
+
+    // Rounds src[0, count) into dst (nullptr: measures only), counting as it goes.
+    // Rounds src[0, count) into dst (nullptr: measures only; src itself: in place), counting as it goes.
+    // 32-bit counters, a hoisted rule and one loop per case (in place, apart, none: no aliasing for the
+    // compiler to check) keep the loops vectorised; a range holds fewer than 2^32 values.
+    void round(float* dst, const float* src, size_t count, const FormatLimits& format) {
+        const RoundingRule rule = rounding_rule(format);
+        uint32_t over = 0, under = 0, max_bits = 0;
+        auto count_one = [&](const RoundedValue& r, float x) {
+            over += r.overflowed;
+            under += r.underflowed;
+            max_bits = std::max(max_bits, finite_magnitude_bits(x));
+            return r.value;
+        };
+        if (dst == src) {
+            for (size_t i = 0; i < count; ++i) dst[i] = count_one(round_with(rule, dst[i]), dst[i]);
+        } else if (dst) {
+            round_apart(dst, src, count, rule, count_one);
+        } else {
+            for (size_t i = 0; i < count; ++i) count_one(round_with(rule, src[i]), src[i]);
+        }
+        add({over, under, max_bits});
+    }
+    template <class Count>
+    static void round_apart(float* __restrict dst, const float* __restrict src, size_t count,
+                            const RoundingRule& rule, Count& count_one) {
+        for (size_t i = 0; i < count; ++i) dst[i] = count_one(round_with(rule, src[i]), src[i]);
+    }
+    void add(const RoundingTally& other) {
+        overflowed += other.overflowed;
+        underflowed += other.underflowed;
+        max_magnitude_bits = std::max(max_magnitude_bits, other.max_magnitude_bits);
+    }
+    void add_to(float* tally) const {
+        tally[0] += static_cast<float>(overflowed);
+        tally[1] += static_cast<float>(underflowed);
+        tally[2] = std::max(tally[2], bits_float(max_magnitude_bits));
+    }
+};
+
 }  // namespace normlab

@@ -80,6 +80,8 @@ class CpuReferenceBackend : public Backend {
 
     void scale(float* x, float factor, size_t count) override;
     void add(float* dst, const float* src, size_t count) override;
+    void round_to_format(float* dst, const float* src, size_t count, FormatLimits format,
+                         float* tally) override;
 
   protected:
     int m_threads;

@@ -91,6 +91,8 @@ class CudaBackend final : public Backend {
 
     void scale(float* x, float factor, size_t count) override;
     void add(float* dst, const float* src, size_t count) override;
+    void round_to_format(float* dst, const float* src, size_t count, FormatLimits format,
+                         float* tally) override;
 
     DeviceTraffic device_traffic() const override { return m_traffic; }
 

@@ -1,8 +1,8 @@
 // Element-wise ops on the GPU: activations, the gated FFN's product, RoPE, grouped-query attention's
 // repeated heads, residual sums with constant or
-// learnable scales (read on the device), scale and add. The residual backward's two dot products are summed
-// per block and then across blocks in order (deterministic); the maths per element is kernel_maths.h's, as on
-// the CPU.
+// learnable scales (read on the device), scale and add, and rounding to a narrow format with its tally. The
+// residual backward's two dot products are summed per block and then across blocks in order (deterministic);
+// the maths per element is kernel_maths.h's, as on the CPU.
 #include "engine/backend/cuda/cuda_backend.h"
 #include "engine/backend/cuda/cuda_check.h"
 #include "engine/backend/cuda/cuda_device.cuh"
@@ -143,6 +143,30 @@ __global__ void add_kernel(float* dst, const float* src, size_t count) {
     NORMLAB_FOR_EACH(i, count) dst[i] += src[i];
 }
 
+// Each block sums its counts (integers, exact in float up to 2^24 per block) and adds them to the tally;
+// the largest |x| goes in by its bits (non-negative floats order as their bits do).
+__global__ void round_to_format_kernel(float* dst, const float* src, size_t count, FormatLimits format,
+                                       float* tally) {
+    __shared__ float shared[kWarp];
+    const RoundingRule rule = rounding_rule(format);
+    float overflowed = 0.0f, underflowed = 0.0f, max_abs = 0.0f;
+    NORMLAB_FOR_EACH(i, count) {
+        const RoundedValue rounded = round_with(rule, src[i]);
+        if (dst) dst[i] = rounded.value;
+        overflowed += static_cast<float>(rounded.overflowed);
+        underflowed += static_cast<float>(rounded.underflowed);
+        max_abs = fmaxf(max_abs, bits_float(finite_magnitude_bits(src[i])));
+    }
+    if (!tally) return;  // the same for every thread of the launch
+    overflowed = cuda::block_sum(overflowed, shared);
+    underflowed = cuda::block_sum(underflowed, shared);
+    max_abs = cuda::block_max(max_abs, shared);
+    if (threadIdx.x != 0) return;
+    if (overflowed > 0.0f) atomicAdd(tally, overflowed);
+    if (underflowed > 0.0f) atomicAdd(tally + 1, underflowed);
+    atomicMax(reinterpret_cast<int*>(tally + 2), __float_as_int(max_abs));
+}
+
 template <OptimizerKind Kind>
 __global__ void optimizer_kernel(OptimizerStep step, float* param, const float* grad, float* m, float* v,
                                  float* update, size_t count) {
@@ -251,6 +275,13 @@ void CudaBackend::add(float* dst, const float* src, size_t count) {
     if (count == 0) return;
     add_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(dst, src, count);
     NORMLAB_CUDA_CHECK_LAUNCH("add_kernel");
+}
+
+void CudaBackend::round_to_format(float* dst, const float* src, size_t count, FormatLimits format,
+                                  float* tally) {
+    if (count == 0) return;
+    round_to_format_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(dst, src, count, format, tally);
+    NORMLAB_CUDA_CHECK_LAUNCH("round_to_format_kernel");
 }
 
 // update = the optimizer's step from (grad * grad_scale, moments), param += update; the formula is

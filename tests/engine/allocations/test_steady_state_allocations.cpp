@@ -221,6 +221,11 @@ class CountingBackend final : public Backend {
         CountingWindow window;
         m_cpu.add(dst, src, count);
     }
+    void round_to_format(float* dst, const float* src, size_t count, FormatLimits format,
+                         float* tally) override {
+        CountingWindow window;
+        m_cpu.round_to_format(dst, src, count, format, tally);
+    }
 
   private:
     CpuBackend m_cpu;

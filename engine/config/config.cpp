@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "engine/config/config_keys.h"
+#include "engine/config/loss_scale_spec.h"
 #include "engine/config/tokenizer_spec.h"
 #include "engine/core/errors.h"
 #include "engine/io/json_read.h"
@@ -123,6 +124,7 @@ void check_combinations(const Config& config) {
     check_rope(config.model);
     check_kv_heads(config.model);
     parse_tokenizer(config.data.tokenizer);  // its form; the synthetic tasks ignore it, as data.text_path
+    parse_loss_scale(config.train.loss_scale);
     require(config.model.residual_warmup_steps == 0 || config.model.residual != Residual::ReZero,
             "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
             "model.residual_warmup_steps=0 or another model.residual");

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "engine/core/number_formats.h"
+
 namespace normlab {
 
 // Mix: Mix-LN (Li et al. 2024), the first model.mix_post_fraction of the blocks Post-LN, the rest Pre-LN.
@@ -92,7 +94,14 @@ struct TrainConfig {
     double eps = 1e-8;
     double weight_decay = 0.0;  // decoupled for AdamW, L2 for the others; matrices only
     WeightDecayMode weight_decay_mode = WeightDecayMode::LrCoupled;  // AdamW only
-    double z_loss = 0.0;        // z-loss coefficient: + z_loss (log Z)^2 per token (PaLM uses 1e-4); 0: off
+    double z_loss = 0.0;  // z-loss coefficient: + z_loss (log Z)^2 per token (PaLM uses 1e-4); 0: off
+    // Emulated mixed precision (docs/precision.md): the number format every matmul's input, weight and
+    // output, its output's gradient and its weight gradient are rounded to; fp32 master weights,
+    // optimizer state and everything between the matmuls.
+    NumberFormat precision = NumberFormat::Fp32;
+    // none | dynamic | a fixed factor (engine/config/loss_scale_spec.h): the loss's gradient multiplied
+    // before backward, the parameters' gradients divided before the update.
+    std::string loss_scale = "none";
     double momentum = 0.9;      // SGD
     double min_lr_ratio = 0.0;  // floor of linear / cosine decay, as a fraction of lr
     // A run whose training loss exceeds diverge_loss x ln(vocabulary) (a uniform guess's loss) ends
@@ -177,5 +186,6 @@ std::string to_string(OptimizerKind v);
 std::string to_string(ScheduleKind v);
 std::string to_string(WeightDecayMode v);
 std::string to_string(TaskKind v);
+std::string to_string(NumberFormat v);
 
 }  // namespace normlab

@@ -94,6 +94,13 @@ constexpr auto enum_names(TaskKind) {
                                                           {E::ModAdd, "modadd"}});
 }
 
+// Number formats: the names of engine/core/number_formats.h's table.
+constexpr auto enum_names(NumberFormat) {
+    std::array<NameOf<NumberFormat>, std::size(kNumberFormats)> names{};
+    for (size_t i = 0; i < names.size(); ++i) names[i] = {kNumberFormats[i].format, kNumberFormats[i].name};
+    return names;
+}
+
 template <class E>
 std::string enum_to_string(E value) {
     for (const auto& [v, name] : enum_names(E{})) {
@@ -273,6 +280,22 @@ KeyDescriptor make_key(std::string name, Access access, KeyLimits limits = {}) {
     return d;
 }
 
+// train.loss_scale takes a number as well as its words (1024 or "1024"), kept as the text parse_loss_scale
+// reads; whether the text is a loss scale is checked with the other keys' values (check_combinations).
+KeyDescriptor loss_scale_key() {
+    const std::string name = "train.loss_scale";
+    KeyDescriptor d{name, ValueKind::String, {}, std::nullopt, "", nullptr, nullptr};
+    d.assign = [name](Config& config, const json& value) {
+        if (value.is_number()) {
+            config.train.loss_scale = format_number(to_number(name, value));
+        } else {
+            config.train.loss_scale = to_choice(name, {}, value);
+        }
+    };
+    d.read = [](const Config& config) { return json(config.train.loss_scale); };
+    return d;
+}
+
 // The key is spelled from the field name itself, so the two cannot drift apart.
 #define NORMLAB_KEY(section, field, ...) \
     make_key(                            \
@@ -334,6 +357,8 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(train, weight_decay, {kNonNegative}),
         NORMLAB_KEY(train, weight_decay_mode),
         NORMLAB_KEY(train, z_loss, {kNonNegative}),
+        NORMLAB_KEY(train, precision),
+        loss_scale_key(),
         NORMLAB_KEY(train, momentum, {kUnitHalfOpen}),
         NORMLAB_KEY(train, min_lr_ratio, {kUnitClosed}),
         NORMLAB_KEY(train, diverge_loss, {kNonNegative}),
@@ -488,6 +513,9 @@ std::string to_string(WeightDecayMode v) {
     return enum_to_string(v);
 }
 std::string to_string(TaskKind v) {
+    return enum_to_string(v);
+}
+std::string to_string(NumberFormat v) {
     return enum_to_string(v);
 }
 

@@ -41,6 +41,11 @@ inline constexpr LayerField kLayerFields[] = {
     {"attn_max_logit", &LayerTelemetry::attn_max_logit, false},
     {"q_rms", &LayerTelemetry::q_rms, false},
     {"k_rms", &LayerTelemetry::k_rms, false},
+    {"act_overflow", &LayerTelemetry::act_overflow, false},
+    {"act_underflow", &LayerTelemetry::act_underflow, false},
+    {"grad_overflow", &LayerTelemetry::grad_overflow, false},
+    {"grad_underflow", &LayerTelemetry::grad_underflow, false},
+    {"stream_headroom", &LayerTelemetry::stream_headroom, false},
     {"norm1_scale_mean", &LayerTelemetry::norm1_scale_mean, false},
     {"norm1_scale_cv", &LayerTelemetry::norm1_scale_cv, false},
     {"norm2_scale_mean", &LayerTelemetry::norm2_scale_mean, false},
@@ -86,7 +91,9 @@ inline constexpr StepField kStepFields[] = {
     {"final_norm_scale_mean", &StepTelemetry::final_norm_scale_mean},
     {"final_norm_scale_cv", &StepTelemetry::final_norm_scale_cv},
     {"encoder_final_norm_scale_mean", &StepTelemetry::encoder_final_norm_scale_mean},
-    {"encoder_final_norm_scale_cv", &StepTelemetry::encoder_final_norm_scale_cv}};
+    {"encoder_final_norm_scale_cv", &StepTelemetry::encoder_final_norm_scale_cv},
+    {"loss_scale", &StepTelemetry::loss_scale},
+    {"skipped_steps", &StepTelemetry::skipped_steps}};
 inline constexpr DependencyField kDependencyFields[] = {{"attn", &LayerTelemetry::dependency_attn, false},
                                                         {"ffn", &LayerTelemetry::dependency_ffn, false},
                                                         {"cross", &LayerTelemetry::dependency_cross, true}};

@@ -96,16 +96,18 @@ AttentionInputs Model::project_attention(const SublayerStep& step, const float* 
     const int d = m_config.d_model;
     const bool cross = step.kind == kCrossAttentionSublayer;
     const float* kv_source = cross ? memory_buffer() : u;
+    const MatmulInput input = matmul_input(acts, u);
+    const MatmulInput kv_input = cross ? MatmulInput::Shared : input;  // the memory is read by every block
     const AttentionGrads out = projection_places(acts.qkv, cross, n);
     if (m_config.qk_norm == QkNorm::None) {
         if (cross) {  // q [n, d], then kv [n, 2d]
-            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.cross_q_weight),
-                                      entry_ptr(index.cross_q_bias), n, d, d);
-            m_backend->linear_forward(out.k, kv_source, entry_ptr(index.cross_kv_weight),
-                                      entry_ptr(index.cross_kv_bias), n, d, 2 * d);
+            m_matmuls.forward(acts.qkv, u, entry_ptr(index.cross_q_weight), entry_ptr(index.cross_q_bias), n,
+                              d, d, input);
+            m_matmuls.forward(out.k, kv_source, entry_ptr(index.cross_kv_weight),
+                              entry_ptr(index.cross_kv_bias), n, d, 2 * d, kv_input);
         } else {
-            m_backend->linear_forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n,
-                                      d, d + 2 * kv_width(false));
+            m_matmuls.forward(acts.qkv, u, entry_ptr(index.qkv_weight), entry_ptr(index.qkv_bias), n, d,
+                              d + 2 * kv_width(false), input);
             rotate_qk(out.q, out.q_stride, out.k, out.kv_stride, n, false);
         }
     } else {
@@ -113,9 +115,10 @@ AttentionInputs Model::project_attention(const SublayerStep& step, const float* 
         float* const places[3] = {out.q, out.k, out.v};
         for (int part = 0; part < 3; ++part) {
             const ProjectionPart& p = parts[part];
-            m_backend->linear_forward(places[part], part == 0 ? u : kv_source,
-                                      entry_ptr(p.weight) + static_cast<size_t>(p.first_row) * d,
-                                      rows_from(entry_ptr(p.bias), p.first_row), n, d, p.rows);
+            m_matmuls.forward(places[part], part == 0 ? u : kv_source,
+                              entry_ptr(p.weight) + static_cast<size_t>(p.first_row) * d,
+                              rows_from(entry_ptr(p.bias), p.first_row), n, d, p.rows,
+                              part == 0 ? input : kv_input);
         }
         normalize_qk(step, out, n);
     }
@@ -184,17 +187,19 @@ void Model::backward_attention_projection(const SublayerStep& step, float* grads
     const int d = m_config.d_model;
     const bool cross = step.kind == kCrossAttentionSublayer;
     const float* kv_source = cross ? memory_buffer() : u;
+    const MatmulInput input = matmul_input(acts, u);
+    const MatmulInput kv_input = cross ? MatmulInput::Shared : input;
     if (m_config.qk_norm == QkNorm::None) {
         if (cross) {
-            m_backend->linear_backward(grad_u, grad_ptr(index.cross_q_weight), grad_ptr(index.cross_q_bias),
-                                       grads, u, entry_ptr(index.cross_q_weight), n, d, d, accumulate_u);
-            m_backend->linear_backward(grad_memory, grad_ptr(index.cross_kv_weight),
-                                       grad_ptr(index.cross_kv_bias), projection_places(grads, true, n).k,
-                                       kv_source, entry_ptr(index.cross_kv_weight), n, d, 2 * d, true);
+            m_matmuls.backward(grad_u, grad_ptr(index.cross_q_weight), grad_ptr(index.cross_q_bias), grads, u,
+                               entry_ptr(index.cross_q_weight), n, d, d, accumulate_u, input);
+            m_matmuls.backward(grad_memory, grad_ptr(index.cross_kv_weight), grad_ptr(index.cross_kv_bias),
+                               projection_places(grads, true, n).k, kv_source,
+                               entry_ptr(index.cross_kv_weight), n, d, 2 * d, true, kv_input);
         } else {
-            m_backend->linear_backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias), grads, u,
-                                       entry_ptr(index.qkv_weight), n, d, d + 2 * kv_width(false),
-                                       accumulate_u);
+            m_matmuls.backward(grad_u, grad_ptr(index.qkv_weight), grad_ptr(index.qkv_bias), grads, u,
+                               entry_ptr(index.qkv_weight), n, d, d + 2 * kv_width(false), accumulate_u,
+                               input);
         }
         return;
     }
@@ -218,10 +223,10 @@ void Model::backward_attention_projection(const SublayerStep& step, float* grads
         const ProjectionPart& p = parts[part];
         const bool from_u = part == 0 || !cross;
         const size_t row_offset = static_cast<size_t>(p.first_row) * d;
-        m_backend->linear_backward(from_u ? grad_u : grad_memory, grad_ptr(p.weight) + row_offset,
-                                   rows_from(grad_ptr(p.bias), p.first_row), grad_out, from_u ? u : kv_source,
-                                   entry_ptr(p.weight) + row_offset, n, d, p.rows,
-                                   part == 0 ? accumulate_u : true);
+        m_matmuls.backward(from_u ? grad_u : grad_memory, grad_ptr(p.weight) + row_offset,
+                           rows_from(grad_ptr(p.bias), p.first_row), grad_out, from_u ? u : kv_source,
+                           entry_ptr(p.weight) + row_offset, n, d, p.rows, part == 0 ? accumulate_u : true,
+                           from_u ? input : kv_input);
     }
 }
 

@@ -43,7 +43,7 @@ void ForwardStats::clear_telemetry() {
     for (const Stack& stack : kStacks) {
         StackStats& values = this->*stack.member;
         for (const BlockList& field : kBlockLists) {
-            if (field.filled == Filled::kTelemetrySteps) (values.*field.member).clear();
+            if (field.filled != Filled::kEveryPass) (values.*field.member).clear();
         }
         for (const StackScalar& field : kStackScalars) values.*field.member = 0.0;
     }

@@ -20,6 +20,10 @@ struct StackStats {
     std::vector<double> attn_entropy, attn_max_logit, attn_head_max_logit;
     std::vector<double> q_rms, k_rms;  // with attention statistics: RMS of the queries and of the keys
                                        // entering attention, before any QK-norm
+    // with attention statistics and backward under emulated precision (matmul_precision.h): the shares
+    // of the block's rounded activations and gradients that overflowed and underflowed, and its
+    // residual stream's headroom log2(format max / largest |x| of its residual sums)
+    std::vector<double> act_overflow, act_underflow, grad_overflow, grad_underflow, stream_headroom;
     // with attention statistics: the stack's final norm's per-token scale 1/std, its mean and coefficient
     // of variation over tokens (0 without one, or DyT)
     double final_norm_scale_mean = 0.0, final_norm_scale_cv = 0.0;
@@ -63,8 +67,9 @@ namespace forward_fields {
 // Which stacks have a field (a mask of them).
 enum StackMask : unsigned { kDecoder = 1u, kCross = 2u, kEncoder = 4u, kBlockStacks = 5u, kAllStacks = 7u };
 // When a list is filled: every pass overwrites it in place (sized once), or telemetry steps
-// (attention_stats) append to it after the pass has emptied it.
-enum class Filled { kEveryPass, kTelemetrySteps };
+// (attention_stats) append to it after the pass has emptied it, or only those telemetry steps that run
+// backward under emulated precision (train.precision other than fp32).
+enum class Filled { kEveryPass, kTelemetrySteps, kPrecisionSteps };
 
 struct Stack {
     StackMask mask;
@@ -90,7 +95,12 @@ inline constexpr BlockList kBlockLists[] = {
     {"attn_max_logit", &StackStats::attn_max_logit, kAllStacks, Filled::kTelemetrySteps},
     {"attn_head_max_logit", &StackStats::attn_head_max_logit, kDecoder, Filled::kTelemetrySteps, true},
     {"q_rms", &StackStats::q_rms, kDecoder, Filled::kTelemetrySteps},
-    {"k_rms", &StackStats::k_rms, kDecoder, Filled::kTelemetrySteps}};
+    {"k_rms", &StackStats::k_rms, kDecoder, Filled::kTelemetrySteps},
+    {"act_overflow", &StackStats::act_overflow, kBlockStacks, Filled::kPrecisionSteps},
+    {"act_underflow", &StackStats::act_underflow, kBlockStacks, Filled::kPrecisionSteps},
+    {"grad_overflow", &StackStats::grad_overflow, kBlockStacks, Filled::kPrecisionSteps},
+    {"grad_underflow", &StackStats::grad_underflow, kBlockStacks, Filled::kPrecisionSteps},
+    {"stream_headroom", &StackStats::stream_headroom, kBlockStacks, Filled::kPrecisionSteps}};
 
 // A stack's values measured on telemetry steps (0 on the others).
 struct StackScalar {

@@ -156,9 +156,11 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     const NormIndex& norm_out = output_norm_of(index, step.kind);
 
     acts.input = x;
+    m_matmuls.set_site(step.slot);
     const float* u = x;
     if (has_input_norm(step.placement)) {
         apply_norm(norm_in, acts.normed, acts.normed_stats, x, n);
+        m_matmuls.round_activation(acts.normed, nd);  // read by the projections alone
         u = acts.normed;
     }
 
@@ -179,8 +181,9 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
         } else {
             const int out_weight = cross ? index.cross_out_weight : index.out_weight;
             const int out_bias = cross ? index.cross_out_bias : index.out_bias;
-            m_backend->linear_forward(acts.branch, acts.heads, entry_ptr(out_weight), entry_ptr(out_bias), n,
-                                      d, d);
+            m_matmuls.round_activation(acts.heads, nd);
+            m_matmuls.forward(acts.branch, acts.heads, entry_ptr(out_weight), entry_ptr(out_bias), n, d, d,
+                              MatmulInput::Rounded);
         }
     }
     if (step.placement == NormPlacement::Peri) {
@@ -200,6 +203,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     if (step.placement == NormPlacement::Post) {
         apply_norm(norm_in, acts.output, acts.output_stats, acts.sum, n);
     }
+    if (attention_stats) m_matmuls.measure_stream(acts.sum, nd);
 }
 
 const float* Model::forward_encoder(int batch, int seq, bool attention_stats) {
@@ -263,6 +267,8 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     m_source_len = source_length(batch);
     m_gain_warmup.scale = norm_gain_scale();
     if (m_gain_warmup.scale != 1.0f) scale_norm_gains();
+    m_matmuls.begin_pass(*m_backend, head_site() + 1);
+    m_matmuls.round_weights(m_params, m_layout.total);
 
     m_backend->upload_ints(m_tokens, batch.inputs.data(), n);
     upload_targets(batch);
@@ -274,20 +280,25 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
         forward_sublayer(m_plan[i], x, batch.batch, batch.seq, attention_stats);
         x = sublayer_output(m_plan[i]);
     }
+    m_matmuls.set_site(head_site());
     if (final_norm_present) {
         apply_norm(final_norm, m_final_normed, m_final_stats, x, n);
+        m_matmuls.round_activation(m_final_normed, nd);
     }
     const float* head_input = head_input_buffer();
-    m_backend->linear_forward(m_logits, head_input, entry_ptr(m_layout.head), nullptr, n, d, m_vocab);
+    const MatmulInput head_operand = final_norm_present ? MatmulInput::Rounded : MatmulInput::Shared;
+    m_matmuls.forward(m_logits, head_input, entry_ptr(m_layout.head), nullptr, n, d, m_vocab, head_operand);
     const auto loss = m_backend->cross_entropy(m_logits, m_logits, m_targets, n, m_vocab, backward, z_loss);
 
     const ForwardStats& stats = collect_stats(loss, attention_stats);
     if (!backward) return stats;
 
     m_backend->fill(m_grads, 0.0f, m_layout.total);
+    if (m_loss_scale != 1.0f) m_backend->scale(m_logits, m_loss_scale, static_cast<size_t>(n) * m_vocab);
     float* grad_residual = m_scratch[kGradResidual];
-    m_backend->linear_backward(grad_residual, grad_ptr(m_layout.head), nullptr, m_logits, head_input,
-                               entry_ptr(m_layout.head), n, d, m_vocab, false);
+    m_matmuls.set_site(head_site());
+    m_matmuls.backward(grad_residual, grad_ptr(m_layout.head), nullptr, m_logits, head_input,
+                       entry_ptr(m_layout.head), n, d, m_vocab, false, head_operand);
     if (final_norm_present) {
         float* grad_temp = m_scratch[kGradTemp];
         apply_norm_backward(final_norm, grad_temp, grad_residual, x, m_final_stats, n, false);
@@ -302,6 +313,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
                                   batch.batch, batch.seq, d);
     if (has_encoder) backward_encoder(batch.batch, batch.seq);
     if (m_gain_warmup.scale != 1.0f) scale_norm_gain_grads();
+    if (attention_stats && m_matmuls.emulated()) collect_precision_stats();
     return stats;
 }
 
@@ -346,6 +358,7 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
     const SublayerActivations& acts = m_sublayers[step.slot];
     const int n = batch * seq;
     const bool input_norm = has_input_norm(step.placement);
+    m_matmuls.set_site(step.slot);
     float* grad_residual = m_scratch[kGradResidual];
     const float* grad_branch = backward_residual(step, n);
     // the branch's input u and where dL/du goes: the input norm's scratch, or added to dL/dx
@@ -411,8 +424,8 @@ void Model::backward_attention(const SublayerStep& step, const float* grad_branc
     if (!m_config.theory_mode) {
         const int out_weight = cross ? index.cross_out_weight : index.out_weight;
         const int out_bias = cross ? index.cross_out_bias : index.out_bias;
-        m_backend->linear_backward(m_scratch[kGradHeads], grad_ptr(out_weight), grad_ptr(out_bias),
-                                   grad_branch, acts.heads, entry_ptr(out_weight), n, d, d, false);
+        m_matmuls.backward(m_scratch[kGradHeads], grad_ptr(out_weight), grad_ptr(out_bias), grad_branch,
+                           acts.heads, entry_ptr(out_weight), n, d, d, false, MatmulInput::Rounded);
         grad_heads = m_scratch[kGradHeads];
     }
     backward_attention_inputs(step, grad_heads, batch, seq);

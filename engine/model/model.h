@@ -11,6 +11,7 @@
 #include "engine/model/backend_transfer.h"
 #include "engine/model/forward_stats.h"
 #include "engine/model/layout.h"
+#include "engine/model/matmul_precision.h"
 #include "engine/model/sublayer_slots.h"
 
 namespace normlab {
@@ -54,6 +55,11 @@ class Model {
     // (block 0 is ProRes's l = 1; per stack).
     float norm_gain_scale() const;
     float residual_warmup_scale(int block) const;
+    // Emulated mixed precision (train.precision; matmul_precision.h) from the next pass on, and the loss
+    // scale the loss's gradient is multiplied by before backward (train.loss_scale; 1: none).
+    void set_precision(NumberFormat format) { m_matmuls.set_format(format); }
+    NumberFormat precision() const { return m_matmuls.format(); }
+    void set_loss_scale(float scale) { m_loss_scale = scale; }
 
     // Forward pass; with `backward`, zeroes and fills the gradient buffer. Attention statistics are
     // computed when asked (telemetry steps). Throws InputError for token ids outside the vocabulary.
@@ -187,6 +193,11 @@ class Model {
     void backward_attention(const SublayerStep& step, const float* grad_branch, const float* u, float* grad_u,
                             bool accumulate_u, int batch, int seq);
     const float* sublayer_output(const SublayerStep& step) const;
+    // How a branch's input u reaches its products: its input norm's output, rounded where it lies
+    // (forward_sublayer), or the residual stream itself (Post-LN, no norm), which they round a copy of.
+    static MatmulInput matmul_input(const SublayerActivations& acts, const float* u) {
+        return u == acts.normed ? MatmulInput::Rounded : MatmulInput::Shared;
+    }
     const float* memory_buffer() const;  // the encoder's output after its final norm, if any
     AttentionInputs attention_inputs(const SublayerActivations& acts, bool cross) const;
     // Attention's input projections (attention_projection.cpp): q from u, k and v from u or (cross-
@@ -242,6 +253,10 @@ class Model {
     void measure_dependency(size_t count);
     void collect_residual_stats(size_t nd);
     void collect_attention_stats(int batch, int seq);
+    // After a telemetry pass's backward under emulated precision: each block's overflow and underflow
+    // fractions and its residual stream's headroom (model_telemetry.cpp).
+    void collect_precision_stats();
+    int head_site() const { return static_cast<int>(m_sublayers.size()); }  // the head's tally site
     // Uploads the batch's targets, unscoring those an encoder's memory would give away.
     void upload_targets(const Batch& batch);
     // A parameter entry as the passes read it: a norm gain during norm-gain warmup is its scaled copy.
@@ -331,6 +346,8 @@ class Model {
     TelemetryScratch m_telemetry;
     int64_t m_training_step = int64_t{1} << 40;  // see set_training_step
     GainWarmup m_gain_warmup;
+    MatmulPrecision m_matmuls;
+    float m_loss_scale = 1.0f;
     std::vector<float> m_frozen_rstd;  // per layout entry: a norm gain's frozen 1/std, or 0 (per token)
 };
 

@@ -142,6 +142,7 @@ void Model::carve_activations() {
 }
 
 void Model::stage_move(BackendTransfer& transfer) {
+    m_matmuls.release();  // scratch, made again on the next pass where the model then lives
     transfer.copy(m_params, m_layout.total);
     transfer.copy(m_grads, m_layout.total);
     transfer.copy(m_attention_stats, attention_stat_total());

@@ -88,6 +88,38 @@ void Model::collect_attention_stats(int batch, int seq) {
     }
 }
 
+// Per block of the decoder and of the encoder, its sub-layers' tallies together (a decoder block's
+// cross-attention included): the shares of the activations and gradients rounded that overflowed and
+// underflowed, and log2(format max / the largest |x| of its residual sums).
+void Model::collect_precision_stats() {
+    const std::vector<MatmulPrecision::SiteTally> sites = m_matmuls.read_tallies();
+    const double max_finite = number_format_spec(m_matmuls.format()).max_finite;
+    auto share = [](double part, double whole) { return whole > 0.0 ? part / whole : 0.0; };
+    for (StackStats* stack : {&m_stats.encoder, &m_stats.decoder}) {
+        const bool encoder = stack == &m_stats.encoder;
+        const int blocks = encoder ? m_config.encoder_layers : m_config.layers;
+        for (int block = 0; block < blocks; ++block) {
+            MatmulPrecision::SiteTally sum;
+            for (const SublayerStep& step : m_plan) {
+                if (step.encoder != encoder || step.block != block) continue;
+                const MatmulPrecision::SiteTally& site = sites[static_cast<size_t>(step.slot)];
+                sum.activations += site.activations;
+                sum.activation_overflows += site.activation_overflows;
+                sum.activation_underflows += site.activation_underflows;
+                sum.gradients += site.gradients;
+                sum.gradient_overflows += site.gradient_overflows;
+                sum.gradient_underflows += site.gradient_underflows;
+                sum.stream_max_abs = std::max(sum.stream_max_abs, site.stream_max_abs);
+            }
+            stack->act_overflow.push_back(share(sum.activation_overflows, sum.activations));
+            stack->act_underflow.push_back(share(sum.activation_underflows, sum.activations));
+            stack->grad_overflow.push_back(share(sum.gradient_overflows, sum.gradients));
+            stack->grad_underflow.push_back(share(sum.gradient_underflows, sum.gradients));
+            stack->stream_headroom.push_back(std::log2(max_finite / sum.stream_max_abs));
+        }
+    }
+}
+
 // Fills m_stats.sublayers.dependency: per sub-layer (by slot), a^2 Var[branch] / Var[residual sum].
 void Model::measure_dependency(size_t count) {
     const size_t sublayers = m_sublayers.size();

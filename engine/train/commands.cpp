@@ -18,6 +18,8 @@ const std::vector<std::string>& live_keys() {
                                                   "train.weight_decay",
                                                   "train.weight_decay_mode",
                                                   "train.z_loss",
+                                                  "train.precision",
+                                                  "train.loss_scale",
                                                   "model.norm_placement",
                                                   "model.norm_type",
                                                   "model.residual",

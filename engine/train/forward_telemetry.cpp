@@ -36,6 +36,13 @@ void copy_block(const StackStats& stack, size_t b, LayerTelemetry& layer) {
         layer.q_rms = stack.q_rms[b];
         layer.k_rms = stack.k_rms[b];
     }
+    if (!stack.act_overflow.empty()) {  // emulated precision, measured on this pass
+        layer.act_overflow = stack.act_overflow[b];
+        layer.act_underflow = stack.act_underflow[b];
+        layer.grad_overflow = stack.grad_overflow[b];
+        layer.grad_underflow = stack.grad_underflow[b];
+        layer.stream_headroom = stack.stream_headroom[b];
+    }
 }
 
 void copy_cross_attention(const ForwardStats& forward, const SublayerSlots& slots, size_t b,

@@ -46,6 +46,12 @@ struct LayerTelemetry {
     double norm2_out_scale_mean = 0.0, norm2_out_scale_cv = 0.0;
     double q_rms = 0.0;  // RMS of the queries and of the keys entering attention (before any QK-norm)
     double k_rms = 0.0;
+    // Emulated precision (train.precision other than fp32; docs/precision.md): the shares of the block's
+    // matmul activations and gradients that overflowed or underflowed when rounded to the format, and
+    // the headroom log2(format max / largest |x|) of its residual stream; unrecorded in fp32
+    double act_overflow = kNotRecorded, act_underflow = kNotRecorded;
+    double grad_overflow = kNotRecorded, grad_underflow = kNotRecorded;
+    double stream_headroom = kNotRecorded;
     // Admin's dependency of each sub-layer on its branch: Var[F(x)] / Var[x + F(x)].
     double dependency_attn = 0.0;
     double dependency_ffn = 0.0;
@@ -76,6 +82,10 @@ struct StepTelemetry {
     double final_norm_scale_cv = 0.0;
     double encoder_final_norm_scale_mean = 0.0;  // the same for the encoder's final norm (0 without one)
     double encoder_final_norm_scale_cv = 0.0;
+    // train.loss_scale: the scale this step's loss gradient was multiplied by, and the steps skipped so
+    // far because their scaled gradients overflowed (dynamic); unrecorded without loss scaling
+    double loss_scale = kNotRecorded;
+    double skipped_steps = kNotRecorded;
 };
 
 struct StepRecord {

@@ -184,17 +184,20 @@ StepTelemetry Trainer::step_telemetry(const ForwardStats& forward) const {
     const ParamLayout& layout = m_model->layout();
     // an absent wpe (model.position rope, none) adds nothing; a tied head is the embedding matrix
     auto squares_of = [&](int entry) { return entry < 0 ? 0.0 : m_grad_squares[static_cast<size_t>(entry)]; };
-    return StepTelemetry{forward.z_loss,
-                         forward.log_z_mean,
-                         forward.log_z_max_abs,
-                         forward.logit_mean,
-                         forward.logit_max,
-                         std::sqrt(squares_of(layout.wte) + squares_of(layout.wpe)),
-                         std::sqrt(squares_of(layout.head)),
-                         forward.decoder.final_norm_scale_mean,
-                         forward.decoder.final_norm_scale_cv,
-                         forward.encoder.final_norm_scale_mean,
-                         forward.encoder.final_norm_scale_cv};
+    return StepTelemetry{
+        forward.z_loss,
+        forward.log_z_mean,
+        forward.log_z_max_abs,
+        forward.logit_mean,
+        forward.logit_max,
+        std::sqrt(squares_of(layout.wte) + squares_of(layout.wpe)),
+        std::sqrt(squares_of(layout.head)),
+        forward.decoder.final_norm_scale_mean,
+        forward.decoder.final_norm_scale_cv,
+        forward.encoder.final_norm_scale_mean,
+        forward.encoder.final_norm_scale_cv,
+        m_loss_scaler.active() ? m_step_loss_scale : kNotRecorded,
+        m_loss_scaler.active() ? static_cast<double>(m_loss_scaler.skipped()) : kNotRecorded};
 }
 
 void Trainer::observe_loss_spike(int64_t t, double loss, StepOutcome& outcome) {
@@ -226,9 +229,11 @@ const StepOutcome& Trainer::step() {
     m_task->make_batch(Split::Train, static_cast<uint64_t>(t - 1), m_config.train.batch_size,
                        m_config.model.seq_len, m_batch);
     m_model->set_training_step(t);  // the model's own warmups (norm gains, residual branches)
+    prepare_precision();
     const ForwardStats& forward =
         m_model->forward_backward(m_batch, true, logged, static_cast<float>(m_config.train.z_loss));
-    const double grad_total = gradient_squares_total();
+    double grad_total = gradient_squares_total();
+    if (skip_overflowed_step(t, forward, grad_total, logged, outcome)) return outcome;
 
     StepRecord& record = outcome.record;
     record.step = t;
@@ -242,6 +247,8 @@ const StepOutcome& Trainer::step() {
         end_diverged(t, forward, *reason, outcome);
         return outcome;
     }
+    unscale_gradients(grad_total);
+    record.grad_norm = std::sqrt(grad_total);
 
     update_parameters(t, logged, record);
     m_steps_done = t;

@@ -14,6 +14,7 @@
 #include "engine/data/task.h"
 #include "engine/model/model.h"
 #include "engine/train/commands.h"
+#include "engine/train/loss_scaler.h"
 #include "engine/train/loss_spikes.h"
 #include "engine/train/optimizer.h"
 #include "engine/train/telemetry.h"
@@ -136,6 +137,14 @@ class Trainer {
                       StepOutcome& outcome);
     // Each layout entry's sum of squares of a role buffer (parameters, gradients, updates) into `out`.
     void entry_sum_squares(const float* base, std::vector<double>& out);
+    // Mixed precision (trainer_precision.cpp): the model's format and loss scale for the next pass from
+    // train.precision and train.loss_scale; whether a dynamic loss scale skips this step (its scaled
+    // gradients overflowed: the skip is recorded, and a long run of them ends the run as diverged);
+    // the gradients and their squares divided by the step's loss scale.
+    void prepare_precision();
+    bool skip_overflowed_step(int64_t t, const ForwardStats& forward, double grad_total, bool logged,
+                              StepOutcome& outcome);
+    void unscale_gradients(double& grad_total);
 
     Config m_config;
     std::string m_device_reason;
@@ -145,6 +154,8 @@ class Trainer {
     std::unique_ptr<Optimizer> m_optimizer;
     CommandQueue m_commands;
     LossSpikeDetector m_spikes;
+    LossScaler m_loss_scaler;
+    double m_step_loss_scale = 1.0;  // the scale the current step's backward ran with
     Batch m_batch;
     Batch m_eval_batch;
 

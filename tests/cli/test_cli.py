@@ -985,6 +985,30 @@ class TrainResumeEval(CliTestCase):
         self.assertIn("model.norm_placement=post", result.stderr)
         self.assertIn("Post-LN scheme", run("train", "--help", check_rc=0).stdout)
 
+    def test_fp16_with_a_dynamic_loss_scale_logs_skips_and_the_blocks_precision(self):
+        # From 2^30 the scaled gradients overflow fp16: the first steps are skipped, each halving the scale.
+        out = self.tmp / "run"
+        run("train", "--preset", "quickstart", *TINY, "--set", "train.precision=fp16", "--set",
+            "train.loss_scale=dynamic:1073741824", "--steps", "30", "--out", str(out), "--quiet", check_rc=0)
+        self.assertEqual(json.loads((out / "summary.json").read_text())["status"], "completed")
+        lines = [json.loads(l) for l in (out / "metrics.jsonl").read_text().splitlines()]
+        events = [json.loads(l) for l in (out / "events.jsonl").read_text().splitlines()]
+        skipped = [e for e in events if e["kind"] == "skipped_step"]
+        self.assertGreaterEqual(len(skipped), 5)
+        self.assertIn("overflowed; the scale is now", skipped[0]["message"])
+        last = lines[-1]
+        self.assertEqual(last["skipped_steps"], len(skipped))
+        self.assertEqual(last["loss_scale"] * 2 ** len(skipped), 2 ** 30)
+        for field in ("act_overflow", "act_underflow", "grad_overflow", "grad_underflow", "stream_headroom"):
+            self.assertIn(field, last["layers"][0])
+        self.assertGreater(last["layers"][0]["stream_headroom"], 0)
+        # fp32 without a loss scale writes none of these fields
+        plain = self.tmp / "plain"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "2", "--out", str(plain), "--quiet", check_rc=0)
+        first = json.loads((plain / "metrics.jsonl").read_text().splitlines()[0])
+        self.assertNotIn("loss_scale", first)
+        self.assertNotIn("act_overflow", first["layers"][0])
+
     def test_diverged_run_is_a_result(self):
         out = self.tmp / "run"
         result = run("train", "--preset", "quickstart", *TINY, "--set", "model.norm_placement=none",
@@ -1030,6 +1054,15 @@ class BadInput(CliTestCase):
         for assignment in ("model.layers=0", "model.d_model=-8", "train.batch_size=0", "model.seq_len=0"):
             self.expect_bad_input(self.train_args("--set", assignment), assignment.split("=")[0],
                                   out=self.tmp / "run")
+
+    def test_bad_precision_and_loss_scale(self):
+        self.expect_bad_input(self.train_args("--set", "train.precision=fp64"), "train.precision",
+                              "fp32|bf16|fp16|fp8_e4m3", out=self.tmp / "run")
+        for value in ("0", "auto", "dynamic:", "-4"):
+            self.expect_bad_input(self.train_args("--set", f"train.loss_scale={value}"), "train.loss_scale",
+                                  "none, dynamic", out=self.tmp / "run")
+        self.expect_bad_input(self.train_args("--change", "5:train.loss_scale=zero"), "train.loss_scale",
+                              out=self.tmp / "run")
 
     def test_negative_or_non_finite_lr(self):
         self.expect_bad_input(self.train_args("--set", "train.lr=-0.1"), "train.lr", out=self.tmp / "run")

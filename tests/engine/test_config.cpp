@@ -100,6 +100,8 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.train.weight_decay, b.train.weight_decay);
     EXPECT_EQ(a.train.weight_decay_mode, b.train.weight_decay_mode);
     EXPECT_EQ(a.train.z_loss, b.train.z_loss);
+    EXPECT_EQ(a.train.precision, b.train.precision);
+    EXPECT_EQ(a.train.loss_scale, b.train.loss_scale);
     EXPECT_EQ(a.train.momentum, b.train.momentum);
     EXPECT_EQ(a.train.min_lr_ratio, b.train.min_lr_ratio);
     EXPECT_EQ(a.train.diverge_loss, b.train.diverge_loss);
@@ -155,6 +157,8 @@ Config non_default_config() {
     c.train.optimizer = OptimizerKind::AdamW;
     c.train.weight_decay_mode = WeightDecayMode::Independent;
     c.train.z_loss = 1e-4;
+    c.train.precision = NumberFormat::Bf16;
+    c.train.loss_scale = "dynamic:1024";
     c.train.lr = 3e-4;
     c.train.warmup_steps = 100;
     c.train.schedule = ScheduleKind::InverseSqrt;
@@ -240,6 +244,8 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "train.weight_decay",
                                                "train.weight_decay_mode",
                                                "train.z_loss",
+                                               "train.precision",
+                                               "train.loss_scale",
                                                "train.momentum",
                                                "train.min_lr_ratio",
                                                "train.diverge_loss",

@@ -23,17 +23,23 @@ ModelConfig encoder_decoder_config() {
     return config;
 }
 
+// A telemetry step: forward only in fp32, then a training pass in bf16, which fills the precision lists.
 TEST(ForwardStatsTables, EveryRowHasItsLengthOnATelemetryStep) {
-    for (const ModelConfig& config : {testing::tiny_model_config(3), encoder_decoder_config()}) {
+    for (const auto& [config, precision] :
+         {std::pair{testing::tiny_model_config(3), false}, std::pair{encoder_decoder_config(), false},
+          std::pair{encoder_decoder_config(), true}}) {
         CpuBackend backend(1);
         const int vocab = 9;
         Model model(config, vocab, backend);
         model.initialize(2);
-        const ForwardStats& stats = model.forward_backward(testing::small_batch(vocab, 2, 8, 4), false, true);
+        if (precision) model.set_precision(NumberFormat::Bf16);
+        const ForwardStats& stats =
+            model.forward_backward(testing::small_batch(vocab, 2, 8, 4), precision, true);
         for (const Stack& stack : kStacks) {
             const size_t blocks = static_cast<size_t>(stack_blocks(config, stack.mask));
             for (const BlockList& field : kBlockLists) {
-                const size_t expected = !(field.stacks & stack.mask) ? 0
+                const bool filled = field.filled != Filled::kPrecisionSteps || precision;
+                const size_t expected = !(field.stacks & stack.mask) || !filled ? 0
                                         : field.per_head ? blocks * static_cast<size_t>(config.heads)
                                                          : blocks;
                 EXPECT_EQ(((stats.*stack.member).*field.member).size(), expected)
@@ -54,7 +60,8 @@ TEST(ForwardStatsTables, APassWithoutAttentionStatisticsClearsTheTelemetryFields
     Model model(config, vocab, backend);
     model.initialize(2);
     const Batch batch = testing::small_batch(vocab, 2, 8, 4);
-    model.forward_backward(batch, false, true);
+    model.set_precision(NumberFormat::Bf16);  // fills every list, the precision ones included
+    ASSERT_FALSE(model.forward_backward(batch, true, true).decoder.act_overflow.empty());
     const ForwardStats& stats = model.forward_backward(batch, false, false);
     for (const Stack& stack : kStacks) {
         const StackStats& values = stats.*stack.member;

@@ -124,7 +124,12 @@ void check_combinations(const Config& config) {
     check_rope(config.model);
     check_kv_heads(config.model);
     parse_tokenizer(config.data.tokenizer);  // its form; the synthetic tasks ignore it, as data.text_path
-    parse_loss_scale(config.train.loss_scale);
+    const LossScaleSpec loss_scale = parse_loss_scale(config.train.loss_scale);
+    require(
+        config.train.precision != NumberFormat::Fp8E4M3 || loss_scale.kind != LossScaleSpec::Kind::Dynamic,
+        "train.loss_scale=dynamic backs off when gradients overflow to inf or NaN, and fp8_e4m3 has no "
+        "infinity (what overflows saturates at 448), so the scale would never back off; with "
+        "train.precision=fp8_e4m3 set train.loss_scale to a fixed factor (e.g. 1024) or none");
     require(config.model.residual_warmup_steps == 0 || config.model.residual != Residual::ReZero,
             "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
             "model.residual_warmup_steps=0 or another model.residual");

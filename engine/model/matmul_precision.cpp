@@ -11,7 +11,6 @@ void MatmulPrecision::set_format(NumberFormat format) {
 }
 
 void MatmulPrecision::release() {
-    if (!m_backend) return;
     for (int b = 0; b < kBufferCount; ++b) {
         if (m_buffers[b]) m_backend->release(m_buffers[b]);
         m_buffers[b] = nullptr;
@@ -20,19 +19,18 @@ void MatmulPrecision::release() {
     if (m_tallies) m_backend->release(m_tallies);
     m_tallies = nullptr;
     m_sites = 0;
-    m_backend = nullptr;
+    m_params = nullptr;
 }
 
-void MatmulPrecision::begin_pass(Backend& backend, int sites) {
-    if (m_backend != &backend || sites != m_sites) release();
-    m_backend = &backend;
+void MatmulPrecision::begin_pass(int sites) {
     m_site = 0;
+    if (!emulated() || sites != m_sites) release();  // fp32 keeps no scratch
     if (!emulated()) return;
     if (!m_tallies) {
-        m_tallies = backend.allocate(kTallyFloats * static_cast<size_t>(sites));
+        m_tallies = m_backend->allocate(kTallyFloats * static_cast<size_t>(sites));
         m_sites = sites;
     }
-    backend.fill(m_tallies, 0.0f, kTallyFloats * static_cast<size_t>(sites));
+    m_backend->fill(m_tallies, 0.0f, kTallyFloats * static_cast<size_t>(sites));
     m_activations.assign(static_cast<size_t>(sites), 0.0);
     m_gradients.assign(static_cast<size_t>(sites), 0.0);
 }
@@ -68,10 +66,10 @@ void MatmulPrecision::round(float* dst, const float* src, size_t count, float* i
     m_backend->round_to_format(dst, src, count, m_limits, into_tally);
 }
 
-void MatmulPrecision::round_activation(float* x, size_t count) {
+void MatmulPrecision::round_activation(float* x, size_t values) {
     if (!emulated()) return;
-    round(x, x, count, tally(0));
-    m_activations[static_cast<size_t>(m_site)] += static_cast<double>(count);
+    round(x, x, values, tally(0));
+    count(m_activations, values);
 }
 
 const float* MatmulPrecision::rounded_input(const float* x, size_t count, MatmulInput input,
@@ -94,7 +92,7 @@ void MatmulPrecision::forward(float* y, const float* x, const float* w, const fl
     m_backend->linear_forward(y, x_rounded, rounded_weight(w, weights), b, n, in, out);
     round(y, y, outputs, tally(0));
     const size_t counted = (input == MatmulInput::Shared ? inputs : 0) + outputs;  // round_activation's apart
-    m_activations[static_cast<size_t>(m_site)] += static_cast<double>(counted);
+    count(m_activations, counted);
 }
 
 void MatmulPrecision::backward(float* dx, float* dw, float* db, const float* dy, const float* x,
@@ -113,7 +111,7 @@ void MatmulPrecision::backward(float* dx, float* dw, float* db, const float* dy,
     m_backend->linear_backward(dx, dw, db, dy_rounded, x_rounded, rounded_weight(w, weights), n, in, out,
                                accumulate_dx);
     if (dw) round(dw, dw, weights, tally(1));  // the weight gradient in the format, held in fp32
-    m_gradients[static_cast<size_t>(m_site)] += static_cast<double>(outputs + (dw ? weights : 0));
+    count(m_gradients, outputs + (dw ? weights : 0));
 }
 
 void MatmulPrecision::measure_stream(const float* values, size_t count) {

@@ -18,7 +18,7 @@ enum class MatmulInput { Shared, Rounded };
 
 class MatmulPrecision {
   public:
-    MatmulPrecision() = default;
+    explicit MatmulPrecision(Backend& backend) : m_backend(&backend) {}
     ~MatmulPrecision() { release(); }
     MatmulPrecision(const MatmulPrecision&) = delete;
     MatmulPrecision& operator=(const MatmulPrecision&) = delete;
@@ -27,16 +27,18 @@ class MatmulPrecision {
     bool emulated() const { return m_format != NumberFormat::Fp32; }
     void set_format(NumberFormat format);
 
-    // Before every pass, on the backend the model uses, with `sites` tally sites: when emulating, zeroes
-    // the tallies (allocating them, and the scratch later, on that backend). The calls below count into
-    // the site chosen last.
-    void begin_pass(Backend& backend, int sites);
+    // Before every pass, with `sites` tally sites: when emulating, zeroes the tallies (allocating them,
+    // and the scratch later, on the backend); in fp32, frees them. The calls below count into the site
+    // chosen last.
+    void begin_pass(int sites);
     void set_site(int site) { m_site = site; }
     // After begin_pass: the parameters' rounded copy, made once for the pass; a weight inside
     // [params, params + count) is read from it (any other weight is rounded at its call).
     void round_weights(const float* params, size_t count);
-    // Frees every buffer on the backend they live on (before the model moves to another backend).
+    // Frees every buffer on the backend (before the model moves to another backend; the next pass makes
+    // them again), and the backend the calls run on from then on.
     void release();
+    void use_backend(Backend& backend) { m_backend = &backend; }
 
     // Backend::linear_forward / linear_backward with the rounding around them; without emulation, those
     // calls alone. backward rounds the weight gradient where it lies, so `dw` must hold no other
@@ -48,7 +50,7 @@ class MatmulPrecision {
                   int in, int out, bool accumulate_dx, MatmulInput input = MatmulInput::Shared);
     // Rounds, in place and counted as the site's activations, a buffer that only products read (a norm's
     // output before a projection, attention's heads, the FFN's hidden layer); nothing in fp32.
-    void round_activation(float* x, size_t count);
+    void round_activation(float* x, size_t values);
     // Measures, unrounded, the largest |value| of a residual-stream tensor for the site's headroom.
     void measure_stream(const float* values, size_t count);
 
@@ -72,12 +74,21 @@ class MatmulPrecision {
     const float* rounded_weight(const float* w, size_t count);
     // x itself when it is Rounded, else a rounded copy in scratch (counted into `into_tally`, or not).
     const float* rounded_input(const float* x, size_t count, MatmulInput input, float* into_tally);
-    float* tally(size_t part) { return m_tallies + kTallyFloats * static_cast<size_t>(m_site) + 3 * part; }
+    // The current site's tally `part` (0 activations, 1 gradients, 2 stream), or null outside a pass
+    // that begin_pass opened (Admin's profiling runs sub-layers alone).
+    float* tally(size_t part) {
+        return m_tallies ? m_tallies + kTallyFloats * static_cast<size_t>(m_site) + 3 * part : nullptr;
+    }
+    // Adds to the current site's count of values rounded (activations or gradients), inside a pass.
+    void count(std::vector<double>& counts, size_t values) {
+        if (static_cast<size_t>(m_site) < counts.size())
+            counts[static_cast<size_t>(m_site)] += static_cast<double>(values);
+    }
     void round(float* dst, const float* src, size_t count, float* into_tally);
 
     NumberFormat m_format = NumberFormat::Fp32;
     FormatLimits m_limits = format_limits(NumberFormat::Fp32);
-    Backend* m_backend = nullptr;  // where the buffers below live
+    Backend* m_backend;  // the model's: where the calls run and the buffers below live
     float* m_buffers[kBufferCount] = {};
     size_t m_capacity[kBufferCount] = {};
     float* m_tallies = nullptr;

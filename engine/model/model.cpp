@@ -23,7 +23,7 @@ constexpr int kCrossAttention = kCrossAttentionSublayer;
 }  // namespace
 
 Model::Model(const ModelConfig& config, int vocab, Backend& backend)
-    : m_config(effective_model_config(config)), m_vocab(vocab), m_backend(&backend) {
+    : m_config(effective_model_config(config)), m_vocab(vocab), m_backend(&backend), m_matmuls(backend) {
     m_layout = build_layout(m_config, vocab);
     // parameters, gradients, two optimizer moments, updates
     check_memory(m_layout.total * sizeof(float) * 5, "the model's parameters and optimizer state");
@@ -267,7 +267,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     m_source_len = source_length(batch);
     m_gain_warmup.scale = norm_gain_scale();
     if (m_gain_warmup.scale != 1.0f) scale_norm_gains();
-    m_matmuls.begin_pass(*m_backend, head_site() + 1);
+    m_matmuls.begin_pass(head_site() + 1);
     m_matmuls.round_weights(m_params, m_layout.total);
 
     m_backend->upload_ints(m_tokens, batch.inputs.data(), n);

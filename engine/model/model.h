@@ -19,7 +19,10 @@ namespace normlab {
 // Bytes a trainer needs for this model: parameters, gradients, optimizer moments and updates, the
 // activations of one batch x seq forward and backward pass, and the token batch. The Trainer checks
 // it against the available memory before it allocates anything large.
-size_t estimate_training_bytes(const ModelConfig& model, int vocab, int batch, int seq);
+size_t estimate_training_bytes(const ModelConfig& model, int vocab, int batch, int seq,
+                               NumberFormat precision = NumberFormat::Fp32);
+// What emulated precision (train.precision other than fp32) adds: MatmulPrecision's scratch.
+size_t emulated_precision_bytes(const ModelConfig& model, int vocab, int batch, int seq);
 
 class Model {
   public:

@@ -42,14 +42,29 @@ size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
 }
 }  // namespace
 
-size_t estimate_training_bytes(const ModelConfig& model, int vocab, int batch, int seq) {
+size_t emulated_precision_bytes(const ModelConfig& model, int vocab, int batch, int seq) {
+    const ModelConfig effective = effective_model_config(model);
+    const size_t n = static_cast<size_t>(batch) * static_cast<size_t>(seq);
+    const size_t widest = static_cast<size_t>(std::max(
+        {effective.d_model, effective.d_ff, vocab, effective.d_model + 2 * key_value_width(effective)}));
+    // the parameters' rounded copy, a product's output gradient and its shared input, a weight rounded
+    // outside the parameters (never, today), and the tallies
+    const size_t parameters = build_layout(effective, vocab).total;
+    const size_t sites = static_cast<size_t>(SublayerSlots(effective).count()) + 1;
+    return (parameters + n * widest + n * static_cast<size_t>(effective.d_model) + 9 * sites) * sizeof(float);
+}
+
+size_t estimate_training_bytes(const ModelConfig& model, int vocab, int batch, int seq,
+                               NumberFormat precision) {
     const ModelConfig effective = effective_model_config(model);
     const size_t parameters = build_layout(effective, vocab).total;
     const size_t tokens = 2 * static_cast<size_t>(batch) * static_cast<size_t>(seq);  // inputs, targets
     // parameters, gradients, two optimizer moments and the last update; activations; the host batch
-    // and its device copy
+    // and its device copy; emulated precision's scratch
+    const size_t emulation =
+        precision == NumberFormat::Fp32 ? 0 : emulated_precision_bytes(model, vocab, batch, seq);
     return (parameters * 5 + activation_floats(effective, vocab, batch, seq)) * sizeof(float) +
-           2 * tokens * sizeof(int32_t);
+           2 * tokens * sizeof(int32_t) + emulation;
 }
 
 void Model::ensure_activations(int batch, int seq) {
@@ -156,6 +171,7 @@ void Model::stage_move(BackendTransfer& transfer) {
 
 void Model::moved_to(Backend& target) {
     m_backend = &target;
+    m_matmuls.use_backend(target);
     if (m_activations) carve_activations();
 }
 

@@ -36,12 +36,14 @@ Trainer::Trainer(const Config& config)
     const int batch = m_config.train.batch_size;
     const int seq = m_config.model.seq_len;
     const int vocab = model_vocab(m_config.model, *m_task);
-    check_memory(estimate_training_bytes(m_config.model, vocab, batch, seq),
+    check_memory(estimate_training_bytes(m_config.model, vocab, batch, seq, m_config.train.precision),
                  "training this model (parameters, optimizer state and activations for batch " +
                      std::to_string(batch) + " x seq " + std::to_string(seq) + ")");
     m_backend = make_backend(m_config.device, m_config.threads, &m_device_reason);
     m_model = std::make_unique<Model>(m_config.model, vocab, *m_backend);
     m_model->initialize(m_config.train.seed);
+    m_model->set_precision(m_config.train.precision);  // every pass on this model: eval, probes, dumps too
+    m_loss_scaler.follow(parse_loss_scale(m_config.train.loss_scale));
     m_optimizer = std::make_unique<Optimizer>(*m_model);
     const auto& entries = m_model->layout().entries;
     for (const auto& entry : entries) m_entry_slices.push_back({entry.offset, entry.count});
@@ -100,6 +102,8 @@ Event Trainer::apply(const Command& command) {
         next.train.warmup_steps > 0) {
         m_schedule_origin = m_steps_done;  // warmup switched on: ramp up from this step
     }
+    if (command.key == "train.precision") switch_precision(next.train.precision);  // throws before a change
+    if (command.key == "train.loss_scale") m_loss_scaler.follow(parse_loss_scale(next.train.loss_scale));
     if (command.key.rfind("model.", 0) == 0) {
         const auto activated = m_model->set_wiring(effective_model_config(next.model));
         m_optimizer->reset_entries(activated);
@@ -229,11 +233,14 @@ const StepOutcome& Trainer::step() {
     m_task->make_batch(Split::Train, static_cast<uint64_t>(t - 1), m_config.train.batch_size,
                        m_config.model.seq_len, m_batch);
     m_model->set_training_step(t);  // the model's own warmups (norm gains, residual branches)
-    prepare_precision();
+    m_step_loss_scale = m_loss_scaler.scale();
+    m_model->set_loss_scale(static_cast<float>(m_step_loss_scale));
     const ForwardStats& forward =
         m_model->forward_backward(m_batch, true, logged, static_cast<float>(m_config.train.z_loss));
+    m_model->set_loss_scale(1.0f);  // validation, probes and dumps run unscaled
     double grad_total = gradient_squares_total();
-    if (skip_overflowed_step(t, forward, grad_total, logged, outcome)) return outcome;
+    const bool skipped = overflowed(forward, grad_total);
+    unscale_gradients(grad_total);
 
     StepRecord& record = outcome.record;
     record.step = t;
@@ -243,19 +250,22 @@ const StepOutcome& Trainer::step() {
     if (m_task->has_accuracy() && forward.scored > 0) {
         record.accuracy = static_cast<double>(forward.correct) / static_cast<double>(forward.scored);
     }
-    if (const std::optional<std::string> reason = divergence(forward, grad_total)) {
-        end_diverged(t, forward, *reason, outcome);
-        return outcome;
+    if (skipped) {
+        if (skip_step(t, forward, outcome)) return outcome;  // a long run of skips ended it
+    } else {
+        if (const std::optional<std::string> reason = divergence(forward, grad_total)) {
+            end_diverged(t, forward, *reason, outcome);
+            return outcome;
+        }
+        m_loss_scaler.after_backward(true);
+        update_parameters(t, logged, record);
     }
-    unscale_gradients(grad_total);
-    record.grad_norm = std::sqrt(grad_total);
-
-    update_parameters(t, logged, record);
     m_steps_done = t;
     note_loss(forward.loss);
     if (logged) {
         fill_layer_telemetry(forward, record);
         record.telemetry = step_telemetry(forward);
+        if (skipped) clear_update_telemetry(record);
     }
     outcome.logged = logged;
     observe_loss_spike(t, forward.loss, outcome);
@@ -309,8 +319,7 @@ void Trainer::end_diverged(int64_t t, const ForwardStats& forward, const std::st
     // The step that matters most gets its per-block values (non-finite ones are written as null), so
     // the first bad block shows on the charts; no update was made, so no update ratio.
     fill_layer_telemetry(forward, outcome.record);
-    for (LayerTelemetry& layer : outcome.record.layers) layer.update_ratio = 0.0;
-    for (LayerTelemetry& layer : outcome.record.encoder_layers) layer.update_ratio = 0.0;
+    clear_update_telemetry(outcome.record);
     outcome.logged = true;
 }
 

@@ -137,14 +137,16 @@ class Trainer {
                       StepOutcome& outcome);
     // Each layout entry's sum of squares of a role buffer (parameters, gradients, updates) into `out`.
     void entry_sum_squares(const float* base, std::vector<double>& out);
-    // Mixed precision (trainer_precision.cpp): the model's format and loss scale for the next pass from
-    // train.precision and train.loss_scale; whether a dynamic loss scale skips this step (its scaled
-    // gradients overflowed: the skip is recorded, and a long run of them ends the run as diverged);
-    // the gradients and their squares divided by the step's loss scale.
-    void prepare_precision();
-    bool skip_overflowed_step(int64_t t, const ForwardStats& forward, double grad_total, bool logged,
-                              StepOutcome& outcome);
+    // Mixed precision (trainer_precision.cpp): a live train.precision (the memory its scratch needs is
+    // checked first: ResourceError); whether a dynamic loss scale skips this step (a finite forward pass
+    // whose scaled gradients overflowed); the skip recorded as an event and the scale backed off, true
+    // when a long run of them ended the run as diverged; the gradients and their squares divided by
+    // the step's loss scale; a step's per-block update fields zeroed (no update was made).
+    void switch_precision(NumberFormat precision);
+    bool overflowed(const ForwardStats& forward, double grad_total) const;
+    bool skip_step(int64_t t, const ForwardStats& forward, StepOutcome& outcome);
     void unscale_gradients(double& grad_total);
+    static void clear_update_telemetry(StepRecord& record);
 
     Config m_config;
     std::string m_device_reason;

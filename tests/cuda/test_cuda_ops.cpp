@@ -167,17 +167,18 @@ void add_memory_and_elementwise(std::vector<OpCase>& cases) {
                          return std::vector<double>{};
                      }});
     // Emulated precision's rounding: values from 2^-30 to 2^30 (fp16's and fp8's subnormals and overflow),
-    // into another tensor with a tally, then in place and measured only. Host values: how many rounded
-    // values differ in their bits from round_to_format's (0 on both backends), then the tally.
+    // into another tensor, in place and measured only, each with a tally (the in-place one's largest |x|
+    // is the input's). Host values: how many rounded values differ in their bits from round_to_format's
+    // (0 on both backends), then the tally.
     Floats awkward = testing::random_tensor(n, 13, 1.0);
     for (size_t i = 0; i < n; ++i) awkward[i] = std::ldexp(awkward[i], static_cast<int>(i % 61) - 30);
     for (const NumberFormat format : {NumberFormat::Bf16, NumberFormat::Fp16, NumberFormat::Fp8E4M3}) {
         cases.push_back({"RoundToFormat" + to_string(format),
-                         {Tensor(awkward), zeros(n), zeros(3), zeros(3), Tensor(awkward)},
+                         {Tensor(awkward), zeros(n), zeros(3), zeros(3), Tensor(awkward), zeros(3)},
                          {},
                          [format, n, awkward](Backend& b, float* const* f, int32_t* const*) {
                              b.round_to_format(f[1], f[0], n, format_limits(format), f[2]);
-                             b.round_to_format(f[4], f[4], n, format_limits(format), nullptr);
+                             b.round_to_format(f[4], f[4], n, format_limits(format), f[5]);
                              b.round_to_format(nullptr, f[0], n, format_limits(format), f[3]);
                              Floats rounded(n), tally(3);
                              b.download(rounded.data(), f[1], n);

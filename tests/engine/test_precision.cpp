@@ -4,7 +4,9 @@
 // (GradScaler's rules), and a trainer with a loss scale: exact unscaling, skipped steps as events.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "engine/backend/cpu/cpu_backend.h"
@@ -65,6 +67,12 @@ TEST(RoundToFormatOp, BothCpuBackendsRoundAsTheReferenceRoutineAndTallyTheSame) 
             EXPECT_EQ(tally[0], overflowed) << backend->name();
             EXPECT_EQ(tally[1], underflowed) << backend->name();
             EXPECT_EQ(tally[2], max_abs) << backend->name();
+            std::vector<float> in_place = values;  // rounded where it lies: the same values and tally
+            float in_place_tally[3] = {0.0f, 0.0f, 0.0f};
+            backend->round_to_format(in_place.data(), in_place.data(), values.size(), format_limits(format),
+                                     in_place_tally);
+            EXPECT_EQ(std::memcmp(in_place.data(), rounded.data(), values.size() * sizeof(float)), 0);
+            EXPECT_EQ(in_place_tally[2], max_abs) << "the largest |x| is the input's";
             float measured[3] = {1.0f, 2.0f, 0.0f};  // a null dst measures only, adding to what is there
             backend->round_to_format(nullptr, values.data(), values.size(), format_limits(format), measured);
             EXPECT_EQ(measured[0], 1.0f + overflowed);
@@ -96,9 +104,9 @@ TEST(MatmulPrecision, ALinearLayerRoundsItsOperandsAndOutput) {
     const std::vector<float> x = testing::random_tensor(n * in, 11, 1.0);
     const std::vector<float> w = testing::random_tensor(out * in, 12, 1.0);
     const std::vector<float> b = {0.25f, -0.5f};
-    MatmulPrecision matmuls;
+    MatmulPrecision matmuls(backend);
     matmuls.set_format(NumberFormat::Bf16);
-    matmuls.begin_pass(backend, 1);
+    matmuls.begin_pass(1);
     std::vector<float> y(n * out);
     matmuls.forward(y.data(), x.data(), w.data(), b.data(), n, in, out);
     for (int r = 0; r < n; ++r) {
@@ -226,6 +234,13 @@ TEST(LossScaleSpec, AcceptsItsThreeFormsAndNamesThemOtherwise) {
     apply_override(config, "train.precision=fp16");
     EXPECT_EQ(config.train.precision, NumberFormat::Fp16);
     EXPECT_THROW(apply_override(config, "train.precision=fp64"), InputError);
+    config.train.precision = NumberFormat::Fp8E4M3;  // no infinity: a dynamic scale would never back off
+    try {
+        validate(config);
+        ADD_FAILURE() << "fp8 with a dynamic loss scale was accepted";
+    } catch (const InputError& error) {
+        EXPECT_NE(std::string(error.what()).find("a fixed factor"), std::string::npos) << error.what();
+    }
     config = config_from_json_text(R"({"train": {"loss_scale": 256}})", "test");
     EXPECT_EQ(config.train.loss_scale, "256");
     EXPECT_THROW(validate(config_from_json_text(R"({"train": {"loss_scale": "zero"}})", "test")), InputError);
@@ -265,8 +280,17 @@ TEST(TrainerLossScale, DynamicFp16SkipsOverflowingStepsAsEventsAndTrainsOn) {
     double last_scale = 0.0, last_skipped = 0.0;
     while (!trainer.finished()) {
         const StepOutcome& outcome = trainer.step();
-        for (const Event& event : outcome.events) skipped_events += event.kind == "skipped_step";
+        const bool skipped = std::any_of(outcome.events.begin(), outcome.events.end(),
+                                         [](const Event& event) { return event.kind == "skipped_step"; });
+        skipped_events += skipped;
         ASSERT_TRUE(outcome.record.telemetry);
+        ASSERT_FALSE(outcome.record.layers.empty()) << "every step is logged, a skipped one too";
+        EXPECT_GT(outcome.record.steps_per_s, 0.0);
+        if (skipped) {  // the step that overflowed shows where, and made no update
+            EXPECT_TRUE(recorded(outcome.record.layers[0].grad_overflow));
+            EXPECT_EQ(outcome.record.layers[0].update_ratio, 0.0);
+            EXPECT_FALSE(std::isfinite(outcome.record.grad_norm));
+        }
         last_scale = outcome.record.telemetry->loss_scale;
         last_skipped = outcome.record.telemetry->skipped_steps;
         if (!outcome.record.layers.empty()) {
@@ -282,6 +306,27 @@ TEST(TrainerLossScale, DynamicFp16SkipsOverflowingStepsAsEventsAndTrainsOn) {
     EXPECT_EQ(last_scale * std::ldexp(1.0, static_cast<int>(last_skipped)), 1073741824.0)
         << "every skip halved the scale, and 30 steps are too few to grow it";
     EXPECT_TRUE(std::isfinite(trainer.last_loss()));
+}
+
+TEST(TrainerLossScale, PassesAfterAStepAreUnscaledAndAdminProfilesInAnyPrecision) {
+    // dump-grads and probes run passes on a trainer's model after its steps: unscaled.
+    Trainer plain(precision_config("fp32", "none"));
+    Trainer scaled(precision_config("fp32", "1024"));
+    plain.step();
+    scaled.step();
+    const Batch batch = testing::small_batch(plain.task().vocab_size(), 4, 16, 9);
+    plain.model().forward_backward(batch, true, false);
+    scaled.model().forward_backward(batch, true, false);
+    EXPECT_EQ(plain.model().read_entry(0, true), scaled.model().read_entry(0, true));
+    // Admin's profiled omega runs sub-layers before any pass: in fp32 and emulated alike.
+    for (const char* precision : {"fp32", "bf16"}) {
+        Config config = precision_config(precision, "none");
+        config.model.norm_placement = NormPlacement::Post;
+        config.model.residual = Residual::Admin;
+        config.model.admin_init = AdminInit::Profiled;
+        Trainer trainer(config);
+        EXPECT_TRUE(std::isfinite(trainer.step().record.loss)) << precision;
+    }
 }
 
 TEST(TrainerLossScale, PrecisionAndLossScaleAreLiveKeys) {

@@ -231,7 +231,6 @@ struct RoundingTally {
     uint64_t overflowed = 0, underflowed = 0;
     uint32_t max_magnitude_bits = 0;
 
-    // Rounds src[0, count) into dst (nullptr: measures only), counting as it goes.
     // Rounds src[0, count) into dst (nullptr: measures only; src itself: in place), counting as it goes.
     // 32-bit counters, a hoisted rule and one loop per case (in place, apart, none: no aliasing for the
     // compiler to check) keep the loops vectorised; a range holds fewer than 2^32 values.

@@ -151,11 +151,12 @@ __global__ void round_to_format_kernel(float* dst, const float* src, size_t coun
     const RoundingRule rule = rounding_rule(format);
     float overflowed = 0.0f, underflowed = 0.0f, max_abs = 0.0f;
     NORMLAB_FOR_EACH(i, count) {
-        const RoundedValue rounded = round_with(rule, src[i]);
+        const float x = src[i];  // read before dst[i] is written: dst may be src
+        const RoundedValue rounded = round_with(rule, x);
         if (dst) dst[i] = rounded.value;
         overflowed += static_cast<float>(rounded.overflowed);
         underflowed += static_cast<float>(rounded.underflowed);
-        max_abs = fmaxf(max_abs, bits_float(finite_magnitude_bits(src[i])));
+        max_abs = fmaxf(max_abs, bits_float(finite_magnitude_bits(x)));
     }
     if (!tally) return;  // the same for every thread of the launch
     overflowed = cuda::block_sum(overflowed, shared);

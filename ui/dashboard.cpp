@@ -16,6 +16,7 @@
 #include "ui/panels/line_panel.h"
 #include "ui/panels/loss_panel.h"
 #include "ui/panels/norm_scale_panel.h"
+#include "ui/panels/precision_panel.h"
 #include "ui/panels/state_panels.h"
 
 namespace normlab::ui {
@@ -28,7 +29,8 @@ const std::vector<std::vector<const char*>> kRows = {{"loss", "block_gradient", 
                                                      {"heatmap_gradient", "heatmap_resid", "output_logits"},
                                                      {"update_ratio", "attention", "attention_logits"}};
 // Panels that share a place in it as a tab behind another: the front panel and the one behind, each
-// with the short title its tab shows (a whole title is elided at presentation sizes).
+// with the short title its tab shows (a whole title is elided at presentation sizes); a front panel
+// may have two behind it (its place's width is the widest header's among them).
 struct TabPair {
     const char *front, *frontTab, *behind, *behindTab;
 };
@@ -41,7 +43,9 @@ const std::vector<TabPair> kTabs = {{"output_logits", QT_TRANSLATE_NOOP("Dashboa
                                     {"attention", QT_TRANSLATE_NOOP("Dashboard", "Attention entropy"),
                                      "grad_norms", QT_TRANSLATE_NOOP("Dashboard", "Gradient norms")},
                                     {"attention_logits", QT_TRANSLATE_NOOP("Dashboard", "Attention logits"),
-                                     "attention_heads", QT_TRANSLATE_NOOP("Dashboard", "Logits per head")}};
+                                     "attention_heads", QT_TRANSLATE_NOOP("Dashboard", "Logits per head")},
+                                    {"output_logits", QT_TRANSLATE_NOOP("Dashboard", "Output logits"),
+                                     "precision", QT_TRANSLATE_NOOP("Dashboard", "Precision")}};
 }  // namespace
 
 Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(parent), m_store(store) {
@@ -63,6 +67,7 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
     addPanel(new GradientNormPanel(store));
     addPanel(new AttentionHeadPanel(store));
     addPanel(new DifferencePanel(store));
+    addPanel(new PrecisionPanel(store));
     titleDocks();
     resetLayout();
 

@@ -1,7 +1,8 @@
 // The control panel's spin boxes take their limits from the engine's key table: each one's range is
 // its key's range (within what a QSpinBox holds), so the panel accepts what validate() accepts and a
 // loaded config's value is never clamped to a narrower hand-written limit. The tokenizer row takes
-// bytes, bpe:N and a file, and says in place what is wrong with a bad one.
+// bytes, bpe:N and a file, and says in place what is wrong with a bad one; the precision rows apply
+// live, and the loss scale row takes none, dynamic, dynamic:N and a factor.
 #include <QComboBox>
 #include <QDir>
 #include <QLineEdit>
@@ -23,6 +24,7 @@ class ConfigPanelTest : public QObject {
     void warmupStepsStartAtOneAndEndWhereTheKeyEnds();
     void aConfigAtTheEngineLimitsLoadsUnclamped();
     void theTokenizerRowTakesEachFormAndFlagsABadOneInPlace();
+    void precisionAndLossScaleApplyLiveAndABadScaleIsFlagged();
 };
 
 namespace {
@@ -104,6 +106,40 @@ void ConfigPanelTest::theTokenizerRowTakesEachFormAndFlagsABadOneInPlace() {
     QCOMPARE(tokenizer->currentText(), QStringLiteral("runs/a run/tokenizer.model"));
     QCOMPARE(panel.config().data.tokenizer, config.data.tokenizer);
     qunsetenv("XDG_CACHE_HOME");
+}
+
+void ConfigPanelTest::precisionAndLossScaleApplyLiveAndABadScaleIsFlagged() {
+    normlab::ui::ConfigPanel panel;
+    panel.setConfig(normlab::Config{});
+    QSignalSpy live(&panel, &normlab::ui::ConfigPanel::liveChanged);
+    QSignalSpy restarts(&panel, &normlab::ui::ConfigPanel::restartNeeded);
+    auto* precision = panel.findChild<QComboBox*>(QStringLiteral("train.precision"));
+    auto* scale = panel.findChild<QComboBox*>(QStringLiteral("train.loss_scale"));
+    QVERIFY(precision && scale && scale->isEditable());
+    QCOMPARE(precision->count(), 4);  // the number formats' table
+    precision->setCurrentIndex(precision->findData(QStringLiteral("fp16")));
+    QCOMPARE(panel.config().train.precision, normlab::NumberFormat::Fp16);
+    scale->setCurrentIndex(scale->findText(QStringLiteral("dynamic")));
+    emit scale->activated(scale->currentIndex());
+    QCOMPARE(panel.config().train.loss_scale, std::string("dynamic"));
+    const auto type = [scale](const QString& text) {
+        scale->lineEdit()->setText(text);
+        scale->lineEdit()->setModified(true);
+        emit scale->lineEdit()->editingFinished();
+    };
+    type(QStringLiteral("dynamic:1e9"));
+    QCOMPARE(panel.config().train.loss_scale, std::string("dynamic:1e9"));
+    QVERIFY2(panel.problem().isEmpty(), qPrintable(panel.problem()));
+    QCOMPARE(restarts.count(), 0);  // both keys are live
+    QVERIFY(live.count() >= 3);
+    QCOMPARE(live.back().at(0).toString(), QStringLiteral("train.loss_scale"));
+    type(QStringLiteral("zero"));
+    QVERIFY2(panel.problem().contains(QStringLiteral("train.loss_scale")), qPrintable(panel.problem()));
+    normlab::Config config;
+    config.train.loss_scale = "1024";
+    panel.setConfig(config);
+    QCOMPARE(scale->currentText(), QStringLiteral("1024"));
+    QVERIFY2(panel.problem().isEmpty(), qPrintable(panel.problem()));
 }
 
 QTEST_MAIN(ConfigPanelTest)

@@ -57,6 +57,10 @@ void fillStore(TelemetryStore& store) {
                 record.layers[b].adam_grad_rms = 1e-2 / (b + 1);
                 record.layers[b].norm1_scale_mean = 1.0 / (1.0 + b + 0.001 * step);
                 record.layers[b].norm2_scale_mean = 0.8 / (1.0 + b + 0.001 * step);
+                record.layers[b].grad_underflow = 0.5 / (1.0 + b + 0.01 * step);  // as a run in fp16 logs
+                record.layers[b].act_underflow = 1e-4 * (b + 1);
+                record.layers[b].grad_overflow = record.layers[b].act_overflow = 0.0;
+                record.layers[b].stream_headroom = 13.0 - 0.5 * b;
                 for (int h = 0; h < 2; ++h) record.attn_head_max_logit.push_back((5.0 + b) * (1.0 - 0.1 * h));
             }
             update.records.push_back(record);
@@ -148,7 +152,7 @@ void ExportTest::initTestCase() {
 }
 
 void ExportTest::everyPanelExportsEveryFormat() {
-    QCOMPARE(m_dashboard->panels().size(), size_t(14));
+    QCOMPARE(m_dashboard->panels().size(), size_t(15));
     // A figure too short for its chart above the caption is refused, saying what to change (drawn, the
     // chart's legend overlapped the caption), and nothing is written.
     ImageExportOptions tooShort;

@@ -176,6 +176,7 @@ void ConfigPanel::addOptimisationGroup() {
     bindNumber(optimisation, tr("z-loss"), "train.z_loss",
                tr("Adds z-loss x (log Z)^2 per token, keeping the output logits' log Z near 0 (PaLM: 1e-4); "
                   "0: off"));
+    addPrecisionRows(optimisation);
     bindInt(optimisation, tr("Batch size"), "train.batch_size", tr("Sequences per step"));
     bindInt(optimisation, tr("Steps"), "train.steps", tr("Optimizer steps of the run"));
     bindInt(optimisation, tr("Seed"), "train.seed", tr("Seed of initialisation and data order"));
@@ -366,28 +367,17 @@ void ConfigPanel::addTokenizerRow(QFormLayout* form) {
     auto* row = new QWidget;
     auto* layout = new QHBoxLayout(row);
     layout->setContentsMargins(0, 0, 0, 0);
-    auto* tokenizer = new QComboBox;
-    tokenizer->setEditable(true);
+    const QString key = QStringLiteral("data.tokenizer");
+    QComboBox* tokenizer = editableChoices(key, row,
+                                           {QStringLiteral("bytes"), QStringLiteral("bpe:512"),
+                                            QStringLiteral("bpe:1024"), QStringLiteral("bpe:2048")});
     tokenizer->setObjectName(QStringLiteral("tokenizer"));
-    tokenizer->addItems({QStringLiteral("bytes"), QStringLiteral("bpe:512"), QStringLiteral("bpe:1024"),
-                         QStringLiteral("bpe:2048")});
     auto* browse = new QPushButton(tr("Model file..."));
     layout->addWidget(tokenizer, 1);
     layout->addWidget(browse);
-    const QString key = QStringLiteral("data.tokenizer");
     addRow(form, tr("Tokenizer"), key, row,
            tr("bytes: a token per byte (256); bpe:N: a BPE vocabulary of N pieces trained on the text and "
               "cached; or a SentencePiece .model file (Llama 2's tokenizer.model, a run's)"));
-    m_bindings.push_back({key, row, [tokenizer] { return tokenizer->currentText().trimmed(); },
-                          [tokenizer](const QString& value) { tokenizer->setCurrentText(value); }});
-    // A choice from the list applies at once, typed text when editing ends; a config loaded into the row
-    // (setCurrentText) is neither, so it asks for no restart.
-    connect(tokenizer, &QComboBox::activated, this, [this, key] { onEdited(key); });
-    QLineEdit* typed = tokenizer->lineEdit();
-    connect(typed, &QLineEdit::editingFinished, this, [this, key, typed] {
-        if (typed->isModified()) onEdited(key);
-        typed->setModified(false);
-    });
     connect(browse, &QPushButton::clicked, this, [this, key, tokenizer] {
         const QString chosen =
             QFileDialog::getOpenFileName(this, tr("SentencePiece model for the text task"), QString(),
@@ -396,6 +386,37 @@ void ConfigPanel::addTokenizerRow(QFormLayout* form) {
         tokenizer->setCurrentText(chosen);
         onEdited(key);
     });
+}
+
+QComboBox* ConfigPanel::editableChoices(const QString& key, QWidget* row, const QStringList& suggestions) {
+    auto* combo = new QComboBox;
+    combo->setEditable(true);
+    combo->addItems(suggestions);
+    m_bindings.push_back({key, row ? row : combo, [combo] { return combo->currentText().trimmed(); },
+                          [combo](const QString& value) { combo->setCurrentText(value); }});
+    // A choice from the list applies at once, typed text when editing ends; a config loaded into the row
+    // (setCurrentText) is neither, so it asks for no restart.
+    connect(combo, &QComboBox::activated, this, [this, key] { onEdited(key); });
+    QLineEdit* typed = combo->lineEdit();
+    connect(typed, &QLineEdit::editingFinished, this, [this, key, typed] {
+        if (typed->isModified()) onEdited(key);
+        typed->setModified(false);
+    });
+    return combo;
+}
+
+void ConfigPanel::addPrecisionRows(QFormLayout* form) {
+    bindCombo(form, tr("Precision"), "train.precision",
+              tr("Emulated mixed precision: every matmul's inputs, weights and outputs (and in backward its "
+                 "output gradient and weight gradient) rounded to the format, fp32 master weights; the "
+                 "blocks' overflow and underflow shares and headroom show on the precision chart"));
+    const QString key = QStringLiteral("train.loss_scale");
+    QComboBox* scale = editableChoices(
+        key, nullptr,
+        {QStringLiteral("none"), QStringLiteral("dynamic"), QStringLiteral("1024"), QStringLiteral("65536")});
+    addRow(form, tr("Loss scale"), key, scale,
+           tr("none; dynamic (PyTorch's GradScaler: from 65536, a step whose gradients overflow is skipped "
+              "and the scale halved, 2000 good steps double it); dynamic:N from N; or a fixed factor"));
 }
 
 normlab::Config ConfigPanel::config() const {

@@ -2,6 +2,7 @@
 // device, telemetry). Controls marked "live" are sent to the running engine at once; changing any
 // other asks for a restart (the main window decides). Invalid combinations are explained in place.
 #pragma once
+#include <QStringList>
 #include <QWidget>
 #include <functional>
 #include <utility>
@@ -12,6 +13,7 @@
 class QLabel;
 class QFormLayout;
 class QVBoxLayout;
+class QComboBox;
 
 namespace normlab::ui {
 
@@ -78,6 +80,11 @@ class ConfigPanel : public QWidget {
     void addTextFileRow(QFormLayout* form);
     // data.tokenizer: an editable list (bytes, bpe:N) and a button for a SentencePiece .model file.
     void addTokenizerRow(QFormLayout* form);
+    // train.precision and train.loss_scale (an editable list: none, dynamic, dynamic:N, a factor).
+    void addPrecisionRows(QFormLayout* form);
+    // An editable combo box of suggestions bound to the string `key`; its binding's widget is `row` (the
+    // row it sits in), or the box itself when row is null.
+    QComboBox* editableChoices(const QString& key, QWidget* row, const QStringList& suggestions);
     void onEdited(const QString& key);
     void revalidate();
     void updateResidualConstants();

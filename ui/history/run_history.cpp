@@ -66,6 +66,7 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
         gradEmbedding.append(x, record.telemetry->grad_embedding);
         gradHead.append(x, record.telemetry->grad_head);
     }
+    precision.absorb(x, record, kBlockSeriesCapacity);
     if (record.layers.empty()) return;
     ++loggedSteps;
 
@@ -124,6 +125,7 @@ void RunHistory::clearHistory() {
     adamGradRms.clear();
     adamEpsFraction.clear();
     normScales.clear();
+    precision.clear();
     headMaxLogit.clear();
     headsPerBlock = 0;
     attnEntropyMean.clear();

@@ -12,6 +12,7 @@
 #include "ui/history/decimated_series.h"
 #include "ui/history/heatmap_history.h"
 #include "ui/history/norm_scale_history.h"
+#include "ui/history/precision_history.h"
 #include "ui/history/run_update.h"
 #include "ui/history/seed_bands.h"
 
@@ -66,6 +67,7 @@ struct RunHistory {
     // (what the bridge records; NormLab's engine does not, so its runs leave it empty)
     std::vector<DecimatedSeries> updateRms, adamGradRms, adamEpsFraction;
     NormScaleHistory normScales;  // every norm's mean per-token scale 1/std, by family
+    PrecisionHistory precision;   // emulated precision's overflow, underflow, headroom and loss scale
     // [block * headsPerBlock + head], on steps with attention statistics: each head's largest logit
     std::vector<DecimatedSeries> headMaxLogit;
     int headsPerBlock = 0;

@@ -50,6 +50,9 @@ QString configSummary(const normlab::Config& config, const QString& seeds) {
                                  : QStringLiteral("no warmup"));
     if (t.schedule != normlab::ScheduleKind::Constant)
         parts << QString::fromStdString(normlab::to_string(t.schedule));
+    if (t.precision != normlab::NumberFormat::Fp32 || t.loss_scale != "none")
+        parts << QString::fromStdString(normlab::to_string(t.precision) +
+                                        (t.loss_scale != "none" ? " loss scale " + t.loss_scale : ""));
     parts << QStringLiteral("batch %1, %2")
                  .arg(t.batch_size)
                  .arg(seeds.isEmpty() ? QStringLiteral("seed %1").arg(t.seed)

@@ -1,6 +1,6 @@
 // Saves and restores trainers through safetensors files, checking every tensor's presence and shape.
-// The progress metadata (normlab_step, normlab_schedule_origin) is parsed strictly: garbage is an
-// InputError naming the file, never a silently wrong step.
+// The progress metadata (normlab_step, normlab_schedule_origin, a loss scale's state) is parsed
+// strictly: garbage is an InputError naming the file, never a silently wrong step.
 #include "engine/io/checkpoint.h"
 
 #include <charconv>
@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "engine/core/number_format.h"
 #include "engine/io/json_read.h"
 #include "engine/io/safetensors.h"
 #include "engine/train/trainer.h"
@@ -122,6 +123,30 @@ void gather_checkpoint(Trainer& trainer, CheckpointTensors& out) {
                     {"normlab_config", config_to_json_text(trainer.config())},
                     {"normlab_step", std::to_string(trainer.steps_done())},
                     {"normlab_schedule_origin", std::to_string(trainer.schedule_origin())}};
+    const LossScaler& scaler = trainer.loss_scaler();
+    if (scaler.active()) {  // a dynamic scale's state, so a resume or a fork goes on from it
+        out.metadata["normlab_loss_scale"] = format_number(scaler.scale());
+        out.metadata["normlab_loss_scale_finite_steps"] = std::to_string(scaler.finite_in_a_row());
+        out.metadata["normlab_skipped_steps"] = std::to_string(scaler.skipped());
+    }
+}
+
+// The loss scale a checkpoint kept (train.loss_scale set), restored; a checkpoint without it (no loss
+// scale, an older file) leaves the trainer's scale where its config starts it.
+void restore_loss_scale(const std::map<std::string, std::string>& metadata, Trainer& trainer,
+                        const std::string& path) {
+    const auto scale_text = metadata.find("normlab_loss_scale");
+    if (scale_text == metadata.end() || !metadata.count("normlab_loss_scale_finite_steps") ||
+        !metadata.count("normlab_skipped_steps"))
+        return;
+    double scale = 0.0;
+    const std::string& text = scale_text->second;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), scale);
+    if (error != std::errc() || end != text.data() + text.size())
+        throw InputError("checkpoint '" + path + "': metadata normlab_loss_scale is '" + text.substr(0, 40) +
+                         "', not a number; the file is corrupt or was not written by NormLab");
+    trainer.loss_scaler().restore(scale, metadata_count(metadata, "normlab_loss_scale_finite_steps", path),
+                                  metadata_count(metadata, "normlab_skipped_steps", path));
 }
 }  // namespace
 
@@ -192,6 +217,7 @@ std::unique_ptr<Trainer> load_checkpoint(const std::string& path, const std::vec
     model.backend().upload(trainer->optimizer().first_moment(), first.data(), total);
     model.backend().upload(trainer->optimizer().second_moment(), second.data(), total);
     trainer->restore_progress(step, origin);
+    restore_loss_scale(file.metadata, *trainer, path);
     return trainer;
 }
 

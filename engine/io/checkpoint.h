@@ -1,6 +1,7 @@
 // Checkpoints: the model's active tensors under the contract names of docs/formats.md#checkpoints
 // (PyTorch nn.Linear layout), Adam/SGD moments under "optimizer.m." / "optimizer.v.", and the config and
-// progress in the header's __metadata__ (normlab_config, normlab_step, normlab_schedule_origin).
+// progress in the header's __metadata__ (normlab_config, normlab_step, normlab_schedule_origin, and a
+// loss scale's state).
 #pragma once
 #include <cstdint>
 #include <memory>

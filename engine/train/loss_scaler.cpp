@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+
+#include "engine/core/errors.h"
 
 namespace normlab {
 
@@ -13,6 +16,17 @@ void LossScaler::follow(const LossScaleSpec& spec) {
     m_spec = spec;
     m_scale = spec.kind == LossScaleSpec::Kind::None ? 1.0 : spec.value;
     m_finite_in_a_row = 0;
+    m_skipped_in_a_row = 0;
+}
+
+void LossScaler::restore(double scale, int64_t finite_in_a_row, int64_t skipped) {
+    if (!(scale > 0.0) || !std::isfinite(scale) || finite_in_a_row >= kDynamicGrowthInterval)
+        throw InputError("a checkpoint's loss scale state (scale " + std::to_string(scale) + ", " +
+                         std::to_string(finite_in_a_row) +
+                         " finite steps in a row) is not one a loss scale can be in; the file is corrupt");
+    m_scale = active() ? scale : 1.0;
+    m_finite_in_a_row = static_cast<int>(finite_in_a_row);
+    m_skipped = skipped;
     m_skipped_in_a_row = 0;
 }
 

@@ -21,7 +21,11 @@ class LossScaler {
     // After a step's backward, whether its scaled gradients were all finite; returns whether the step
     // may update the parameters (false: a dynamic scale skips it) and sets the next step's scale.
     bool after_backward(bool finite);
-    int64_t skipped() const { return m_skipped; }                    // steps skipped so far
+    int64_t skipped() const { return m_skipped; }              // steps skipped so far
+    int finite_in_a_row() const { return m_finite_in_a_row; }  // toward the next growth
+    // A checkpoint's state (the setting itself comes from its config): the scale, the finite steps in a
+    // row and the steps skipped so far. Throws InputError for a state no loss scale can be in.
+    void restore(double scale, int64_t finite_in_a_row, int64_t skipped);
     int64_t skipped_in_a_row() const { return m_skipped_in_a_row; }  // the latest run of them
 
   private:

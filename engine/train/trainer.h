@@ -105,6 +105,9 @@ class Trainer {
 
     // Checkpoint state beyond the tensors.
     int64_t schedule_origin() const { return m_schedule_origin; }
+    // train.loss_scale's state (a checkpoint keeps it; load_checkpoint restores it).
+    LossScaler& loss_scaler() { return m_loss_scaler; }
+    const LossScaler& loss_scaler() const { return m_loss_scaler; }
     void restore_progress(int64_t steps_done, int64_t schedule_origin);
 
     double current_lr() const;

@@ -1,17 +1,22 @@
 // Emulated mixed precision (docs/precision.md): the backends' rounding op against round_to_format and its
 // tallies, a rounded linear layer against the same product done by hand, bf16 gradients against fp32's,
 // fp16's gradient underflow and what a loss scale does to it, the loss scaler's state machine
-// (GradScaler's rules), and a trainer with a loss scale: exact unscaling, skipped steps as events.
+// (GradScaler's rules), and a trainer with a loss scale: exact unscaling, skipped steps as events, a
+// checkpoint that keeps the scale.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/config/loss_scale_spec.h"
 #include "engine/core/errors.h"
+#include "engine/io/checkpoint.h"
 #include "engine/model/matmul_precision.h"
 #include "engine/train/loss_scaler.h"
 #include "engine/train/trainer.h"
@@ -327,6 +332,27 @@ TEST(TrainerLossScale, PassesAfterAStepAreUnscaledAndAdminProfilesInAnyPrecision
         Trainer trainer(config);
         EXPECT_TRUE(std::isfinite(trainer.step().record.loss)) << precision;
     }
+}
+
+TEST(TrainerLossScale, ACheckpointKeepsTheDynamicScaleAndTheResumeContinuesExactly) {
+    Config config = precision_config("fp16", "dynamic:1073741824");
+    config.train.steps = 30;
+    Trainer straight(config);
+    std::vector<double> reference;
+    while (!straight.finished()) reference.push_back(straight.step().record.loss);
+    Trainer first(config);
+    for (int t = 0; t < 20; ++t) first.step();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("normlab_test_" + std::to_string(::getpid()) + "_scale.safetensors"))
+                                 .string();
+    save_checkpoint(first, path);
+    auto resumed = load_checkpoint(path, {});
+    std::filesystem::remove(path);
+    EXPECT_EQ(resumed->loss_scaler().scale(), first.loss_scaler().scale());
+    EXPECT_EQ(resumed->loss_scaler().skipped(), first.loss_scaler().skipped());
+    EXPECT_GT(resumed->loss_scaler().skipped(), 0) << "the scale came down before the checkpoint";
+    for (size_t t = 20; t < reference.size(); ++t)
+        EXPECT_EQ(resumed->step().record.loss, reference[t]) << "step " << t + 1;
 }
 
 TEST(TrainerLossScale, PrecisionAndLossScaleAreLiveKeys) {

@@ -5,7 +5,7 @@
 #include <QTest>
 #include <algorithm>
 
-#include "engine/io/metrics_line_parser.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/history/telemetry_store.h"
 #include "ui/panels/dynamics_panels.h"
 #include "ui/panels/state_panels.h"
@@ -20,15 +20,7 @@ class NotRecordedTest : public QObject {
 };
 
 namespace {
-// One logged line as another writer leaves it: per-block residuals and gradients only.
-RunUpdate linesOf(int run, const std::vector<const char*>& lines) {
-    RunUpdate update;
-    update.runId = run;
-    normlab::MetricsLineParser parser;
-    for (const char* line : lines) update.records.push_back(parser.parse(line));
-    update.step = update.records.back().step;
-    return update;
-}
+using normlab::test::updateOfLines;
 }  // namespace
 
 void NotRecordedTest::chartsSayWhatARunDidNotRecord() {
@@ -39,10 +31,10 @@ void NotRecordedTest::chartsSayWhatARunDidNotRecord() {
     QCOMPARE(optimizer.buildContent(100).emptyText, QStringLiteral("Appears after the first logged step"));
     QCOMPARE(logits.buildContent(100).emptyText, QStringLiteral("Appears after the first logged step"));
 
-    store.absorb(TelemetryBatch{{linesOf(0, {R"({"step": 1, "loss": 2.0})"})}});
+    store.absorb(TelemetryBatch{{updateOfLines(0, {R"({"step": 1, "loss": 2.0})"})}});
     QCOMPARE(optimizer.buildContent(100).emptyText, QStringLiteral("Appears after the first logged step"));
 
-    store.absorb(TelemetryBatch{{linesOf(0, {R"({"step": 2, "loss": 1.9, "layers": [{"resid": 1.5,
+    store.absorb(TelemetryBatch{{updateOfLines(0, {R"({"step": 2, "loss": 1.9, "layers": [{"resid": 1.5,
         "grad": {"w_qkv": 0.1, "w_o": 0.1, "w_1": 0.2, "w_2": 0.2}}]})"})}});
     PlotContent content = optimizer.buildContent(100);
     for (const PlotSeries& series : content.series) QVERIFY(series.points.isEmpty());
@@ -51,7 +43,8 @@ void NotRecordedTest::chartsSayWhatARunDidNotRecord() {
 
     // A run that records them draws them.
     store.addRun(1, QStringLiteral("engine"), normlab::Config{}, QString());
-    store.absorb(TelemetryBatch{{linesOf(1, {R"({"step": 1, "loss": 2.0, "log_z_mean": 3.5, "logit_mean": 0.1,
+    store.absorb(
+        TelemetryBatch{{updateOfLines(1, {R"({"step": 1, "loss": 2.0, "log_z_mean": 3.5, "logit_mean": 0.1,
         "layers": [{"resid": 1.5, "update_rms": 0.001, "adam_grad_rms": 0.01}]})"})}});
     content = logits.buildContent(100);
     QVERIFY(std::any_of(content.series.begin(), content.series.end(),
@@ -67,7 +60,7 @@ void NotRecordedTest::adamEpsilonShareIsDrawnWhereRecorded() {
     auto* quantity = optimizer.findChild<QComboBox*>(QStringLiteral("optimizer_state_quantity"));
     QVERIFY(quantity);
     quantity->setCurrentIndex(1);
-    store.absorb(TelemetryBatch{{linesOf(0, {R"({"step": 1, "loss": 2.0,
+    store.absorb(TelemetryBatch{{updateOfLines(0, {R"({"step": 1, "loss": 2.0,
         "layers": [{"resid": 1.5, "update_rms": 0.001, "adam_grad_rms": 0.01}]})"})}});
     PlotContent content = optimizer.buildContent(100);
     QCOMPARE(content.emptyText, QStringLiteral("Not recorded by this run"));
@@ -75,9 +68,9 @@ void NotRecordedTest::adamEpsilonShareIsDrawnWhereRecorded() {
     QVERIFY(!content.y2);
 
     store.addRun(1, QStringLiteral("bridge"), normlab::Config{}, QString());
-    store.absorb(TelemetryBatch{{linesOf(1, {R"({"step": 1, "loss": 2.0, "layers": [{"resid": 1.5,
+    store.absorb(TelemetryBatch{{updateOfLines(1, {R"({"step": 1, "loss": 2.0, "layers": [{"resid": 1.5,
         "adam_eps_fraction": 0.25}, {"resid": 1.6, "adam_eps_fraction": 0.5}]})",
-                                             R"({"step": 2, "loss": 1.9, "layers": [{"resid": 1.5,
+                                                   R"({"step": 2, "loss": 1.9, "layers": [{"resid": 1.5,
         "adam_eps_fraction": 0.125}, {"resid": 1.6, "adam_eps_fraction": 0.75}]})"})}});
     auto* selector = optimizer.findChild<RunSelector*>();
     QVERIFY(selector);

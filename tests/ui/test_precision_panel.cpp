@@ -4,7 +4,7 @@
 #include <QComboBox>
 #include <QTest>
 
-#include "engine/io/metrics_line_parser.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/history/telemetry_store.h"
 #include "ui/panels/event_markers.h"
 #include "ui/panels/precision_panel.h"
@@ -18,25 +18,19 @@ class PrecisionPanelTest : public QObject {
 };
 
 namespace {
-RunUpdate linesOf(int run, const std::vector<const char*>& lines) {
-    RunUpdate update;
-    update.runId = run;
-    normlab::MetricsLineParser parser;
-    for (const char* line : lines) update.records.push_back(parser.parse(line));
-    update.step = update.records.back().step;
-    return update;
-}
+using normlab::test::updateOfLines;
 }  // namespace
 
 void PrecisionPanelTest::aRunInFp16DrawsItsBlocksAndScaleAndFp32SaysNotRecorded() {
     TelemetryStore store;
     store.addRun(0, QStringLiteral("fp32"), normlab::Config{}, QString());
     PrecisionPanel panel(store);
-    store.absorb(TelemetryBatch{{linesOf(0, {R"({"step": 1, "loss": 2.0, "layers": [{"resid": 1.5}]})"})}});
+    store.absorb(
+        TelemetryBatch{{updateOfLines(0, {R"({"step": 1, "loss": 2.0, "layers": [{"resid": 1.5}]})"})}});
     QCOMPARE(panel.buildContent(100).emptyText, QStringLiteral("Not recorded by this run"));
 
     store.addRun(1, QStringLiteral("fp16"), normlab::Config{}, QString());
-    RunUpdate fp16 = linesOf(1, {R"({"step": 1, "loss": 2.0, "loss_scale": 65536, "skipped_steps": 1,
+    RunUpdate fp16 = updateOfLines(1, {R"({"step": 1, "loss": 2.0, "loss_scale": 65536, "skipped_steps": 1,
         "layers": [{"resid": 1.5, "act_overflow": 0, "act_underflow": 0.001, "grad_overflow": 0,
         "grad_underflow": 0.25, "stream_headroom": 12.5}, {"resid": 1.6, "act_overflow": 0.01,
         "act_underflow": 0.002, "grad_overflow": 0, "grad_underflow": 0.5, "stream_headroom": 11.0}]})"});

@@ -12,12 +12,23 @@
 
 #include "app/gui/training_worker.h"
 #include "engine/config/config.h"
+#include "engine/io/metrics_line_parser.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder.h"
 #include "engine/train/trainer.h"
 #include "ui/history/telemetry_store.h"
 
 namespace normlab::test {
+
+// One run's update made of metrics.jsonl lines, as a run folder's reader hands them to the store.
+inline normlab::ui::RunUpdate updateOfLines(int run, const std::vector<const char*>& lines) {
+    normlab::ui::RunUpdate update;
+    update.runId = run;
+    normlab::MetricsLineParser parser;
+    for (const char* line : lines) update.records.push_back(parser.parse(line));
+    update.step = update.records.back().step;
+    return update;
+}
 
 // The window's action with this text (a menu or toolbar entry), or null.
 inline QAction* actionNamed(QObject& window, const QString& text) {

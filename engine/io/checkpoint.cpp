@@ -11,6 +11,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/core/number_format.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/json_read.h"
 #include "engine/io/safetensors.h"
 #include "engine/train/trainer.h"
@@ -90,45 +91,57 @@ void load_parameters(const SafetensorsFile& file, Model& model, const std::strin
 }
 
 namespace {
-// A trainer's checkpoint as tensors to write: the host copies they point into, and the metadata.
-struct CheckpointTensors {
-    std::vector<std::vector<float>> host;  // keeps downloaded tensors alive until written
-    std::vector<float> first, second;      // the optimizer's moments
+// A trainer's checkpoint as tensors to write: names and shapes (no host data), where each one's floats
+// lie in backend memory, and the metadata: parameters, then each one's two Adam moments.
+struct CheckpointPlan {
     std::vector<TensorRef> tensors;
+    std::vector<const float*> sources;
     std::map<std::string, std::string> metadata;
 };
 
-void gather_checkpoint(Trainer& trainer, CheckpointTensors& out) {
+CheckpointPlan checkpoint_plan(Trainer& trainer) {
     Model& model = trainer.model();
     const auto& entries = model.layout().entries;
-    out.host.reserve(entries.size());
-    const size_t total = model.layout().total;
-    out.first.resize(total);
-    out.second.resize(total);
-    model.backend().download(out.first.data(), trainer.optimizer().first_moment(), total);
-    model.backend().download(out.second.data(), trainer.optimizer().second_moment(), total);
+    CheckpointPlan plan;
+    const auto add = [&plan](std::string name, const std::vector<int64_t>& shape, const float* source) {
+        plan.tensors.push_back({std::move(name), shape, nullptr});
+        plan.sources.push_back(source);
+    };
+    for (size_t i = 0; i < entries.size(); ++i)
+        if (model.active(static_cast<int>(i)))
+            add(entries[i].name, entries[i].shape, model.params() + entries[i].offset);
     for (size_t i = 0; i < entries.size(); ++i) {
         if (!model.active(static_cast<int>(i))) continue;
-        out.host.push_back(model.read_entry(static_cast<int>(i)));
-        out.tensors.push_back({entries[i].name, entries[i].shape, out.host.back().data()});
+        add(kFirstMoment + entries[i].name, entries[i].shape,
+            trainer.optimizer().first_moment() + entries[i].offset);
+        add(kSecondMoment + entries[i].name, entries[i].shape,
+            trainer.optimizer().second_moment() + entries[i].offset);
     }
-    for (size_t i = 0; i < entries.size(); ++i) {
-        if (!model.active(static_cast<int>(i))) continue;
-        out.tensors.push_back(
-            {kFirstMoment + entries[i].name, entries[i].shape, out.first.data() + entries[i].offset});
-        out.tensors.push_back(
-            {kSecondMoment + entries[i].name, entries[i].shape, out.second.data() + entries[i].offset});
-    }
-    out.metadata = {{"format", "normlab-checkpoint-1"},
-                    {"normlab_config", config_to_json_text(trainer.config())},
-                    {"normlab_step", std::to_string(trainer.steps_done())},
-                    {"normlab_schedule_origin", std::to_string(trainer.schedule_origin())}};
+    plan.metadata = {{"format", "normlab-checkpoint-1"},
+                     {"normlab_config", config_to_json_text(trainer.config())},
+                     {"normlab_step", std::to_string(trainer.steps_done())},
+                     {"normlab_schedule_origin", std::to_string(trainer.schedule_origin())}};
     const LossScaler& scaler = trainer.loss_scaler();
     if (scaler.active()) {  // a dynamic scale's state, so a resume or a fork goes on from it
-        out.metadata["normlab_loss_scale"] = format_number(scaler.scale());
-        out.metadata["normlab_loss_scale_finite_steps"] = std::to_string(scaler.finite_in_a_row());
-        out.metadata["normlab_skipped_steps"] = std::to_string(scaler.skipped());
+        plan.metadata["normlab_loss_scale"] = format_number(scaler.scale());
+        plan.metadata["normlab_loss_scale_finite_steps"] = std::to_string(scaler.finite_in_a_row());
+        plan.metadata["normlab_skipped_steps"] = std::to_string(scaler.skipped());
     }
+    return plan;
+}
+
+// The checkpoint's bytes, each tensor downloaded straight into its place; `what` names it in messages.
+std::string checkpoint_file_bytes(Trainer& trainer, const std::string& what, std::string reuse) {
+    const CheckpointPlan plan = checkpoint_plan(trainer);
+    Backend& backend = trainer.model().backend();
+    return safetensors_bytes_filled(
+        what, plan.tensors, plan.metadata,
+        [&](size_t i, float* destination) {
+            size_t count = 1;
+            for (const int64_t dim : plan.tensors[i].shape) count *= static_cast<size_t>(dim);
+            backend.download(destination, plan.sources[i], count);
+        },
+        std::move(reuse));
 }
 
 // The loss scale a checkpoint kept (train.loss_scale set), restored; a checkpoint without it (no loss
@@ -151,15 +164,18 @@ void restore_loss_scale(const std::map<std::string, std::string>& metadata, Trai
 }  // namespace
 
 void save_checkpoint(Trainer& trainer, const std::string& path, const WriteFence& fence) {
-    CheckpointTensors checkpoint;
-    gather_checkpoint(trainer, checkpoint);
-    write_safetensors(path, checkpoint.tensors, checkpoint.metadata, fence);
+    const std::string what = "checkpoint '" + path + "'";
+    const std::string bytes = checkpoint_file_bytes(trainer, what, {});
+    write_file_atomically(
+        path,
+        [&bytes](std::ostream& file) {
+            file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        },
+        "cannot write " + what, fence);
 }
 
-std::string checkpoint_bytes(Trainer& trainer) {
-    CheckpointTensors checkpoint;
-    gather_checkpoint(trainer, checkpoint);
-    return safetensors_bytes(checkpoint.tensors, checkpoint.metadata);
+std::string checkpoint_bytes(Trainer& trainer, std::string reuse) {
+    return checkpoint_file_bytes(trainer, "a checkpoint in memory", std::move(reuse));
 }
 
 Config checkpoint_config(const std::string& path) {

@@ -17,8 +17,9 @@ class Trainer;
 
 // Replaces `path` atomically; `fence` as in write_file_atomically.
 void save_checkpoint(Trainer& trainer, const std::string& path, const WriteFence& fence = {});
-// The bytes save_checkpoint would write, in memory (a fork point: written out only when forked from).
-std::string checkpoint_bytes(Trainer& trainer);
+// The bytes save_checkpoint would write, in memory (a fork point: written out only when forked from),
+// downloaded straight into place; `reuse`'s storage is kept when large enough (an evicted fork point's).
+std::string checkpoint_bytes(Trainer& trainer, std::string reuse = {});
 
 // The step a checkpoint holds (metadata normlab_step), from its header alone: the file's own word,
 // which readers trust over summary.json's checkpoint_step (written after the file, so it can lag).

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -324,7 +325,7 @@ namespace {
 // messages ("checkpoint 'x.safetensors'").
 std::pair<std::string, std::vector<uint64_t>> safetensors_header(
     const std::string& what, const std::vector<TensorRef>& tensors,
-    const std::map<std::string, std::string>& metadata) {
+    const std::map<std::string, std::string>& metadata, bool data_given = true) {
     const std::string cannot_write = "cannot write " + what + ": ";
 
     nlohmann::ordered_json header = nlohmann::ordered_json::object();
@@ -343,7 +344,7 @@ std::pair<std::string, std::vector<uint64_t>> safetensors_header(
                              " appears twice; every tensor needs a unique name");
         }
         const uint64_t count = element_count_for_write(what, tensor);
-        if (count > 0 && tensor.data == nullptr) {
+        if (count > 0 && data_given && tensor.data == nullptr) {
             throw InputError(cannot_write + "tensor " + quoted(tensor.name) + " of shape " +
                              shape_to_string(tensor.shape) + " has no data pointer");
         }
@@ -392,6 +393,26 @@ std::string safetensors_bytes(const std::vector<TensorRef>& tensors,
     std::ostringstream out;
     write_safetensors_to(out, header_text, byte_counts, tensors);
     return std::move(out).str();
+}
+
+std::string safetensors_bytes_filled(const std::string& what, const std::vector<TensorRef>& tensors,
+                                     const std::map<std::string, std::string>& metadata,
+                                     const std::function<void(size_t, float*)>& fill, std::string reuse) {
+    const auto [header_text, byte_counts] = safetensors_header(what, tensors, metadata, false);
+    uint64_t data_bytes = 0;
+    for (const uint64_t count : byte_counts) data_bytes += count;
+    // resize keeps the old bytes and writes only past them: a reused buffer of the same size costs
+    // neither a fresh allocation's page faults nor a pass of zeros
+    std::string bytes = std::move(reuse);
+    bytes.resize(k_header_length_bytes + header_text.size() + data_bytes);
+    std::memcpy(bytes.data(), header_length_bytes(header_text.size()).data(), k_header_length_bytes);
+    std::memcpy(bytes.data() + k_header_length_bytes, header_text.data(), header_text.size());
+    char* data = bytes.data() + k_header_length_bytes + header_text.size();  // 8-byte aligned: padded header
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (byte_counts[i] > 0) fill(i, reinterpret_cast<float*>(data));
+        data += byte_counts[i];
+    }
+    return bytes;
 }
 
 namespace {

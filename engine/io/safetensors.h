@@ -2,6 +2,7 @@
 // Writes go to a temporary file renamed into place, so a crash never leaves a half-written checkpoint.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +38,14 @@ void write_safetensors(const std::string& path, const std::vector<TensorRef>& te
 // The same file's bytes, in memory (a fork point kept by the window's engine thread).
 std::string safetensors_bytes(const std::vector<TensorRef>& tensors,
                               const std::map<std::string, std::string>& metadata);
+
+// The same bytes sized once, with each tensor's floats written in place by `fill(i, dst)` (dst: room for
+// tensors[i]'s floats; tensors' data pointers are not read): a checkpoint copied straight from backend
+// memory. `reuse`'s storage is kept when large enough (a fork point's evicted bytes); `what` names the
+// checkpoint in messages, as in write_safetensors.
+std::string safetensors_bytes_filled(const std::string& what, const std::vector<TensorRef>& tensors,
+                                     const std::map<std::string, std::string>& metadata,
+                                     const std::function<void(size_t, float*)>& fill, std::string reuse = {});
 
 // Throws InputError naming the file and the problem: missing, truncated, bad header JSON, offsets out
 // of range or overlapping, a dtype other than F32 (F16/BF16/F64 are converted), shape/size mismatch.

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "engine/io/atomic_file.h"
@@ -14,6 +16,11 @@
 
 namespace normlab {
 namespace {
+
+std::string file_bytes(const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
 
 TEST(SnapshotRing, KeepsTheNewestWithinCountAndBytes) {
     SnapshotRing ring({10, 3, 1000});
@@ -52,6 +59,29 @@ TEST(SnapshotRing, ForkPointRestoresTheRunBitForBit) {
     std::filesystem::remove(path);
     EXPECT_EQ(fork->steps_done(), 20);
     for (int step = 21; step <= 30; ++step) EXPECT_EQ(fork->step().record.loss, losses[step - 1]) << step;
+}
+
+// A full ring lends the point it drops to the next copy: each kept point must still be exactly what
+// save_checkpoint writes at that step, whatever storage (larger, smaller, another model's) it reuses.
+TEST(SnapshotRing, AFullRingsReusedStorageHoldsExactlyTheCheckpoint) {
+    Config config = testing::small_model_config(16, 2, 8, 4, 30);
+    config.threads = 1;
+    Trainer trainer(config);
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "normlab_fork_point_reuse.safetensors").string();
+    SnapshotRing ring({5, 2, size_t{64} << 20});
+    for (int step = 1; step <= 20; ++step) {
+        trainer.step();
+        ring.after_step(trainer);
+        if (step % 5 != 0) continue;
+        save_checkpoint(trainer, path);
+        EXPECT_EQ(*ring.at_or_before(step)->bytes, file_bytes(path)) << step;
+    }
+    EXPECT_EQ(ring.steps(), (std::vector<int64_t>{15, 20}));
+    const std::string expected = checkpoint_bytes(trainer);
+    EXPECT_EQ(checkpoint_bytes(trainer, std::string(expected.size() * 3, 'z')), expected);
+    EXPECT_EQ(checkpoint_bytes(trainer, std::string(7, 'z')), expected);
+    std::filesystem::remove(path);
 }
 
 }  // namespace

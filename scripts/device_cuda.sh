@@ -8,7 +8,7 @@
 # The architecture presets (llama-small, gpt2-shape; llama-small on bpe:1024 tokens) train on CUDA against
 # the CPU, and the Hugging Face import's gradients are checked against transformers with NormLab on the GPU.
 # Usage: device_cuda.sh [STEP,STEP...]
-#   (default: all of tests,selftest,auto,arch,hf,bridge,oracle,profile,window,comparison)
+#   (default: all of tests,selftest,auto,arch,precision,hf,bridge,oracle,profile,window,comparison)
 set -uo pipefail
 NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$NORMLAB_ROOT/.device"
@@ -34,7 +34,7 @@ step() {
     return $status
 }
 
-STEPS=",${1:-tests,selftest,auto,arch,hf,bridge,oracle,profile,window,comparison},"
+STEPS=",${1:-tests,selftest,auto,arch,precision,hf,bridge,oracle,profile,window,comparison},"
 wanted() { [[ "$STEPS" == *",$1,"* ]]; }
 export LD_LIBRARY_PATH="$DEPS/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NORMLAB_RESOURCE_DIR="$NORMLAB_ROOT/resources"  # carried binaries name the build machine's folder
@@ -74,16 +74,31 @@ if wanted auto; then
     rm -rf "$WORK/quickstart-auto/checkpoints"
 fi
 
-# curves_agree.py RUN_A RUN_B: the largest relative difference of the loss over the steps both runs logged
+# curves_agree.py RUN_A RUN_B [TOLERANCE]: the largest relative difference of the loss over the steps both
+# runs logged (at most TOLERANCE, default 5e-4), and, when the runs are not fp32, the largest difference of
+# the emulated-precision telemetry (per block) and the loss scales, reported
 cat >"$WORK/curves_agree.py" <<'PYTHON'
 import json, sys
-curves = [{r["step"]: r["loss"] for r in map(json.loads, open(f"{run}/metrics.jsonl")) if "loss" in r}
-          for run in sys.argv[1:]]
-steps = sorted(set(curves[0]) & set(curves[1]))
-worst = max(abs(curves[0][s] - curves[1][s]) / abs(curves[1][s]) for s in steps)
-print(f"{len(steps)} steps, final loss {curves[0][steps[-1]]:.10f} (cuda) {curves[1][steps[-1]]:.10f} (cpu), "
-      f"largest relative difference {worst:.2e}")
-sys.exit(0 if worst <= 5e-4 else 1)
+records = [{r["step"]: r for r in map(json.loads, open(f"{run}/metrics.jsonl")) if "loss" in r}
+           for run in sys.argv[1:3]]
+tolerance = float(sys.argv[3]) if len(sys.argv) > 3 else 5e-4
+steps = sorted(set(records[0]) & set(records[1]))
+loss = [{s: r[s]["loss"] for s in steps} for r in records]
+worst = max(abs(loss[0][s] - loss[1][s]) / abs(loss[1][s]) for s in steps)
+print(f"{len(steps)} steps, final loss {loss[0][steps[-1]]:.10f} (cuda) {loss[1][steps[-1]]:.10f} (cpu), "
+      f"largest relative difference {worst:.2e} (tolerance {tolerance:.0e})")
+fields = ["act_overflow", "act_underflow", "grad_overflow", "grad_underflow", "stream_headroom"]
+pairs = [(s, f, a.get(f), b.get(f)) for s in steps
+         for a, b in zip(records[0][s].get("layers", []), records[1][s].get("layers", [])) for f in fields]
+for field in fields:
+    gaps = [abs(a - b) for s, f, a, b in pairs if f == field and a is not None and b is not None]
+    if gaps:
+        print(f"  {field}: largest |cuda - cpu| {max(gaps):.3e} over {len(gaps)} values")
+for field in ["loss_scale", "skipped_steps"]:
+    values = [(records[0][s].get(field), records[1][s].get(field)) for s in steps if field in records[0][s]]
+    if values:
+        print(f"  {field}: {sum(a == b for a, b in values)}/{len(values)} steps equal, last {values[-1]}")
+sys.exit(0 if worst <= tolerance else 1)
 PYTHON
 if wanted arch; then  # the modern-architecture presets (and BPE tokens): 50 steps on the GPU and the CPU
     for run in llama-small gpt2-shape llama-small:data.tokenizer=bpe:1024; do
@@ -94,6 +109,28 @@ if wanted arch; then  # the modern-architecture presets (and BPE tokens): 50 ste
                 --out "$WORK/$name-$device" --overwrite --quiet >"$WORK/$name-$device.log" 2>&1
         done
         step "arch_$name" 30 python3 "$WORK/curves_agree.py" "$WORK/$name-cuda" "$WORK/$name-cpu"
+    done
+fi
+if wanted precision; then  # emulated bf16 / fp16 / fp8 on the GPU against the CPU, then its cost on the GPU
+    for run in "quickstart bf16" "quickstart fp16 dynamic" "quickstart fp16 none" "llama-small bf16" \
+        "quickstart fp8_e4m3 none"; do
+        read -r preset format scale <<<"$run"
+        name="precision-$preset-$format${scale:+-$scale}"
+        for device in cuda cpu; do
+            "$CLI" train --preset "$preset" --steps 50 --set device="$device" --set train.precision="$format" \
+                ${scale:+--set train.loss_scale=$scale} --out "$WORK/$name-$device" --overwrite --quiet \
+                >"$WORK/$name-$device.log" 2>&1
+        done
+        TAIL_LINES=8 step "$name" 30 python3 "$WORK/curves_agree.py" "$WORK/$name-cuda" "$WORK/$name-cpu" \
+            "${PRECISION_TOLERANCE:-1e-2}"
+    done
+    read -ra GPT2 <<<"$(cd "$NORMLAB_ROOT/tests/peer" && python3 -c "from run_comparison import normlab_args
+print(' '.join(normlab_args('gpt2', 1000000, 'cuda')))")"
+    for round in 1 2; do
+        for format in fp32 bf16 fp16; do
+            TAIL_LINES=1 step "precision_bench_${format}_$round" 60 "$CLI" bench "${GPT2[@]}" \
+                --set train.precision="$format" --steps 10 --warmup 3
+        done
     done
 fi
 wanted hf && TAIL_LINES=12 step hf_parity 150 env HF_HUB_OFFLINE=1 TRANSFORMERS_VERBOSITY=error \

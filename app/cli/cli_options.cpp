@@ -5,9 +5,11 @@
 
 #include <charconv>
 #include <filesystem>
+#include <iostream>
 
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
+#include "engine/io/atomic_file.h"
 #include "engine/io/hf_weights.h"
 
 namespace normlab::cli {
@@ -123,6 +125,31 @@ std::string config_sources_help(bool with_hf_checkpoint) {
            "  --set KEY=VALUE      override any key, e.g. --set model.layers=12 --set "
            "model.norm_placement=post\n"
            "  --steps N            shorthand for --set train.steps=N\n";
+}
+
+bool has_flag(int argc, char** argv, const std::string& flag) {
+    for (int i = 2; i < argc; ++i)
+        if (argv[i] == flag) return true;
+    return false;
+}
+
+bool asks_for_help(int argc, char** argv) {
+    return has_flag(argc, argv, "--help") || has_flag(argc, argv, "-h");
+}
+
+std::string result_path(const std::string& out, const std::string& name, bool overwrite) {
+    const std::string path = out + "/" + name;
+    if (std::filesystem::exists(path) && !overwrite)
+        throw InputError("'" + path + "' exists; choose another --out or pass --overwrite");
+    return path;
+}
+
+void write_result(const std::string& out, const std::string& path, const std::string& text) {
+    std::error_code error;
+    std::filesystem::create_directories(out, error);
+    if (error) throw InputError("cannot create '" + out + "': " + error.message());
+    write_file_atomically(path, text);
+    std::cout << path << "\n";
 }
 
 }  // namespace normlab::cli

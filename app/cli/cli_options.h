@@ -63,4 +63,12 @@ std::string config_sources_help(bool with_hf_checkpoint = false);
 // Every config key, wrapped, for --help.
 std::string config_keys_help();
 
+// Whether argv[2..] holds `flag` (a probe's mode: --freeze-norms, --coord-check; or --help / -h).
+bool has_flag(int argc, char** argv, const std::string& flag);
+bool asks_for_help(int argc, char** argv);
+// A probe's result file DIR/NAME, checked before any work: InputError when it exists without --overwrite.
+std::string result_path(const std::string& out, const std::string& name, bool overwrite);
+// Writes `text` to `path` (atomically) in `out`, made first, and prints the path.
+void write_result(const std::string& out, const std::string& path, const std::string& text);
+
 }  // namespace normlab::cli

@@ -1,7 +1,6 @@
 // `normlab-cli probe`: measurements at initialisation (Xiong et al.'s Lemma 2 and Figure 3, Admin's
 // dependency ratio, Liu et al.'s output change) written to DIR/probe.json.
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -38,6 +37,8 @@ const char* kProbeHelp =
     "\n"
     "normlab-cli probe --freeze-norms --checkpoint FILE ...: norm-free inference on a trained model\n"
     "(normlab-cli probe --freeze-norms --help).\n"
+    "normlab-cli probe --coord-check --widths 64,128,256 ...: muP's coordinate check over widths\n"
+    "(normlab-cli probe --coord-check --help).\n"
     "\n";
 
 // Probes `seeds` initialisations (seeds train.seed ..) on `batches` batches each: the document of their
@@ -75,6 +76,7 @@ nlohmann::json probe_seeds(const Config& config, int64_t batches, int64_t seeds)
 
 int run_probe(int argc, char** argv) {
     if (wants_freeze_norms(argc, argv)) return run_freeze_norms_probe(argc, argv);
+    if (wants_coord_check(argc, argv)) return run_coord_check_probe(argc, argv);
     ArgReader reader(argc, argv, 2);
     ConfigSources sources;
     std::string out;
@@ -103,18 +105,11 @@ int run_probe(int argc, char** argv) {
     }
     if (batches < 1) throw InputError("--batches K is required (K >= 1 batches to average over)");
     if (out.empty()) throw InputError("--out DIR is required: the folder for probe.json");
-    const std::string path = out + "/probe.json";
-    if (std::filesystem::exists(path) && !overwrite) {
-        throw InputError("'" + path + "' exists; choose another --out or pass --overwrite");
-    }
+    const std::string path = result_path(out, "probe.json", overwrite);
     Config config = sources.resolve();
     config.train.steps = std::max(config.train.steps, 1);
     const nlohmann::json document = probe_seeds(config, batches, seeds);
-    std::error_code error;
-    std::filesystem::create_directories(out, error);
-    if (error) throw InputError("cannot create '" + out + "': " + error.message());
-    write_file_atomically(path, document.dump(2) + "\n");
-    std::cout << path << "\n";
+    write_result(out, path, document.dump(2) + "\n");
     return 0;
 }
 

@@ -3,7 +3,6 @@
 // by one with fine-tuning between), written to DIR/freeze_norms.json and printed as a table.
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -114,24 +113,16 @@ void print_result(const NormFreezingResult& result) {
 }  // namespace
 
 bool wants_freeze_norms(int argc, char** argv) {
-    for (int i = 2; i < argc; ++i) {
-        if (std::string(argv[i]) == "--freeze-norms") return true;
-    }
-    return false;
+    return has_flag(argc, argv, "--freeze-norms");
 }
 
 int run_freeze_norms_probe(int argc, char** argv) {
-    for (int i = 2; i < argc; ++i) {
-        const std::string flag = argv[i];
-        if (flag == "--help" || flag == "-h") {
-            std::cout << kFreezeHelp;
-            return 0;
-        }
+    if (asks_for_help(argc, argv)) {
+        std::cout << kFreezeHelp;
+        return 0;
     }
     const FreezeOptions options = read_freeze_options(argc, argv);
-    const std::string path = options.out + "/freeze_norms.json";
-    if (std::filesystem::exists(path) && !options.overwrite)
-        throw InputError("'" + path + "' exists; choose another --out or pass --overwrite");
+    const std::string path = result_path(options.out, "freeze_norms.json", options.overwrite);
     std::unique_ptr<Trainer> trainer = load_checkpoint(options.checkpoint, {});
     NormFreezingResult result = freeze_norms_probe(*trainer, options.batches);
     if (options.finetune.steps_per_norm > 0) {
@@ -145,11 +136,7 @@ int run_freeze_norms_probe(int argc, char** argv) {
     nlohmann::json document = to_json(result);
     document["checkpoint"] = options.checkpoint;
     print_result(result);
-    std::error_code error;
-    std::filesystem::create_directories(options.out, error);
-    if (error) throw InputError("cannot create '" + options.out + "': " + error.message());
-    write_file_atomically(path, document.dump(2) + "\n");
-    std::cout << path << "\n";
+    write_result(options.out, path, document.dump(2) + "\n");
     return 0;
 }
 

@@ -13,6 +13,9 @@ int run_probe(int argc, char** argv);
 // probe --freeze-norms (cmd_probe_freeze.cpp): whether it was asked for, and the command.
 bool wants_freeze_norms(int argc, char** argv);
 int run_freeze_norms_probe(int argc, char** argv);
+// probe --coord-check (cmd_probe_coord.cpp): whether it was asked for, and the command.
+bool wants_coord_check(int argc, char** argv);
+int run_coord_check_probe(int argc, char** argv);
 int run_runs(int argc, char** argv);
 int run_compare(int argc, char** argv);
 int run_export(int argc, char** argv);

@@ -54,8 +54,12 @@ struct AttentionStatsRef {
 // The shape of one attention call and its mask: query t attends key j when j < key_limit(t).
 struct AttentionShape {
     int batch = 0, seq = 0, heads = 0, head_dim = 0;
-    bool causal = true;  // j <= t
-    int keys = 0;        // only keys j < keys (0: all seq positions)
+    bool causal = true;        // j <= t
+    int keys = 0;              // only keys j < keys (0: all seq positions)
+    float logit_scale = 0.0f;  // the factor on q k^T (0: 1 / sqrt(head_dim); muP's differs)
+    NORMLAB_HOST_DEVICE float scale() const {
+        return logit_scale > 0.0f ? logit_scale : 1.0f / sqrtf(static_cast<float>(head_dim));
+    }
     NORMLAB_HOST_DEVICE int key_limit(int t) const {
         const int valid = keys > 0 && keys < seq ? keys : seq;
         return causal && t + 1 < valid ? t + 1 : valid;

@@ -119,6 +119,28 @@ void check_kv_heads(const ModelConfig& m) {
 }
 
 // The checks that involve more than one key.
+// CompleteP scales each residual branch by base_depth / layers: defined for a plain shortcut whose sum
+// no norm follows (Pre-LN, Peri-LN, no norm), which the other schemes and Post-LN are not.
+void check_parametrization(const ModelConfig& m) {
+    if (m.parametrization != Parametrization::CompleteP) return;
+    require(m.residual == Residual::Plain,
+            "model.parametrization=completep scales each residual branch by base_depth / layers, and "
+            "model.residual=" +
+                to_string(m.residual) +
+                " sets the shortcut or branch scales itself; set model.residual=plain or "
+                "model.parametrization=mup");
+    require(m.encoder_layers == 0,
+            "model.parametrization=completep scales the branches of one stack by base_depth / layers; an "
+            "encoder-decoder has two stacks, so set model.encoder_layers=0 or model.parametrization=mup");
+    require(m.norm_placement == NormPlacement::Pre || m.norm_placement == NormPlacement::Peri ||
+                m.norm_placement == NormPlacement::None,
+            "model.parametrization=completep is depth-muP for a residual stream no norm rescales, and "
+            "model.norm_placement=" +
+                to_string(m.norm_placement) +
+                " normalises the sum after each branch; set model.norm_placement=pre (or peri, none) or "
+                "model.parametrization=mup");
+}
+
 void check_combinations(const Config& config) {
     check_heads_divide(config.model);
     check_rope(config.model);
@@ -133,6 +155,7 @@ void check_combinations(const Config& config) {
     require(config.model.residual_warmup_steps == 0 || config.model.residual != Residual::ReZero,
             "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
             "model.residual_warmup_steps=0 or another model.residual");
+    check_parametrization(config.model);
     if (config.train.weight_decay_mode == WeightDecayMode::Independent &&
         config.train.optimizer != OptimizerKind::AdamW)
         throw InputError(

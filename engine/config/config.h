@@ -28,6 +28,10 @@ enum class FeedForward { Mlp, SwiGlu, GeGlu };
 // head's q and k (RoPE, Su et al. 2021; Hugging Face Llama's rotate_half pairing), or none at all.
 enum class Position { Learned, Rope, None };
 enum class InitScheme { XavierNormal, XavierUniform, Gpt2 };
+// How init, learning rates and multipliers change with width (and depth): standard (SP), muP (Yang et
+// al. 2022) relative to model.base_width, or CompleteP (Dey et al. 2025: muP plus residual branches
+// scaled base_depth / layers). Every multiplier: engine/model/parametrization.h, docs/model.md.
+enum class Parametrization { Sp, Mup, CompleteP };
 enum class AdminInit { Closed, Profiled };
 enum class OptimizerKind { Sgd, Adam, AdamW, RAdam };
 enum class ScheduleKind { Constant, Linear, InverseSqrt, Cosine, Noam };
@@ -78,6 +82,9 @@ struct ModelConfig {
     // The model's vocabulary (the rows of wte and the head): 0, the data's; larger leaves rows that no
     // batch uses, as an imported Hugging Face model's vocabulary does (docs/huggingface.md).
     int vocab_size = 0;
+    Parametrization parametrization = Parametrization::Sp;
+    int base_width = 0;  // muP's and CompleteP's base width (d_model where they equal SP); 0: d_model
+    int base_depth = 0;  // CompleteP's base depth (blocks per stack where it equals muP); 0: layers
 };
 
 struct TrainConfig {
@@ -181,6 +188,7 @@ std::string to_string(Activation v);
 std::string to_string(FeedForward v);
 std::string to_string(Position v);
 std::string to_string(InitScheme v);
+std::string to_string(Parametrization v);
 std::string to_string(AdminInit v);
 std::string to_string(OptimizerKind v);
 std::string to_string(ScheduleKind v);

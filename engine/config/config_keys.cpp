@@ -62,6 +62,11 @@ constexpr auto enum_names(InitScheme) {
     return std::to_array<std::pair<E, std::string_view>>(
         {{E::XavierNormal, "xavier_normal"}, {E::XavierUniform, "xavier_uniform"}, {E::Gpt2, "gpt2"}});
 }
+constexpr auto enum_names(Parametrization) {
+    return std::to_array<NameOf<Parametrization>>({{Parametrization::Sp, "sp"},
+                                                   {Parametrization::Mup, "mup"},
+                                                   {Parametrization::CompleteP, "completep"}});
+}
 constexpr auto enum_names(AdminInit) {
     using E = AdminInit;
     return std::to_array<std::pair<E, std::string_view>>({{E::Closed, "closed"}, {E::Profiled, "profiled"}});
@@ -343,6 +348,15 @@ std::vector<KeyDescriptor> build_descriptors() {
                     {integers(0, kMaxVocab),
                      "set it to 0 for the data's vocabulary, or to at least the data's (a Hugging Face "
                      "config's vocab_size)"}),
+        NORMLAB_KEY(model, parametrization),
+        NORMLAB_KEY(
+            model, base_width,
+            {integers(0, kMaxWidth),
+             "set it to 0 for model.d_model, or to the width the learning rate was tuned at (e.g. 64)"}),
+        NORMLAB_KEY(
+            model, base_depth,
+            {integers(0, kMaxDepth),
+             "set it to 0 for model.layers, or to the depth the learning rate was tuned at (e.g. 2)"}),
         NORMLAB_KEY(train, optimizer),
         NORMLAB_KEY(train, lr, {kNonNegative}),
         NORMLAB_KEY(train, warmup_steps, {integers(0)}),
@@ -498,6 +512,9 @@ std::string to_string(Position v) {
     return enum_to_string(v);
 }
 std::string to_string(InitScheme v) {
+    return enum_to_string(v);
+}
+std::string to_string(Parametrization v) {
     return enum_to_string(v);
 }
 std::string to_string(AdminInit v) {

@@ -5,6 +5,7 @@
 #include "engine/config/config_keys.h"
 #include "engine/core/errors.h"
 #include "engine/io/hf_config.h"
+#include "engine/model/parametrization.h"
 
 namespace normlab {
 
@@ -24,6 +25,11 @@ std::vector<std::string> family_problems(const ModelConfig& model, HfFamily fami
     need(model.encoder_layers == 0, "model.encoder_layers", std::to_string(model.encoder_layers),
          name + " is decoder-only");
     need(!model.theory_mode, "model.theory_mode", "true", "the simplified model is no " + name);
+    need(width_ratio(model) == 1.0 && branch_multiplier(model) == 1.0, "model.parametrization",
+         to_string(model.parametrization),
+         name +
+             " has no output or branch multiplier and scales attention by 1/sqrt(d_head) (a muP or "
+             "CompleteP model away from its base width or depth has them)");
     if (family == HfFamily::Llama) {
         need(model.norm_type == NormType::RmsNorm, "model.norm_type", to_string(model.norm_type),
              "Llama's norms are RMSNorm");

@@ -13,6 +13,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/memory_check.h"
 #include "engine/model/constants.h"
+#include "engine/model/parametrization.h"
 
 namespace normlab {
 
@@ -113,11 +114,13 @@ ScaleRef Model::shortcut_scale(const SublayerStep& step) const {
 
 ScaleRef Model::branch_scale(const SublayerStep& step) const {
     if (m_config.residual == Residual::ReZero) return {1.0f, entry_ptr(block_index(step).rezero_alpha)};
-    return {residual_warmup_scale(step.block), nullptr};  // 1 without residual warmup
+    // 1 without residual warmup and CompleteP
+    return {residual_warmup_scale(step.block) * static_cast<float>(branch_multiplier(m_config)), nullptr};
 }
 
 AttentionShape Model::attention_shape(const SublayerStep& step, int batch, int seq) const {
     AttentionShape shape{batch, seq, m_config.heads, m_config.d_model / m_config.heads};
+    shape.logit_scale = attention_logit_scale(m_config);
     if (step.encoder || step.kind == kCrossAttention) {
         shape.causal = false;  // the encoder reads its whole source; the decoder all of the memory
         shape.keys = m_source_len;
@@ -288,13 +291,18 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     const float* head_input = head_input_buffer();
     const MatmulInput head_operand = final_norm_present ? MatmulInput::Rounded : MatmulInput::Shared;
     m_matmuls.forward(m_logits, head_input, entry_ptr(m_layout.head), nullptr, n, d, m_vocab, head_operand);
+    const float output_scale = static_cast<float>(output_multiplier(m_config));  // muP's readout multiplier
+    const size_t logit_count = static_cast<size_t>(n) * m_vocab;
+    if (output_scale != 1.0f) m_backend->scale(m_logits, output_scale, logit_count);
     const auto loss = m_backend->cross_entropy(m_logits, m_logits, m_targets, n, m_vocab, backward, z_loss);
 
     const ForwardStats& stats = collect_stats(loss, attention_stats);
     if (!backward) return stats;
 
     m_backend->fill(m_grads, 0.0f, m_layout.total);
-    if (m_loss_scale != 1.0f) m_backend->scale(m_logits, m_loss_scale, static_cast<size_t>(n) * m_vocab);
+    // d loss / d (head output) = d loss / d logits x the output multiplier, with the loss scale
+    if (m_loss_scale * output_scale != 1.0f)
+        m_backend->scale(m_logits, m_loss_scale * output_scale, logit_count);
     float* grad_residual = m_scratch[kGradResidual];
     m_matmuls.set_site(head_site());
     m_matmuls.backward(grad_residual, grad_ptr(m_layout.head), nullptr, m_logits, head_input,

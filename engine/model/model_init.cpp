@@ -7,6 +7,7 @@
 #include "engine/core/rng.h"
 #include "engine/model/constants.h"
 #include "engine/model/model.h"
+#include "engine/model/parametrization.h"
 
 namespace normlab {
 
@@ -72,11 +73,12 @@ void draw_embedding(const InitDraw& draw, const ParamEntry& entry, bool position
         return;
     }
     const size_t rows = static_cast<size_t>(entry.shape[0]);
-    draw.rows(0, rows, c.d_model, static_cast<double>(rows), c.d_model, position ? 0.01 : 0.02, 1.0);
+    draw.rows(0, rows, c.d_model, static_cast<double>(rows), embedding_init_width(c), position ? 0.01 : 0.02,
+              1.0);
 }
 
-// `beta`: DeepNorm's for the entry's stack (else 1).
-void draw_matrix(const InitDraw& draw, const ParamEntry& entry, double beta) {
+// `beta`: DeepNorm's for the entry's stack (else 1); `gain` the parametrization's (hidden_init_gain).
+void draw_matrix(const InitDraw& draw, const ParamEntry& entry, double beta, double gain) {
     const ModelConfig& c = draw.config;
     const int d = c.d_model;
     const size_t rows = static_cast<size_t>(entry.shape[0]);
@@ -92,7 +94,8 @@ void draw_matrix(const InitDraw& draw, const ParamEntry& entry, double beta) {
             const bool value = part == 2;
             if (c.theory_mode && !value) continue;  // Xiong et al.: W_Q = W_K = 0
             const size_t begin = bounds[part], end = bounds[part + 1];
-            draw.rows(begin, end, columns, d, static_cast<double>(end - begin), 0.02, value ? beta : 1.0);
+            draw.rows(begin, end, columns, d, static_cast<double>(end - begin), 0.02,
+                      (value ? beta : 1.0) * gain);
         }
         return;
     }
@@ -102,7 +105,7 @@ void draw_matrix(const InitDraw& draw, const ParamEntry& entry, double beta) {
     const bool residual_output =
         ends_with(entry.name, "attn.out.weight") || ends_with(entry.name, "fc2.weight");
     draw.rows(0, rows, columns, static_cast<double>(columns), static_cast<double>(rows),
-              residual_output ? gpt2_residual_std : 0.02, deepnorm_scaled(entry.name) ? beta : 1.0);
+              residual_output ? gpt2_residual_std : 0.02, (deepnorm_scaled(entry.name) ? beta : 1.0) * gain);
 }
 }  // namespace
 
@@ -118,8 +121,10 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
             break;
         case ParamRole::Matrix: {
             const bool encoder = entry.encoder_block >= 0;
+            const double gain =
+                width_class(m_layout, entry_index) == WidthClass::Hidden ? hidden_init_gain(c) : 1.0;
             draw_matrix(draw, entry,
-                        c.residual == Residual::DeepNorm ? effective_deepnorm_beta(c, encoder) : 1.0);
+                        c.residual == Residual::DeepNorm ? effective_deepnorm_beta(c, encoder) : 1.0, gain);
             break;
         }
         case ParamRole::NormWeight:

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/model/parametrization.h"
 #include "engine/train/schedule.h"
 
 namespace normlab {
@@ -44,9 +45,8 @@ void Optimizer::update(const TrainConfig& train, int64_t step, double lr, double
         s.radam_rect = static_cast<float>(radam_rectification(train.beta2, step));
 
     const ParamLayout& layout = m_model.layout();
+    const ModelConfig& model = m_model.config();
     m_active.clear();
-    m_slices.clear();
-    m_weight_decays.clear();
     // The kernels decay AdamW's weights by lr_t x decay: `independent` makes that weight_decay x lr_t /
     // train.lr (validate() allows it for AdamW only; a zero peak lr makes no update to decay).
     const double decay = train.weight_decay_mode == WeightDecayMode::Independent && train.lr > 0.0
@@ -54,22 +54,40 @@ void Optimizer::update(const TrainConfig& train, int64_t step, double lr, double
                              : train.weight_decay;
     for (size_t i = 0; i < layout.entries.size(); ++i) {
         if (!m_model.active(static_cast<int>(i))) continue;
-        const ParamEntry& entry = layout.entries[i];
-        m_active.push_back(static_cast<int>(i));
-        m_slices.push_back({entry.offset, entry.count});
-        m_weight_decays.push_back(entry.role == ParamRole::Matrix ? static_cast<float>(decay) : 0.0f);
+        const OptimizerMultipliers multipliers =
+            optimizer_multipliers(model, train.optimizer, layout, static_cast<int>(i));
+        const bool decayed = layout.entries[i].role == ParamRole::Matrix;
+        m_active.push_back({multipliers.lr, static_cast<int>(i),
+                            decayed ? static_cast<float>(decay * multipliers.weight_decay) : 0.0f});
     }
+    // by multiplier, then layout order (std::sort allocates nothing; the pair is unique)
+    std::sort(m_active.begin(), m_active.end(), [](const ActiveEntry& a, const ActiveEntry& b) {
+        return a.lr_multiplier != b.lr_multiplier ? a.lr_multiplier < b.lr_multiplier : a.entry < b.entry;
+    });
     const bool telemetry = param_squares && update_squares;
-    Backend::UpdateSquares squares;
-    if (telemetry) squares = {m_param_squares.data(), m_update_squares.data()};
-    m_model.backend().optimizer_update_slices(s, m_slices, m_weight_decays.data(), m_model.params(),
-                                              m_model.grads(), m_first, m_second, m_update, squares);
+    for (size_t begin = 0; begin < m_active.size();) {
+        size_t end = begin;
+        m_slices.clear();
+        m_weight_decays.clear();
+        for (; end < m_active.size() && m_active[end].lr_multiplier == m_active[begin].lr_multiplier; ++end) {
+            const ParamEntry& entry = layout.entries[static_cast<size_t>(m_active[end].entry)];
+            m_slices.push_back({entry.offset, entry.count});
+            m_weight_decays.push_back(m_active[end].weight_decay);
+        }
+        OptimizerStep group = s;
+        group.lr = static_cast<float>(lr * m_active[begin].lr_multiplier);
+        Backend::UpdateSquares squares;
+        if (telemetry) squares = {m_param_squares.data() + begin, m_update_squares.data() + begin};
+        m_model.backend().optimizer_update_slices(group, m_slices, m_weight_decays.data(), m_model.params(),
+                                                  m_model.grads(), m_first, m_second, m_update, squares);
+        begin = end;
+    }
     if (!telemetry) return;
     std::fill(param_squares, param_squares + layout.entries.size(), 0.0);
     std::fill(update_squares, update_squares + layout.entries.size(), 0.0);
     for (size_t a = 0; a < m_active.size(); ++a) {
-        param_squares[m_active[a]] = m_param_squares[a];
-        update_squares[m_active[a]] = m_update_squares[a];
+        param_squares[m_active[a].entry] = m_param_squares[a];
+        update_squares[m_active[a].entry] = m_update_squares[a];
     }
 }
 

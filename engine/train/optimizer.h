@@ -34,9 +34,15 @@ class Optimizer {
 
   private:
     Model& m_model;
-    // The active entries of this step, as slices of the layout with their weight decays, and their
+    // The active entries of this step ordered by their learning-rate multiplier (model.parametrization:
+    // one backend update per multiplier), as slices of the layout with their weight decays, and their
     // telemetry sums (capacity for every entry, so a step allocates nothing).
-    std::vector<int> m_active;
+    struct ActiveEntry {
+        double lr_multiplier = 1.0;
+        int entry = 0;
+        float weight_decay = 0.0f;
+    };
+    std::vector<ActiveEntry> m_active;
     std::vector<Slice> m_slices;
     std::vector<float> m_weight_decays;
     std::vector<double> m_param_squares;

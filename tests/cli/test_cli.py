@@ -838,6 +838,40 @@ class TrainResumeEval(CliTestCase):
         self.expect_bad_input(["probe", "--freeze-norms", "--checkpoint", str(self.tmp / "dyt" / "model.safetensors"),
                                "--out", str(self.tmp / "dyt_probe")], "dyt")
 
+    def test_probe_coord_check_reads_each_width_as_a_run_of_it(self):
+        """probe --coord-check: each width's sizes are that width's own training run's telemetry (a train run
+        with the same keys gives the same per-block residual RMS at every step), the exponent is the log-log
+        slope of the block means, and bad widths, too few widths and an existing file exit 2."""
+        out = self.tmp / "coord"
+        common = ["--preset", "quickstart", *TINY, "--set", "model.parametrization=mup", "--set", "train.lr=1e-2"]
+        run("probe", "--coord-check", *common, "--widths", "16,32,64", "--steps", "3", "--out", str(out), check_rc=0)
+        check = json.loads((out / "coord_check.json").read_text())
+        self.assertEqual((check["widths"], check["steps"], check["seeds"], check["blocks"]), ([16, 32, 64], 3, 1, 2))
+        self.assertEqual((check["parametrization"], check["base_width"]), ("mup", 16))
+        resid = check["quantities"]["resid_rms"]["values"]
+        run("train", *common, "--set", "model.d_model=32", "--set", "model.d_ff=64", "--set", "model.base_width=16",
+            "--set", "telemetry.every=1", "--set", "telemetry.val_every=0", "--steps", "3", "--out",
+            str(self.tmp / "width32"), "--quiet", check_rc=0)
+        metrics = [m for m in self.read_metrics(self.tmp / "width32") if "layers" in m]
+        self.assertEqual(len(metrics), 3)
+        for step, record in enumerate(metrics):
+            for block, layer in enumerate(record["layers"]):
+                self.assertAlmostEqual(resid[1][step][block], math.sqrt(layer["resid"]), places=9)
+        for q, quantity in check["quantities"].items():
+            for step in range(3):
+                means = [sum(values[step]) / len(values[step]) if quantity["per_block"] else values[step]
+                         for values in quantity["values"]]
+                xs = [math.log(w) for w in check["widths"]]
+                ys = [math.log(m) for m in means]
+                mx, my = sum(xs) / 3, sum(ys) / 3
+                slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+                self.assertAlmostEqual(quantity["width_exponent"][step], slope, places=9, msg=q)
+        self.expect_bad_input(["probe", "--coord-check", *common, "--widths", "16", "--out", str(out)], "two widths")
+        self.expect_bad_input(["probe", "--coord-check", *common, "--widths", "16,x", "--out", str(out)], "--widths")
+        self.expect_bad_input(["probe", "--coord-check", *common, "--widths", "16,33", "--out", str(self.tmp / "c2")],
+                              "width 33")
+        self.expect_bad_input(["probe", "--coord-check", *common, "--widths", "16,32", "--out", str(out)], "--overwrite")
+
     def test_telemetry_every_keeps_every_step_and_every_validation(self):
         out = self.tmp / "run"
         run("train", "--preset", "quickstart", *TINY, "--set", "telemetry.every=4", "--set", "telemetry.val_every=3",

@@ -39,6 +39,8 @@ struct Wiring {
     bool bias = true;
     bool tie_embeddings = false;
     int kv_heads = 0;
+    // model.parametrization at base width 4 and depth 1: every multiplier away from 1
+    Parametrization parametrization = Parametrization::Sp;
 };
 
 void PrintTo(const Wiring& wiring, std::ostream* out) {
@@ -68,6 +70,9 @@ TEST_P(CudaModelParity, LossTelemetryAndGradientsMatchTheCpuReference) {
     config.bias = wiring.bias;
     config.tie_embeddings = wiring.tie_embeddings;
     config.kv_heads = wiring.kv_heads;
+    config.parametrization = wiring.parametrization;
+    config.base_width = 4;
+    config.base_depth = 1;
     const int vocab = 13;
     const Batch batch = testing::small_batch(vocab, 3, config.seq_len, 5);
 
@@ -122,7 +127,12 @@ INSTANTIATE_TEST_SUITE_P(
         Wiring{"GeGluNoPositions", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, false, 0,
                QkNorm::None, FeedForward::GeGlu, Position::None},
         Wiring{"EncoderDecoderRopeSwiGluTied", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain,
-               false, 2, QkNorm::LayerNorm, FeedForward::SwiGlu, Position::Rope, false, true, 1}),
+               false, 2, QkNorm::LayerNorm, FeedForward::SwiGlu, Position::Rope, false, true, 1},
+        Wiring{"MupTied", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain, false, 0, QkNorm::None,
+               FeedForward::Mlp, Position::Learned, true, true, 0, Parametrization::Mup},
+        Wiring{"CompletePPeriRmsNorm", NormPlacement::Peri, NormType::RmsNorm, Residual::Plain, false, 0,
+               QkNorm::None, FeedForward::Mlp, Position::Learned, true, false, 0,
+               Parametrization::CompleteP}),
     [](const ::testing::TestParamInfo<Wiring>& info) { return info.param.name; });
 
 Config curve_config(const std::string& device, OptimizerKind optimizer) {

@@ -153,7 +153,10 @@ Config non_default_config() {
                Position::Rope,
                500000.0,
                4,
-               512};
+               512,
+               Parametrization::Mup,
+               48,
+               6};
     c.train.optimizer = OptimizerKind::AdamW;
     c.train.weight_decay_mode = WeightDecayMode::Independent;
     c.train.z_loss = 1e-4;
@@ -230,6 +233,9 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "model.rope_theta",
                                                "model.kv_heads",
                                                "model.vocab_size",
+                                               "model.parametrization",
+                                               "model.base_width",
+                                               "model.base_depth",
                                                "train.optimizer",
                                                "train.lr",
                                                "train.warmup_steps",

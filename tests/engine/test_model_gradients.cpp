@@ -162,6 +162,23 @@ TEST(ModelGradientsArchitecture, BiasesTiedHeadGatedFfnAndPositions) {
     check_model_gradients(encoder_decoder, "encoder-decoder, swiglu, rope, tied, no biases");
 }
 
+// model.parametrization away from its base (width 8 on base 2: m = 4; depth 2 on base 1): the output
+// multiplier (untied and tied), muP's attention logit scale and CompleteP's branch multiplier are in the
+// gradients as in the loss.
+TEST(ModelGradientsParametrization, MupAndCompletePAwayFromTheirBase) {
+    ModelConfig mup = wired_config(NormPlacement::Pre, NormType::LayerNorm, Residual::Plain);
+    mup.parametrization = Parametrization::Mup;
+    mup.base_width = 2;
+    check_model_gradients(mup, "mup");
+    mup.tie_embeddings = true;
+    check_model_gradients(mup, "mup, tied head");
+    ModelConfig completep = wired_config(NormPlacement::Peri, NormType::RmsNorm, Residual::Plain);
+    completep.parametrization = Parametrization::CompleteP;
+    completep.base_width = 2;
+    completep.base_depth = 1;
+    check_model_gradients(completep, "completep");
+}
+
 // Grouped-query attention: 4 query heads on 2 key/value heads, and multi-query (1), with biases, QK-norm
 // and RoPE, and in an encoder-decoder (the encoder's self-attention grouped too, cross-attention not).
 // Heads of 4 dimensions and QK-RMSNorm: QK-LayerNorm over so few dimensions is close to a sign, whose

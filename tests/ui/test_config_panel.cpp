@@ -43,7 +43,7 @@ void ConfigPanelTest::spinBoxRangesAreTheKeyTablesRanges() {
         QCOMPARE(spin->maximum(), static_cast<int>(std::min(range->hi, kIntMax)));
         ++checked;
     }
-    QCOMPARE(checked, 17);  // every integer control, model.kv_heads included
+    QCOMPARE(checked, 19);  // every integer control, model.kv_heads and the base width and depth included
 }
 
 void ConfigPanelTest::warmupStepsStartAtOneAndEndWhereTheKeyEnds() {

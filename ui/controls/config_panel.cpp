@@ -126,6 +126,14 @@ void ConfigPanel::addModelGroup() {
     bindCheck(model, tr("Tied embeddings"), "model.tie_embeddings",
               tr("The output head is the token embedding (one matrix, both gradients)"));
     bindCombo(model, tr("Init"), "model.init", tr("Weight initialisation"));
+    bindCombo(model, tr("Parametrization"), "model.parametrization",
+              tr("sp: standard. mup: init, learning rates, attention scale and output multiplier change with "
+                 "d_model relative to Base width, so a learning rate tuned there transfers. completep: muP "
+                 "plus each residual branch scaled by Base depth / Blocks"));
+    bindInt(model, tr("Base width"), "model.base_width",
+            tr("muP's base: the d_model where mup equals sp (0: d_model itself)"));
+    bindInt(model, tr("Base depth"), "model.base_depth",
+            tr("CompleteP's base: the blocks where completep equals mup (0: Blocks itself)"));
     bindCheck(model, tr("Theory mode"), "model.theory_mode",
               tr("Xiong et al.'s simplified model (Lemma 2 bands appear on the activation chart)"));
 }

@@ -15,7 +15,7 @@ void CpuReferenceBackend::attention_forward(float* out, float* probs, const Atte
                                             const AttentionShape& shape, AttentionStatsRef stats) {
     const int seq = shape.seq;
     const int pairs = shape.batch * shape.heads;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+    const float scale = shape.scale();
     std::vector<double> entropy_per_pair(pairs, 0.0);
     std::vector<float> max_per_pair(pairs, -std::numeric_limits<float>::infinity());
 
@@ -74,7 +74,7 @@ void CpuReferenceBackend::attention_backward(const AttentionGrads& grads, const 
                                              const AttentionShape& shape) {
     const int seq = shape.seq;
     const int pairs = shape.batch * shape.heads;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+    const float scale = shape.scale();
 
 #pragma omp parallel
     {

@@ -38,7 +38,7 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
                                    const AttentionShape& shape, AttentionStatsRef stats) {
     const int seq = shape.seq;
     const int pairs = shape.batch * shape.heads;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+    const float scale = shape.scale();
     const bool want_stats = stats.entropy_sum || stats.max_logit;
     double* pair_stats = scratch_doubles(2 * static_cast<size_t>(pairs));  // entropy, largest logit
     const int64_t work = static_cast<int64_t>(pairs) * seq * seq * shape.head_dim;
@@ -109,7 +109,7 @@ void CpuBackend::attention_backward(const AttentionGrads& grads, const float* do
                                     const float* probs, const AttentionShape& shape) {
     const int seq = shape.seq;
     const int pairs = shape.batch * shape.heads;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(shape.head_dim));
+    const float scale = shape.scale();
     const size_t square = static_cast<size_t>(seq) * seq;
     // per thread: dP / dS, and room to pack v^T (see cpu_gemm.h)
     const size_t packing = packed_size(std::max(seq, shape.head_dim), std::max(seq, shape.head_dim));

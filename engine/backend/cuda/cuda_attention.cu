@@ -135,7 +135,7 @@ void CudaBackend::attention_forward(float* out, float* probs, const AttentionInp
     const size_t nd = shape.head_elements();
     const size_t rows = static_cast<size_t>(shape.pairs()) * seq;  // softmax rows
     if (rows == 0) return;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(mask.head_dim));
+    const float scale = mask.scale();
     cuda::WorkspaceLayout layout;
     const size_t qkv_at = layout.reserve<float>(3 * nd);     // [3][pairs][seq][hd]
     const size_t output_at = layout.reserve<float>(nd);      // [pairs][seq][hd]
@@ -175,7 +175,7 @@ void CudaBackend::attention_backward(const AttentionGrads& grads, const float* d
     const size_t nd = shape.head_elements();
     const size_t rows = static_cast<size_t>(shape.pairs()) * seq;
     if (rows == 0) return;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(mask.head_dim));
+    const float scale = mask.scale();
     cuda::WorkspaceLayout layout;
     const size_t qkv_at = layout.reserve<float>(3 * nd);         // Q, K, V [3][pairs][seq][hd]
     const size_t dout_at = layout.reserve<float>(nd);            // dO [pairs][seq][hd]

@@ -199,6 +199,7 @@ class MainWindow : public QMainWindow {
     QString openSweepMap(const QString& folder);
     // Opens an edge search folder's chart (ui/sweep/edge_window.h) in a window of its own; the problem.
     QString openEdgeWindow(const QString& folder);
+    QString openCoordCheckWindow(const QString& folder);
     // Loads each saved run's curves from its folder into the run's own entry; the runs that cannot.
     QStringList loadSavedCurves(const std::vector<ui::ExperimentRun>& runs);
     void updateControlsTitle();
@@ -222,7 +223,8 @@ class MainWindow : public QMainWindow {
     RunReplay* m_replay = nullptr;
     std::vector<QPointer<ui::SweepMapWindow>> m_sweepMaps;  // stability maps of opened sweep folders
     QSize m_requestedSize;                                  // --size (invalid: none asked for)
-    QPointer<QWidget> m_lastFolderWindow;  // the newest stability map or edge chart (screenshots)
+    QPointer<QWidget>
+        m_lastFolderWindow;  // the newest stability map, edge or coord check chart (screenshots)
     ui::RunLibraryPanel* m_library = nullptr;
     QThread m_engineThread;
     TrainingWorker* m_worker = nullptr;

@@ -1,5 +1,6 @@
 // Where the window's runs go (runsRoot), and what it opens from disk: run folders (each a run on
-// every chart), stability maps of sweep folders, and the saved curves of an experiment's runs.
+// every chart), stability maps of sweep folders, edge searches, coordinate checks, and the saved curves
+// of an experiment's runs.
 #include "app/gui/main_window.h"
 
 #include <QDir>
@@ -8,6 +9,7 @@
 
 #include "engine/core/errors.h"
 #include "engine/io/run_group.h"
+#include "ui/sweep/coord_check_window.h"
 #include "ui/sweep/edge_window.h"
 
 namespace normlab::gui {
@@ -76,6 +78,19 @@ QString MainWindow::openEdgeWindow(const QString& folder) {
     }
 }
 
+QString MainWindow::openCoordCheckWindow(const QString& folder) {
+    try {
+        auto* chart = new ui::CoordCheckWindow(QDir(folder).absolutePath(), this);
+        chart->setAttribute(Qt::WA_DeleteOnClose);
+        if (m_requestedSize.isValid()) chart->resize(m_requestedSize);
+        chart->show();
+        m_lastFolderWindow = chart;
+        return {};
+    } catch (const std::exception& error) {  // InputError: a coord_check.json it cannot read
+        return QString::fromStdString(error.what());
+    }
+}
+
 ui::SweepMapWindow* MainWindow::lastSweepMap() const {
     for (auto it = m_sweepMaps.rbegin(); it != m_sweepMaps.rend(); ++it)
         if (*it) return *it;
@@ -86,13 +101,18 @@ QStringList MainWindow::openRunFolders(const QStringList& requested) {
     QStringList folders, sweepProblems;
     for (const QString& folder : requested) {
         // A sweep folder opens as its stability map (a cell's click opens its runs here), an edge
-        // search's as its edge chart.
+        // search's as its edge chart, a coordinate check's (probe --coord-check) as its chart.
         if (QDir(folder).exists(QStringLiteral("sweep.json"))) {
             if (const QString problem = openSweepMap(folder); !problem.isEmpty()) sweepProblems << problem;
             continue;
         }
         if (QDir(folder).exists(QStringLiteral("edge.json"))) {
             if (const QString problem = openEdgeWindow(folder); !problem.isEmpty()) sweepProblems << problem;
+            continue;
+        }
+        if (QDir(folder).exists(QLatin1String(normlab::kCoordCheckFileName))) {
+            if (const QString problem = openCoordCheckWindow(folder); !problem.isEmpty())
+                sweepProblems << problem;
             continue;
         }
         folders << runFoldersIn(folder);

@@ -257,6 +257,10 @@ class Backend {
     virtual void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) = 0;
     // Host-side plain sums (double) of each slice of base (with sum_squares: means and variances).
     virtual void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) = 0;
+    // Host-side counts of each slice's elements below `threshold` (Adam's second moment under eps^2: the
+    // share of coordinates whose update epsilon damps).
+    virtual void count_below(const float* base, const std::vector<Slice>& slices, float threshold,
+                             double* host_out) = 0;
     // Both in one call (a backend may read base once): sums[s] and squares[s] as the two above give.
     virtual void sum_values_and_squares(const float* base, const std::vector<Slice>& slices, double* sums,
                                         double* squares) {

@@ -15,6 +15,8 @@ const std::vector<std::string>& live_keys() {
                                                   "train.warmup_steps",
                                                   "train.schedule",
                                                   "train.clip_grad_norm",
+                                                  "train.beta2",
+                                                  "train.eps",
                                                   "train.weight_decay",
                                                   "train.weight_decay_mode",
                                                   "train.z_loss",

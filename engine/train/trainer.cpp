@@ -51,6 +51,7 @@ Trainer::Trainer(const Config& config)
     m_update_squares.resize(entries.size());
     m_param_squares.resize(entries.size());
     m_second_moment_sums.resize(entries.size());
+    m_below_eps_counts.resize(entries.size());
     m_outcome.record.layers.reserve(static_cast<size_t>(m_config.model.layers));
     m_outcome.record.encoder_layers.reserve(static_cast<size_t>(m_config.model.encoder_layers));
     const size_t tokens = static_cast<size_t>(batch) * static_cast<size_t>(seq);

@@ -169,6 +169,7 @@ class Trainer {
     std::vector<Slice> m_entry_slices;                                      // one per layout entry
     std::vector<double> m_grad_squares, m_update_squares, m_param_squares;  // per layout entry
     std::vector<double> m_second_moment_sums;                               // per layout entry
+    std::vector<double> m_below_eps_counts;  // per layout entry: second-moment coordinates under eps^2
 
     int64_t m_steps_done = 0;
     int64_t m_schedule_origin = 0;  // warmup switched on live counts from here

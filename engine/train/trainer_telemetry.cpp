@@ -1,6 +1,6 @@
 // Per-block telemetry of a logged training step: the forward pass's values (copy_forward_stats), each
 // block's gradient norms from the per-entry sums of squares, and the optimizer's view of the block
-// (update ratio, update RMS, Adam's second moment).
+// (update ratio, update RMS, Adam's second moment and the share of it under eps^2).
 #include <algorithm>
 #include <cmath>
 
@@ -28,10 +28,10 @@ GradientNorms Trainer::gradient_norms(const BlockIndex& index, bool cross) const
 }
 
 // The optimizer's view of one block of a stack, over its active entries: ||update|| / ||parameters||,
-// the update's RMS and sqrt(mean v).
+// the update's RMS, sqrt(mean v) and the share of coordinates with sqrt(v) < eps.
 void Trainer::fill_optimizer_state(int block, bool encoder, LayerTelemetry& layer) const {
     const ParamLayout& layout = m_model->layout();
-    double update_total = 0.0, param_total = 0.0, second_moment_total = 0.0, count = 0.0;
+    double update_total = 0.0, param_total = 0.0, second_moment_total = 0.0, below_eps = 0.0, count = 0.0;
     for (size_t i = 0; i < layout.entries.size(); ++i) {
         const ParamEntry& entry = layout.entries[i];
         if ((encoder ? entry.encoder_block : entry.block) != block || !m_model->active(static_cast<int>(i)))
@@ -39,11 +39,15 @@ void Trainer::fill_optimizer_state(int block, bool encoder, LayerTelemetry& laye
         update_total += m_update_squares[i];
         param_total += m_param_squares[i];
         second_moment_total += m_second_moment_sums[i];
+        below_eps += m_below_eps_counts[i];
         count += static_cast<double>(entry.count);
     }
     layer.update_ratio = param_total > 0.0 ? std::sqrt(update_total / param_total) : 0.0;
     layer.update_rms = count > 0.0 ? std::sqrt(update_total / count) : 0.0;
     layer.adam_grad_rms = count > 0.0 ? std::sqrt(std::max(0.0, second_moment_total / count)) : 0.0;
+    // the bridge's meaning (docs/bridge.md): sqrt(v) as stored below eps; SGD keeps no v
+    layer.adam_eps_fraction =
+        m_config.train.optimizer == OptimizerKind::Sgd || count == 0.0 ? kNotRecorded : below_eps / count;
 }
 
 void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& record) {
@@ -52,6 +56,10 @@ void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& reco
     const bool has_encoder = !layout.encoder_blocks.empty();
     // Adam's second moment summed per entry: its mean over a block is the squared gradient it sees
     m_backend->sum_values(m_optimizer->second_moment(), m_entry_slices, m_second_moment_sums.data());
+    // sqrt(v) < eps as v < eps^2 (in float, as the update's sqrt(v) + eps is taken)
+    const float eps = static_cast<float>(m_config.train.eps);
+    m_backend->count_below(m_optimizer->second_moment(), m_entry_slices, eps * eps,
+                           m_below_eps_counts.data());
     auto fill = [&](LayerTelemetry& layer, const BlockIndex& index, size_t block, bool encoder) {
         copy_forward_stats(forward, slots, static_cast<int>(block), encoder, layer);
         layer.grad = gradient_norms(index, has_encoder && !encoder);

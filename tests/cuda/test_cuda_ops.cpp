@@ -572,6 +572,18 @@ void add_losses_reductions_and_optimizers(std::vector<OpCase>& cases) {
                          squares.insert(squares.end(), sums.begin(), sums.end());
                          return squares;
                      }});
+    cases.push_back({"CountBelowOverSlices",
+                     {rnd(100000, 75, 2.0)},
+                     {},
+                     [slices](Backend& b, float* const* f, int32_t* const*) {
+                         std::vector<double> all;
+                         for (const float threshold : {-3.0f, -0.1f, 0.0f, 0.7f, 5.0f}) {
+                             std::vector<double> below(slices.size());
+                             b.count_below(f[0], slices, threshold, below.data());
+                             all.insert(all.end(), below.begin(), below.end());
+                         }
+                         return all;
+                     }});
     const size_t count = 5000;
     const Tensor second_moment = rnd(count, 74, 1e-3, 0.0f, true);
     for (const OptimizerKind kind :

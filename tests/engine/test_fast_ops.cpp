@@ -418,6 +418,17 @@ TEST_P(FastOps, CrossEntropyAndReductions) {
         for (size_t s = 0; s < slices.size(); ++s)
             EXPECT_NEAR(sums_fast[s], sums_ref[s], 1e-9 * (1.0 + std::abs(sums_ref[s]))) << "slice " << s;
     }
+    // Counting below a threshold: the fast backend's lanes count what the reference counts, exactly.
+    for (const float threshold : {-1e9f, -0.5f, 0.0f, 0.25f, 1e9f}) {
+        std::vector<double> below_ref(slices.size()), below_fast(slices.size(), 5.0);
+        reference.count_below(logits.data(), slices, threshold, below_ref.data());
+        fast.count_below(logits.data(), slices, threshold, below_fast.data());
+        EXPECT_EQ(below_fast, below_ref) << threshold;
+        double expected = 0.0;  // the last slice by hand
+        for (size_t i = 0; i < slices.back().count; ++i)
+            expected += logits[slices.back().offset + i] < threshold;
+        EXPECT_EQ(below_ref.back(), expected) << threshold;
+    }
     // Both in one pass: bit for bit the two separate reductions.
     std::vector<double> values(slices.size()), squares(slices.size());
     std::vector<double> both_values(slices.size(), 5.0), both_squares(slices.size(), 5.0);

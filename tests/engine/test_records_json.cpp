@@ -49,9 +49,10 @@ TEST(RecordsJson, StepRecordsRoundTripEveryField) {
             EXPECT_EQ(read.layers[b].dependency_cross, record.layers[b].dependency_cross);
             EXPECT_EQ(read.layers[b].resid, record.layers[b].resid);
         }
-        for (const LayerTelemetry& layer : record.layers)  // the engine does not measure it: left out
-            EXPECT_FALSE(written["layers"][0].contains("adam_eps_fraction") ||
-                         recorded(layer.adam_eps_fraction));
+        for (size_t b = 0; b < record.layers.size(); ++b) {  // Adam's: measured, written, read back
+            EXPECT_TRUE(recorded(record.layers[b].adam_eps_fraction));
+            EXPECT_EQ(read.layers[b].adam_eps_fraction, record.layers[b].adam_eps_fraction);
+        }
         EXPECT_EQ(record.telemetry.has_value(), !record.layers.empty());  // logged steps carry both
         EXPECT_EQ(read.telemetry.has_value(), record.telemetry.has_value());
         if (record.telemetry) {

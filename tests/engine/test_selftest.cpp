@@ -173,6 +173,11 @@ class WrongTwin final : public Backend {
         ++m_ops;
         m_inner.sum_values(base, slices, host_out);
     }
+    void count_below(const float* base, const std::vector<Slice>& slices, float threshold,
+                     double* host_out) override {
+        ++m_ops;
+        m_inner.count_below(base, slices, threshold, host_out);
+    }
     // param += 1.01 update, the update kept as 1.01 update.
     void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
                           float* update, size_t count) override {

@@ -72,6 +72,68 @@ TEST(Trainer, CheckpointResumeContinuesExactly) {
     EXPECT_TRUE(resumed->finished());
 }
 
+// The share of a block's coordinates with sqrt(v) < eps, counted here from the downloaded second moment:
+// the record's at 1 and 2 threads, strictly between 0 and 1 at this eps, absent under SGD.
+TEST(Trainer, AdamEpsFractionIsTheShareOfSecondMomentsBelowEpsSquared) {
+    for (const int threads : {1, 2}) {
+        Config config = tiny_config();
+        config.threads = threads;
+        config.train.eps = 3e-4;
+        Trainer trainer(config);
+        for (int i = 0; i < 2; ++i) trainer.step();
+        const StepRecord record = trainer.step().record;
+        ASSERT_FALSE(record.layers.empty());
+        const ParamLayout& layout = trainer.model().layout();
+        std::vector<float> v(layout.total);
+        trainer.model().backend().download(v.data(), trainer.optimizer().second_moment(), v.size());
+        for (size_t b = 0; b < record.layers.size(); ++b) {
+            double below = 0.0, count = 0.0;
+            for (size_t i = 0; i < layout.entries.size(); ++i) {
+                const ParamEntry& entry = layout.entries[i];
+                if (entry.block != static_cast<int>(b) || !trainer.model().active(static_cast<int>(i)))
+                    continue;
+                for (size_t j = 0; j < entry.count; ++j) below += std::sqrt(v[entry.offset + j]) < 3e-4f;
+                count += static_cast<double>(entry.count);
+            }
+            // sqrt(v) < eps here, v < eps^2 in the engine: a value on the boundary may round either way
+            EXPECT_NEAR(record.layers[b].adam_eps_fraction, below / count, 1.5 / count) << "block " << b;
+            EXPECT_GT(record.layers[b].adam_eps_fraction, 0.0);
+            EXPECT_LT(record.layers[b].adam_eps_fraction, 1.0);
+        }
+    }
+    Config sgd = tiny_config();
+    sgd.train.optimizer = OptimizerKind::Sgd;
+    Trainer trainer(sgd);
+    EXPECT_FALSE(recorded(trainer.step().record.layers.at(0).adam_eps_fraction));
+}
+
+// Adam's epsilon and beta2 are live: set before step 3 they give exactly the run that had them from step
+// 3 on, i.e. the moments carry on and only the next updates change; a large eps damps those updates.
+TEST(Trainer, AdamEpsAndBeta2ChangeLiveWithTheMomentsKept) {
+    Config config = tiny_config();
+    Trainer plain(config), changed(config);
+    changed.post({"train.eps", "10", 3});
+    changed.post({"train.beta2", "0.9", 3});
+    for (int step = 1; step <= 2; ++step) EXPECT_EQ(changed.step().record.loss, plain.step().record.loss);
+    const int weight = changed.model().layout().find("blocks.0.ffn.fc1.weight");
+    const std::vector<float> before = changed.model().read_entry(weight);
+    const StepOutcome outcome = changed.step();
+    ASSERT_EQ(outcome.events.size(), 2u);
+    EXPECT_EQ(outcome.events[0].kind, "change");
+    EXPECT_EQ(changed.config().train.eps, 10.0);
+    EXPECT_EQ(changed.config().train.beta2, 0.9);
+    const std::vector<float> plain_before = plain.model().read_entry(weight);
+    plain.step();
+    double damped = 0.0, undamped = 0.0;
+    const std::vector<float> after = changed.model().read_entry(weight),
+                             plain_after = plain.model().read_entry(weight);
+    for (size_t i = 0; i < after.size(); ++i) {
+        damped = std::max(damped, std::fabs(double(after[i]) - before[i]));
+        undamped = std::max(undamped, std::fabs(double(plain_after[i]) - plain_before[i]));
+    }
+    EXPECT_LT(damped, undamped / 10);  // sqrt(v-hat) of these gradients is far below 10
+}
+
 TEST(Trainer, LiveChangeIsAppliedAtTheAskedStep) {
     Config config = tiny_config();
     config.model.norm_placement = NormPlacement::Pre;

@@ -51,11 +51,11 @@ void NotRecordedTest::chartsSayWhatARunDidNotRecord() {
                         [](const PlotSeries& series) { return !series.points.isEmpty(); }));
 }
 
-// The optimizer-state chart's "epsilon share": a bridge run's adam_eps_fraction per block, as logged;
-// an engine run (which does not measure it) says so.
+// The optimizer-state chart's "epsilon share": a run's adam_eps_fraction per block, as logged (the engine
+// and the bridge write it with Adam-family optimizers); a run whose lines lack it (SGD) says so.
 void NotRecordedTest::adamEpsilonShareIsDrawnWhereRecorded() {
     TelemetryStore store;
-    store.addRun(0, QStringLiteral("engine"), normlab::Config{}, QString());
+    store.addRun(0, QStringLiteral("sgd"), normlab::Config{}, QString());
     OptimizerStatePanel optimizer(store);
     auto* quantity = optimizer.findChild<QComboBox*>(QStringLiteral("optimizer_state_quantity"));
     QVERIFY(quantity);

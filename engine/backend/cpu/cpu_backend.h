@@ -69,6 +69,8 @@ class CpuBackend final : public CpuReferenceBackend {
 
     void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) override;
     void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) override;
+    void count_below(const float* base, const std::vector<Slice>& slices, float threshold,
+                     double* host_out) override;
     void sum_values_and_squares(const float* base, const std::vector<Slice>& slices, double* sums,
                                 double* squares) override;
 

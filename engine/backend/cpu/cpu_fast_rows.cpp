@@ -391,6 +391,14 @@ void CpuBackend::sum_values(const float* base, const std::vector<Slice>& slices,
     });
 }
 
+void CpuBackend::count_below(const float* base, const std::vector<Slice>& slices, float threshold,
+                             double* host_out) {
+    reduce_slices<1>(base, slices, {host_out}, [threshold](const float* x, int64_t n) {
+        return std::array<double, 1>{
+            lane_sum_of(x, n, [threshold](double value) { return value < threshold ? 1.0 : 0.0; })};
+    });
+}
+
 void CpuBackend::sum_values_and_squares(const float* base, const std::vector<Slice>& slices, double* sums,
                                         double* squares) {
     reduce_slices<2>(base, slices, {sums, squares},

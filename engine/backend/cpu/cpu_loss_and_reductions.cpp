@@ -72,4 +72,10 @@ void CpuReferenceBackend::sum_values(const float* base, const std::vector<Slice>
     reduce_slices(base, slices, host_out, [](double value) { return value; });
 }
 
+void CpuReferenceBackend::count_below(const float* base, const std::vector<Slice>& slices, float threshold,
+                                      double* host_out) {
+    reduce_slices(base, slices, host_out,
+                  [threshold](double value) { return value < threshold ? 1.0 : 0.0; });
+}
+
 }  // namespace normlab

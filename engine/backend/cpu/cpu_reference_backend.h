@@ -74,6 +74,8 @@ class CpuReferenceBackend : public Backend {
 
     void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) override;
     void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) override;
+    void count_below(const float* base, const std::vector<Slice>& slices, float threshold,
+                     double* host_out) override;
 
     void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
                           float* update, size_t count) override;

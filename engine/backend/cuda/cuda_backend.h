@@ -14,6 +14,19 @@
 
 namespace normlab {
 
+// What a slice reduction adds up per element: the value, its square, or 1 where it is below a threshold.
+struct SliceTerm {
+    enum class Kind { Value, Square, Below };
+    Kind kind = Kind::Value;
+    float threshold = 0.0f;
+    NORMLAB_HOST_DEVICE double of(float x) const {
+        const double value = x;
+        if (kind == Kind::Square) return value * value;
+        if (kind == Kind::Below) return x < threshold ? 1.0 : 0.0;
+        return value;
+    }
+};
+
 class CudaBackend final : public Backend {
   public:
     // Device 0. Throws ResourceError when no usable GPU answers (no device, cuBLAS cannot start, or
@@ -85,6 +98,8 @@ class CudaBackend final : public Backend {
 
     void sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) override;
     void sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) override;
+    void count_below(const float* base, const std::vector<Slice>& slices, float threshold,
+                     double* host_out) override;
 
     void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
                           float* update, size_t count) override;
@@ -115,8 +130,8 @@ class CudaBackend final : public Backend {
     // Gathers q, k and v from their strided rows into head-major q[3][pairs][seq][hd] (workspace).
     void gather_attention_inputs(float* q, const AttentionInputs& in, const HeadShape& shape);
     void synchronize(const char* after);
-    template <bool Squares>
-    void reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out);
+    void reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out, SliceTerm term,
+                       const char* what);
 
     int m_device = 0;
     std::string m_name;

@@ -149,18 +149,14 @@ __global__ void cross_entropy_totals_kernel(LossTotals* totals, RowLosses rows, 
     }
 }
 
-// partials[c] = sum of term(base[i]) over chunk c = [chunks[2c], chunks[2c + 1]) (term: square or
-// identity); one block per chunk.
-template <bool Squares>
-__global__ void slice_chunks_kernel(double* partials, const float* base, const unsigned long long* chunks) {
+// partials[c] = sum of term(base[i]) over chunk c = [chunks[2c], chunks[2c + 1]); one block per chunk.
+__global__ void slice_chunks_kernel(double* partials, const float* base, const unsigned long long* chunks,
+                                    SliceTerm term) {
     __shared__ double shared[kWarp];
     const unsigned long long begin = chunks[2 * static_cast<size_t>(blockIdx.x)];
     const unsigned long long end = chunks[2 * static_cast<size_t>(blockIdx.x) + 1];
     double total = 0.0;
-    for (unsigned long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
-        const double value = base[i];
-        total += Squares ? value * value : value;
-    }
+    for (unsigned long long i = begin + threadIdx.x; i < end; i += blockDim.x) total += term.of(base[i]);
     total = cuda::block_sum(total, shared);
     if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
@@ -211,8 +207,8 @@ Backend::CrossEntropyResult CudaBackend::cross_entropy(float* dlogits, const flo
 
 // Cuts every slice into 16384-element chunks on the host (the tables are reused, so steady-state steps
 // allocate nothing), sums the chunks on the device, then each slice's chunks in order.
-template <bool Squares>
-void CudaBackend::reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out) {
+void CudaBackend::reduce_slices(const float* base, const std::vector<Slice>& slices, double* host_out,
+                                SliceTerm term, const char* what) {
     if (slices.empty()) return;
     std::vector<unsigned long long>& chunks = m_slice_chunks;  // [begin, end) pairs
     std::vector<unsigned long long>& first = m_slice_first;    // slice s: chunks first[s] .. first[s + 1]
@@ -248,23 +244,28 @@ void CudaBackend::reduce_slices(const float* base, const std::vector<Slice>& sli
     NORMLAB_CUDA_CHECK(cudaMemcpyAsync(device_first, first.data(), first.size() * sizeof(unsigned long long),
                                        cudaMemcpyHostToDevice, m_stream));
     if (chunk_count > 0) {
-        slice_chunks_kernel<Squares>
-            <<<static_cast<unsigned>(chunk_count), kThreads, 0, m_stream>>>(partials, base, device_chunks);
+        slice_chunks_kernel<<<static_cast<unsigned>(chunk_count), kThreads, 0, m_stream>>>(
+            partials, base, device_chunks, term);
         NORMLAB_CUDA_CHECK_LAUNCH("slice_chunks_kernel");
     }
     slice_totals_kernel<<<cuda::grid_for(slices.size()), kThreads, 0, m_stream>>>(
         sums, partials, device_first, slices.size());
     NORMLAB_CUDA_CHECK_LAUNCH("slice_totals_kernel");
     copy_to_host(host_out, sums, slices.size() * sizeof(double));
-    synchronize(Squares ? "sum_squares" : "sum_values");  // the host tables stay untouched until here
+    synchronize(what);  // the host tables stay untouched until here
 }
 
 void CudaBackend::sum_squares(const float* base, const std::vector<Slice>& slices, double* host_out) {
-    reduce_slices<true>(base, slices, host_out);
+    reduce_slices(base, slices, host_out, {SliceTerm::Kind::Square}, "sum_squares");
 }
 
 void CudaBackend::sum_values(const float* base, const std::vector<Slice>& slices, double* host_out) {
-    reduce_slices<false>(base, slices, host_out);
+    reduce_slices(base, slices, host_out, {SliceTerm::Kind::Value}, "sum_values");
+}
+
+void CudaBackend::count_below(const float* base, const std::vector<Slice>& slices, float threshold,
+                              double* host_out) {
+    reduce_slices(base, slices, host_out, {SliceTerm::Kind::Below, threshold}, "count_below");
 }
 
 }  // namespace normlab

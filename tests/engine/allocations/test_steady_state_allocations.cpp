@@ -208,6 +208,11 @@ class CountingBackend final : public Backend {
         CountingWindow window;
         m_cpu.sum_values(base, slices, out);
     }
+    void count_below(const float* base, const std::vector<Slice>& slices, float threshold,
+                     double* out) override {
+        CountingWindow window;
+        m_cpu.count_below(base, slices, threshold, out);
+    }
     void optimizer_update(const OptimizerStep& step, float* param, const float* grad, float* m, float* v,
                           float* update, size_t count) override {
         CountingWindow window;

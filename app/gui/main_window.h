@@ -200,6 +200,8 @@ class MainWindow : public QMainWindow {
     // Opens an edge search folder's chart (ui/sweep/edge_window.h) in a window of its own; the problem.
     QString openEdgeWindow(const QString& folder);
     QString openCoordCheckWindow(const QString& folder);
+    template <class ChartWindow>
+    QString openChartWindow(const QString& folder);
     // Loads each saved run's curves from its folder into the run's own entry; the runs that cannot.
     QStringList loadSavedCurves(const std::vector<ui::ExperimentRun>& runs);
     void updateControlsTitle();

@@ -65,30 +65,28 @@ QString MainWindow::openSweepMap(const QString& folder) {
     }
 }
 
-QString MainWindow::openEdgeWindow(const QString& folder) {
+// Opens a chart window made from `folder` (its constructor reads it and throws what it refuses), at a
+// script's --size; its error's text when it cannot.
+template <class ChartWindow>
+QString MainWindow::openChartWindow(const QString& folder) {
     try {
-        auto* chart = new ui::EdgeWindow(QDir(folder).absolutePath(), this);
+        auto* chart = new ChartWindow(QDir(folder).absolutePath(), this);
         chart->setAttribute(Qt::WA_DeleteOnClose);
         if (m_requestedSize.isValid()) chart->resize(m_requestedSize);
         chart->show();
         m_lastFolderWindow = chart;
         return {};
-    } catch (const std::exception& error) {  // InputError, or a folder the search's reader refuses
+    } catch (const std::exception& error) {  // InputError, or a folder its reader refuses
         return QString::fromStdString(error.what());
     }
 }
 
+QString MainWindow::openEdgeWindow(const QString& folder) {
+    return openChartWindow<ui::EdgeWindow>(folder);
+}
+
 QString MainWindow::openCoordCheckWindow(const QString& folder) {
-    try {
-        auto* chart = new ui::CoordCheckWindow(QDir(folder).absolutePath(), this);
-        chart->setAttribute(Qt::WA_DeleteOnClose);
-        if (m_requestedSize.isValid()) chart->resize(m_requestedSize);
-        chart->show();
-        m_lastFolderWindow = chart;
-        return {};
-    } catch (const std::exception& error) {  // InputError: a coord_check.json it cannot read
-        return QString::fromStdString(error.what());
-    }
+    return openChartWindow<ui::CoordCheckWindow>(folder);
 }
 
 ui::SweepMapWindow* MainWindow::lastSweepMap() const {

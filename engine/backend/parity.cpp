@@ -3,7 +3,9 @@
 #include "engine/backend/parity.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <utility>
@@ -78,7 +80,9 @@ ParityCheck compare_values(std::string what, const std::vector<double>& actual,
     ParityCheck check{std::move(what), 0.0, tolerance};
     check.count = actual.size();
     for (size_t i = 0; i < actual.size(); ++i) {
-        const bool same = actual[i] == reference[i];  // also equal infinities
+        // also equal infinities, and the same NaN (a value neither recorded, engine/core/not_recorded.h)
+        const bool same = actual[i] == reference[i] ||
+                          std::bit_cast<uint64_t>(actual[i]) == std::bit_cast<uint64_t>(reference[i]);
         const double error =
             same ? 0.0 : std::abs(actual[i] - reference[i]) / std::max(floor, std::abs(reference[i]));
         note_error(check, i, std::isfinite(actual[i]) || same ? error : kInfinite, actual[i], reference[i]);

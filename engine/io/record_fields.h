@@ -7,7 +7,7 @@
 
 namespace normlab::record_fields {
 
-// A value its writer did not record (engine/train/telemetry.h): the writers leave it out of the line and
+// A value its writer did not record (engine/core/not_recorded.h): the writers leave it out of the line and
 // the exports write an empty cell, where a measured value that is not finite is written null / "nan".
 using normlab::kNotRecorded;
 using normlab::recorded;

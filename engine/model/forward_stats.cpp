@@ -45,7 +45,7 @@ void ForwardStats::clear_telemetry() {
         for (const BlockList& field : kBlockLists) {
             if (field.filled != Filled::kEveryPass) (values.*field.member).clear();
         }
-        for (const StackScalar& field : kStackScalars) values.*field.member = 0.0;
+        for (const StackScalar& field : kStackScalars) values.*field.member = kNotRecorded;
     }
     for (const SublayerList& field : kSublayerLists) (sublayers.*field.member).clear();
 }

@@ -7,6 +7,7 @@
 
 #include "engine/backend/parity.h"
 #include "engine/config/config.h"
+#include "engine/core/not_recorded.h"
 
 namespace normlab {
 
@@ -25,12 +26,13 @@ struct StackStats {
     // residual stream's headroom log2(format max / largest |x| of its residual sums)
     std::vector<double> act_overflow, act_underflow, grad_overflow, grad_underflow, stream_headroom;
     // with attention statistics: the stack's final norm's per-token scale 1/std, its mean and coefficient
-    // of variation over tokens (0 without one, or DyT)
-    double final_norm_scale_mean = 0.0, final_norm_scale_cv = 0.0;
+    // of variation over tokens (kNotRecorded without one, or DyT)
+    double final_norm_scale_mean = kNotRecorded, final_norm_scale_cv = kNotRecorded;
 };
 
 // Per sub-layer, by slot (SublayerSlots), with attention statistics: the mean and CV over tokens of its
-// norm's per-token scale 1/std (Norm_in, or Post-LN's norm after the sum; 0 without one, or DyT), the
+// norm's per-token scale 1/std (Norm_in, or Post-LN's norm after the sum; kNotRecorded without one, or
+// DyT), the
 // same for Peri-LN's Norm_out, and Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added.
 struct SublayerStats {
     std::vector<double> norm_scale_mean, norm_scale_cv;
@@ -58,7 +60,8 @@ struct ForwardStats {
 
     // Sizes every list for `model` (kEveryPass lists to their length, the others' capacity).
     void reserve(const ModelConfig& model);
-    // Empties the lists only telemetry steps fill and zeroes the stacks' scalars (before every pass).
+    // Empties the lists only telemetry steps fill and marks the stacks' scalars unrecorded (before every
+    // pass).
     void clear_telemetry();
 };
 
@@ -102,7 +105,7 @@ inline constexpr BlockList kBlockLists[] = {
     {"grad_underflow", &StackStats::grad_underflow, kBlockStacks, Filled::kPrecisionSteps},
     {"stream_headroom", &StackStats::stream_headroom, kBlockStacks, Filled::kPrecisionSteps}};
 
-// A stack's values measured on telemetry steps (0 on the others).
+// A stack's values measured on telemetry steps (kNotRecorded on the others).
 struct StackScalar {
     const char* name;
     double StackStats::*member;

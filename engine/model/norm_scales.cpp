@@ -20,13 +20,14 @@ Model::NormScaleTarget Model::norm_scale_target(const NormSite& site) {
     return {&sublayers.norm_scale_mean[slot], &sublayers.norm_scale_cv[slot]};
 }
 
-// Every pass has emptied the lists and zeroed the final norms' scales (ForwardStats::clear_telemetry).
+// Every pass has emptied the lists and marked the final norms' scales unrecorded
+// (ForwardStats::clear_telemetry), which a stack without a final norm (or with DyT) keeps.
 void Model::measure_norm_scales(int n) {
     SublayerStats& sublayers = m_stats.sublayers;
     TelemetryScratch& scratch = m_telemetry;
     for (std::vector<double>* list : {&sublayers.norm_scale_mean, &sublayers.norm_scale_cv,
                                       &sublayers.norm_out_scale_mean, &sublayers.norm_out_scale_cv})
-        list->assign(m_sublayers.size(), 0.0);
+        list->assign(m_sublayers.size(), kNotRecorded);  // a slot without a norm keeps it
     scratch.norm_scale_slices.clear();
     scratch.norm_scale_targets.clear();
     fill_norm_sites(scratch.norm_sites);  // none with DyT, which has no per-token scale

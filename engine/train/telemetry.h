@@ -2,27 +2,20 @@
 // the events (live changes, loss spikes, divergence; docs/formats.md#eventsjsonl) the trainer emits, as
 // plain values that can cross threads.
 #pragma once
-#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace normlab {
+#include "engine/core/not_recorded.h"
 
-// A value its writer did not record (the key is absent from its line: a role the model lacks, a field
-// a writer does not measure, attention not sampled on that step). A NaN of its own bit pattern, so
-// every reader of the numbers sees NaN, a gap, and writers and exports can tell it from a measured
-// value that is not finite (engine/io/record_fields.h).
-inline constexpr double kNotRecorded = std::bit_cast<double>(uint64_t{0x7ff8'0000'4e4f'5452});
-inline bool recorded(double value) {
-    return std::bit_cast<uint64_t>(value) != std::bit_cast<uint64_t>(kNotRecorded);
-}
+namespace normlab {
 
 struct GradientNorms {
     double w_qkv = 0.0, w_o = 0.0, w_1 = 0.0, w_2 = 0.0;
-    double norm1 = 0.0, norm2 = 0.0, norm1_out = 0.0, norm2_out = 0.0;  // norm gains (weights)
-    // cross-attention of a decoder block with an encoder (0 otherwise)
+    // the norms' gains (weights); a norm the model lacks (norm_type none, Peri-LN's output norms under
+    // other placements) is not recorded, as are the cross-attention's below without an encoder
+    double norm1 = 0.0, norm2 = 0.0, norm1_out = 0.0, norm2_out = 0.0;
     double w_cross_q = 0.0, w_cross_kv = 0.0, w_cross_o = 0.0, norm_cross = 0.0, norm_cross_out = 0.0;
 };
 
@@ -32,16 +25,16 @@ struct LayerTelemetry {
     GradientNorms grad;
     double update_ratio = 0.0;   // ||update|| / ||parameters|| over the block's active tensors
     double update_rms = 0.0;     // RMS of the block's last update, over its active parameters
-    double adam_grad_rms = 0.0;  // sqrt of the mean of Adam's second moment over them (0 for SGD)
-    // The share of the block's coordinates whose sqrt(v) is below Adam's eps (the PyTorch bridge's; the
-    // engine does not measure it, so its runs leave it unrecorded)
+    double adam_grad_rms = 0.0;  // sqrt of the mean of Adam's second moment over them (SGD: unrecorded)
+    // The share of the block's coordinates whose sqrt(v) is below Adam's eps (unrecorded under SGD)
     double adam_eps_fraction = kNotRecorded;
     double attn_entropy = 0.0;
     double attn_max_logit = 0.0;
     // The attention and FFN sub-layers' norms: mean and coefficient of variation over tokens of the
-    // per-token scale 1/std (how much each norm actually normalises; 0 without a norm or with DyT)
+    // per-token scale 1/std (how much each norm actually normalises; unrecorded without a norm or with
+    // DyT, which has no per-token scale)
     double norm1_scale_mean = 0.0, norm1_scale_cv = 0.0, norm2_scale_mean = 0.0, norm2_scale_cv = 0.0;
-    // The same for Peri-LN's output norms of the two sub-layers (0 under other placements)
+    // The same for Peri-LN's output norms of the two sub-layers (unrecorded under other placements)
     double norm1_out_scale_mean = 0.0, norm1_out_scale_cv = 0.0;
     double norm2_out_scale_mean = 0.0, norm2_out_scale_cv = 0.0;
     double q_rms = 0.0;  // RMS of the queries and of the keys entering attention (before any QK-norm)
@@ -77,10 +70,10 @@ struct StepTelemetry {
     double grad_embedding = 0.0;  // ||grad|| of the token and position embeddings together
     double grad_head = 0.0;       // ||grad|| of the output head
     // The decoder's final norm: mean and coefficient of variation over tokens of its per-token scale
-    // 1/std (0 without a final norm, or with DyT)
+    // 1/std (unrecorded without a final norm, or with DyT)
     double final_norm_scale_mean = 0.0;
     double final_norm_scale_cv = 0.0;
-    double encoder_final_norm_scale_mean = 0.0;  // the same for the encoder's final norm (0 without one)
+    double encoder_final_norm_scale_mean = 0.0;  // the same for the encoder's (unrecorded without one)
     double encoder_final_norm_scale_cv = 0.0;
     // train.loss_scale: the scale this step's loss gradient was multiplied by, and the steps skipped so
     // far because their scaled gradients overflowed (dynamic); unrecorded without loss scaling

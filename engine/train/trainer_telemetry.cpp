@@ -11,7 +11,7 @@ namespace normlab {
 
 GradientNorms Trainer::gradient_norms(const BlockIndex& index, bool cross) const {
     auto norm_of = [&](int entry) {
-        return entry >= 0 && m_model->active(entry) ? std::sqrt(m_grad_squares[entry]) : 0.0;
+        return entry >= 0 && m_model->active(entry) ? std::sqrt(m_grad_squares[entry]) : kNotRecorded;
     };
     GradientNorms grad{norm_of(index.qkv_weight),       norm_of(index.out_weight),
                        norm_of(index.fc1_weight),       norm_of(index.fc2_weight),
@@ -44,10 +44,11 @@ void Trainer::fill_optimizer_state(int block, bool encoder, LayerTelemetry& laye
     }
     layer.update_ratio = param_total > 0.0 ? std::sqrt(update_total / param_total) : 0.0;
     layer.update_rms = count > 0.0 ? std::sqrt(update_total / count) : 0.0;
-    layer.adam_grad_rms = count > 0.0 ? std::sqrt(std::max(0.0, second_moment_total / count)) : 0.0;
-    // the bridge's meaning (docs/bridge.md): sqrt(v) as stored below eps; SGD keeps no v
-    layer.adam_eps_fraction =
-        m_config.train.optimizer == OptimizerKind::Sgd || count == 0.0 ? kNotRecorded : below_eps / count;
+    // the bridge's meanings (docs/bridge.md): sqrt(mean v), and sqrt(v) as stored below eps; SGD keeps no v
+    const bool has_second_moment = m_config.train.optimizer != OptimizerKind::Sgd && count > 0.0;
+    layer.adam_grad_rms =
+        has_second_moment ? std::sqrt(std::max(0.0, second_moment_total / count)) : kNotRecorded;
+    layer.adam_eps_fraction = has_second_moment ? below_eps / count : kNotRecorded;
 }
 
 void Trainer::fill_layer_telemetry(const ForwardStats& forward, StepRecord& record) {

@@ -137,7 +137,7 @@ TEST(NormScales, FirstPreLnNormMatchesTheEmbeddingsStatistics) {
 }
 
 // Post-LN measures the norm after each sum; DyT and no norm have no per-token scale (0).
-TEST(NormScales, PostLnIsMeasuredDytAndNoNormAreZero) {
+TEST(NormScales, PostLnIsMeasuredDytAndNoNormAreNotRecorded) {
     const int vocab = 9;
     const Batch batch = testing::small_batch(vocab, 2, 8, 5);
     for (const auto& [placement, type, measured] :
@@ -154,7 +154,8 @@ TEST(NormScales, PostLnIsMeasuredDytAndNoNormAreZero) {
                 EXPECT_GT(stats.sublayers.norm_scale_mean[slot], 0.0) << slot;
                 EXPECT_GT(stats.sublayers.norm_scale_cv[slot], 0.0) << slot;
             } else {
-                EXPECT_EQ(stats.sublayers.norm_scale_mean[slot], 0.0) << slot;
+                EXPECT_FALSE(recorded(stats.sublayers.norm_scale_mean[slot])) << slot;
+                EXPECT_FALSE(recorded(stats.sublayers.norm_scale_cv[slot])) << slot;
             }
         }
     }
@@ -213,7 +214,7 @@ TEST(NormScales, FinalNormAndEncoderNormsMatchTheirInputs) {
     const size_t second = static_cast<size_t>(slots.of_encoder(kAttentionSublayer, 1));
     expect_moments(stats.sublayers.norm_scale_mean[second], stats.sublayers.norm_scale_cv[second],
                    to_double(model.read_encoder_block_output(0)), "encoder block 1 norm1");
-    EXPECT_EQ(stats.sublayers.norm_out_scale_mean[first], 0.0);  // no output norms under Pre-LN
+    EXPECT_FALSE(recorded(stats.sublayers.norm_out_scale_mean[first]));  // no output norms under Pre-LN
 }
 
 // With the first decoder block's self-attention output projection zeroed, its cross-attention norm reads
@@ -280,6 +281,63 @@ TEST(NormScales, RecordsCarryOutputFinalAndEncoderNormScales) {
     EXPECT_EQ(read.encoder_layers[1].norm1_scale_mean, record.encoder_layers[1].norm1_scale_mean);
     EXPECT_EQ(read.encoder_layers[1].norm2_out_scale_cv, record.encoder_layers[1].norm2_out_scale_cv);
     EXPECT_EQ(read.layers[0].norm1_out_scale_mean, record.layers[0].norm1_out_scale_mean);
+}
+
+// A role the model lacks is not recorded, never a 0 (docs/formats.md): a Pre-LN run's Peri-LN output
+// norms, Post-LN's absent final norm, DyT's per-token scales, a norm-free model's gains, SGD's Adam
+// state; its metrics line leaves them out, and they read back as not recorded.
+TEST(NormScales, RolesAModelLacksAreNotRecorded) {
+    struct Case {
+        NormPlacement placement;
+        NormType type;
+        OptimizerKind optimizer;
+    };
+    for (const Case& c : {Case{NormPlacement::Pre, NormType::LayerNorm, OptimizerKind::AdamW},
+                          Case{NormPlacement::Post, NormType::RmsNorm, OptimizerKind::Sgd},
+                          Case{NormPlacement::Pre, NormType::DyT, OptimizerKind::AdamW},
+                          Case{NormPlacement::None, NormType::LayerNorm, OptimizerKind::AdamW}}) {
+        Config config;
+        config.model = scale_config(c.placement, c.type);
+        config.train.optimizer = c.optimizer;
+        config.train.steps = 2;
+        config.threads = 1;
+        Trainer trainer(config);
+        const StepRecord& record = trainer.step().record;
+        ASSERT_TRUE(record.telemetry.has_value());
+        const bool has_norms = c.placement != NormPlacement::None;
+        const bool per_token = has_norms && c.type != NormType::DyT;
+        const bool final_norm = per_token && c.placement == NormPlacement::Pre;
+        EXPECT_EQ(recorded(record.telemetry->final_norm_scale_mean), final_norm);
+        EXPECT_FALSE(recorded(record.telemetry->encoder_final_norm_scale_mean));  // no encoder
+        const nlohmann::json line = to_json(record);
+        EXPECT_EQ(line.contains("final_norm_scale_mean"), final_norm);
+        EXPECT_FALSE(line.contains("encoder_final_norm_scale_mean"));
+        const StepRecord read = MetricsLineParser().parse(line.dump());
+        for (const LayerTelemetry* layer : {&record.layers.front(), &read.layers.front()}) {
+            EXPECT_FALSE(recorded(layer->norm1_out_scale_mean));
+            EXPECT_FALSE(recorded(layer->norm2_out_scale_cv));
+            EXPECT_FALSE(recorded(layer->grad.norm1_out));
+            EXPECT_FALSE(recorded(layer->grad.norm2_out));
+            EXPECT_EQ(recorded(layer->norm1_scale_mean), per_token);
+            EXPECT_EQ(recorded(layer->grad.norm1), has_norms);
+            if (has_norms) {
+                EXPECT_GT(layer->grad.norm1, 0.0);
+            }
+            if (per_token) {
+                EXPECT_GT(layer->norm2_scale_mean, 0.0);
+            }
+            const bool adam = c.optimizer != OptimizerKind::Sgd;
+            EXPECT_EQ(recorded(layer->adam_grad_rms), adam);
+            EXPECT_EQ(recorded(layer->adam_eps_fraction), adam);
+            EXPECT_GT(layer->grad.w_qkv, 0.0);
+            EXPECT_GT(layer->update_rms, 0.0);
+        }
+        const nlohmann::json& block = line["layers"][0];
+        EXPECT_FALSE(block.contains("norm1_out_scale_mean"));
+        EXPECT_FALSE(block["grad"].contains("norm1_out"));
+        EXPECT_EQ(block["grad"].contains("norm1"), has_norms);
+        EXPECT_EQ(block.contains("adam_grad_rms"), c.optimizer != OptimizerKind::Sgd);
+    }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Which telemetry fields feed each norm family, and their absorption: a family starts once a step
 // measures one of its norms (so runs without Peri-LN, cross-attention or an encoder hold no series for
-// them), and a 0 (no such norm, or a step without attention statistics) is a gap.
+// them), and an unrecorded value or a 0 (older runs: no such norm) is a gap.
 #include "ui/history/norm_scale_history.h"
 
 #include <QCoreApplication>

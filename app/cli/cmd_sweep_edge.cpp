@@ -74,6 +74,8 @@ bool take_edge_flag(const std::string& flag, ArgReader& reader, EdgeCommand& com
         command.spec.vary_key = text.substr(0, equals);
         for (const auto& value : values_from_text(text.substr(equals + 1)))
             command.spec.vary_values.push_back(nlohmann::json::parse(value.dump()));
+    } else if (flag == "--command") {
+        command.spec.base.command = reader.value_of(flag);
     } else if (flag == "--criterion") {
         command.spec.criterion = parse_edge_criterion(reader.value_of(flag));
         command.has_criterion = true;

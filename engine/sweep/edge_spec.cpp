@@ -10,6 +10,7 @@
 #include "engine/io/atomic_file.h"
 #include "engine/io/json_read.h"
 #include "engine/io/small_file.h"
+#include "engine/sweep/sweep_command.h"
 #include "engine/sweep/sweep_path_policy.h"
 
 namespace normlab {
@@ -62,6 +63,24 @@ void check_keys_apart(const EdgeSpec& spec) {
                              " is listed twice (or names the same folder as another); list each once");
 }
 
+// A search over the user's command bisects one of its own values (user.lr) and varies another; the
+// command takes no NormLab base (its template is checked with the axes when each search is planned).
+void check_command_keys(const EdgeSpec& spec) {
+    if (!spec.base.set.empty() || spec.base.steps || spec.base.preset || spec.base.config_path)
+        throw InputError(
+            "--command runs your own script, which sets its own training: give its settings in the "
+            "command (not --preset, --config, --set or --steps)");
+    if (!is_user_key(spec.key))
+        throw InputError("--axis " + spec.key +
+                         ": a search over your command bisects one of its own values, "
+                         "named user.NAME and written {user.NAME} in the command (e.g. --axis "
+                         "user.lr=1e-4:1e-1)");
+    if (!spec.vary_key.empty() && !is_user_key(spec.vary_key))
+        throw InputError("--vary " + spec.vary_key +
+                         ": a search over your command varies one of its own values, named user.NAME "
+                         "and written {user.NAME} in the command (e.g. --vary user.norm=layernorm,rmsnorm)");
+}
+
 // The searched key must hold a real number in the base config (train.lr, not train.steps).
 void check_real_key(const EdgeSpec& spec, const SweepPlan& plan) {
     const nlohmann::json value = config_value(plan.base, spec.key);
@@ -95,9 +114,16 @@ std::vector<EdgeSearchRef> edge_searches(const EdgeSpec& spec) {
 SweepSpec edge_sweep_spec(const EdgeSpec& spec, const EdgeSearchRef& search,
                           const std::vector<double>& values) {
     SweepSpec sweep = spec.base;
-    if (!spec.vary_key.empty()) sweep.set[spec.vary_key] = spec.vary_values.at(search.variant);
     std::vector<nlohmann::json> axis_values(values.begin(), values.end());
     sweep.axes = {SweepAxis{{spec.key}, {axis_values}, {}}};
+    if (!spec.vary_key.empty()) {
+        const nlohmann::json& value = spec.vary_values.at(search.variant);
+        if (spec.base.command) {  // the command takes no base: the variant's value is a one-value axis
+            sweep.axes.push_back(SweepAxis{{spec.vary_key}, {{value}}, {}});
+        } else {
+            sweep.set[spec.vary_key] = value;
+        }
+    }
     sweep.seeds = {search.seed};
     return sweep;
 }
@@ -113,17 +139,26 @@ SweepPlan plan_edge_sweep(const EdgeSpec& spec, const EdgeSearchRef& search,
 void check_edge_spec(const EdgeSpec& spec) {
     check_range(spec);
     check_keys_apart(spec);
+    if (spec.base.command) check_command_keys(spec);
     for (const EdgeSearchRef& search : edge_searches(spec)) {
         if (search.seed != spec.seeds.front()) continue;  // a seed changes no config's validity
-        check_real_key(spec, plan_sweep(edge_sweep_spec(spec, search, {})));  // the base alone, no points
+        if (spec.base.command) {
+            check_command_template(*spec.base.command, edge_sweep_spec(spec, search, {1.0}).axes);
+        } else {
+            check_real_key(spec, plan_sweep(edge_sweep_spec(spec, search, {})));  // the base alone
+        }
         plan_edge_sweep(spec, search, {spec.bounds.low, spec.bounds.high});
     }
 }
 
 ojson edge_spec_to_json(const EdgeSpec& spec) {
-    SweepSpec base = spec.base;
-    ojson json = {{"format", "normlab-edge"}, {"version", 1}, {"base", sweep_spec_to_json(base)["base"]}};
-    if (spec.base.steps) json["steps"] = *spec.base.steps;
+    ojson json = {{"format", "normlab-edge"}, {"version", 1}};
+    if (spec.base.command) {
+        json["command"] = *spec.base.command;
+    } else {
+        json["base"] = sweep_spec_to_json(spec.base)["base"];
+        if (spec.base.steps) json["steps"] = *spec.base.steps;
+    }
     json["axis"] = {{"key", spec.key}, {"low", spec.bounds.low}, {"high", spec.bounds.high}};
     if (!spec.vary_key.empty()) json["vary"] = {{"key", spec.vary_key}, {"values", spec.vary_values}};
     json["seeds"] = spec.seeds;
@@ -139,10 +174,16 @@ EdgeSpec edge_spec_from_json(const ojson& json, const std::string& source) {
         if (!json.is_object() || json.value("format", "") != "normlab-edge" || json.value("version", 0) != 1)
             throw InputError(source +
                              " is not a version 1 NormLab edge search (made by normlab-cli sweep edge)");
-        ojson as_sweep = {{"base", json.at("base")}, {"axes", {{"train.lr", {1}}}}};
-        if (json.contains("steps")) as_sweep["steps"] = json["steps"];
-        spec.base = sweep_spec_from_json(as_sweep);
-        spec.base.axes.clear();
+        if (json.contains("command")) {
+            if (!json["command"].is_string())
+                throw InputError(source + " is damaged: its command is not text");
+            spec.base.command = json["command"].get<std::string>();
+        } else {
+            ojson as_sweep = {{"base", json.at("base")}, {"axes", {{"train.lr", {1}}}}};
+            if (json.contains("steps")) as_sweep["steps"] = json["steps"];
+            spec.base = sweep_spec_from_json(as_sweep);
+            spec.base.axes.clear();
+        }
         spec.key = json.at("axis").at("key").get<std::string>();
         spec.bounds = {json.at("axis").at("low").get<double>(), json.at("axis").at("high").get<double>(),
                        json.at("tolerance").get<double>()};

@@ -16,7 +16,10 @@
 namespace normlab {
 
 struct EdgeSpec {
-    SweepSpec base;  // preset or config, set and steps (no axes, no seeds)
+    // preset or config, set and steps (no axes, no seeds); or the user's command template alone, whose
+    // user.NAME values the search bisects and varies
+    // (docs/cli.md#sweep-edge-the-largest-learning-rate-that-still-trains)
+    SweepSpec base;
     std::string key = "train.lr";
     EdgeBounds bounds;
     std::string vary_key;                     // empty: a single variant

@@ -13,16 +13,9 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
+from cli_runner import cli_path, run_cli
 
 HERE = Path(__file__).resolve().parent
-
-
-def cli_path():
-    path = os.environ.get("NORMLAB_CLI") or str(HERE.parents[1] / "build" / "app" / "normlab-cli")
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"normlab-cli not found at {path}: build NormLab (scripts/test.sh does) or set NORMLAB_CLI")
-    return path
 
 SCRIPT = textwrap.dedent("""\
     import argparse, os, sys, time
@@ -52,13 +45,6 @@ SCRIPT = textwrap.dedent("""\
             w.log()
             time.sleep(float(os.environ.get("SWEEP_STEP_SLEEP", "0")))
 """)
-
-
-def run_cli(*args, env=None, check=True):
-    done = subprocess.run([cli_path(), *map(str, args)], capture_output=True, text=True, env=env)
-    if check and done.returncode != 0:
-        pytest.fail(f"normlab-cli {' '.join(map(str, args))} exited {done.returncode}:\n{done.stderr}")
-    return done
 
 
 def sweep_env(tmp_path, sleep):

@@ -59,14 +59,19 @@ void EdgeWindow::refreshNow() {
 }
 
 QString EdgeWindow::caption() const {
-    return tr("Edge of %1 in [%2, %3], criterion %4, tolerance %5%, seeds %6; %7")
+    // a search over the user's own script names what it ran
+    const QString command = m_spec.base.command
+                                ? tr(" of the command %1").arg(QString::fromStdString(*m_spec.base.command))
+                                : QString();
+    return tr("Edge of %1%8 in [%2, %3], criterion %4, tolerance %5%, seeds %6; %7")
         .arg(QString::fromStdString(m_spec.key))
         .arg(m_spec.bounds.low)
         .arg(m_spec.bounds.high)
         .arg(QString::fromStdString(normlab::to_string(m_spec.criterion)))
         .arg(100.0 * m_spec.bounds.tolerance)
         .arg(m_spec.seeds.size())
-        .arg(m_report.finished ? tr("finished") : tr("still probing"));
+        .arg(m_report.finished ? tr("finished") : tr("still probing"))
+        .arg(command);
 }
 
 Figure EdgeWindow::figure() const {

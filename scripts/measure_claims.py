@@ -318,6 +318,12 @@ CLAIMS = [
                  NATS),
         Contrast("48 blocks, Pre-LN (A) vs Mix-LN 6.25% (B)", DEEP_PRELN,
                  Group("deep-mixln", ("model.mix_post_fraction=0.0625",)), "final_val_loss", -1, NATS)]),
+    Claim("prenorm-dilution", "Pre-LN's hidden state grows with depth; LayerNorm Scaling curbs it and lowers "
+          "the loss", "Sun et al. 2025", [
+              Contrast("48 blocks, largest E||h||^2/d, Pre-LN (A) vs LayerNorm Scaling (B)", DEEP_PRELN,
+                       Group("deep-lns"), "max:resid", -1),
+              Contrast("48 blocks, final held-out loss, Pre-LN (A) vs LayerNorm Scaling (B)", DEEP_PRELN,
+                       Group("deep-lns"), "final_val_loss", -1, NATS)]),
     Claim("gain-warmup", "LayerNorm gain warmup cuts early instability by 37%", "no primary source", [
         Contrast("Post-LN without lr warmup (A) vs with gain warmup (B)", POSTLN_NO_WARMUP,
                  Group("postln-gain-warmup"), "final_val_loss", -1, NATS)]),

@@ -10,6 +10,7 @@
 
 #include "ui/panels/attention_head_panel.h"
 #include "ui/panels/block_profile_panels.h"
+#include "ui/panels/branch_share_panel.h"
 #include "ui/panels/difference_panel.h"
 #include "ui/panels/dynamics_panels.h"
 #include "ui/panels/heatmap_panel.h"
@@ -40,6 +41,8 @@ const std::vector<TabPair> kTabs = {{"output_logits", QT_TRANSLATE_NOOP("Dashboa
                                      "optimizer_state", QT_TRANSLATE_NOOP("Dashboard", "Optimizer state")},
                                     {"block_resid", QT_TRANSLATE_NOOP("Dashboard", "Activation norm"),
                                      "norm_scales", QT_TRANSLATE_NOOP("Dashboard", "Norm scales")},
+                                    {"block_resid", QT_TRANSLATE_NOOP("Dashboard", "Activation norm"),
+                                     "branch_share", QT_TRANSLATE_NOOP("Dashboard", "Branch share")},
                                     {"attention", QT_TRANSLATE_NOOP("Dashboard", "Attention entropy"),
                                      "grad_norms", QT_TRANSLATE_NOOP("Dashboard", "Gradient norms")},
                                     {"attention_logits", QT_TRANSLATE_NOOP("Dashboard", "Attention logits"),
@@ -68,6 +71,7 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
     addPanel(new AttentionHeadPanel(store));
     addPanel(new DifferencePanel(store));
     addPanel(new PrecisionPanel(store));
+    addPanel(new BranchSharePanel(store));
     titleDocks();
     resetLayout();
 

@@ -49,8 +49,10 @@ LayerTelemetry mean_block(std::span<const StepRecord* const> records,
     for (const record_fields::GradField& field : record_fields::kGradFields)
         mean.grad.*field.member =
             mean_of(records, [&](const StepRecord& r) { return block(r).grad.*field.member; });
-    for (const record_fields::DependencyField& field : record_fields::kDependencyFields)
-        mean.*field.member = mean_of(records, [&](const StepRecord& r) { return block(r).*field.member; });
+    for (const record_fields::SublayerGroup& group : record_fields::kSublayerGroups)
+        for (const record_fields::SublayerField& field : group.fields)
+            mean.*field.member =
+                mean_of(records, [&](const StepRecord& r) { return block(r).*field.member; });
     return mean;
 }
 

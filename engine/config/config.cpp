@@ -152,6 +152,13 @@ void check_combinations(const Config& config) {
         "train.loss_scale=dynamic backs off when gradients overflow to inf or NaN, and fp8_e4m3 has no "
         "infinity (what overflows saturates at 448), so the scale would never back off; with "
         "train.precision=fp8_e4m3 set train.loss_scale to a fixed factor (e.g. 1024) or none");
+    require(config.model.residual != Residual::Lns || config.model.norm_placement == NormPlacement::Pre ||
+                config.model.norm_placement == NormPlacement::Peri ||
+                config.model.norm_placement == NormPlacement::Mix,
+            "model.residual=lns scales the output of each block's input norm (Pre-LN's) by 1/sqrt(l), and "
+            "model.norm_placement=" +
+                to_string(config.model.norm_placement) +
+                " has no input norms; set model.norm_placement=pre (or peri, mix) or another model.residual");
     require(config.model.residual_warmup_steps == 0 || config.model.residual != Residual::ReZero,
             "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
             "model.residual_warmup_steps=0 or another model.residual");

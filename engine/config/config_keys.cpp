@@ -38,8 +38,11 @@ constexpr auto enum_names(QkNorm) {
 }
 constexpr auto enum_names(Residual) {
     using E = Residual;
-    return std::to_array<std::pair<E, std::string_view>>(
-        {{E::Plain, "plain"}, {E::DeepNorm, "deepnorm"}, {E::ReZero, "rezero"}, {E::Admin, "admin"}});
+    return std::to_array<std::pair<E, std::string_view>>({{E::Plain, "plain"},
+                                                          {E::DeepNorm, "deepnorm"},
+                                                          {E::ReZero, "rezero"},
+                                                          {E::Admin, "admin"},
+                                                          {E::Lns, "lns"}});
 }
 constexpr auto enum_names(Activation) {
     using E = Activation;

@@ -99,9 +99,11 @@ std::vector<LayerTelemetry> read_layers(element layers) {
         const std::optional<object> grad = child_object(entry, "grad");
         for (const GradField& field : kGradFields)
             layer.grad.*field.member = read_child_number(grad, field.name);
-        const std::optional<object> dependency = child_object(entry, "dependency");
-        for (const DependencyField& field : kDependencyFields)
-            layer.*field.member = read_child_number(dependency, field.name);
+        for (const SublayerGroup& group : kSublayerGroups) {
+            const std::optional<object> values = child_object(entry, group.name);
+            for (const SublayerField& field : group.fields)
+                layer.*field.member = read_child_number(values, field.name);
+        }
         out.push_back(layer);
     }
     return out;

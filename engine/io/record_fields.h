@@ -3,6 +3,8 @@
 // (block_field_names) walk, so a new telemetry field is added in one place.
 #pragma once
 
+#include <span>
+
 #include "engine/train/telemetry.h"
 
 namespace normlab::record_fields {
@@ -25,7 +27,8 @@ struct GradField {
     double GradientNorms::*member;
     bool cross;
 };
-struct DependencyField {
+// One value per sub-layer (attention, FFN, cross-attention), written in a sub-object of the block.
+struct SublayerField {
     const char* name;
     double LayerTelemetry::*member;
     bool cross;
@@ -94,8 +97,18 @@ inline constexpr StepField kStepFields[] = {
     {"encoder_final_norm_scale_cv", &StepTelemetry::encoder_final_norm_scale_cv},
     {"loss_scale", &StepTelemetry::loss_scale},
     {"skipped_steps", &StepTelemetry::skipped_steps}};
-inline constexpr DependencyField kDependencyFields[] = {{"attn", &LayerTelemetry::dependency_attn, false},
-                                                        {"ffn", &LayerTelemetry::dependency_ffn, false},
-                                                        {"cross", &LayerTelemetry::dependency_cross, true}};
+inline constexpr SublayerField kDependencyFields[] = {{"attn", &LayerTelemetry::dependency_attn, false},
+                                                      {"ffn", &LayerTelemetry::dependency_ffn, false},
+                                                      {"cross", &LayerTelemetry::dependency_cross, true}};
+inline constexpr SublayerField kContributionFields[] = {{"attn", &LayerTelemetry::contribution_attn, false},
+                                                        {"ffn", &LayerTelemetry::contribution_ffn, false},
+                                                        {"cross", &LayerTelemetry::contribution_cross, true}};
+// The per-sub-layer sub-objects of a block ("dependency": {"attn": ..}), in the order they are written.
+struct SublayerGroup {
+    const char* name;
+    std::span<const SublayerField> fields;
+};
+inline constexpr SublayerGroup kSublayerGroups[] = {{"dependency", kDependencyFields},
+                                                    {"contribution", kContributionFields}};
 
 }  // namespace normlab::record_fields

@@ -22,17 +22,20 @@ nlohmann::json layers_json(const std::vector<LayerTelemetry>& layers) {
     nlohmann::json out = nlohmann::json::array();
     for (const LayerTelemetry& layer : layers) {
         // An object even when nothing of the block was recorded: a block's place in the list is its index.
-        nlohmann::json entry = nlohmann::json::object(), grad, dependency;
+        nlohmann::json entry = nlohmann::json::object(), grad;
         auto put = [&layer](nlohmann::json& into, const char* name, bool cross, double value) {
             if ((!cross || layer.has_cross) && recorded(value)) into[name] = number(value);
         };
         for (const LayerField& field : kLayerFields) put(entry, field.name, field.cross, layer.*field.member);
         for (const GradField& field : kGradFields)
             put(grad, field.name, field.cross, layer.grad.*field.member);
-        for (const DependencyField& field : kDependencyFields)
-            put(dependency, field.name, field.cross, layer.*field.member);
         if (!grad.is_null()) entry["grad"] = std::move(grad);
-        if (!dependency.is_null()) entry["dependency"] = std::move(dependency);
+        for (const SublayerGroup& group : kSublayerGroups) {
+            nlohmann::json values;
+            for (const SublayerField& field : group.fields)
+                put(values, field.name, field.cross, layer.*field.member);
+            if (!values.is_null()) entry[group.name] = std::move(values);
+        }
         out.push_back(std::move(entry));
     }
     return out;
@@ -85,8 +88,9 @@ std::vector<std::string> block_field_names(bool cross) {
         if (!field.cross || cross) names.emplace_back(field.name);
     for (const GradField& field : kGradFields)
         if (!field.cross || cross) names.push_back(std::string("grad.") + field.name);
-    for (const DependencyField& field : kDependencyFields)
-        if (!field.cross || cross) names.push_back(std::string("dependency.") + field.name);
+    for (const SublayerGroup& group : kSublayerGroups)
+        for (const SublayerField& field : group.fields)
+            if (!field.cross || cross) names.push_back(std::string(group.name) + "." + field.name);
     return names;
 }
 
@@ -96,8 +100,9 @@ std::vector<double> block_field_values(const LayerTelemetry& layer, bool cross) 
         if (!field.cross || cross) values.push_back(layer.*field.member);
     for (const GradField& field : kGradFields)
         if (!field.cross || cross) values.push_back(layer.grad.*field.member);
-    for (const DependencyField& field : kDependencyFields)
-        if (!field.cross || cross) values.push_back(layer.*field.member);
+    for (const SublayerGroup& group : kSublayerGroups)
+        for (const SublayerField& field : group.fields)
+            if (!field.cross || cross) values.push_back(layer.*field.member);
     return values;
 }
 

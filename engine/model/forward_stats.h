@@ -33,11 +33,13 @@ struct StackStats {
 // Per sub-layer, by slot (SublayerSlots), with attention statistics: the mean and CV over tokens of its
 // norm's per-token scale 1/std (Norm_in, or Post-LN's norm after the sum; kNotRecorded without one, or
 // DyT), the
-// same for Peri-LN's Norm_out, and Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added.
+// same for Peri-LN's Norm_out, Admin's Var[F(x)] / Var[x + F(x)] of the branch actually added, and the
+// contribution share ||a F(x)|| / ||x|| of that branch against the sub-layer's input x.
 struct SublayerStats {
     std::vector<double> norm_scale_mean, norm_scale_cv;
     std::vector<double> norm_out_scale_mean, norm_out_scale_cv;
     std::vector<double> dependency;
+    std::vector<double> contribution;  // ||a f|| / ||x||: the branch as added against the sub-layer's input
 };
 
 // Per-step measurements the forward pass produces (host values). The model keeps one instance whose
@@ -127,7 +129,8 @@ inline constexpr SublayerList kSublayerLists[] = {
     {"norm_scale_cv", &SublayerStats::norm_scale_cv, kParityTolerance},
     {"norm_out_scale_mean", &SublayerStats::norm_out_scale_mean, kParityTolerance},
     {"norm_out_scale_cv", &SublayerStats::norm_out_scale_cv, kParityTolerance},
-    {"dependency", &SublayerStats::dependency, kRatioParityTolerance}};
+    {"dependency", &SublayerStats::dependency, kRatioParityTolerance},
+    {"contribution", &SublayerStats::contribution, kRatioParityTolerance}};
 
 // The pass's values of the output logits, set by every pass.
 struct PassScalar {

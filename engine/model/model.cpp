@@ -1,6 +1,7 @@
 // Model construction, the sub-layer plan, and the forward and backward passes, laid out per sub-layer:
-//   u = Norm_in(x) (pre, peri);  f = F(u);  f = Norm_out(f) (peri);  s = c x + a f;  y = Norm(s) (post)
-// with c = DeepNorm alpha or Admin omega and a = the ReZero scalar (1 otherwise). F is causal
+//   u = g Norm_in(x) (pre, peri);  f = F(u);  f = Norm_out(f) (peri);  s = c x + a f;  y = Norm(s) (post)
+// with g = LayerNorm Scaling's 1/sqrt(l), c = DeepNorm alpha or Admin omega and a = the ReZero scalar
+// (1 otherwise). F is causal
 // self-attention, an FFN, or (with an encoder) the encoder's bidirectional self-attention and the
 // decoder's cross-attention, whose keys and values come from the encoder's memory.
 #include "engine/model/model.h"
@@ -118,6 +119,11 @@ ScaleRef Model::branch_scale(const SublayerStep& step) const {
     return {residual_warmup_scale(step.block) * static_cast<float>(branch_multiplier(m_config)), nullptr};
 }
 
+float Model::input_norm_scale(const SublayerStep& step) const {
+    if (m_config.residual != Residual::Lns) return 1.0f;
+    return static_cast<float>(1.0 / std::sqrt(static_cast<double>(step.block + 1)));
+}
+
 AttentionShape Model::attention_shape(const SublayerStep& step, int batch, int seq) const {
     AttentionShape shape{batch, seq, m_config.heads, m_config.d_model / m_config.heads};
     shape.logit_scale = attention_logit_scale(m_config);
@@ -163,6 +169,8 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     const float* u = x;
     if (has_input_norm(step.placement)) {
         apply_norm(norm_in, acts.normed, acts.normed_stats, x, n);
+        const float scale = input_norm_scale(step);
+        if (scale != 1.0f) m_backend->scale(acts.normed, scale, nd);
         m_matmuls.round_activation(acts.normed, nd);  // read by the projections alone
         u = acts.normed;
     }
@@ -377,6 +385,8 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
     else
         backward_attention(step, grad_branch, u, grad_u, !input_norm, batch, seq);
     if (input_norm) {
+        const float scale = input_norm_scale(step);  // u = g Norm_in(x): dL/dNorm_in = g dL/du
+        if (scale != 1.0f) m_backend->scale(grad_u, scale, static_cast<size_t>(n) * m_config.d_model);
         apply_norm_backward(input_norm_of(index, step.kind), grad_residual, grad_u, acts.input,
                             acts.normed_stats, n, true);
     }

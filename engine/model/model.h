@@ -246,6 +246,9 @@ class Model {
     void refresh_active();
     ScaleRef shortcut_scale(const SublayerStep& step) const;
     ScaleRef branch_scale(const SublayerStep& step) const;
+    // The factor on the sub-layer's input norm's output: LayerNorm Scaling's 1/sqrt(l) for block l
+    // (l = 1, 2, ... per stack) with model.residual=lns, else 1.
+    float input_norm_scale(const SublayerStep& step) const;
     const float* added_branch(const SublayerStep& step) const;
     // Telemetry (model_telemetry.cpp): m_stats' lists and m_telemetry reserved once for the layer count,
     // and filled after a forward pass from its loss and (with attention_stats) the attention, norm and
@@ -253,7 +256,7 @@ class Model {
     void reserve_stats();
     StackStats& stack_stats(const SublayerStep& step);  // the stack (of m_stats) a sub-layer belongs to
     const ForwardStats& collect_stats(const Backend::CrossEntropyResult& loss, bool attention_stats);
-    void measure_dependency(size_t count);
+    void measure_branch_shares(size_t count);
     void collect_residual_stats(size_t nd);
     void collect_attention_stats(int batch, int seq);
     // After a telemetry pass's backward under emulated precision: each block's overflow and underflow
@@ -289,7 +292,9 @@ class Model {
     // The telemetry's host scratch, sized once from the layer count and reused by every pass.
     struct TelemetryScratch {
         std::vector<Slice> branch_slices;  // the branches alone
-        // by slot: the residual sums' sums of values and of squares, then the branches' [2 * slots]
+        std::vector<Slice> input_slices;   // the sub-layers' inputs
+        // by slot: the residual sums' sums of values and of squares, then the branches', then the
+        // inputs' [3 * slots]
         std::vector<double> slice_squares, slice_sums;
         std::vector<float> attention_host;                // m_attention_stats on the host
         std::vector<NormSite> norm_sites;                 // measure_norm_scales' list

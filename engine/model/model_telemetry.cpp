@@ -1,6 +1,6 @@
 // Telemetry from the forward pass into ForwardStats: residual sums' E||s||^2/d and finiteness,
-// attention entropy and largest logits, the queries' and keys' RMS and Admin's dependency ratios. The
-// norms' per-token scales are measured in norm_scales.cpp.
+// attention entropy and largest logits, the queries' and keys' RMS, Admin's dependency ratios and the
+// branches' contribution shares. The norms' per-token scales are measured in norm_scales.cpp.
 #include <algorithm>
 #include <cmath>
 
@@ -12,8 +12,9 @@ void Model::reserve_stats() {
     const size_t slots = static_cast<size_t>(SublayerSlots(m_config).count());
     m_stats.reserve(m_config);
     m_telemetry.branch_slices.reserve(slots);
-    m_telemetry.slice_squares.resize(2 * slots);
-    m_telemetry.slice_sums.resize(2 * slots);
+    m_telemetry.input_slices.reserve(slots);
+    m_telemetry.slice_squares.resize(3 * slots);
+    m_telemetry.slice_sums.resize(3 * slots);
     m_telemetry.attention_host.resize(attention_stat_total());
 }
 
@@ -41,7 +42,7 @@ const ForwardStats& Model::collect_stats(const Backend::CrossEntropyResult& loss
         collect_attention_stats(m_batch, m_seq);
         measure_qk_rms(n);
         measure_norm_scales(n);
-        measure_dependency(nd);
+        measure_branch_shares(nd);
     }
     return stats;
 }
@@ -120,12 +121,14 @@ void Model::collect_precision_stats() {
     }
 }
 
-// Fills m_stats.sublayers.dependency: per sub-layer (by slot), a^2 Var[branch] / Var[residual sum].
-void Model::measure_dependency(size_t count) {
+// Fills m_stats.sublayers' dependency (a^2 Var[branch] / Var[residual sum]) and contribution
+// (sqrt(a^2 E||branch||^2 / E||input||^2)), per sub-layer by slot.
+void Model::measure_branch_shares(size_t count) {
     const size_t sublayers = m_sublayers.size();
     const std::vector<double>& squares = m_telemetry.slice_squares;
     const std::vector<double>& sums = m_telemetry.slice_sums;
     std::vector<Slice>& branch_slices = m_telemetry.branch_slices;
+    std::vector<Slice>& input_slices = m_telemetry.input_slices;
     // The residual sums' sums and squares are already in [0, sublayers) (the forward's telemetry), and
     // the branches' too in [sublayers, 2 sublayers) when the backend fuses them.
     if (!m_backend->fuses_residual_sums()) {
@@ -137,12 +140,22 @@ void Model::measure_dependency(size_t count) {
                                           m_telemetry.slice_sums.data() + sublayers,
                                           m_telemetry.slice_squares.data() + sublayers);
     }
+    // the sub-layers' inputs (embeddings, memory and sums all live in the activation buffer) into
+    // [2 sublayers, 3 sublayers)
+    input_slices.assign(sublayers, Slice{});
+    for (const SublayerStep& step : m_plan)
+        input_slices[step.slot] = {static_cast<size_t>(m_sublayers[step.slot].input - m_activations), count};
+    m_backend->sum_values_and_squares(m_activations, input_slices,
+                                      m_telemetry.slice_sums.data() + 2 * sublayers,
+                                      m_telemetry.slice_squares.data() + 2 * sublayers);
     auto variance = [&](size_t i) {
         const double mean = sums[i] / static_cast<double>(count);
         return squares[i] / static_cast<double>(count) - mean * mean;
     };
     std::vector<double>& dependency = m_stats.sublayers.dependency;
+    std::vector<double>& contribution = m_stats.sublayers.contribution;
     dependency.assign(sublayers, 0.0);
+    contribution.assign(sublayers, 0.0);
     for (const SublayerStep& step : m_plan) {
         const size_t i = static_cast<size_t>(step.slot);
         const ScaleRef a = branch_scale(step);
@@ -151,6 +164,8 @@ void Model::measure_dependency(size_t count) {
         const double scale = static_cast<double>(value) * value;
         const double total = variance(i);
         dependency[i] = total > 0.0 ? scale * variance(sublayers + i) / total : 0.0;
+        const double input = squares[2 * sublayers + i];
+        contribution[i] = input > 0.0 ? std::sqrt(scale * squares[sublayers + i] / input) : std::nan("");
     }
 }
 

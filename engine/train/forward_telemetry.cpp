@@ -21,6 +21,8 @@ void copy_sublayers(const SublayerStats& sublayers, int attention, int feed_forw
     if (!sublayers.dependency.empty()) {
         layer.dependency_attn = sublayers.dependency[attention];
         layer.dependency_ffn = sublayers.dependency[feed_forward];
+        layer.contribution_attn = sublayers.contribution[attention];
+        layer.contribution_ffn = sublayers.contribution[feed_forward];
     }
 }
 
@@ -62,7 +64,10 @@ void copy_cross_attention(const ForwardStats& forward, const SublayerSlots& slot
         layer.norm_cross_out_scale_mean = sublayers.norm_out_scale_mean[slot];
         layer.norm_cross_out_scale_cv = sublayers.norm_out_scale_cv[slot];
     }
-    if (!sublayers.dependency.empty()) layer.dependency_cross = sublayers.dependency[slot];
+    if (!sublayers.dependency.empty()) {
+        layer.dependency_cross = sublayers.dependency[slot];
+        layer.contribution_cross = sublayers.contribution[slot];
+    }
 }
 }  // namespace
 

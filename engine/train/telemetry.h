@@ -48,6 +48,11 @@ struct LayerTelemetry {
     // Admin's dependency of each sub-layer on its branch: Var[F(x)] / Var[x + F(x)].
     double dependency_attn = 0.0;
     double dependency_ffn = 0.0;
+    // Each sub-layer's contribution share ||a F(x)|| / ||x||: its branch as added against the stream it
+    // is added to (the PreNorm dilution: Pre-LN's deep blocks add a shrinking share)
+    double contribution_attn = kNotRecorded;
+    double contribution_ffn = kNotRecorded;
+    double contribution_cross = kNotRecorded;
     // A decoder block of an encoder-decoder model also reports its cross-attention sub-layer.
     bool has_cross = false;
     double resid_cross = 0.0;

@@ -108,6 +108,8 @@ INSTANTIATE_TEST_SUITE_P(
         Wiring{"PostAdmin", NormPlacement::Post, NormType::LayerNorm, Residual::Admin},
         Wiring{"PreReZero", NormPlacement::Pre, NormType::LayerNorm, Residual::ReZero},
         Wiring{"NoNormReZero", NormPlacement::None, NormType::LayerNorm, Residual::ReZero},
+        Wiring{"PreRMSNormLns", NormPlacement::Pre, NormType::RmsNorm, Residual::Lns},
+        Wiring{"EncoderDecoderPeriLns", NormPlacement::Peri, NormType::LayerNorm, Residual::Lns, false, 2},
         Wiring{"TheoryPostLN", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, true},
         Wiring{"TheoryPreLN", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain, true},
         Wiring{"EncoderDecoderPostLN", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, false, 2},

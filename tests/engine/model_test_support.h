@@ -56,4 +56,35 @@ inline void perturb_parameters(Model& model, uint64_t seed) {
     }
 }
 
+// A tiny encoder-decoder on the copy task (its source the first half of 17 positions), 2 steps, 1 thread.
+inline Config tiny_copy_encoder_decoder(int encoder_layers) {
+    Config config;
+    config.model = tiny_model_config();
+    config.model.encoder_layers = encoder_layers;
+    config.model.seq_len = 17;
+    config.data.task = TaskKind::Copy;
+    config.data.symbols = 8;
+    config.train.steps = 2;
+    config.threads = 1;
+    return config;
+}
+
+inline std::vector<double> to_double(const std::vector<float>& values) {
+    return {values.begin(), values.end()};
+}
+
+// The embeddings wte[token] + wpe[position] of a batch's rows: the first sub-layer's input in either
+// stack (learned positions).
+inline std::vector<double> embeddings(Model& model, const Batch& batch) {
+    const int d = model.config().d_model;
+    const std::vector<float> wte = model.read_entry(model.layout().wte);
+    const std::vector<float> wpe = model.read_entry(model.layout().wpe);
+    std::vector<double> x;
+    for (size_t row = 0; row < batch.inputs.size(); ++row) {
+        for (int i = 0; i < d; ++i)
+            x.push_back(static_cast<double>(wte[batch.inputs[row] * d + i]) + wpe[(row % batch.seq) * d + i]);
+    }
+    return x;
+}
+
 }  // namespace normlab::testing

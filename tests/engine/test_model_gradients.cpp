@@ -91,6 +91,11 @@ ModelConfig wired_config(NormPlacement placement, NormType type, Residual residu
 
 class ModelGradients : public ::testing::TestWithParam<Wiring> {};
 
+std::string wiring_name(const ::testing::TestParamInfo<Wiring>& info) {
+    return to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param)) + "_" +
+           to_string(std::get<2>(info.param));
+}
+
 TEST_P(ModelGradients, MatchFiniteDifferences) {
     const auto [placement, type, residual] = GetParam();
     check_model_gradients(wired_config(placement, type, residual),
@@ -104,10 +109,15 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(NormType::LayerNorm, NormType::RmsNorm, NormType::DyT),
                        ::testing::Values(Residual::Plain, Residual::DeepNorm, Residual::ReZero,
                                          Residual::Admin)),
-    [](const auto& info) {
-        return to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param)) + "_" +
-               to_string(std::get<2>(info.param));
-    });
+    wiring_name);
+
+// LayerNorm Scaling: block l's input norms' outputs x 1/sqrt(l), where blocks have input norms.
+INSTANTIATE_TEST_SUITE_P(
+    LayerNormScaling, ModelGradients,
+    ::testing::Combine(::testing::Values(NormPlacement::Pre, NormPlacement::Peri, NormPlacement::Mix),
+                       ::testing::Values(NormType::LayerNorm, NormType::RmsNorm, NormType::DyT),
+                       ::testing::Values(Residual::Lns)),
+    wiring_name);
 
 TEST(ModelGradientsTheory, TheoryModeModel) {
     ModelConfig config;
@@ -274,12 +284,10 @@ INSTANTIATE_TEST_SUITE_P(Wirings, EncoderDecoderGradients,
                                            Wiring{NormPlacement::None, NormType::LayerNorm, Residual::ReZero},
                                            Wiring{NormPlacement::Pre, NormType::RmsNorm, Residual::ReZero},
                                            Wiring{NormPlacement::Mix, NormType::LayerNorm, Residual::Plain},
-                                           Wiring{NormPlacement::Mix, NormType::DyT, Residual::DeepNorm}),
-                         [](const auto& info) {
-                             return to_string(std::get<0>(info.param)) + "_" +
-                                    to_string(std::get<1>(info.param)) + "_" +
-                                    to_string(std::get<2>(info.param));
-                         });
+                                           Wiring{NormPlacement::Mix, NormType::DyT, Residual::DeepNorm},
+                                           Wiring{NormPlacement::Peri, NormType::RmsNorm, Residual::Lns},
+                                           Wiring{NormPlacement::Mix, NormType::LayerNorm, Residual::Lns}),
+                         wiring_name);
 
 TEST(EncoderDecoderGradientsMemory, EverySourceLengthAndTheoryMode) {
     // one key of memory, all of them, and the default half

@@ -15,6 +15,8 @@
 
 namespace normlab {
 namespace {
+using testing::embeddings;
+using testing::to_double;
 
 ModelConfig scale_config(NormPlacement placement, NormType type) {
     ModelConfig config = testing::tiny_model_config();
@@ -43,23 +45,6 @@ ScaleMoments layer_norm_scales(const std::vector<double>& x, int d) {
     }
     const double mean = sum / static_cast<double>(rows);
     return {mean, std::sqrt(squares / static_cast<double>(rows) - mean * mean) / mean};
-}
-
-std::vector<double> to_double(const std::vector<float>& values) {
-    return {values.begin(), values.end()};
-}
-
-// The embeddings wte[token] + wpe[position] of a batch's rows: the first norm's input in either stack.
-std::vector<double> embeddings(Model& model, const Batch& batch) {
-    const int d = model.config().d_model;
-    const std::vector<float> wte = model.read_entry(model.layout().wte);
-    const std::vector<float> wpe = model.read_entry(model.layout().wpe);
-    std::vector<double> x;
-    for (size_t row = 0; row < batch.inputs.size(); ++row) {
-        for (int i = 0; i < d; ++i)
-            x.push_back(static_cast<double>(wte[batch.inputs[row] * d + i]) + wpe[(row % batch.seq) * d + i]);
-    }
-    return x;
 }
 
 // y [rows, out] = x [rows, in] W^T + b for the rows [first_row, first_row + out) of a weight entry.
@@ -242,15 +227,8 @@ TEST(NormScales, CrossAttentionNormMatchesItsInput) {
 // A trainer's logged step carries them per block (encoder blocks too) and per step, and a metrics line
 // reads them back.
 TEST(NormScales, RecordsCarryOutputFinalAndEncoderNormScales) {
-    Config config;
-    config.model = testing::tiny_model_config();
+    Config config = testing::tiny_copy_encoder_decoder(2);
     config.model.norm_placement = NormPlacement::Peri;
-    config.model.encoder_layers = 2;
-    config.model.seq_len = 17;
-    config.data.task = TaskKind::Copy;
-    config.data.symbols = 8;
-    config.train.steps = 2;
-    config.threads = 1;
     Trainer trainer(config);
     const StepRecord& record = trainer.step().record;
     ASSERT_TRUE(record.telemetry.has_value());

@@ -85,7 +85,10 @@ std::vector<std::string> metrics_dict() {
     for (const LayerField& field : kLayerFields) entries.insert(json_entry(field.name, ":"));
     for (const GradField& field : kGradFields) entries.insert(json_entry(field.name, ":"));
     for (const StepField& field : kStepFields) entries.insert(json_entry(field.name, ":"));
-    for (const DependencyField& field : kDependencyFields) entries.insert(json_entry(field.name, ":"));
+    for (const SublayerGroup& group : kSublayerGroups) {
+        entries.insert(json_entry(group.name, ":"));
+        for (const SublayerField& field : group.fields) entries.insert(json_entry(field.name, ":"));
+    }
     return {entries.begin(), entries.end()};
 }
 

@@ -35,6 +35,12 @@ CASES = {
     "none": ["model.norm_placement=none"],
     "deepnorm": ["model.norm_placement=post", "model.residual=deepnorm"],
     "rezero": ["model.norm_placement=none", "model.residual=rezero"],
+    # LayerNorm Scaling (Sun et al. 2025): block l's input norms' outputs x 1/sqrt(l), l from 1 per stack
+    "lns": ["model.norm_placement=pre", "model.residual=lns"],
+    "lns-mix-dyt": ["model.norm_placement=mix", "model.mix_post_fraction=0.34", "model.norm_type=dyt",
+                    "model.residual=lns"],
+    "encdec-lns-peri-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=peri", "model.norm_type=rmsnorm",
+                                "model.residual=lns"],
     "admin": ["model.norm_placement=post", "model.residual=admin", "model.admin_init=profiled"],
     "rmsnorm": ["model.norm_placement=pre", "model.norm_type=rmsnorm"],
     "dyt": ["model.norm_placement=pre", "model.norm_type=dyt"],
@@ -265,6 +271,8 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
         for kind in kinds:
             norm_name = {"attention": "norm1", "cross": "norm_cross", "ffn": "norm2"}[kind]
             u = norm(params, prefix + norm_name, x, norm_type, eps) if placement in ("pre", "peri") else x
+            if residual == "lns" and placement in ("pre", "peri"):
+                u = u / math.sqrt(i + 1)  # LayerNorm Scaling: the norm's output over sqrt(l), l = i + 1
             if kind == "attention":
                 f = attention(params, prefix, u, heads, theory, self_mask, qk, rope_theta, kv_heads)
             elif kind == "cross":

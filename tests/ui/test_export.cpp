@@ -61,6 +61,8 @@ void fillStore(TelemetryStore& store) {
                 record.layers[b].act_underflow = 1e-4 * (b + 1);
                 record.layers[b].grad_overflow = record.layers[b].act_overflow = 0.0;
                 record.layers[b].stream_headroom = 13.0 - 0.5 * b;
+                record.layers[b].contribution_attn = 0.3 / (1.0 + b + 0.001 * step);
+                record.layers[b].contribution_ffn = 0.5 / (1.0 + b);
                 for (int h = 0; h < 2; ++h) record.attn_head_max_logit.push_back((5.0 + b) * (1.0 - 0.1 * h));
             }
             update.records.push_back(record);
@@ -152,7 +154,7 @@ void ExportTest::initTestCase() {
 }
 
 void ExportTest::everyPanelExportsEveryFormat() {
-    QCOMPARE(m_dashboard->panels().size(), size_t(15));
+    QCOMPARE(m_dashboard->panels().size(), size_t(16));
     // A figure too short for its chart above the caption is refused, saying what to change (drawn, the
     // chart's legend overlapped the caption), and nothing is written.
     ImageExportOptions tooShort;

@@ -162,7 +162,7 @@ void StageTest::presentationTabTitlesAreWhole() {
                      qPrintable(
                          QStringLiteral("'%1' in %2 px").arg(bar->tabText(i)).arg(bar->tabRect(i).width())));
     }
-    QCOMPARE(tabs, 11);  // five places with a tab behind, the output logits' with two
+    QCOMPARE(tabs, 12);  // five places with a tab behind, the output logits' and activation norm's with two
 }
 
 void StageTest::colourBarLabelsNeverOverlap() {

@@ -19,6 +19,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -159,7 +160,8 @@ void ConfigPanel::addNormGroup() {
     bindNumber(norms, tr("DyT alpha"), "model.dyt_alpha",
                tr("DyT's initial alpha in tanh(alpha x) (norm type dyt); the DyT paper uses 1.0 for LLMs"));
     bindCombo(norms, tr("Residual scheme"), "model.residual",
-              tr("DeepNorm and Admin rescale the shortcut of Post-LN; ReZero gates each branch"));
+              tr("DeepNorm and Admin rescale the shortcut of Post-LN; ReZero gates each branch; LayerNorm "
+                 "Scaling (lns) divides block l's input norms' outputs by sqrt(l)"));
     bindCombo(norms, tr("Admin init"), "model.admin_init",
               tr("Admin's omega from the closed form or profiled on a batch at init"));
     m_residualConstants = new QLabel;
@@ -539,6 +541,11 @@ void ConfigPanel::updateResidualConstants() {
                    : tr("Admin: omega profiled per sub-layer on a batch at init");
     } else if (model.residual == normlab::Residual::ReZero) {
         text = tr("ReZero: x + alpha F(x), alpha = 0 at init (trained)");
+    } else if (model.residual == normlab::Residual::Lns) {
+        text = tr("LayerNorm Scaling: block l's input norms x 1/sqrt(l): block 2 x %1, block %2 x %3")
+                   .arg(1.0 / std::sqrt(2.0), 0, 'f', 3)
+                   .arg(model.layers)
+                   .arg(1.0 / std::sqrt(static_cast<double>(model.layers)), 0, 'f', 3);
     }
     m_residualConstants->setText(text);
     m_residualConstants->setVisible(!text.isEmpty());

@@ -71,8 +71,8 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     ++loggedSteps;
 
     const size_t blocks = record.layers.size();
-    for (auto* perBlock :
-         {&updateRatio, &blockMaxLogit, &queryRms, &keyRms, &updateRms, &adamGradRms, &adamEpsFraction}) {
+    for (auto* perBlock : {&updateRatio, &blockMaxLogit, &queryRms, &keyRms, &updateRms, &adamGradRms,
+                           &adamEpsFraction, &contributionAttn, &contributionFfn}) {
         if (perBlock->size() != blocks) perBlock->assign(blocks, DecimatedSeries(kBlockSeriesCapacity));
     }
     std::vector<double> gradColumn(blocks), residColumn(blocks);
@@ -86,6 +86,8 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
         updateRms[b].append(x, layer.update_rms);
         adamGradRms[b].append(x, layer.adam_grad_rms);
         adamEpsFraction[b].append(x, layer.adam_eps_fraction);  // not recorded: NaN, skipped
+        contributionAttn[b].append(x, layer.contribution_attn);
+        contributionFfn[b].append(x, layer.contribution_ffn);
         entropySum += layer.attn_entropy;
         maxLogit = std::max(maxLogit, layer.attn_max_logit);
         gradColumn[b] =
@@ -124,6 +126,8 @@ void RunHistory::clearHistory() {
     updateRms.clear();
     adamGradRms.clear();
     adamEpsFraction.clear();
+    contributionAttn.clear();
+    contributionFfn.clear();
     normScales.clear();
     precision.clear();
     headMaxLogit.clear();

@@ -64,8 +64,10 @@ struct RunHistory {
     // per block, on steps with attention statistics: the largest logit and the queries' and keys' RMS
     std::vector<DecimatedSeries> blockMaxLogit, queryRms, keyRms;
     // per block: the optimizer's state; the share of coordinates whose Adam sqrt(v) is below epsilon
-    // (what the bridge records; NormLab's engine does not, so its runs leave it empty)
+    // (not recorded under SGD)
     std::vector<DecimatedSeries> updateRms, adamGradRms, adamEpsFraction;
+    // per block: each sub-layer's contribution share ||a F(x)|| / ||x|| (attention, FFN)
+    std::vector<DecimatedSeries> contributionAttn, contributionFfn;
     NormScaleHistory normScales;  // every norm's mean per-token scale 1/std, by family
     PrecisionHistory precision;   // emulated precision's overflow, underflow, headroom and loss scale
     // [block * headsPerBlock + head], on steps with attention statistics: each head's largest logit

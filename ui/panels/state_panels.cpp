@@ -19,7 +19,7 @@ OptimizerStatePanel::OptimizerStatePanel(const TelemetryStore& store, QWidget* p
     m_quantity->setToolTip(
         tr("The last update's RMS with Adam's gradient scale sqrt(mean v); or the share of "
            "each block's coordinates whose sqrt(v) is below Adam's epsilon (Wortsman et "
-           "al.'s epsilon collapse; recorded by the PyTorch bridge, not by NormLab's engine)"));
+           "al.'s epsilon collapse; not recorded under SGD, which keeps no v)"));
     header()->addWidget(new QLabel(tr("Show")));
     header()->addWidget(m_quantity);
     connect(m_quantity, &QComboBox::currentIndexChanged, this, &OptimizerStatePanel::refresh);

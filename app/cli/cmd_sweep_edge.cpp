@@ -16,7 +16,8 @@ namespace {
 // "KEY=LO:HI" into the spec's key and range.
 void parse_edge_axis(const std::string& text, EdgeSpec& spec) {
     const size_t equals = text.find('='), colon = text.find(':', equals == std::string::npos ? 0 : equals);
-    const std::string usage = "--axis " + text + ": write KEY=LO:HI, e.g. --axis train.lr=1e-3:3e-2";
+    const std::string key = equals == std::string::npos || equals == 0 ? "train.lr" : text.substr(0, equals);
+    const std::string usage = "--axis " + text + ": write KEY=LO:HI, e.g. --axis " + key + "=1e-3:3e-2";
     if (equals == std::string::npos || equals == 0 || colon == std::string::npos) throw InputError(usage);
     spec.key = text.substr(0, equals);
     const nlohmann::ordered_json low = value_from_text(text.substr(equals + 1, colon - equals - 1));

@@ -1,6 +1,7 @@
 // Runs a command sweep's point: a forked supervisor runs /bin/sh -c with the point's command in a
-// process group of its own and stops the whole group when this worker dies (PR_SET_PDEATHSIG, SIGTERM:
-// the bridge ends the run "stopped"); the worker beats the point's claim and judges the end by the folder.
+// process group of its own and stops the whole group (SIGTERM, once: the bridge ends the run "stopped")
+// when this worker dies (PR_SET_PDEATHSIG) or on Ctrl-C, SIGTERM or a hang-up, and waits for it; the
+// worker beats the point's claim, passes a stop on to the supervisor, and judges the end by the folder.
 #include "app/cli/sweep_command_run.h"
 
 #include <fcntl.h>
@@ -35,18 +36,66 @@ namespace fs = std::filesystem;
 constexpr const char* kLogName = "command.log";
 constexpr size_t kLogTailLines = 20;
 
-// The command's process group, for the supervisor's SIGTERM handler.
+// The signals that stop a point: the terminal's Ctrl-C and hang-up, and SIGTERM (kill, Slurm).
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// The command's process group, for the supervisor's stop handler; a stop is passed on once (a second
+// SIGTERM would cut the bridge's own exit handlers short).
 volatile sig_atomic_t g_command_group = 0;
+volatile sig_atomic_t g_group_stopped = 0;
 
 void stop_command_group(int) {
-    if (g_command_group > 0) kill(-g_command_group, SIGTERM);
+    if (g_command_group > 0 && !g_group_stopped) {
+        g_group_stopped = 1;
+        kill(-g_command_group, SIGTERM);
+    }
 }
 
-// Waits for the command's shell and leaves as it did: its exit code, or its signal raised again.
+// The worker's: a stop asked for while its point's command runs.
+volatile sig_atomic_t g_point_stop = 0;
+void ask_point_stop(int) {
+    g_point_stop = 1;
+}
+
+// How long the command's other processes may outlive its shell before the group is stopped (SIGTERM;
+// sooner once a stop was asked for), and then before it is killed (SIGKILL).
+constexpr auto kStragglerGrace = std::chrono::seconds(30);
+constexpr auto kStopGrace = std::chrono::seconds(10);
+
+// Reaps the supervisor's children until none is left: the shell's, and (as the child subreaper) every
+// process the command started that its shell left behind (dash exits on SIGTERM at once while the
+// script is still writing its run's last lines). Stragglers are stopped, then killed, after their grace.
+void reap_descendants(pid_t group) {
+    using clock = std::chrono::steady_clock;
+    auto deadline = clock::now() + (g_group_stopped ? kStopGrace : kStragglerGrace);
+    bool killed = false;
+    for (;;) {
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid < 0 && errno == ECHILD) return;
+        if (pid > 0) continue;
+        if (clock::now() >= deadline) {
+            if (killed) return;  // what is left has left the group and ignores SIGKILL's: not ours to wait on
+            if (!g_group_stopped) {
+                g_group_stopped = 1;
+                kill(-group, SIGTERM);
+            } else {
+                kill(-group, SIGKILL);
+                killed = true;
+            }
+            deadline = clock::now() + kStopGrace;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+}
+
+// Waits for the command's shell and for every process the command left, and leaves as the shell did:
+// its exit code, or its signal raised again.
 [[noreturn]] void leave_as(pid_t shell) {
     int status = 0;
     while (waitpid(shell, &status, 0) < 0 && errno == EINTR) {
     }
+    reap_descendants(shell);
     if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
     signal(WTERMSIG(status), SIG_DFL);
     raise(WTERMSIG(status));
@@ -54,15 +103,17 @@ void stop_command_group(int) {
 }
 
 // The child's side, a supervisor: stopped with the worker (PR_SET_PDEATHSIG), it runs the command in
-// a process group of its own and passes a SIGTERM to the whole group, so a shell that forks its
-// commands (dash does) or a torchrun with workers leaves nothing behind. Never returns.
+// a process group of its own, passes a stop to the whole group as SIGTERM and ends only when every
+// process of the command has, so a shell that forks its commands (dash does) or a torchrun with
+// workers leaves nothing behind to write into the folder. Never returns.
 [[noreturn]] void supervise_command(const std::string& command, const std::string& folder, pid_t worker) {
-    sigset_t term, previous;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    sigprocmask(SIG_BLOCK, &term, &previous);
+    sigset_t stops, previous;
+    sigemptyset(&stops);
+    for (int stop : kStopSignals) sigaddset(&stops, stop);
+    sigprocmask(SIG_BLOCK, &stops, &previous);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != worker) _exit(127);  // the worker died before the line above took effect
+    prctl(PR_SET_CHILD_SUBREAPER, 1);     // the command's orphans come to this process, to be waited for
     const int log =
         open((fs::path(folder) / kLogName).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (log >= 0) {
@@ -70,11 +121,11 @@ void stop_command_group(int) {
         dup2(log, STDERR_FILENO);
     }
     setenv("NORMLAB_RUN_DIR", folder.c_str(), 1);
-    signal(SIGTERM, stop_command_group);
+    for (int stop : kStopSignals) signal(stop, stop_command_group);
     const pid_t shell = fork();
     if (shell == 0) {
         setpgid(0, 0);
-        signal(SIGTERM, SIG_DFL);
+        for (int stop : kStopSignals) signal(stop, SIG_DFL);
         sigprocmask(SIG_SETMASK, &previous, nullptr);
         execle("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr), environ);
         std::fprintf(stderr, "normlab-cli sweep: cannot run /bin/sh: %s\n", std::strerror(errno));
@@ -83,7 +134,7 @@ void stop_command_group(int) {
     if (shell < 0) _exit(127);
     setpgid(shell, shell);
     g_command_group = shell;
-    sigprocmask(SIG_SETMASK, &previous, nullptr);  // a SIGTERM that came meanwhile reaches the group now
+    sigprocmask(SIG_SETMASK, &previous, nullptr);  // a stop that came meanwhile reaches the group now
     leave_as(shell);
 }
 
@@ -118,13 +169,19 @@ void mark_failed(const std::string& folder, const std::string& reason, const Wri
                           fence);
 }
 
-// Waits for the child, beating the claim; on a lost claim stops the child and rethrows.
+// Waits for the child, beating the claim; a stop asked for (g_point_stop) is passed on to it once and
+// waited out; on a lost claim stops the child and rethrows.
 int wait_beating(pid_t child, PointClaim& claim) {
     auto next_beat = std::chrono::steady_clock::now();
     int status = 0;
+    bool stop_passed_on = false;
     for (;;) {
         const pid_t done = waitpid(child, &status, WNOHANG);
         if (done == child) return status;
+        if (g_point_stop && !stop_passed_on) {
+            kill(child, SIGTERM);
+            stop_passed_on = true;
+        }
         if (std::chrono::steady_clock::now() >= next_beat) {
             try {
                 claim.heartbeat();
@@ -164,9 +221,24 @@ int run_command_point(const SweepPlan& plan, const SweepPoint& point, const std:
     if (child < 0)
         throw ResourceError("cannot start the point's command: " + std::string(std::strerror(errno)));
     if (child == 0) supervise_command(command, folder, worker);
-    const int status = wait_beating(child, claim);
+    // Ctrl-C, SIGTERM, a hang-up: stop the command and wait for it, so no command outlives its worker
+    // to write into a folder the next `sweep run` empties
+    for (int stop : kStopSignals) std::signal(stop, ask_point_stop);
+    int status = 0;
+    try {
+        status = wait_beating(child, claim);
+    } catch (...) {
+        for (int stop : kStopSignals) std::signal(stop, SIG_DFL);
+        throw;
+    }
+    for (int stop : kStopSignals) std::signal(stop, SIG_DFL);
     const std::string state = read_summary(folder).value("status", "");
-    if (WIFSIGNALED(status)) {
+    if (g_point_stop && state != "completed" && state != "diverged") {
+        mark_failed(folder,
+                    "stopped (Ctrl-C or SIGTERM) before it finished; run the sweep again to run it from the "
+                    "start",
+                    fence);
+    } else if (WIFSIGNALED(status)) {
         mark_failed(folder, "the command was killed by signal " + std::to_string(WTERMSIG(status)), fence);
     } else if (WEXITSTATUS(status) != 0) {
         mark_failed(folder, "the command exited " + std::to_string(WEXITSTATUS(status)), fence);
@@ -179,7 +251,7 @@ int run_command_point(const SweepPlan& plan, const SweepPoint& point, const std:
         mark_failed(folder, "the command exited 0 with its run still \"running\" (call w.close())", fence);
     }
     if (!quiet) std::cerr << "point " << point.id << ": " << read_summary(folder).value("status", "") << "\n";
-    return 0;
+    return g_point_stop ? 130 : 0;
 }
 
 }  // namespace normlab::cli

@@ -76,9 +76,11 @@ pid_t spawn_point(const std::string& sweep_dir, const SweepPoint& point, int thr
     return pid;
 }
 
-// Whether a worker's exit leaves its point failed: killed, or an exit code other than 0 (done) and
-// kClaimedElsewhere (another worker has it) whose point did not finish.
+// Whether a worker's exit leaves its point failed: a finished point (completed, diverged) is a result
+// however its worker ended; else killed, or an exit code other than 0 (done) and kClaimedElsewhere
+// (another worker has it).
 bool worker_failed(const PointProgress& progress, int status) {
+    if (is_finished(progress.state)) return false;
     if (WIFSIGNALED(status) || progress.state == PointState::Failed) return true;
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     return code != 0 && code != kClaimedElsewhere && !is_finished(progress.state);
@@ -87,9 +89,14 @@ bool worker_failed(const PointProgress& progress, int status) {
 // What became of a point whose worker exited with `status`.
 std::string outcome_text(const PointProgress& progress, int status) {
     if (WIFEXITED(status) && WEXITSTATUS(status) == kClaimedElsewhere) return "claimed by another worker";
-    if (worker_failed(progress, status) && progress.state != PointState::Failed)
-        return "failed (its worker exited " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-               " before writing why: see its message above)";
+    if (worker_failed(progress, status) && progress.state != PointState::Failed) {
+        if (WIFSIGNALED(status))
+            return "failed: its worker was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                   strsignal(WTERMSIG(status)) +
+                   ") before it could record why; run the sweep again to run the point from the start";
+        return "failed: its worker exited " + std::to_string(WEXITSTATUS(status)) +
+               " before recording why (its message, if any, is above)";
+    }
     std::string text = to_string(progress.state);
     if (!progress.error.empty()) text += ": " + progress.error;
     if (progress.summary && progress.summary->final_loss)
@@ -187,14 +194,23 @@ int run_point_jobs(const std::vector<PointJob>& todo, const SweepRunOptions& opt
     // Points of several sweep folders (an edge search's) are named with their folder.
     const bool several =
         std::any_of(todo.begin(), todo.end(), [&](const PointJob& job) { return job.dir != todo[0].dir; });
+    bool stop_passed_on = false;
     while ((next < todo.size() && !g_interrupted) || !running.empty()) {
         while (!g_interrupted && next < todo.size() && static_cast<int64_t>(running.size()) < options.jobs) {
             const PointJob& job = todo[next++];
             running[spawn_point(job.dir, job.point, static_cast<int>(options.threads))] = &job;
         }
+        if (g_interrupted && !stop_passed_on) {  // stop the running points too (a kill of this process
+            for (const auto& [pid, job] : running) kill(pid, SIGTERM);  // alone reaches only it), once
+            stop_passed_on = true;
+        }
         int status = 0;
-        const pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0) continue;  // interrupted by a signal: look again
+        // polled, so a stop asked for meanwhile is passed on at once (signal() restarts a blocking wait)
+        const pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid <= 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            continue;
+        }
         const PointJob* job = running[pid];
         running.erase(pid);
         ++finished;

@@ -32,7 +32,8 @@ struct MetricsLineParser::Impl {
 
 namespace {
 // A number written by to_json: null is a non-finite value (NaN); a missing key (a writer that does
-// not record it) reads as `missing`: kNotRecorded for telemetry, 0 for the step's own scalars.
+// not record it) reads as `missing`: kNotRecorded for telemetry and the measured step scalars
+// (grad_norm, steps_per_s: the bridge logs them on its logged steps only), 0 for loss and lr.
 double read_number(object parent, const char* key, double missing = 0.0) {
     element value;
     if (parent.at_key(key).get(value) != simdjson::SUCCESS) return missing;
@@ -127,11 +128,11 @@ StepRecord MetricsLineParser::parse(std::string_view line) {
         throw InputError("a metrics line has no whole-number \"step\"");
     record.loss = read_number(root, "loss");
     record.lr = read_number(root, "lr");
-    record.grad_norm = read_number(root, "grad_norm");
+    record.grad_norm = read_number(root, "grad_norm", kNotRecorded);
     record.accuracy = read_optional(root, "accuracy");
     record.val_loss = read_optional(root, "val_loss");
     record.val_accuracy = read_optional(root, "val_accuracy");
-    record.steps_per_s = read_number(root, "steps_per_s");
+    record.steps_per_s = read_number(root, "steps_per_s", kNotRecorded);
     // A logged step's run-level fields: any of them makes the step's telemetry (the bridge writes the
     // output logits without a z-loss); one a writer left out is not recorded, a gap, never a 0.
     const bool run_level =

@@ -28,9 +28,12 @@ std::vector<std::string> run_level_columns() {
 
 // kRunColumns' order, then the output-logit fields (empty on steps without).
 std::vector<std::optional<double>> run_level_values(const StepRecord& record) {
-    std::vector<std::optional<double>> values{record.loss,       record.lr,       record.grad_norm,
-                                              record.accuracy,   record.val_loss, record.val_accuracy,
-                                              record.steps_per_s};
+    auto if_recorded = [](double value) {
+        return record_fields::recorded(value) ? std::optional<double>(value) : std::nullopt;
+    };
+    std::vector<std::optional<double>> values{
+        record.loss,     record.lr,           if_recorded(record.grad_norm),  record.accuracy,
+        record.val_loss, record.val_accuracy, if_recorded(record.steps_per_s)};
     for (const record_fields::StepField& field : record_fields::kStepFields) {
         const double value =
             record.telemetry ? (*record.telemetry).*field.member : record_fields::kNotRecorded;

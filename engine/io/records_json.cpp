@@ -48,11 +48,11 @@ nlohmann::json to_json(const StepRecord& record) {
     out["step"] = record.step;
     out["loss"] = number(record.loss);
     out["lr"] = number(record.lr);
-    out["grad_norm"] = number(record.grad_norm);
+    if (recorded(record.grad_norm)) out["grad_norm"] = number(record.grad_norm);
     if (record.accuracy) out["accuracy"] = number(*record.accuracy);
     if (record.val_loss) out["val_loss"] = number(*record.val_loss);
     if (record.val_accuracy) out["val_accuracy"] = number(*record.val_accuracy);
-    out["steps_per_s"] = number(record.steps_per_s);
+    if (recorded(record.steps_per_s)) out["steps_per_s"] = number(record.steps_per_s);
     if (record.telemetry) {
         for (const StepField& field : kStepFields)
             if (recorded((*record.telemetry).*field.member))

@@ -49,6 +49,12 @@ void write_sweep(const std::string& sweep_dir, const SweepPlan& plan) {
         if (read_small_file(file.string(), kMaxJsonFileBytes, "sweep file") == text) return;  // planned again
         throw InputError(sweep_dir + " already holds a different sweep; plan into a new folder");
     }
+    // a run's folder or an edge search's is not overlaid with a sweep (its files would sit beside a plan)
+    for (const char* other : {"summary.json", "metrics.jsonl", "edge.json"})
+        if (fs::exists(fs::path(sweep_dir) / other, error))
+            throw InputError(sweep_dir + " holds " +
+                             (std::string(other) == "edge.json" ? "an edge search" : "a run") + " (" + other +
+                             "); give the sweep a folder of its own (--out)");
     fs::create_directories(sweep_dir, error);
     if (error) throw InputError("cannot create " + sweep_dir + ": " + error.message());
     write_file_atomically(file.string(), text);

@@ -67,7 +67,7 @@ struct LayerTelemetry {
 // The run-level values of a logged step (docs/formats.md#metricsjsonl): the output logits over its
 // scored positions, and the gradient norms outside the blocks.
 struct StepTelemetry {
-    double z_loss = 0.0;  // the z-loss term's mean, train.z_loss x (log Z)^2 (0 when off)
+    double z_loss = 0.0;  // the z-loss term's mean, train.z_loss x (log Z)^2 (unrecorded when off)
     double log_z_mean = 0.0;
     double log_z_max_abs = 0.0;
     double logit_mean = 0.0;

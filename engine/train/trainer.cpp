@@ -190,7 +190,7 @@ StepTelemetry Trainer::step_telemetry(const ForwardStats& forward) const {
     // an absent wpe (model.position rope, none) adds nothing; a tied head is the embedding matrix
     auto squares_of = [&](int entry) { return entry < 0 ? 0.0 : m_grad_squares[static_cast<size_t>(entry)]; };
     return StepTelemetry{
-        forward.z_loss,
+        m_config.train.z_loss > 0.0 ? forward.z_loss : kNotRecorded,  // no z-loss term: nothing to log
         forward.log_z_mean,
         forward.log_z_max_abs,
         forward.logit_mean,

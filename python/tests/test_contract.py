@@ -80,8 +80,18 @@ def test_normlab_reads_back_the_output_logits_the_bridge_wrote(tmp_path, cli):
 def test_fields_the_bridge_never_wrote_export_empty(tmp_path, cli):
     rows = exported_rows(tmp_path, cli)
     logged = [row for (step, block), row in rows.items() if block >= 0]
-    for field in ("grad.norm1_out", "grad.norm2_out", "dependency.attn", "dependency.ffn", "norm1_out_scale_mean"):
+    for field in ("grad.norm1_out", "grad.norm2_out", "dependency.attn", "dependency.ffn", "norm1_out_scale_mean",
+                  "contribution.attn"):
         assert {row[field] for row in logged} == {""}, f"{field} exported as {logged[0][field]!r}"
+    # the step's own measured scalars: empty on the lines that lack them, as written on the others
+    lines = [json.loads(line) for line in open(tmp_path / "run" / "metrics.jsonl")]
+    for field in ("grad_norm", "steps_per_s"):
+        without = [line["step"] for line in lines if field not in line]
+        written = [line for line in lines if field in line]
+        assert without and written, field  # the fixture's run has both kinds of line
+        assert {rows[(step, -1)][field] for step in without} == {""}, field
+        for line in written:
+            assert math.isclose(float(rows[(line["step"], -1)][field]), line[field], rel_tol=1e-12), field
 
 
 def test_load_run_reads_an_engine_run(tmp_path, cli):

@@ -13,6 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from cli_runner import cli_path, run_cli
 
 HERE = Path(__file__).resolve().parent
@@ -31,6 +32,8 @@ SCRIPT = textwrap.dedent("""\
     args = parser.parse_args()
     with open(os.environ["SWEEP_STARTS"], "a") as starts:  # one line per start of a point
         starts.write(os.environ["NORMLAB_RUN_DIR"] + "\\n")
+    with open(os.environ["SWEEP_STARTS"] + ".pids", "a") as pids:  # the script's process, to see it end
+        pids.write(str(os.getpid()) + "\\n")
     if args.lr > 1:
         sys.exit("this learning rate is refused by the script itself")
     torch.manual_seed(args.seed)
@@ -126,6 +129,58 @@ def test_a_killed_worker_s_point_is_run_again_and_no_finished_point_twice(tmp_pa
     means = [sum(values) / len(values) for values in per_lr.values()]
     assert len(means) == 2 and all(len(values) == 2 for values in per_lr.values()), per_lr
     assert abs(float(rows[0]["lr_sensitivity"]) - (sum(means) / len(means) - min(means))) < 1e-9, rows
+
+
+def alive(pid):
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for_starts(tmp_path, count):
+    deadline = time.time() + 120
+    while len(starts(tmp_path)) < count and time.time() < deadline:
+        time.sleep(0.1)
+    assert len(starts(tmp_path)) >= count, "the workers never started their commands"
+    time.sleep(1.0)  # training now
+
+
+@pytest.mark.parametrize("whom", ["process group", "sweep run alone"])
+def test_ctrl_c_stops_the_scripts_and_the_next_run_finishes_the_sweep(tmp_path, whom):
+    """Ctrl-C in a terminal signals the whole foreground group; `kill -INT` reaches `sweep run` alone.
+    Either way no script outlives the sweep (one that did would write into a folder the next run
+    empties), the points stopped are failed and say so, and the next run finishes them whole."""
+    sweep = plan(tmp_path, "1e-3,3e-3")
+    env = sweep_env(tmp_path, sleep=0.2)  # 40 steps of 0.2 s: still training when stopped
+    first = subprocess.Popen([cli_path(), "sweep", "run", str(sweep), "--jobs", "2"], env=env,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    wait_for_starts(tmp_path, 2)
+    stopped_at = time.time()
+    if whom == "process group":
+        os.killpg(first.pid, signal.SIGINT)
+    else:
+        os.kill(first.pid, signal.SIGINT)
+    _, stderr = first.communicate(timeout=120)
+    assert first.returncode == 130, stderr
+    assert time.time() - stopped_at < 6, "the points ran on after the stop"
+    pids = [int(p) for p in Path(str(tmp_path / "starts.txt") + ".pids").read_text().split()]
+    assert not [pid for pid in pids if alive(pid)], "a script outlived its sweep"
+    stopped = 0
+    for point in (sweep / "runs").iterdir():
+        summary = json.loads((point / "summary.json").read_text())
+        if summary["status"] != "completed":
+            assert summary["status"] == "failed" and "stopped (Ctrl-C or SIGTERM)" in summary["error"], summary
+            stopped += 1
+    assert stopped >= 2, "the stop came while the first two points trained"
+    assert "failed: stopped" in stderr, stderr
+
+    run_cli("sweep", "run", str(sweep), "--jobs", "2", env=sweep_env(tmp_path, sleep=0))
+    for point in (sweep / "runs").iterdir():
+        summary = json.loads((point / "summary.json").read_text())
+        assert summary["status"] == "completed" and summary["steps"] == 40, (point, summary)
+        lines = (point / "metrics.jsonl").read_text().splitlines()
+        assert [json.loads(line)["step"] for line in lines] == list(range(1, 41)), point
 
 
 def test_a_script_that_fails_leaves_its_point_failed_with_its_last_lines(tmp_path):

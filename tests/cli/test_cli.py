@@ -341,6 +341,13 @@ class Sweep(CliTestCase):
         self.expect_bad_input(["sweep", "plan", "--preset", "quickstart", "--axis", "train.lr", "--out",
                                str(self.tmp / "e")], "KEY=V1,V2")
         self.assertFalse((self.tmp / "d" / "sweep.json").exists())
+        # A run's folder is not overlaid with a sweep: refused, the run's files as they were.
+        trained = self.tmp / "trained"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "2", "--out", str(trained), check_rc=0)
+        before = {f.name: f.read_bytes() for f in trained.iterdir() if f.is_file()}
+        self.expect_bad_input(["sweep", "plan", "--preset", "quickstart", "--axis", "train.lr=1,2", "--out",
+                               str(trained)], "holds a run (summary.json)", "folder of its own")
+        self.assertEqual({f.name: f.read_bytes() for f in trained.iterdir() if f.is_file()}, before)
 
     def test_shards_partition_the_points(self):
         folder = self.tmp / "s"

@@ -290,6 +290,8 @@ TEST(NormScales, RolesAModelLacksAreNotRecorded) {
         const nlohmann::json line = to_json(record);
         EXPECT_EQ(line.contains("final_norm_scale_mean"), final_norm);
         EXPECT_FALSE(line.contains("encoder_final_norm_scale_mean"));
+        EXPECT_FALSE(line.contains("z_loss"));  // train.z_loss 0: no z-loss term to log
+        EXPECT_TRUE(line.contains("log_z_mean"));
         const StepRecord read = MetricsLineParser().parse(line.dump());
         for (const LayerTelemetry* layer : {&record.layers.front(), &read.layers.front()}) {
             EXPECT_FALSE(recorded(layer->norm1_out_scale_mean));

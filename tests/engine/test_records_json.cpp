@@ -80,8 +80,10 @@ TEST(RecordsJson, NullIsNaNAndAMissingFieldIsNotRecorded) {
     // null: measured and not finite (a NaN that is recorded); absent: not recorded, a NaN of its own.
     EXPECT_TRUE(std::isnan(read.layers[0].grad.w_o));
     EXPECT_TRUE(record_fields::recorded(read.layers[0].grad.w_o));
+    // the step's measured scalars too (the bridge writes grad_norm and steps_per_s on logged steps only)
     for (const double absent : {read.layers[0].grad.w_qkv, read.layers[0].resid_attn,
-                                read.layers[0].dependency_ffn, read.telemetry->logit_max}) {
+                                read.layers[0].dependency_ffn, read.telemetry->logit_max, read.grad_norm,
+                                read.steps_per_s, read.layers[0].contribution_attn}) {
         EXPECT_TRUE(std::isnan(absent));
         EXPECT_FALSE(record_fields::recorded(absent));
     }
@@ -91,6 +93,8 @@ TEST(RecordsJson, NullIsNaNAndAMissingFieldIsNotRecorded) {
     const nlohmann::json again = to_json(read);
     EXPECT_EQ(again["layers"][0].dump(), R"({"grad":{"w_o":null},"resid":2.5})");
     EXPECT_FALSE(again.contains("logit_max"));
+    EXPECT_FALSE(again.contains("grad_norm"));
+    EXPECT_FALSE(again.contains("steps_per_s"));
     EXPECT_EQ(again["log_z_mean"], 1.5);
     // A block with nothing recorded stays a block (an empty object), so the next keeps its index.
     const StepRecord sparse =

@@ -3,6 +3,7 @@
 #include "ui/panels/state_panels.h"
 
 #include <QLabel>
+#include <algorithm>
 
 #include "ui/panels/event_markers.h"
 #include "ui/panels/run_captions.h"
@@ -37,10 +38,15 @@ PlotContent OptimizerStatePanel::buildContent(int columns) const {
         return content;
     }
     content.y = AxisSpec{tr("update RMS"), true, std::nullopt, std::nullopt, tr("solid")};
-    content.y2 = AxisSpec{tr("Adam sqrt(v)"), true, std::nullopt, std::nullopt, tr("dashed")};
     if (!run) return content;
     addBlockSeries(content, run->updateRms, columns);
-    addBlockSeries(content, run->adamGradRms, columns, tr(" sqrt(v)"), Qt::DashLine, true);
+    // Adam's sqrt(v) on its own axis, where the run recorded it (SGD keeps no v: no axis, no legend)
+    const bool adam = std::any_of(run->adamGradRms.begin(), run->adamGradRms.end(),
+                                  [](const DecimatedSeries& series) { return !series.empty(); });
+    if (adam) {
+        content.y2 = AxisSpec{tr("Adam sqrt(v)"), true, std::nullopt, std::nullopt, tr("dashed")};
+        addBlockSeries(content, run->adamGradRms, columns, tr(" sqrt(v)"), Qt::DashLine, true);
+    }
     content.markers = eventMarkers(store());
     return content;
 }

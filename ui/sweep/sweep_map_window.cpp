@@ -48,6 +48,9 @@ SweepMapWindow::SweepMapWindow(const QString& sweepDir, QWidget* parent)
         layout->addWidget(m_sensitivity, 2);
     }
     m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("sweepStatus"));
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);  // a command to copy
     layout->addWidget(m_status);
     m_timer = new QTimer(this);
     m_timer->setInterval(kRereadMs);
@@ -163,11 +166,14 @@ void SweepMapWindow::showPoints(std::vector<normlab::CollectedPoint> points) {
     int running = 0;
     for (const normlab::CollectedPoint& point : m_points)
         running += point.progress.state == normlab::PointState::Running;
-    m_status->setText(tr("%1 of %2 points finished, %3 running; read at %4")
-                          .arg(finished)
-                          .arg(total)
-                          .arg(running)
-                          .arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss"))));
+    QString status = tr("%1 of %2 points finished, %3 running; read at %4")
+                         .arg(finished)
+                         .arg(total)
+                         .arg(running)
+                         .arg(QTime::currentTime().toString(QStringLiteral("HH:mm:ss")));
+    if (m_plan.spec.command)  // the user's own script: say what each point ran
+        status = tr("Each point runs: %1\n%2").arg(QString::fromStdString(*m_plan.spec.command), status);
+    m_status->setText(status);
     if (finished == total) m_timer->setInterval(5 * kRereadMs);  // a finished sweep changes rarely
     emit refreshed();
 }

@@ -250,11 +250,13 @@ int run_collect(ArgReader& reader) {
     for (const SensitivityRow& row : rows) {
         std::string group;
         for (const std::string& label : row.group) group += (group.empty() ? "" : ", ") + label;
+        if (!group.empty()) group += ":";  // no other axis: one row, nothing to name
         if (row.sensitivity)
-            std::printf("  %-40s lr sensitivity %.4f (best loss %.4f)\n", group.c_str(), *row.sensitivity,
-                        *row.best);
+            std::printf("  %slr sensitivity %.4f (best loss %.4f)\n",
+                        (group + (group.empty() ? "" : " ")).c_str(), *row.sensitivity, *row.best);
         else
-            std::printf("  %-40s lr sensitivity: not every point has finished\n", group.c_str());
+            std::printf("  %slr sensitivity: not every point has finished\n",
+                        (group + (group.empty() ? "" : " ")).c_str());
     }
     return 0;
 }

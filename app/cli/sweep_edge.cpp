@@ -3,6 +3,7 @@
 // N at a time; probes another worker holds are waited for. Then the report, in S/edge_result.json.
 #include "app/cli/sweep_edge.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -49,7 +50,11 @@ int run_rounds(const std::string& dir, const EdgeSpec& spec, const SweepRunOptio
                std::vector<EdgeSearchState>& states) {
     const std::vector<EdgeSearchRef> searches = edge_searches(spec);
     states.assign(searches.size(), {});
-    for (int round = 1;; ++round) {
+    // A continued search counts on from the rounds its probes already finished (round 1 judges two).
+    size_t judged = 0;
+    for (const EdgeSearchState& state : read_edge_searches(dir, spec))
+        judged = std::max(judged, state.probes.size());
+    for (int round = judged >= 2 ? static_cast<int>(judged) : 1;; ++round) {
         const std::vector<PointJob> jobs = plan_round(dir, spec, searches, states);
         if (jobs.empty()) return 0;
         if (!options.quiet)

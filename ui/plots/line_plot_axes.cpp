@@ -2,6 +2,11 @@
 // fitted to the plot's size, and the step span a zoom shows.
 #include "ui/plots/line_plot_impl.h"
 
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
 namespace normlab::ui {
 
 std::optional<std::pair<double, double>> LinePlot::Impl::zoomWindow(double newest) {
@@ -110,9 +115,17 @@ void LinePlot::Impl::placeLabels() {
     fitTicks();
     fitAxisTitles();
     const double top = yShown ? yShown->max : 1.0;
+    // Each label reads down beside its line; one whose line is closer to an earlier label's than a
+    // label's height starts below that label, so two close edges or changes stay readable.
+    std::vector<std::pair<double, double>> placed;  // a label's x and where it ends, in scene pixels
     for (size_t i = 0; i < markerLabels.size(); ++i) {
         const QPointF at = chart->mapToPosition({markers[i].x, top}, markerLines[i]);
-        markerLabels[i]->setPos(at.x() + markerLabels[i]->boundingRect().height() + 1, at.y() + 2);
+        const QRectF box = markerLabels[i]->boundingRect();  // unrotated: width is the label's length
+        double y = at.y() + 2;
+        for (const auto& [x, end] : placed)
+            if (std::abs(x - at.x()) < box.height() + 2) y = std::max(y, end + 4);
+        markerLabels[i]->setPos(at.x() + box.height() + 1, y);
+        placed.emplace_back(at.x(), y + box.width());
     }
     emptyLabel->setPos(chart->plotArea().center() - emptyLabel->boundingRect().center());
 }

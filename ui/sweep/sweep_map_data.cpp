@@ -113,7 +113,9 @@ SweepMapContent buildSweepMap(const normlab::SweepPlan& plan,
     content.xLabels = axisLabels(axes[choice.xAxis]);
     content.yLabels = choice.yAxis >= 0 ? axisLabels(axes[choice.yAxis]) : QStringList{QString()};
     content.valueTitle = choice.validation
-                             ? QStringLiteral("final loss (validation), clamped at the initial loss")
+                             ? QStringLiteral(
+                                   "final loss (validation where a run has one, else training), "
+                                   "clamped at the initial loss")
                              : QStringLiteral("final training loss, clamped at the initial loss");
     const QStringList facetLabels =
         choice.facetAxis >= 0 ? axisLabels(axes[choice.facetAxis]) : QStringList{QString()};

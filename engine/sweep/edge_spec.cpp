@@ -39,7 +39,8 @@ void check_range(const EdgeSpec& spec) {
     if (!std::isfinite(bounds.low) || !std::isfinite(bounds.high) || bounds.low <= 0.0)
         throw InputError(axis + ": LO and HI must be positive numbers (the search bisects in log space)");
     if (bounds.low >= bounds.high)
-        throw InputError(axis + ": LO must be below HI (LO trains, HI fails), e.g. " + spec.key + "=1e-3:3e-2");
+        throw InputError(axis + ": LO must be below HI (LO trains, HI fails), e.g. " + spec.key +
+                         "=1e-3:3e-2");
     if (!(bounds.tolerance >= kMinEdgeTolerance && bounds.tolerance <= 1.0))
         throw InputError("--tolerance: give a ratio from 0.5% to 100% (e.g. 5% or 0.05)");
     if (spec.seeds.empty()) throw InputError("an edge search needs at least one seed (--seeds N)");

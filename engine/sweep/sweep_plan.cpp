@@ -203,8 +203,8 @@ void read_command(const ojson& json, SweepSpec& spec) {
             "{user.lr} --seed {seed}\"");
     for (const char* key : {"base", "steps"})
         if (json.contains(key))
-            throw InputError(std::string("a sweep with a \"command\" (--command) takes no \"") + key + "\" (" +
-                             (std::string(key) == "base" ? "--preset, --config, --set" : "--steps") +
+            throw InputError(std::string("a sweep with a \"command\" (--command) takes no \"") + key +
+                             "\" (" + (std::string(key) == "base" ? "--preset, --config, --set" : "--steps") +
                              "): the command sets its own training; put the value in the command");
     spec.command = json["command"].get<std::string>();
     check_command_template(*spec.command, spec.axes);

@@ -81,9 +81,9 @@ TEST(RecordsJson, NullIsNaNAndAMissingFieldIsNotRecorded) {
     EXPECT_TRUE(std::isnan(read.layers[0].grad.w_o));
     EXPECT_TRUE(record_fields::recorded(read.layers[0].grad.w_o));
     // the step's measured scalars too (the bridge writes grad_norm and steps_per_s on logged steps only)
-    for (const double absent : {read.layers[0].grad.w_qkv, read.layers[0].resid_attn,
-                                read.layers[0].dependency_ffn, read.telemetry->logit_max, read.grad_norm,
-                                read.steps_per_s, read.layers[0].contribution_attn}) {
+    for (const double absent :
+         {read.layers[0].grad.w_qkv, read.layers[0].resid_attn, read.layers[0].dependency_ffn,
+          read.telemetry->logit_max, read.grad_norm, read.steps_per_s, read.layers[0].contribution_attn}) {
         EXPECT_TRUE(std::isnan(absent));
         EXPECT_FALSE(record_fields::recorded(absent));
     }

@@ -79,7 +79,9 @@ void NotRecordedTest::adamEpsilonShareIsDrawnWhereRecorded() {
     QCOMPARE(content.series.size(), size_t(2));  // one line per block
     QCOMPARE(content.series[0].points.last().y(), 0.125);
     QCOMPARE(content.series[1].points.last().y(), 0.75);
-    quantity->setCurrentIndex(0);  // back to the update and sqrt(v)
+    quantity->setCurrentIndex(0);              // back to the update and sqrt(v)
+    QVERIFY(!optimizer.buildContent(100).y2);  // its lines carry no adam_grad_rms: no empty sqrt(v) axis
+    selector->setCurrentIndex(selector->findText(QStringLiteral("sgd")));  // whose line has one
     QVERIFY(optimizer.buildContent(100).y2);
 }
 

@@ -318,6 +318,9 @@ CLAIMS = [
                  NATS),
         Contrast("48 blocks, Pre-LN (A) vs Mix-LN 6.25% (B)", DEEP_PRELN,
                  Group("deep-mixln", ("model.mix_post_fraction=0.0625",)), "final_val_loss", -1, NATS)]),
+    Claim("b2t-depth", "The B2T connection lets a deep Post-LN stack train", "Takase et al. 2022", [
+        Contrast("48-block Post-LN (A) vs Post-LN with B2T (B)", DEEP_POSTLN, Group("deep-b2t"), "final_val_loss",
+                 -1, NATS)]),
     Claim("prenorm-dilution", "Pre-LN's hidden state grows with depth; LayerNorm Scaling curbs it and lowers "
           "the loss", "Sun et al. 2025", [
               Contrast("48 blocks, largest E||h||^2/d, Pre-LN (A) vs LayerNorm Scaling (B)", DEEP_PRELN,

@@ -159,6 +159,12 @@ void check_combinations(const Config& config) {
             "model.norm_placement=" +
                 to_string(config.model.norm_placement) +
                 " has no input norms; set model.norm_placement=pre (or peri, mix) or another model.residual");
+    require(config.model.residual != Residual::B2t || config.model.norm_placement == NormPlacement::Post ||
+                config.model.norm_placement == NormPlacement::Mix,
+            "model.residual=b2t adds each block's input to its last residual sum before Post-LN's last norm, "
+            "and model.norm_placement=" +
+                to_string(config.model.norm_placement) +
+                " has no Post-LN blocks; set model.norm_placement=post (or mix) or another model.residual");
     require(config.model.residual_warmup_steps == 0 || config.model.residual != Residual::ReZero,
             "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
             "model.residual_warmup_steps=0 or another model.residual");

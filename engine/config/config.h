@@ -19,8 +19,9 @@ enum class NormType { LayerNorm, RmsNorm, DyT };
 // one learnable gain per head dimension shared by the heads and no bias (Wortsman et al. 2023).
 enum class QkNorm { None, LayerNorm, RmsNorm };
 // DeepNorm and Admin scale the shortcut of Post-LN; with other placements see wiring_note(). Lns
-// (LayerNorm Scaling, Sun et al. 2025) scales block l's input norms' outputs by 1/sqrt(l).
-enum class Residual { Plain, DeepNorm, ReZero, Admin, Lns };
+// (LayerNorm Scaling, Sun et al. 2025) scales block l's input norms' outputs by 1/sqrt(l); B2t (Takase
+// et al. 2022) adds a Post-LN block's input to its last sum, before its last norm.
+enum class Residual { Plain, DeepNorm, ReZero, Admin, Lns, B2t };
 enum class Activation { Relu, Gelu, GeluTanh };
 // The FFN: Mlp is fc2(activation(fc1 u)); the gated ones are fc2(act(gate u) * (fc1 u)) with act SiLU
 // (SwiGLU) or GELU (GeGLU), both projections d_ff wide (Shazeer 2020).

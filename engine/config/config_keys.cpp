@@ -42,7 +42,8 @@ constexpr auto enum_names(Residual) {
                                                           {E::DeepNorm, "deepnorm"},
                                                           {E::ReZero, "rezero"},
                                                           {E::Admin, "admin"},
-                                                          {E::Lns, "lns"}});
+                                                          {E::Lns, "lns"},
+                                                          {E::B2t, "b2t"}});
 }
 constexpr auto enum_names(Activation) {
     using E = Activation;

@@ -96,6 +96,10 @@ const std::vector<Preset>& presets() {
         {"deep-rezero", "48 blocks without norms, ReZero residuals: trains", deep_stack("none", "rezero")},
         {"deep-preln", "48-block Pre-LN at the same lr: depth alone does not stall it",
          deep_stack("pre", "plain")},
+        {"deep-b2t",
+         "48 blocks of Post-LN with the B2T connection (each block's input added before its last norm; "
+         "Takase et al. 2022)",
+         deep_stack("post", "b2t")},
         {"deep-lns",
          "48 blocks of Pre-LN with LayerNorm Scaling (block l's input norms x 1/sqrt(l); Sun et al. 2025): "
          "the hidden state grows less with depth",

@@ -1,8 +1,8 @@
 // Model construction, the sub-layer plan, and the forward and backward passes, laid out per sub-layer:
 //   u = g Norm_in(x) (pre, peri);  f = F(u);  f = Norm_out(f) (peri);  s = c x + a f;  y = Norm(s) (post)
 // with g = LayerNorm Scaling's 1/sqrt(l), c = DeepNorm alpha or Admin omega and a = the ReZero scalar
-// (1 otherwise). F is causal
-// self-attention, an FFN, or (with an encoder) the encoder's bidirectional self-attention and the
+// (1 otherwise); with B2T a Post-LN block's last sum also adds the block's input: s = c x + a f + x_0. F is
+// causal self-attention, an FFN, or (with an encoder) the encoder's bidirectional self-attention and the
 // decoder's cross-attention, whose keys and values come from the encoder's memory.
 #include "engine/model/model.h"
 
@@ -124,6 +124,22 @@ float Model::input_norm_scale(const SublayerStep& step) const {
     return static_cast<float>(1.0 / std::sqrt(static_cast<double>(step.block + 1)));
 }
 
+bool Model::carries_block_input(const SublayerStep& step) const {
+    return m_config.residual == Residual::B2t && step.kind == kFeedForward &&
+           step.placement == NormPlacement::Post;
+}
+
+const float* Model::block_input(const SublayerStep& step) const {
+    const SublayerSlots slots(m_config);
+    const int first = step.encoder ? slots.of_encoder(kAttentionSublayer, step.block)
+                                   : slots.of(kAttentionSublayer, step.block);
+    return m_sublayers[static_cast<size_t>(first)].input;
+}
+
+bool Model::fused_residual_sums() const {
+    return m_backend->fuses_residual_sums() && m_config.residual != Residual::B2t;
+}
+
 AttentionShape Model::attention_shape(const SublayerStep& step, int batch, int seq) const {
     AttentionShape shape{batch, seq, m_config.heads, m_config.d_model / m_config.heads};
     shape.logit_scale = attention_logit_scale(m_config);
@@ -201,7 +217,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
         apply_norm(norm_out, acts.branch_normed, acts.branch_stats, f, n);
         f = acts.branch_normed;
     }
-    if (m_backend->fuses_residual_sums()) {  // the telemetry's sums of s and f, taken in the same pass
+    if (fused_residual_sums()) {  // the telemetry's sums of s and f, taken in the same pass
         const size_t slot = static_cast<size_t>(step.slot);
         const size_t branch_slot = m_sublayers.size() + slot;
         m_backend->residual_forward_with_sums(
@@ -211,6 +227,7 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
     } else {
         m_backend->residual_forward(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd);
     }
+    if (carries_block_input(step)) m_backend->add(acts.sum, block_input(step), nd);  // B2T
     if (step.placement == NormPlacement::Post) {
         apply_norm(norm_in, acts.output, acts.output_stats, acts.sum, n);
     }
@@ -384,12 +401,18 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
         backward_feed_forward(index, acts, grad_branch, u, grad_u, !input_norm, n);
     else
         backward_attention(step, grad_branch, u, grad_u, !input_norm, batch, seq);
+    // B2T: the block's input also reached its last sum; that sum's gradient, kept by backward_residual,
+    // is added once the block's first sub-layer has made dL/dx
+    const bool owes_block_input = m_config.residual == Residual::B2t && step.kind == kAttention &&
+                                  step.placement == NormPlacement::Post;
     if (input_norm) {
         const float scale = input_norm_scale(step);  // u = g Norm_in(x): dL/dNorm_in = g dL/du
         if (scale != 1.0f) m_backend->scale(grad_u, scale, static_cast<size_t>(n) * m_config.d_model);
         apply_norm_backward(input_norm_of(index, step.kind), grad_residual, grad_u, acts.input,
                             acts.normed_stats, n, true);
     }
+    if (owes_block_input)
+        m_backend->add(grad_residual, m_scratch[kGradBlockInput], static_cast<size_t>(n) * m_config.d_model);
 }
 
 const float* Model::backward_residual(const SublayerStep& step, int n) {
@@ -405,6 +428,7 @@ const float* Model::backward_residual(const SublayerStep& step, int n) {
                             acts.output_stats, n, false);
         grad_sum = m_scratch[kGradTemp];
     }
+    if (carries_block_input(step)) m_backend->copy(m_scratch[kGradBlockInput], grad_sum, nd);  // B2T
 
     float* grad_shortcut = nullptr;
     if (m_config.residual == Residual::Admin)

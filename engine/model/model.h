@@ -249,6 +249,12 @@ class Model {
     // The factor on the sub-layer's input norm's output: LayerNorm Scaling's 1/sqrt(l) for block l
     // (l = 1, 2, ... per stack) with model.residual=lns, else 1.
     float input_norm_scale(const SublayerStep& step) const;
+    // B2T: whether the step's residual sum also adds its block's input (a Post-LN block's FFN), and
+    // that input (the block's first sub-layer's).
+    bool carries_block_input(const SublayerStep& step) const;
+    const float* block_input(const SublayerStep& step) const;
+    // Whether the backend's fused residual sums serve the telemetry (not with B2T's extra addend).
+    bool fused_residual_sums() const;
     const float* added_branch(const SublayerStep& step) const;
     // Telemetry (model_telemetry.cpp): m_stats' lists and m_telemetry reserved once for the layer count,
     // and filled after a forward pass from its loss and (with attention_stats) the attention, norm and
@@ -344,6 +350,7 @@ class Model {
         kGradGate,        // a gated FFN only: dL/d(gate)
         kGradKvRepeated,  // grouped-query attention only: dL/dk, dL/dv of the repeated heads [2, n, d]
         kGradMemory,      // encoder-decoder only: dL/d(memory), summed over the decoder's cross-attentions
+        kGradBlockInput,  // B2T only: dL/ds of a Post-LN block's last sum, owed to the block's input
         kScratchCount
     };
     std::vector<float*> m_scratch;  // by Scratch role

@@ -180,6 +180,10 @@ std::vector<int> Model::set_wiring(const ModelConfig& wiring) {
     const std::vector<bool> before = m_active;
     m_config.norm_placement = wiring.norm_placement;
     m_config.norm_type = wiring.norm_type;
+    if ((wiring.residual == Residual::B2t) != (m_config.residual == Residual::B2t)) {
+        m_config.residual = wiring.residual;
+        release_activations();  // B2T's gradient buffer comes and goes with it
+    }
     m_config.residual = wiring.residual;
     m_config.deepnorm_alpha = wiring.deepnorm_alpha;
     m_config.deepnorm_beta = wiring.deepnorm_beta;

@@ -31,7 +31,8 @@ size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
     const size_t ffn_arrays = c.ffn == FeedForward::Mlp ? 2 : 3;
     const size_t feed_forward = ffn_arrays * n * d_ff;
     const size_t globals = 2 * n * d + 2 * n + n * static_cast<size_t>(vocab);
-    const size_t scratch = 6 * n * d + 3 * n * d + (ffn_arrays - 1) * n * d_ff + grouped;
+    const size_t b2t = c.residual == Residual::B2t ? n * d : 0;  // a Post-LN block's last sum's gradient
+    const size_t scratch = 6 * n * d + 3 * n * d + (ffn_arrays - 1) * n * d_ff + grouped + b2t;
     const size_t block = 2 * per_sublayer_common + attention + feed_forward;
     const size_t decoder_only = static_cast<size_t>(c.layers) * block + globals + scratch;
     if (c.encoder_layers <= 0) return decoder_only;
@@ -148,6 +149,7 @@ void Model::carve_activations() {
     m_scratch[kGradQkv] = take(3 * n * d);
     m_scratch[kGradHidden] = take(n * d_ff);
     if (m_config.ffn != FeedForward::Mlp) m_scratch[kGradGate] = take(n * d_ff);
+    if (m_config.residual == Residual::B2t) m_scratch[kGradBlockInput] = take(n * d);
     if (grouped(false)) m_scratch[kGradKvRepeated] = take(2 * n * d);
     if (m_config.encoder_layers > 0) {
         m_memory = take(n * d);

@@ -54,7 +54,7 @@ void Model::collect_residual_stats(size_t nd) {
     const std::vector<double>& sums = m_telemetry.slice_squares;  // one per residual sum, by slot
     // Sums too, in the same pass: the dependency ratio's variances need them on telemetry steps. A
     // backend that fuses them into residual_forward has taken them already (forward_sublayer).
-    if (!m_backend->fuses_residual_sums()) {
+    if (!fused_residual_sums()) {
         m_backend->sum_values_and_squares(m_activations, m_resid_slices, m_telemetry.slice_sums.data(),
                                           m_telemetry.slice_squares.data());
     }
@@ -131,7 +131,7 @@ void Model::measure_branch_shares(size_t count) {
     std::vector<Slice>& input_slices = m_telemetry.input_slices;
     // The residual sums' sums and squares are already in [0, sublayers) (the forward's telemetry), and
     // the branches' too in [sublayers, 2 sublayers) when the backend fuses them.
-    if (!m_backend->fuses_residual_sums()) {
+    if (!fused_residual_sums()) {
         branch_slices.assign(sublayers, Slice{});
         for (const SublayerStep& step : m_plan) {
             branch_slices[step.slot] = {static_cast<size_t>(added_branch(step) - m_activations), count};

@@ -218,6 +218,10 @@ void write_edge_spec(const std::string& dir, const EdgeSpec& spec) {
     }
     if (fs::exists(fs::path(dir) / "sweep.json", error))
         throw InputError(dir + " is a sweep folder (sweep.json); give an edge search a folder of its own");
+    for (const char* run_file : {"summary.json", "metrics.jsonl"})
+        if (fs::exists(fs::path(dir) / run_file, error))
+            throw InputError(dir + " holds a run (" + run_file +
+                             "); give an edge search a folder of its own (--out)");
     fs::create_directories(dir, error);
     if (error) throw InputError("cannot create " + dir + ": " + error.message());
     write_file_atomically(file.string(), text);

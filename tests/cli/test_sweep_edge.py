@@ -159,6 +159,14 @@ class SweepEdge(CliTestCase):
             "tolerance": 0.05}))
         self.expect_bad_input(["sweep", "edge", str(planned), "--seeds", "5"], "--seeds cannot change a search")
         self.assertFalse((planned / "searches").exists(), "a refused continuation ran probes")
+        # A run's folder is not overlaid with a search: refused, the run's files as they were.
+        trained = self.tmp / "trained"
+        run("train", "--preset", "quickstart", *TINY, "--steps", "2", "--out", str(trained), check_rc=0)
+        before = sorted(p.name for p in trained.iterdir())
+        self.expect_bad_input(["sweep", "edge", "--preset", "quickstart", "--steps", "2", "--axis",
+                               "train.lr=1e-3:1", "--criterion", "diverged", "--out", str(trained)],
+                              "holds a run (summary.json)", "folder of its own")
+        self.assertEqual(sorted(p.name for p in trained.iterdir()), before)
 
 
 if __name__ == "__main__":

@@ -110,6 +110,8 @@ INSTANTIATE_TEST_SUITE_P(
         Wiring{"NoNormReZero", NormPlacement::None, NormType::LayerNorm, Residual::ReZero},
         Wiring{"PreRMSNormLns", NormPlacement::Pre, NormType::RmsNorm, Residual::Lns},
         Wiring{"EncoderDecoderPeriLns", NormPlacement::Peri, NormType::LayerNorm, Residual::Lns, false, 2},
+        Wiring{"PostB2t", NormPlacement::Post, NormType::LayerNorm, Residual::B2t},
+        Wiring{"EncoderDecoderMixB2t", NormPlacement::Mix, NormType::RmsNorm, Residual::B2t, false, 2},
         Wiring{"TheoryPostLN", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, true},
         Wiring{"TheoryPreLN", NormPlacement::Pre, NormType::LayerNorm, Residual::Plain, true},
         Wiring{"EncoderDecoderPostLN", NormPlacement::Post, NormType::LayerNorm, Residual::Plain, false, 2},

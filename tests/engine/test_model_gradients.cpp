@@ -119,6 +119,14 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Residual::Lns)),
     wiring_name);
 
+// B2T: a Post-LN block's input added to its last sum (Post-LN, and Mix-LN's Post-LN block 0).
+INSTANTIATE_TEST_SUITE_P(B2tConnection, ModelGradients,
+                         ::testing::Combine(::testing::Values(NormPlacement::Post, NormPlacement::Mix),
+                                            ::testing::Values(NormType::LayerNorm, NormType::RmsNorm,
+                                                              NormType::DyT),
+                                            ::testing::Values(Residual::B2t)),
+                         wiring_name);
+
 TEST(ModelGradientsTheory, TheoryModeModel) {
     ModelConfig config;
     config.d_model = 8;
@@ -286,7 +294,9 @@ INSTANTIATE_TEST_SUITE_P(Wirings, EncoderDecoderGradients,
                                            Wiring{NormPlacement::Mix, NormType::LayerNorm, Residual::Plain},
                                            Wiring{NormPlacement::Mix, NormType::DyT, Residual::DeepNorm},
                                            Wiring{NormPlacement::Peri, NormType::RmsNorm, Residual::Lns},
-                                           Wiring{NormPlacement::Mix, NormType::LayerNorm, Residual::Lns}),
+                                           Wiring{NormPlacement::Mix, NormType::LayerNorm, Residual::Lns},
+                                           Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::B2t},
+                                           Wiring{NormPlacement::Mix, NormType::RmsNorm, Residual::B2t}),
                          wiring_name);
 
 TEST(EncoderDecoderGradientsMemory, EverySourceLengthAndTheoryMode) {

@@ -39,6 +39,12 @@ CASES = {
     "lns": ["model.norm_placement=pre", "model.residual=lns"],
     "lns-mix-dyt": ["model.norm_placement=mix", "model.mix_post_fraction=0.34", "model.norm_type=dyt",
                     "model.residual=lns"],
+    # B2T (Takase et al. 2022): a Post-LN block's input added to its last sum, before the last norm
+    "b2t": ["model.norm_placement=post", "model.residual=b2t"],
+    "b2t-mix-rmsnorm": ["model.norm_placement=mix", "model.mix_post_fraction=0.67", "model.norm_type=rmsnorm",
+                        "model.residual=b2t"],
+    "encdec-b2t-dyt": ["model.encoder_layers=2", "model.norm_placement=post", "model.norm_type=dyt",
+                       "model.residual=b2t"],
     "encdec-lns-peri-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=peri", "model.norm_type=rmsnorm",
                                 "model.residual=lns"],
     "admin": ["model.norm_placement=post", "model.residual=admin", "model.admin_init=profiled"],
@@ -267,6 +273,7 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
     for i in range(layers):
         prefix = f"{base}{i}."
         placement = block_placement(m, i, layers)
+        block_input = x  # B2T adds it to a Post-LN block's last sum
         kinds = ["attention", "cross", "ffn"] if memory is not None else ["attention", "ffn"]
         for kind in kinds:
             norm_name = {"attention": "norm1", "cross": "norm_cross", "ffn": "norm2"}[kind]
@@ -293,6 +300,8 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
             elif residual == "admin":
                 shortcut = params[prefix + "admin_omega"][0 if kind == "attention" else 1]
             s = shortcut * x + f
+            if residual == "b2t" and kind == "ffn" and placement == "post":
+                s = s + block_input
             x = norm(params, prefix + norm_name, s, norm_type, eps) if placement == "post" else s
     return x
 

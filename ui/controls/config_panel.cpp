@@ -161,7 +161,8 @@ void ConfigPanel::addNormGroup() {
                tr("DyT's initial alpha in tanh(alpha x) (norm type dyt); the DyT paper uses 1.0 for LLMs"));
     bindCombo(norms, tr("Residual scheme"), "model.residual",
               tr("DeepNorm and Admin rescale the shortcut of Post-LN; ReZero gates each branch; LayerNorm "
-                 "Scaling (lns) divides block l's input norms' outputs by sqrt(l)"));
+                 "Scaling (lns) divides block l's input norms' outputs by sqrt(l); B2T (b2t) adds each "
+                 "Post-LN block's input before its last norm"));
     bindCombo(norms, tr("Admin init"), "model.admin_init",
               tr("Admin's omega from the closed form or profiled on a batch at init"));
     m_residualConstants = new QLabel;
@@ -541,6 +542,8 @@ void ConfigPanel::updateResidualConstants() {
                    : tr("Admin: omega profiled per sub-layer on a batch at init");
     } else if (model.residual == normlab::Residual::ReZero) {
         text = tr("ReZero: x + alpha F(x), alpha = 0 at init (trained)");
+    } else if (model.residual == normlab::Residual::B2t) {
+        text = tr("B2T: each Post-LN block's input added to its last sum, before its last norm");
     } else if (model.residual == normlab::Residual::Lns) {
         text = tr("LayerNorm Scaling: block l's input norms x 1/sqrt(l): block 2 x %1, block %2 x %3")
                    .arg(1.0 / std::sqrt(2.0), 0, 'f', 3)

@@ -78,7 +78,7 @@ void SweepMapWindow::buildControls(QHBoxLayout* header) {
     m_y->setCurrentIndex(m_y->findData(initial.yAxis));
     m_facet->setCurrentIndex(m_facet->findData(initial.facetAxis));
     m_value = new QComboBox;
-    m_value->addItem(tr("final validation loss"), true);
+    m_value->addItem(tr("final validation loss (else training)"), true);
     m_value->addItem(tr("final training loss"), false);
     header->addWidget(new QLabel(tr("x")));
     header->addWidget(m_x);

@@ -321,9 +321,9 @@ int run_points(ArgReader& reader) {
         return 130;
     }
     if (failed > 0) {
-        std::cerr
-            << "normlab-cli sweep run: " << failed
-            << " point(s) failed (their summary.json says why); run the same command again to retry them\n";
+        std::cerr << "normlab-cli sweep run: " << failed
+                  << " point(s) failed (the lines above say why, and the summary.json of those that could "
+                     "record it); run the same command again to retry them\n";
         return 1;
     }
     return 0;

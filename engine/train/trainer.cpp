@@ -177,11 +177,14 @@ double Trainer::gradient_squares_total() {
 void Trainer::update_parameters(int64_t t, bool logged, const StepRecord& record) {
     const double clip = m_config.train.clip_grad_norm;
     const double grad_scale = clip > 0.0 && record.grad_norm > clip ? clip / record.grad_norm : 1.0;
+    // The optimizer's own step counts its updates: a step the loss scale skipped made none (Adam's bias
+    // corrections and RAdam's rectification follow it, as torch.optim's do behind a GradScaler).
+    const int64_t update = t - m_loss_scaler.skipped();
     if (logged) {  // the parameters' and updates' squares come from the update's own pass
-        m_optimizer->update(m_config.train, t, record.lr, grad_scale, m_param_squares.data(),
+        m_optimizer->update(m_config.train, update, record.lr, grad_scale, m_param_squares.data(),
                             m_update_squares.data());
     } else {
-        m_optimizer->update(m_config.train, t, record.lr, grad_scale);
+        m_optimizer->update(m_config.train, update, record.lr, grad_scale);
     }
 }
 

@@ -313,6 +313,38 @@ TEST(TrainerLossScale, DynamicFp16SkipsOverflowingStepsAsEventsAndTrainsOn) {
     EXPECT_TRUE(std::isfinite(trainer.last_loss()));
 }
 
+// A skipped step is no optimizer step (GradScaler does not call optimizer.step()): the first update
+// after a run of skips is Adam's first, whose bias corrections make every moved parameter move by lr
+// (m / sqrt(v) = g / |g|). Counting the skipped steps would shrink it (about lr / 2 after 13 skips).
+TEST(TrainerLossScale, TheFirstUpdateAfterSkippedStepsIsAdamsFirst) {
+    Config config = precision_config("fp16", "dynamic:1073741824");
+    config.train.weight_decay = 0.0;
+    config.train.steps = 30;
+    Trainer trainer(config);
+    Model& model = trainer.model();
+    auto parameters = [&] {
+        std::vector<float> all;
+        for (size_t entry = 0; entry < model.layout().entries.size(); ++entry) {
+            const std::vector<float> values = model.read_entry(static_cast<int>(entry));
+            all.insert(all.end(), values.begin(), values.end());
+        }
+        return all;
+    };
+    for (int t = 1; t <= config.train.steps; ++t) {
+        const std::vector<float> before = parameters();
+        const StepOutcome& outcome = trainer.step();
+        if (trainer.loss_scaler().skipped() == t) continue;  // every step so far skipped
+        ASSERT_GT(t, 3) << "2^30 must overflow fp16 for a few steps first";
+        const std::vector<float> after = parameters();
+        double largest = 0.0;
+        for (size_t i = 0; i < before.size(); ++i)
+            largest = std::max(largest, std::abs(static_cast<double>(after[i]) - before[i]));
+        EXPECT_NEAR(largest / outcome.record.lr, 1.0, 1e-2) << "after " << t - 1 << " skipped steps";
+        return;
+    }
+    FAIL() << "every step was skipped";
+}
+
 TEST(TrainerLossScale, PassesAfterAStepAreUnscaledAndAdminProfilesInAnyPrecision) {
     // dump-grads and probes run passes on a trainer's model after its steps: unscaled.
     Trainer plain(precision_config("fp32", "none"));

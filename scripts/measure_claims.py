@@ -321,6 +321,16 @@ CLAIMS = [
     Claim("b2t-depth", "The B2T connection lets a deep Post-LN stack train", "Takase et al. 2022", [
         Contrast("48-block Post-LN (A) vs Post-LN with B2T (B)", DEEP_POSTLN, Group("deep-b2t"), "final_val_loss",
                  -1, NATS)]),
+    Claim("resi-dual-depth", "ResiDual lets a deep Post-LN stack train, to Pre-LN's loss or better",
+          "Xie et al. 2023", [
+              Contrast("48-block Post-LN (A) vs Post-LN with ResiDual (B)", DEEP_POSTLN, Group("deep-resi-dual"),
+                       "final_val_loss", -1, NATS),
+              Contrast("48 blocks, Pre-LN (A) vs ResiDual (B)", DEEP_PRELN, Group("deep-resi-dual"),
+                       "final_val_loss", -1, NATS)]),
+    Claim("denseformer-depth", "DenseFormer's depth-weighted averages lower a deep Pre-LN model's loss",
+          "Pagliardini et al. 2024", [
+              Contrast("48 blocks, Pre-LN (A) vs DenseFormer (B)", DEEP_PRELN, Group("deep-denseformer"),
+                       "final_val_loss", -1, NATS)]),
     Claim("prenorm-dilution", "Pre-LN's hidden state grows with depth; LayerNorm Scaling curbs it and lowers "
           "the loss", "Sun et al. 2025", [
               Contrast("48 blocks, largest E||h||^2/d, Pre-LN (A) vs LayerNorm Scaling (B)", DEEP_PRELN,

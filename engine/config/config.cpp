@@ -165,6 +165,11 @@ void check_combinations(const Config& config) {
             "and model.norm_placement=" +
                 to_string(config.model.norm_placement) +
                 " has no Post-LN blocks; set model.norm_placement=post (or mix) or another model.residual");
+    require(config.model.residual != Residual::ResiDual || config.model.norm_placement == NormPlacement::Post,
+            "model.residual=resi_dual pairs Post-LN's normalised stream with an unnormalised sum of every "
+            "branch, and model.norm_placement=" +
+                to_string(config.model.norm_placement) +
+                " is not Post-LN throughout; set model.norm_placement=post or another model.residual");
     require(config.model.residual_warmup_steps == 0 || config.model.residual != Residual::ReZero,
             "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
             "model.residual_warmup_steps=0 or another model.residual");

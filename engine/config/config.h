@@ -20,8 +20,11 @@ enum class NormType { LayerNorm, RmsNorm, DyT };
 enum class QkNorm { None, LayerNorm, RmsNorm };
 // DeepNorm and Admin scale the shortcut of Post-LN; with other placements see wiring_note(). Lns
 // (LayerNorm Scaling, Sun et al. 2025) scales block l's input norms' outputs by 1/sqrt(l); B2t (Takase
-// et al. 2022) adds a Post-LN block's input to its last sum, before its last norm.
-enum class Residual { Plain, DeepNorm, ReZero, Admin, Lns, B2t };
+// et al. 2022) adds a Post-LN block's input to its last sum, before its last norm; ResiDual (Xie et al.
+// 2023) keeps beside Post-LN's stream an unnormalised sum of every branch, normalised and added at the end;
+// DenseFormer (Pagliardini et al. 2024) feeds each block a learned weighted average of the embeddings and
+// every earlier block's output (model.denseformer_dilation).
+enum class Residual { Plain, DeepNorm, ReZero, Admin, Lns, B2t, ResiDual, DenseFormer };
 enum class Activation { Relu, Gelu, GeluTanh };
 // The FFN: Mlp is fc2(activation(fc1 u)); the gated ones are fc2(act(gate u) * (fc1 u)) with act SiLU
 // (SwiGLU) or GELU (GeGLU), both projections d_ff wide (Shazeer 2020).
@@ -72,6 +75,9 @@ struct ModelConfig {
     // ProRes residual warmup (Chen et al. 2026): block l's branch (l = 1.. per stack) scaled by
     // min(1, t / (T l)) at step t, T = residual_warmup_steps (0: off).
     int residual_warmup_steps = 0;
+    // DenseFormer's dilation k: block i's weighted average reads the outputs i, i - k, i - 2k, ... (the
+    // embeddings are output 0); 1 reads them all.
+    int denseformer_dilation = 1;
     // The architecture of current LLMs (docs/model.md#architecture-keys); the defaults are the 2020 model.
     bool bias = true;             // linear layers with biases (false: none, as Llama)
     bool tie_embeddings = false;  // the head's weight is the token embedding (wte.weight)

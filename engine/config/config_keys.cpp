@@ -43,7 +43,9 @@ constexpr auto enum_names(Residual) {
                                                           {E::ReZero, "rezero"},
                                                           {E::Admin, "admin"},
                                                           {E::Lns, "lns"},
-                                                          {E::B2t, "b2t"}});
+                                                          {E::B2t, "b2t"},
+                                                          {E::ResiDual, "resi_dual"},
+                                                          {E::DenseFormer, "denseformer"}});
 }
 constexpr auto enum_names(Activation) {
     using E = Activation;
@@ -337,6 +339,9 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(model, norm_gain_warmup_steps, {integers(0)}),
         NORMLAB_KEY(model, norm_gain_warmup_start, {kUnitPositive}),
         NORMLAB_KEY(model, residual_warmup_steps, {integers(0)}),
+        NORMLAB_KEY(model, denseformer_dilation,
+                    {integers(1, kMaxDepth),
+                     "set it to 1 for every earlier block's output, or to k for every k-th (e.g. 4)"}),
         NORMLAB_KEY(model, bias),
         NORMLAB_KEY(model, tie_embeddings),
         NORMLAB_KEY(model, ffn),

@@ -100,6 +100,14 @@ const std::vector<Preset>& presets() {
          "48 blocks of Post-LN with the B2T connection (each block's input added before its last norm; "
          "Takase et al. 2022)",
          deep_stack("post", "b2t")},
+        {"deep-resi-dual",
+         "48 blocks of Post-LN with ResiDual (an unnormalised sum of every branch beside the stream, "
+         "normalised and added at the end; Xie et al. 2023)",
+         deep_stack("post", "resi_dual")},
+        {"deep-denseformer",
+         "48 blocks of Pre-LN with DenseFormer (after each block a learned average of the embeddings and "
+         "every earlier block's output; Pagliardini et al. 2024)",
+         deep_stack("pre", "denseformer")},
         {"deep-lns",
          "48 blocks of Pre-LN with LayerNorm Scaling (block l's input norms x 1/sqrt(l); Sun et al. 2025): "
          "the hidden state grows less with depth",

@@ -1,7 +1,8 @@
 // Builds the parameter layout table in checkpoint-contract names (the architecture keys leave tensors
 // out) and decides which entries are active for a given wiring (e.g. Peri-LN's output norms only under
 // peri, RMSNorm has no bias). An encoder and the decoder's cross-attention come after the decoder-only
-// model's entries, which keep their order; QK-norm's gains close each part, a gated FFN's gates the table.
+// model's entries, which keep their order; QK-norm's gains close each part, a gated FFN's gates and then
+// DenseFormer's weights the table.
 #include "engine/model/layout.h"
 
 #include <cmath>
@@ -140,6 +141,23 @@ void add_encoder(LayoutBuilder& builder, ParamLayout& layout, const ModelConfig&
     }
 }
 
+// DenseFormer's weights after everything else (the decoder's blocks, then the encoder's), so that no other
+// entry's index (and seed) moves.
+void add_dense_weights(LayoutBuilder& builder, ParamLayout& layout, const ModelConfig& model) {
+    auto count = [&](int block) {
+        return static_cast<int64_t>(dense_sources(block, model.denseformer_dilation).size());
+    };
+    for (int i = 0; i < model.layers; ++i)
+        layout.blocks[i].dense_weights =
+            builder.add(block_prefix(i) + "dwa", {count(i)}, i, ParamRole::DenseWeight);
+    for (int i = 0; i < model.encoder_layers; ++i) {
+        builder.set_encoder_block(i);
+        layout.encoder_blocks[i].dense_weights =
+            builder.add("encoder." + block_prefix(i) + "dwa", {count(i)}, i, ParamRole::DenseWeight);
+    }
+    builder.set_encoder_block(-1);
+}
+
 // A gated FFN's gates close the table (the decoder's blocks, then the encoder's).
 void add_gates(LayoutBuilder& builder, ParamLayout& layout, const ModelConfig& model) {
     for (int i = 0; i < model.layers; ++i)
@@ -174,6 +192,7 @@ ParamLayout build_layout(const ModelConfig& model, int vocab) {
     }
     if (model.encoder_layers > 0) add_encoder(builder, layout, model);
     if (model.ffn != FeedForward::Mlp) add_gates(builder, layout, model);
+    add_dense_weights(builder, layout, model);
     return layout;
 }
 
@@ -191,6 +210,8 @@ bool is_active(const ParamEntry& entry, const ModelConfig& model) {
             return model.residual == Residual::ReZero;
         case ParamRole::AdminOmega:
             return model.residual == Residual::Admin;
+        case ParamRole::DenseWeight:
+            return model.residual == Residual::DenseFormer;
         case ParamRole::Matrix:
         case ParamRole::Bias:
             // theory mode has no output projection, in self- and cross-attention alike
@@ -209,8 +230,19 @@ NormPlacement block_placement(const ModelConfig& model, int block, bool encoder)
     return block < post_blocks ? NormPlacement::Post : NormPlacement::Pre;
 }
 
+std::vector<int> dense_sources(int block, int dilation) {
+    std::vector<int> sources;
+    for (int j = (block + 1) % dilation; j <= block + 1; j += dilation) sources.push_back(j);
+    return sources;
+}
+
+bool has_dual_stream(const ModelConfig& model, bool encoder) {
+    return model.residual == Residual::ResiDual && (encoder ? model.encoder_layers : model.layers) > 0;
+}
+
 bool has_final_norm(const ModelConfig& model, bool encoder) {
     const int blocks = encoder ? model.encoder_layers : model.layers;
+    if (has_dual_stream(model, encoder)) return true;  // the dual stream's norm
     return blocks > 0 ? has_input_norm(block_placement(model, blocks - 1, encoder))
                       : has_input_norm(model.norm_placement == NormPlacement::Mix ? NormPlacement::Pre
                                                                                   : model.norm_placement);

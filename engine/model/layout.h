@@ -21,7 +21,8 @@ enum class ParamRole {
     NormAlpha,
     QkNormWeight,  // a QK-norm gain [head_dim], shared by the heads (model.qk_norm)
     ReZeroAlpha,
-    AdminOmega
+    AdminOmega,
+    DenseWeight  // DenseFormer: a block's weights over the outputs its average reads (dense_sources)
 };
 
 struct ParamEntry {
@@ -57,6 +58,7 @@ struct BlockIndex {
     int cross_out_weight = -1, cross_out_bias = -1;
     int cross_q_norm = -1, cross_k_norm = -1;
     int cross_admin_omega = -1;  // [1]
+    int dense_weights = -1;      // DenseFormer: [dense_sources(block, dilation).size()]
 };
 
 // Entries the architecture keys leave out are not in the table and their index is -1: every bias with
@@ -85,8 +87,16 @@ bool is_active(const ParamEntry& entry, const ModelConfig& model);
 // the first floor(model.mix_post_fraction x blocks) blocks of the stack and Pre-LN for the rest.
 NormPlacement block_placement(const ModelConfig& model, int block, bool encoder);
 // Whether a stack ends in a final norm (the decoder's final_norm, the encoder's encoder.final_norm): when
-// its last block has an input norm (Pre-LN, Peri-LN; Mix-LN unless every block is Post-LN).
+// its last block has an input norm (Pre-LN, Peri-LN; Mix-LN unless every block is Post-LN), or it keeps
+// ResiDual's dual stream, which that norm normalises.
 bool has_final_norm(const ModelConfig& model, bool encoder);
+// DenseFormer: the outputs block `block` (0-based) of a stack averages, oldest first: j = block + 1,
+// block + 1 - k, ... >= 0, output 0 the stack's input (the embeddings) and output j block j - 1's; its
+// weights (BlockIndex::dense_weights) follow this order. The one home of the dilation rule.
+std::vector<int> dense_sources(int block, int dilation);
+// Whether a stack keeps ResiDual's dual stream (model.residual=resi_dual and at least one block): the
+// stack's input plus every branch, unnormalised; the stack's output is then x + FinalNorm(dual).
+bool has_dual_stream(const ModelConfig& model, bool encoder);
 // Pre-LN and Peri-LN put a norm on each sub-layer's input.
 inline bool has_input_norm(NormPlacement placement) {
     return placement == NormPlacement::Pre || placement == NormPlacement::Peri;

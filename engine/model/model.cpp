@@ -1,9 +1,12 @@
 // Model construction, the sub-layer plan, and the forward and backward passes, laid out per sub-layer:
 //   u = g Norm_in(x) (pre, peri);  f = F(u);  f = Norm_out(f) (peri);  s = c x + a f;  y = Norm(s) (post)
 // with g = LayerNorm Scaling's 1/sqrt(l), c = DeepNorm alpha or Admin omega and a = the ReZero scalar
-// (1 otherwise); with B2T a Post-LN block's last sum also adds the block's input: s = c x + a f + x_0. F is
-// causal self-attention, an FFN, or (with an encoder) the encoder's bidirectional self-attention and the
-// decoder's cross-attention, whose keys and values come from the encoder's memory.
+// (1 otherwise); with B2T a Post-LN block's last sum also adds the block's input: s = c x + a f + x_0.
+// ResiDual keeps beside each stack's Post-LN stream a dual stream, the stack's input plus every a f, and
+// the stack's output is its last y + FinalNorm(dual) (Xie et al. 2023). DenseFormer feeds each block a
+// learned average of the earlier blocks' outputs (model_dense.cpp). F is causal self-attention, an FFN,
+// or (with an encoder) the encoder's bidirectional self-attention and the decoder's cross-attention, whose
+// keys and values come from the encoder's memory.
 #include "engine/model/model.h"
 
 #include <algorithm>
@@ -140,6 +143,17 @@ bool Model::fused_residual_sums() const {
     return m_backend->fuses_residual_sums() && m_config.residual != Residual::B2t;
 }
 
+float* Model::dual_stream(bool encoder) const {
+    if (!has_dual_stream(m_config, encoder)) return nullptr;
+    return encoder ? m_encoder_dual : m_dual;
+}
+
+const float* Model::final_norm_input(bool encoder) const {
+    if (const float* dual = dual_stream(encoder)) return dual;
+    if (encoder) return stack_output(m_plan[m_encoder_steps - 1]);
+    return m_sublayers.empty() ? m_embedded : stack_output(m_plan.back());
+}
+
 AttentionShape Model::attention_shape(const SublayerStep& step, int batch, int seq) const {
     AttentionShape shape{batch, seq, m_config.heads, m_config.d_model / m_config.heads};
     shape.logit_scale = attention_logit_scale(m_config);
@@ -167,7 +181,7 @@ const float* Model::sublayer_output(const SublayerStep& step) const {
 
 const float* Model::memory_buffer() const {
     if (has_final_norm(m_config, true)) return m_memory;
-    return sublayer_output(m_plan[m_encoder_steps - 1]);
+    return stack_output(m_plan[m_encoder_steps - 1]);
 }
 
 void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch, int seq,
@@ -228,17 +242,22 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
         m_backend->residual_forward(acts.sum, x, f, shortcut_scale(step), branch_scale(step), nd);
     }
     if (carries_block_input(step)) m_backend->add(acts.sum, block_input(step), nd);  // B2T
+    if (float* dual = dual_stream(step.encoder))  // ResiDual: the dual stream adds the branch unnormalised
+        m_backend->residual_forward(dual, dual, f, {1.0f, nullptr}, branch_scale(step), nd);
     if (step.placement == NormPlacement::Post) {
         apply_norm(norm_in, acts.output, acts.output_stats, acts.sum, n);
     }
     if (attention_stats) m_matmuls.measure_stream(acts.sum, nd);
+    if (ends_dense_block(step)) dense_forward(step, nd);  // DenseFormer: the next block's input
 }
 
 const float* Model::forward_encoder(int batch, int seq, bool attention_stats) {
     const float* x = m_embedded;
+    if (float* dual = dual_stream(true))
+        m_backend->copy(dual, m_embedded, static_cast<size_t>(batch) * seq * m_config.d_model);
     for (int i = 0; i < m_encoder_steps; ++i) {
         forward_sublayer(m_plan[i], x, batch, seq, attention_stats);
-        x = sublayer_output(m_plan[i]);
+        x = stack_output(m_plan[i]);
     }
     finish_memory(batch, seq);
     return memory_buffer();
@@ -246,8 +265,10 @@ const float* Model::forward_encoder(int batch, int seq, bool attention_stats) {
 
 void Model::finish_memory(int batch, int seq) {
     if (!has_final_norm(m_config, true)) return;
-    apply_norm(m_layout.encoder_final_norm, m_memory, m_memory_stats,
-               sublayer_output(m_plan[m_encoder_steps - 1]), batch * seq);
+    apply_norm(m_layout.encoder_final_norm, m_memory, m_memory_stats, final_norm_input(true), batch * seq);
+    if (has_dual_stream(m_config, true))  // ResiDual: the memory is x + FinalNorm(dual)
+        m_backend->add(m_memory, stack_output(m_plan[m_encoder_steps - 1]),
+                       static_cast<size_t>(batch) * seq * m_config.d_model);
 }
 
 void Model::upload_targets(const Batch& batch) {
@@ -288,8 +309,6 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     ensure_activations(batch.batch, batch.seq);
     const int n = batch.batch * batch.seq;
     const int d = m_config.d_model;
-    const size_t nd = static_cast<size_t>(n) * d;
-    const NormIndex& final_norm = m_layout.final_norm;
     const bool final_norm_present = has_final_norm(m_config, false);
     const bool has_encoder = m_config.encoder_layers > 0;
     m_source_len = source_length(batch);
@@ -303,16 +322,9 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     m_backend->embedding_forward(m_embedded, m_tokens, entry_ptr(m_layout.wte), entry_ptr(m_layout.wpe),
                                  batch.batch, batch.seq, d);
     if (has_encoder) forward_encoder(batch.batch, batch.seq, attention_stats);
-    const float* x = m_embedded;
-    for (size_t i = static_cast<size_t>(m_encoder_steps); i < m_plan.size(); ++i) {
-        forward_sublayer(m_plan[i], x, batch.batch, batch.seq, attention_stats);
-        x = sublayer_output(m_plan[i]);
-    }
+    const float* x = forward_decoder(batch.batch, batch.seq, attention_stats);
     m_matmuls.set_site(head_site());
-    if (final_norm_present) {
-        apply_norm(final_norm, m_final_normed, m_final_stats, x, n);
-        m_matmuls.round_activation(m_final_normed, nd);
-    }
+    if (final_norm_present) forward_final_norm(x, n);
     const float* head_input = head_input_buffer();
     const MatmulInput head_operand = final_norm_present ? MatmulInput::Rounded : MatmulInput::Shared;
     m_matmuls.forward(m_logits, head_input, entry_ptr(m_layout.head), nullptr, n, d, m_vocab, head_operand);
@@ -332,22 +344,56 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     m_matmuls.set_site(head_site());
     m_matmuls.backward(grad_residual, grad_ptr(m_layout.head), nullptr, m_logits, head_input,
                        entry_ptr(m_layout.head), n, d, m_vocab, false, head_operand);
-    if (final_norm_present) {
-        float* grad_temp = m_scratch[kGradTemp];
-        apply_norm_backward(final_norm, grad_temp, grad_residual, x, m_final_stats, n, false);
-        m_backend->copy(grad_residual, grad_temp, nd);
-    }
-    if (has_encoder) m_backend->fill(m_scratch[kGradMemory], 0.0f, nd);
-    for (size_t i = m_plan.size(); i-- > static_cast<size_t>(m_encoder_steps);) {
-        backward_sublayer(m_plan[i], batch.batch, batch.seq);
-    }
-    // the embeddings are shared: the decoder's gradient, then the encoder's, are added to them
-    m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
-                                  batch.batch, batch.seq, d);
+    if (final_norm_present) backward_final_norm(x, n);
+    backward_decoder(batch.batch, batch.seq);
     if (has_encoder) backward_encoder(batch.batch, batch.seq);
     if (m_gain_warmup.scale != 1.0f) scale_norm_gain_grads();
     if (attention_stats && m_matmuls.emulated()) collect_precision_stats();
     return stats;
+}
+
+const float* Model::forward_decoder(int batch, int seq, bool attention_stats) {
+    const float* x = m_embedded;
+    if (float* dual = dual_stream(false))  // ResiDual's dual stream starts at the stack's input
+        m_backend->copy(dual, m_embedded, static_cast<size_t>(batch) * seq * m_config.d_model);
+    for (size_t i = static_cast<size_t>(m_encoder_steps); i < m_plan.size(); ++i) {
+        forward_sublayer(m_plan[i], x, batch, seq, attention_stats);
+        x = stack_output(m_plan[i]);
+    }
+    return x;
+}
+
+void Model::forward_final_norm(const float* x, int n) {
+    const size_t nd = static_cast<size_t>(n) * m_config.d_model;
+    apply_norm(m_layout.final_norm, m_final_normed, m_final_stats, final_norm_input(false), n);
+    if (dual_stream(false)) m_backend->add(m_final_normed, x, nd);  // ResiDual: x + FinalNorm(dual)
+    m_matmuls.round_activation(m_final_normed, nd);
+}
+
+void Model::backward_final_norm(const float* x, int n) {
+    float* grad_residual = m_scratch[kGradResidual];
+    if (const float* dual = dual_stream(false)) {  // ResiDual: dL/dx stays; dL/d(dual) waits in kGradDual
+        apply_norm_backward(m_layout.final_norm, m_scratch[kGradDual], grad_residual, dual, m_final_stats, n,
+                            false);
+        return;
+    }
+    apply_norm_backward(m_layout.final_norm, m_scratch[kGradTemp], grad_residual, x, m_final_stats, n, false);
+    m_backend->copy(grad_residual, m_scratch[kGradTemp], static_cast<size_t>(n) * m_config.d_model);
+}
+
+void Model::backward_decoder(int batch, int seq) {
+    const int n = batch * seq;
+    const size_t nd = static_cast<size_t>(n) * m_config.d_model;
+    float* grad_residual = m_scratch[kGradResidual];
+    if (m_config.encoder_layers > 0) m_backend->fill(m_scratch[kGradMemory], 0.0f, nd);
+    begin_dense_backward(nd);
+    for (size_t i = m_plan.size(); i-- > static_cast<size_t>(m_encoder_steps);)
+        backward_sublayer(m_plan[i], batch, seq);
+    end_dense_backward(nd);
+    if (dual_stream(false)) m_backend->add(grad_residual, m_scratch[kGradDual], nd);  // the dual's start
+    // the embeddings are shared: the decoder's gradient, then the encoder's, are added to them
+    m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
+                                  batch, seq, m_config.d_model);
 }
 
 int Model::source_length(const Batch& batch) const {
@@ -361,13 +407,22 @@ void Model::backward_encoder(int batch, int seq) {
     const int d = m_config.d_model;
     float* grad_residual = m_scratch[kGradResidual];
     const float* grad_memory = m_scratch[kGradMemory];
-    if (has_final_norm(m_config, true)) {
+    const size_t nd = static_cast<size_t>(n) * d;
+    const float* dual = dual_stream(true);
+    if (dual) {  // ResiDual: as the decoder's (forward_backward)
+        apply_norm_backward(m_layout.encoder_final_norm, m_scratch[kGradDual], grad_memory, dual,
+                            m_memory_stats, n, false);
+        m_backend->copy(grad_residual, grad_memory, nd);
+    } else if (has_final_norm(m_config, true)) {
         apply_norm_backward(m_layout.encoder_final_norm, grad_residual, grad_memory,
-                            sublayer_output(m_plan[m_encoder_steps - 1]), m_memory_stats, n, false);
+                            stack_output(m_plan[m_encoder_steps - 1]), m_memory_stats, n, false);
     } else {
-        m_backend->copy(grad_residual, grad_memory, static_cast<size_t>(n) * d);
+        m_backend->copy(grad_residual, grad_memory, nd);
     }
+    begin_dense_backward(nd);
     for (int i = m_encoder_steps; i-- > 0;) backward_sublayer(m_plan[i], batch, seq);
+    end_dense_backward(nd);
+    if (dual) m_backend->add(grad_residual, m_scratch[kGradDual], nd);
     m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
                                   batch, seq, d);
 }
@@ -380,11 +435,11 @@ const float* Model::added_branch(const SublayerStep& step) const {
 
 const float* Model::head_input_buffer() const {
     if (has_final_norm(m_config, false)) return m_final_normed;
-    if (m_sublayers.empty()) return m_embedded;
-    return sublayer_output(m_plan.back());
+    return final_norm_input(false);  // the last sub-layer's output (or the embeddings)
 }
 
-// On entry the residual-gradient scratch holds dL/dy for the sub-layer's output y; on exit dL/dx.
+// On entry the residual-gradient scratch holds dL/dy for the sub-layer's output y (DenseFormer: dL/d of
+// the block's average, which dense_backward turns into dL/dy); on exit dL/dx.
 // Cross-attention also adds its keys' and values' gradient to the memory's (kGradMemory).
 void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
     const BlockIndex& index = block_index(step);
@@ -393,6 +448,7 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
     const bool input_norm = has_input_norm(step.placement);
     m_matmuls.set_site(step.slot);
     float* grad_residual = m_scratch[kGradResidual];
+    if (ends_dense_block(step)) dense_backward(step, static_cast<size_t>(n) * m_config.d_model);
     const float* grad_branch = backward_residual(step, n);
     // the branch's input u and where dL/du goes: the input norm's scratch, or added to dL/dx
     const float* u = input_norm ? acts.normed : acts.input;
@@ -451,6 +507,11 @@ const float* Model::backward_residual(const SublayerStep& step, int n) {
         apply_norm_backward(output_norm_of(index, kind), m_scratch[kGradBranchNormed], grad_branch, branch,
                             acts.branch_stats, n, false);
         grad_branch = m_scratch[kGradBranchNormed];
+    }
+    if (dual_stream(
+            step.encoder)) {  // ResiDual (Post-LN: grad_branch is kGradBranch): the dual's a dL/d(dual)
+        float* into = m_scratch[kGradBranch];
+        m_backend->residual_forward(into, into, m_scratch[kGradDual], {1.0f, nullptr}, scale, nd);
     }
     return grad_branch;
 }

@@ -167,6 +167,9 @@ class Model {
     void ensure_activations(int batch, int seq);
     void release_activations();  // the next pass allocates them again (e.g. after QK-norm comes or goes)
     void carve_activations();    // points every activation view into m_activations for m_batch x m_seq
+    // The residual schemes' [n, d] views, from cursor on: B2T's gradient, ResiDual's dual streams and their
+    // gradient, DenseFormer's averages and output gradients (m_dense).
+    void carve_scheme_buffers(float*& cursor, size_t nd);
     const float* head_input_buffer() const;  // the head's input: final norm output or last sub-layer
     void build_plan();
     // Floats of one attention sub-layer's statistics: the entropy sum, then each head's largest logit.
@@ -180,6 +183,12 @@ class Model {
     // Runs the encoder on m_embedded and returns the memory (its output after the final norm, if any).
     const float* forward_encoder(int batch, int seq, bool attention_stats);
     void finish_memory(int batch, int seq);  // the encoder's final norm (pre, peri) on its last output
+    // The decoder's stack on m_embedded (returns its output); its final norm into m_final_normed (with
+    // ResiDual's sum); their backward passes, down to the embeddings' gradient.
+    const float* forward_decoder(int batch, int seq, bool attention_stats);
+    void forward_final_norm(const float* x, int n);
+    void backward_final_norm(const float* x, int n);
+    void backward_decoder(int batch, int seq);
     void backward_encoder(int batch, int seq);
     void forward_sublayer(const SublayerStep& step, const float* x, int batch, int seq, bool attention_stats);
     void backward_sublayer(const SublayerStep& step, int batch, int seq);
@@ -255,6 +264,22 @@ class Model {
     const float* block_input(const SublayerStep& step) const;
     // Whether the backend's fused residual sums serve the telemetry (not with B2T's extra addend).
     bool fused_residual_sums() const;
+    // ResiDual's dual stream of a stack (nullptr without one), and what its final norm reads: the dual
+    // stream, or the stack's last sub-layer output.
+    float* dual_stream(bool encoder) const;
+    const float* final_norm_input(bool encoder) const;
+    // What the sub-layer after `step` reads: its output, or with DenseFormer at a block's end the block's
+    // weighted average (model_dense.cpp).
+    const float* stack_output(const SublayerStep& step) const;
+    bool ends_dense_block(const SublayerStep& step) const;
+    float* dense_average(const SublayerStep& step) const;  // the block's X (it must end a dense block)
+    const float* dense_source(const SublayerStep& step, int output) const;  // 0: the embeddings
+    void dense_forward(const SublayerStep& step, size_t nd);
+    // On entry the residual-gradient scratch holds dL/d(the block's average); adds each averaged
+    // output's share to its gradient and leaves dL/d(the block's own output) in the scratch.
+    void dense_backward(const SublayerStep& step, size_t nd);
+    void begin_dense_backward(size_t nd);  // the outputs' gradients zeroed
+    void end_dense_backward(size_t nd);    // the embeddings' share added to dL/dx
     const float* added_branch(const SublayerStep& step) const;
     // Telemetry (model_telemetry.cpp): m_stats' lists and m_telemetry reserved once for the layer count,
     // and filled after a forward pass from its loss and (with attention_stats) the attention, norm and
@@ -329,10 +354,20 @@ class Model {
     int m_encoder_steps = 0;           // how many of m_plan belong to the encoder
     int m_source_len = 0;              // keys of the memory that the last pass allowed (encoder only)
     std::vector<SublayerActivations> m_sublayers;  // by slot (SublayerSlots)
-    float* m_memory = nullptr;                     // the encoder's final norm output [n, d] (pre, peri)
+    float* m_memory = nullptr;  // the encoder's final norm output [n, d] (pre, peri; ResiDual x + Norm(dual))
     float* m_memory_stats = nullptr;
+    float* m_dual = nullptr;          // ResiDual: the decoder's dual stream [n, d] (has_dual_stream)
+    float* m_encoder_dual = nullptr;  // ResiDual: the encoder's
+    // DenseFormer: each block's average [n, d] (decoder, encoder), and in the backward pass each output's
+    // gradient, summed over the averages that read it (outputs 0..blocks; the stacks take turns).
+    struct DenseBuffers {
+        std::vector<float*> averages;
+        std::vector<float*> encoder_averages;
+        std::vector<float*> output_grads;
+    };
+    DenseBuffers m_dense;
     float* m_embedded = nullptr;
-    float* m_final_normed = nullptr;
+    float* m_final_normed = nullptr;  // the final norm's output (ResiDual: x + FinalNorm(dual))
     float* m_final_stats = nullptr;
     float* m_logits = nullptr;
     float* m_attention_stats = nullptr;   // [attention sub-layers * 2]: entropy sum, max logit
@@ -351,6 +386,7 @@ class Model {
         kGradKvRepeated,  // grouped-query attention only: dL/dk, dL/dv of the repeated heads [2, n, d]
         kGradMemory,      // encoder-decoder only: dL/d(memory), summed over the decoder's cross-attentions
         kGradBlockInput,  // B2T only: dL/ds of a Post-LN block's last sum, owed to the block's input
+        kGradDual,        // ResiDual only: dL/d(dual stream), one value for every branch the stream adds
         kScratchCount
     };
     std::vector<float*> m_scratch;  // by Scratch role

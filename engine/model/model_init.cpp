@@ -137,6 +137,9 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
         case ParamRole::AdminOmega:
             for (float& v : values) v = static_cast<float>(admin_closed_omega(residual_sublayers(c)));
             break;
+        case ParamRole::DenseWeight:  // the identity: the block's own output, as without DenseFormer
+            values.back() = 1.0f;
+            break;
         case ParamRole::Bias:
         case ParamRole::NormBias:
         case ParamRole::ReZeroAlpha:
@@ -180,9 +183,11 @@ std::vector<int> Model::set_wiring(const ModelConfig& wiring) {
     const std::vector<bool> before = m_active;
     m_config.norm_placement = wiring.norm_placement;
     m_config.norm_type = wiring.norm_type;
-    if ((wiring.residual == Residual::B2t) != (m_config.residual == Residual::B2t)) {
-        m_config.residual = wiring.residual;
-        release_activations();  // B2T's gradient buffer comes and goes with it
+    for (const Residual with_buffers : {Residual::B2t, Residual::ResiDual, Residual::DenseFormer}) {
+        if ((wiring.residual == with_buffers) != (m_config.residual == with_buffers)) {
+            m_config.residual = wiring.residual;
+            release_activations();  // B2T's, ResiDual's and DenseFormer's buffers come and go with them
+        }
     }
     m_config.residual = wiring.residual;
     m_config.deepnorm_alpha = wiring.deepnorm_alpha;

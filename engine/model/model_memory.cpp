@@ -11,6 +11,14 @@
 namespace normlab {
 
 namespace {
+// DenseFormer: every block's average (both stacks) and the gradients of the outputs 0..blocks.
+size_t dense_floats(const ModelConfig& c, size_t n) {
+    if (c.residual != Residual::DenseFormer) return 0;
+    const auto blocks = static_cast<size_t>(c.layers + c.encoder_layers);
+    return (blocks + static_cast<size_t>(std::max(c.layers, c.encoder_layers)) + 1) * n *
+           static_cast<size_t>(c.d_model);
+}
+
 // Floats in the activation buffer for one batch x seq pass (the layout ensure_activations carves).
 size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
     const size_t n = static_cast<size_t>(batch) * static_cast<size_t>(seq);
@@ -32,14 +40,19 @@ size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
     const size_t feed_forward = ffn_arrays * n * d_ff;
     const size_t globals = 2 * n * d + 2 * n + n * static_cast<size_t>(vocab);
     const size_t b2t = c.residual == Residual::B2t ? n * d : 0;  // a Post-LN block's last sum's gradient
-    const size_t scratch = 6 * n * d + 3 * n * d + (ffn_arrays - 1) * n * d_ff + grouped + b2t;
+    // ResiDual: the decoder's dual stream and its gradient (the encoder's dual stream below)
+    const size_t resi_dual = has_dual_stream(c, false) ? 2 * n * d : 0;
+    const size_t scratch =
+        6 * n * d + 3 * n * d + (ffn_arrays - 1) * n * d_ff + grouped + b2t + resi_dual + dense_floats(c, n);
     const size_t block = 2 * per_sublayer_common + attention + feed_forward;
     const size_t decoder_only = static_cast<size_t>(c.layers) * block + globals + scratch;
     if (c.encoder_layers <= 0) return decoder_only;
     // encoder blocks, one cross-attention per decoder block (q and kv take as much as qkv), the memory's
     // norm, and the memory's gradient
     const size_t cross = static_cast<size_t>(c.layers) * (per_sublayer_common + cross_attention);
-    return decoder_only + static_cast<size_t>(c.encoder_layers) * block + cross + (n * d + 2 * n) + n * d;
+    const size_t encoder_dual = has_dual_stream(c, true) ? n * d : 0;
+    return decoder_only + static_cast<size_t>(c.encoder_layers) * block + cross + (n * d + 2 * n) + n * d +
+           encoder_dual;
 }
 }  // namespace
 
@@ -149,13 +162,33 @@ void Model::carve_activations() {
     m_scratch[kGradQkv] = take(3 * n * d);
     m_scratch[kGradHidden] = take(n * d_ff);
     if (m_config.ffn != FeedForward::Mlp) m_scratch[kGradGate] = take(n * d_ff);
-    if (m_config.residual == Residual::B2t) m_scratch[kGradBlockInput] = take(n * d);
     if (grouped(false)) m_scratch[kGradKvRepeated] = take(2 * n * d);
     if (m_config.encoder_layers > 0) {
         m_memory = take(n * d);
         m_memory_stats = take(2 * n);
         m_scratch[kGradMemory] = take(n * d);
     }
+    carve_scheme_buffers(cursor, n * d);
+}
+
+void Model::carve_scheme_buffers(float*& cursor, size_t nd) {
+    auto take = [&cursor, nd] {
+        float* view = cursor;
+        cursor += nd;
+        return view;
+    };
+    if (m_config.residual == Residual::B2t) m_scratch[kGradBlockInput] = take();
+    m_dual = has_dual_stream(m_config, false) ? take() : nullptr;
+    if (m_dual) m_scratch[kGradDual] = take();
+    m_encoder_dual = has_dual_stream(m_config, true) ? take() : nullptr;
+    m_dense.averages.clear();
+    m_dense.encoder_averages.clear();
+    m_dense.output_grads.clear();
+    if (m_config.residual != Residual::DenseFormer) return;
+    for (int block = 0; block < m_config.layers; ++block) m_dense.averages.push_back(take());
+    for (int block = 0; block < m_config.encoder_layers; ++block) m_dense.encoder_averages.push_back(take());
+    for (int output = 0; output <= std::max(m_config.layers, m_config.encoder_layers); ++output)
+        m_dense.output_grads.push_back(take());
 }
 
 void Model::stage_move(BackendTransfer& transfer) {

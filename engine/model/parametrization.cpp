@@ -47,7 +47,8 @@ WidthClass width_class(const ParamLayout& layout, int entry) {
             return entry == layout.head ? WidthClass::VectorLike : WidthClass::Hidden;
         case ParamRole::NormAlpha:
         case ParamRole::ReZeroAlpha:
-        case ParamRole::AdminOmega:  // one per sub-layer
+        case ParamRole::AdminOmega:   // one per sub-layer
+        case ParamRole::DenseWeight:  // one per block average and output
             return WidthClass::Fixed;
         default:
             return WidthClass::VectorLike;

@@ -1,7 +1,9 @@
 // Model helpers shared by the engine and CUDA tests: a small model's config, a small batch with some
 // unscored positions, and parameters nudged off their symmetric init.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "engine/config/config.h"
 #include "engine/core/rng.h"
@@ -85,6 +87,18 @@ inline std::vector<double> embeddings(Model& model, const Batch& batch) {
             x.push_back(static_cast<double>(wte[batch.inputs[row] * d + i]) + wpe[(row % batch.seq) * d + i]);
     }
     return x;
+}
+
+// LayerNorm over each row of x [rows, d] with unit gain, zero bias and eps 1e-5 (model.norm_eps).
+inline std::vector<double> unit_layer_norm(const std::vector<double>& x, int d) {
+    std::vector<double> y(x.size());
+    for (size_t row = 0; row < x.size() / d; ++row) {
+        double mean = 0.0, second = 0.0;
+        for (int i = 0; i < d; ++i) mean += x[row * d + i] / d;
+        for (int i = 0; i < d; ++i) second += (x[row * d + i] - mean) * (x[row * d + i] - mean) / d;
+        for (int i = 0; i < d; ++i) y[row * d + i] = (x[row * d + i] - mean) / std::sqrt(second + 1e-5);
+    }
+    return y;
 }
 
 }  // namespace normlab::testing

@@ -20,18 +20,6 @@ namespace {
 
 constexpr int kVocab = 9;
 
-// LayerNorm over each row of x [rows, d] with unit gain and zero bias.
-std::vector<double> unit_layer_norm(const std::vector<double>& x, int d) {
-    std::vector<double> y(x.size());
-    for (size_t row = 0; row < x.size() / d; ++row) {
-        double mean = 0.0, second = 0.0;
-        for (int i = 0; i < d; ++i) mean += x[row * d + i] / d;
-        for (int i = 0; i < d; ++i) second += (x[row * d + i] - mean) * (x[row * d + i] - mean) / d;
-        for (int i = 0; i < d; ++i) y[row * d + i] = (x[row * d + i] - mean) / std::sqrt(second + 1e-5);
-    }
-    return y;
-}
-
 TEST(B2tConnection, APostLnBlockAddsItsInputBeforeItsLastNorm) {
     ModelConfig config = testing::tiny_model_config(2);
     config.norm_placement = NormPlacement::Post;
@@ -47,10 +35,10 @@ TEST(B2tConnection, APostLnBlockAddsItsInputBeforeItsLastNorm) {
     const int d = config.d_model;
     std::vector<double> x = testing::embeddings(model, batch);
     for (int b = 0; b < config.layers; ++b) {
-        const std::vector<double> first = unit_layer_norm(x, d);  // x' = LN1(x + 0)
+        const std::vector<double> first = testing::unit_layer_norm(x, d);  // x' = LN1(x + 0)
         std::vector<double> sum(x.size());
         for (size_t i = 0; i < x.size(); ++i) sum[i] = first[i] + x[i];  // x' + FFN(x') + x, FFN = 0
-        const std::vector<double> expected = unit_layer_norm(sum, d);
+        const std::vector<double> expected = testing::unit_layer_norm(sum, d);
         const std::vector<float> actual = model.read_block_output(b);
         for (size_t i = 0; i < expected.size(); ++i)
             ASSERT_NEAR(actual[i], expected[i], 1e-4) << b << " " << i;

@@ -79,6 +79,7 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.model.norm_gain_warmup_steps, b.model.norm_gain_warmup_steps);
     EXPECT_EQ(a.model.norm_gain_warmup_start, b.model.norm_gain_warmup_start);
     EXPECT_EQ(a.model.residual_warmup_steps, b.model.residual_warmup_steps);
+    EXPECT_EQ(a.model.denseformer_dilation, b.model.denseformer_dilation);
     EXPECT_EQ(a.model.bias, b.model.bias);
     EXPECT_EQ(a.model.tie_embeddings, b.model.tie_embeddings);
     EXPECT_EQ(a.model.ffn, b.model.ffn);
@@ -147,6 +148,7 @@ Config non_default_config() {
                200,
                0.2,
                25,
+               3,
                false,
                true,
                FeedForward::SwiGlu,
@@ -226,6 +228,7 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "model.norm_gain_warmup_steps",
                                                "model.norm_gain_warmup_start",
                                                "model.residual_warmup_steps",
+                                               "model.denseformer_dilation",
                                                "model.bias",
                                                "model.tie_embeddings",
                                                "model.ffn",

@@ -127,6 +127,37 @@ INSTANTIATE_TEST_SUITE_P(B2tConnection, ModelGradients,
                                             ::testing::Values(Residual::B2t)),
                          wiring_name);
 
+// ResiDual: Post-LN's stream plus the dual stream of every branch, normalised and added at the end.
+INSTANTIATE_TEST_SUITE_P(ResiDual, ModelGradients,
+                         ::testing::Combine(::testing::Values(NormPlacement::Post),
+                                            ::testing::Values(NormType::LayerNorm, NormType::RmsNorm,
+                                                              NormType::DyT),
+                                            ::testing::Values(Residual::ResiDual)),
+                         wiring_name);
+
+// DenseFormer: each block reads a learned average of the earlier outputs, with every placement.
+INSTANTIATE_TEST_SUITE_P(DenseFormer, ModelGradients,
+                         ::testing::Combine(::testing::Values(NormPlacement::Post, NormPlacement::Pre,
+                                                              NormPlacement::Peri, NormPlacement::None,
+                                                              NormPlacement::Mix),
+                                            ::testing::Values(NormType::LayerNorm, NormType::DyT),
+                                            ::testing::Values(Residual::DenseFormer)),
+                         wiring_name);
+
+// Dilations leave some outputs out of some averages (4 blocks: block 1 with k = 2 reads outputs 0 and 2).
+TEST(ModelGradientsDenseFormer, Dilations) {
+    for (int dilation : {2, 3}) {
+        for (int encoder_layers : {0, 3}) {
+            ModelConfig config =
+                wired_config(NormPlacement::Pre, NormType::RmsNorm, Residual::DenseFormer, encoder_layers);
+            config.layers = 4;
+            config.denseformer_dilation = dilation;
+            check_model_gradients(config, "dilation " + std::to_string(dilation) + ", encoder " +
+                                              std::to_string(encoder_layers));
+        }
+    }
+}
+
 TEST(ModelGradientsTheory, TheoryModeModel) {
     ModelConfig config;
     config.d_model = 8;
@@ -277,27 +308,31 @@ TEST_P(EncoderDecoderGradients, MatchFiniteDifferences) {
     check_model_gradients(encoder_decoder_config(placement, type, residual), label);
 }
 
-INSTANTIATE_TEST_SUITE_P(Wirings, EncoderDecoderGradients,
-                         ::testing::Values(Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::Plain},
-                                           Wiring{NormPlacement::Pre, NormType::LayerNorm, Residual::Plain},
-                                           Wiring{NormPlacement::Peri, NormType::LayerNorm, Residual::Plain},
-                                           Wiring{NormPlacement::None, NormType::LayerNorm, Residual::Plain},
-                                           Wiring{NormPlacement::Post, NormType::RmsNorm, Residual::Plain},
-                                           Wiring{NormPlacement::Pre, NormType::DyT, Residual::Plain},
-                                           Wiring{NormPlacement::Peri, NormType::DyT, Residual::Plain},
-                                           Wiring{NormPlacement::Post, NormType::LayerNorm,
-                                                  Residual::DeepNorm},
-                                           Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::Admin},
-                                           Wiring{NormPlacement::Pre, NormType::LayerNorm, Residual::Admin},
-                                           Wiring{NormPlacement::None, NormType::LayerNorm, Residual::ReZero},
-                                           Wiring{NormPlacement::Pre, NormType::RmsNorm, Residual::ReZero},
-                                           Wiring{NormPlacement::Mix, NormType::LayerNorm, Residual::Plain},
-                                           Wiring{NormPlacement::Mix, NormType::DyT, Residual::DeepNorm},
-                                           Wiring{NormPlacement::Peri, NormType::RmsNorm, Residual::Lns},
-                                           Wiring{NormPlacement::Mix, NormType::LayerNorm, Residual::Lns},
-                                           Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::B2t},
-                                           Wiring{NormPlacement::Mix, NormType::RmsNorm, Residual::B2t}),
-                         wiring_name);
+INSTANTIATE_TEST_SUITE_P(
+    Wirings, EncoderDecoderGradients,
+    ::testing::Values(Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::Plain},
+                      Wiring{NormPlacement::Pre, NormType::LayerNorm, Residual::Plain},
+                      Wiring{NormPlacement::Peri, NormType::LayerNorm, Residual::Plain},
+                      Wiring{NormPlacement::None, NormType::LayerNorm, Residual::Plain},
+                      Wiring{NormPlacement::Post, NormType::RmsNorm, Residual::Plain},
+                      Wiring{NormPlacement::Pre, NormType::DyT, Residual::Plain},
+                      Wiring{NormPlacement::Peri, NormType::DyT, Residual::Plain},
+                      Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::DeepNorm},
+                      Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::Admin},
+                      Wiring{NormPlacement::Pre, NormType::LayerNorm, Residual::Admin},
+                      Wiring{NormPlacement::None, NormType::LayerNorm, Residual::ReZero},
+                      Wiring{NormPlacement::Pre, NormType::RmsNorm, Residual::ReZero},
+                      Wiring{NormPlacement::Mix, NormType::LayerNorm, Residual::Plain},
+                      Wiring{NormPlacement::Mix, NormType::DyT, Residual::DeepNorm},
+                      Wiring{NormPlacement::Peri, NormType::RmsNorm, Residual::Lns},
+                      Wiring{NormPlacement::Mix, NormType::LayerNorm, Residual::Lns},
+                      Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::B2t},
+                      Wiring{NormPlacement::Mix, NormType::RmsNorm, Residual::B2t},
+                      Wiring{NormPlacement::Post, NormType::LayerNorm, Residual::ResiDual},
+                      Wiring{NormPlacement::Post, NormType::DyT, Residual::ResiDual},
+                      Wiring{NormPlacement::Pre, NormType::LayerNorm, Residual::DenseFormer},
+                      Wiring{NormPlacement::Post, NormType::RmsNorm, Residual::DenseFormer}),
+    wiring_name);
 
 TEST(EncoderDecoderGradientsMemory, EverySourceLengthAndTheoryMode) {
     // one key of memory, all of them, and the default half

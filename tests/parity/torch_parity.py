@@ -45,6 +45,21 @@ CASES = {
                         "model.residual=b2t"],
     "encdec-b2t-dyt": ["model.encoder_layers=2", "model.norm_placement=post", "model.norm_type=dyt",
                        "model.residual=b2t"],
+    # ResiDual (Xie et al. 2023): Post-LN plus the final norm of an unnormalised sum of every branch
+    "resi-dual": ["model.norm_placement=post", "model.residual=resi_dual"],
+    "resi-dual-rmsnorm-warmup": ["model.norm_placement=post", "model.norm_type=rmsnorm", "model.residual=resi_dual",
+                                 "model.residual_warmup_steps=3"],
+    "encdec-resi-dual-dyt": ["model.encoder_layers=2", "model.norm_placement=post", "model.norm_type=dyt",
+                             "model.residual=resi_dual"],
+    # DenseFormer (Pagliardini et al. 2024): each block reads a learned average of the earlier outputs
+    "denseformer": ["model.norm_placement=pre", "model.residual=denseformer"],
+    # (Post-LN's block 1 normalises alpha B_1 when block 0's average reads its own output alone: that weight's
+    # gradient nearly cancels, below float32's resolution against PyTorch's float64; hence dilation under mix)
+    "denseformer-post": ["model.norm_placement=post", "model.residual=denseformer"],
+    "denseformer-mix-dilation2": ["model.norm_placement=mix", "model.mix_post_fraction=0.34",
+                                  "model.residual=denseformer", "model.denseformer_dilation=2"],
+    "encdec-denseformer-peri-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=peri",
+                                        "model.norm_type=rmsnorm", "model.residual=denseformer"],
     "encdec-lns-peri-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=peri", "model.norm_type=rmsnorm",
                                 "model.residual=lns"],
     "admin": ["model.norm_placement=post", "model.residual=admin", "model.admin_init=profiled"],
@@ -270,6 +285,8 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
     kv_heads = None if theory else m["kv_heads"]  # grouped-query self-attention (0: heads)
     alpha = deepnorm_shortcut(m, encoder=base.startswith("encoder."))
     qk = (m["qk_norm"], eps)
+    dual = x  # ResiDual (Xie et al. 2023): the stack's input plus every branch, never normalised
+    outputs = [x]  # DenseFormer (Pagliardini et al. 2024): the stack's input, then each block's output
     for i in range(layers):
         prefix = f"{base}{i}."
         placement = block_placement(m, i, layers)
@@ -300,9 +317,18 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
             elif residual == "admin":
                 shortcut = params[prefix + "admin_omega"][0 if kind == "attention" else 1]
             s = shortcut * x + f
+            dual = dual + f
             if residual == "b2t" and kind == "ffn" and placement == "post":
                 s = s + block_input
             x = norm(params, prefix + norm_name, s, norm_type, eps) if placement == "post" else s
+        if residual == "denseformer":  # the next block reads a learned average of outputs i+1, i+1-k, ...
+            outputs.append(x)
+            dilation = m["denseformer_dilation"]
+            sources = range((i + 1) % dilation, i + 2, dilation)
+            x = sum(params[prefix + "dwa"][t] * outputs[j] for t, j in enumerate(sources))
+    if residual == "resi_dual" and layers:  # the stack's output: Post-LN's stream + its final norm of the dual
+        final = "encoder.final_norm" if base.startswith("encoder.") else "final_norm"
+        x = x + norm(params, final, dual, norm_type, eps)
     return x
 
 
@@ -392,10 +418,12 @@ def check_case(cli, name, overrides, workdir):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cli", required=True, help="path to normlab-cli")
+    parser.add_argument("--case", action="append", choices=sorted(CASES), help="only this case (repeatable)")
     args = parser.parse_args()
+    cases = {name: CASES[name] for name in args.case} if args.case else CASES
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory(prefix="normlab_parity_") as workdir:
-        results = [check_case(args.cli, name, overrides, workdir) for name, overrides in CASES.items()]
+        results = [check_case(args.cli, name, overrides, workdir) for name, overrides in cases.items()]
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")
     return 0 if all(results) else 1

@@ -43,7 +43,8 @@ void ConfigPanelTest::spinBoxRangesAreTheKeyTablesRanges() {
         QCOMPARE(spin->maximum(), static_cast<int>(std::min(range->hi, kIntMax)));
         ++checked;
     }
-    QCOMPARE(checked, 19);  // every integer control, model.kv_heads and the base width and depth included
+    QCOMPARE(checked,
+             20);  // every integer control, model.kv_heads, base width and depth, DenseFormer dilation
 }
 
 void ConfigPanelTest::warmupStepsStartAtOneAndEndWhereTheKeyEnds() {

@@ -28,6 +28,7 @@
 #include "engine/config/key_range.h"
 #include "engine/core/errors.h"
 #include "engine/model/constants.h"
+#include "engine/model/layout.h"
 #include "engine/train/commands.h"
 
 namespace normlab::ui {
@@ -162,7 +163,11 @@ void ConfigPanel::addNormGroup() {
     bindCombo(norms, tr("Residual scheme"), "model.residual",
               tr("DeepNorm and Admin rescale the shortcut of Post-LN; ReZero gates each branch; LayerNorm "
                  "Scaling (lns) divides block l's input norms' outputs by sqrt(l); B2T (b2t) adds each "
-                 "Post-LN block's input before its last norm"));
+                 "Post-LN block's input before its last norm; ResiDual (resi_dual) adds a normalised "
+                 "running sum of every branch to Post-LN's output; DenseFormer (denseformer) feeds each "
+                 "block a learned average of the earlier blocks' outputs"));
+    bindInt(norms, tr("DenseFormer dilation"), "model.denseformer_dilation",
+            tr("DenseFormer: block i's average reads outputs i, i - k, i - 2k, ... (1: all of them)"));
     bindCombo(norms, tr("Admin init"), "model.admin_init",
               tr("Admin's omega from the closed form or profiled on a batch at init"));
     m_residualConstants = new QLabel;
@@ -544,6 +549,15 @@ void ConfigPanel::updateResidualConstants() {
         text = tr("ReZero: x + alpha F(x), alpha = 0 at init (trained)");
     } else if (model.residual == normlab::Residual::B2t) {
         text = tr("B2T: each Post-LN block's input added to its last sum, before its last norm");
+    } else if (model.residual == normlab::Residual::ResiDual) {
+        text = tr("ResiDual: output = Post-LN stream + FinalNorm(input + every branch, unnormalised)");
+    } else if (model.residual == normlab::Residual::DenseFormer) {
+        const int last =
+            static_cast<int>(normlab::dense_sources(model.layers - 1, model.denseformer_dilation).size());
+        text = tr("DenseFormer: block i's successor reads a learned average of outputs 0..i (every %1), "
+                  "identity at init; the last block averages %2 outputs")
+                   .arg(model.denseformer_dilation)
+                   .arg(last);
     } else if (model.residual == normlab::Residual::Lns) {
         text = tr("LayerNorm Scaling: block l's input norms x 1/sqrt(l): block 2 x %1, block %2 x %3")
                    .arg(1.0 / std::sqrt(2.0), 0, 'f', 3)

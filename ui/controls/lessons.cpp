@@ -101,6 +101,20 @@ const std::vector<Lesson>& lessons() {
              "Post-LN blocks are already too deep a Post-LN stack for this learning rate. Set <i>Mix-LN Post "
              "fraction</i> to 0.0625 (the paper's 7B setting: 3 Post-LN blocks) and restart it: it trains to "
              "2.28 (2.16-2.40), level with Pre-LN. The <b>heatmaps</b> show where the gradient dies.</p>")},
+        {QStringLiteral("Post-LN at depth: B2T and ResiDual"),
+         {"deep-postln", "deep-b2t", "deep-resi-dual", "deep-preln"},
+         QStringLiteral(
+             "<p>48 Post-LN blocks at Adam lr 1e-3 without warmup, plain, with the B2T connection (each "
+             "block's input added before its last norm) and with ResiDual (beside the stream an "
+             "unnormalised sum of every branch, normalised and added at the end), against Pre-LN. Measured "
+             "over 5 seeds (held-out loss, 95% CI): Post-LN stalls (3.07, 3.05-3.09) and B2T stalls with "
+             "it (3.07); ResiDual trains (2.37, 2.33-2.41), 0.06 behind Pre-LN (2.31, 2.24-2.37; paired "
+             "0.003-0.13). <b>Gradient norm per block</b>: Post-LN's FFN-output gradients vanish towards "
+             "the first block (1.7e-12 at their smallest); B2T's skip lifts them about a thousandfold and "
+             "they still vanish; ResiDual's dual stream hands every branch the output's gradient directly "
+             "(smallest 5.3e-3, 4.1e-3-6.4e-3). The final norm's scale is the dual stream's 1/RMS: it "
+             "grows like Pre-LN's stream. Set <i>Residual scheme</i> to resi_dual on the stalled Post-LN "
+             "run (fork it first) and watch the lower blocks wake.</p>")},
         {QStringLiteral("PreNorm dilution: LayerNorm Scaling"),
          {"deep-preln", "deep-lns"},
          QStringLiteral(

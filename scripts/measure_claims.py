@@ -337,6 +337,16 @@ CLAIMS = [
                        Group("deep-lns"), "max:resid", -1),
               Contrast("48 blocks, final held-out loss, Pre-LN (A) vs LayerNorm Scaling (B)", DEEP_PRELN,
                        Group("deep-lns"), "final_val_loss", -1, NATS)]),
+    Claim("postln-better-ending", "Post-LN, once stable, ends better than Pre-LN", "Liu et al. 2020; Wang et "
+          "al. 2022", [
+              Contrast("6 blocks, lr 3e-3, 150 warmup steps, 1500 steps: Pre-LN (A) vs Post-LN (B)",
+                       Group("preln-warmup-long"), Group("postln-warmup-long"), "final_val_loss", -1, NATS),
+              Contrast("12 blocks, lr 1e-3, 1200 steps: Pre-LN (A) vs DeepNorm (B)",
+                       Group("deep-preln", ("model.layers=12", "train.steps=1200")),
+                       Group("deep-deepnorm", ("model.layers=12", "train.steps=1200")), "final_val_loss", -1,
+                       NATS),
+              Contrast("24 blocks, lr 1e-3, 600 steps: Pre-LN (A) vs DeepNorm (B)", Group("mid-preln"),
+                       Group("mid-deepnorm"), "final_val_loss", -1, NATS)]),
     Claim("gain-warmup", "LayerNorm gain warmup cuts early instability by 37%", "no primary source", [
         Contrast("Post-LN without lr warmup (A) vs with gain warmup (B)", POSTLN_NO_WARMUP,
                  Group("postln-gain-warmup"), "final_val_loss", -1, NATS)]),

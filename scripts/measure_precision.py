@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measures, over seeds, what fp16 does to the lessons' 6-block models (docs/precision.md#measured):
-for Post-LN with warmup, Pre-LN and Peri-LN at Adam lr 3e-3, trained in fp32 and in emulated fp16 with a
-dynamic loss scale, and Pre-LN in fp16 without one: the residual stream's least headroom (min over steps
+for Post-LN with warmup, Pre-LN, Peri-LN and ReZero (no norms) at Adam lr 3e-3, trained in fp32 and in
+emulated fp16 with a dynamic loss scale, and Pre-LN in fp16 without one: the residual stream's least headroom (min over steps
 and blocks of stream_headroom), whether any activation overflowed (max act_overflow), the largest share
 of gradients that underflowed (max grad_underflow), the skipped steps, and fp16's paired change of the
 final validation loss. Every number is `normlab-cli compare`'s mean and 95% interval over the seeds.
@@ -12,7 +12,12 @@ import os
 import subprocess
 import sys
 
-PLACEMENTS = [("Post-LN + warmup", "postln-warmup"), ("Pre-LN", "preln-no-warmup"), ("Peri-LN", "periln")]
+# (row, preset, the sets that make the model from it; its runs' folder name)
+MODELS = [("Post-LN + warmup", "postln-warmup", [], "postln-warmup"),
+          ("Pre-LN", "preln-no-warmup", [], "preln-no-warmup"),
+          ("Peri-LN", "periln", [], "periln"),
+          ("ReZero", "preln-no-warmup", ["--set", "model.norm_placement=none", "--set", "model.residual=rezero"],
+           "rezero-6")]
 FP16 = ["--set", "train.precision=fp16", "--set", "train.loss_scale=dynamic"]
 FP16_UNSCALED = ["--set", "train.precision=fp16"]
 
@@ -52,12 +57,12 @@ def main():
     print(f"{args.seeds} seeds, {args.steps} steps; mean [95% CI] over seeds")
     print(f"{'model':<18}{'min headroom':>26}{'max act overflow':>26}{'max grad underflow':>30}"
           f"{'skipped steps':>22}{'fp16 - fp32 val loss':>32}")
-    rows = [(name, preset, FP16) for name, preset in PLACEMENTS] + [("Pre-LN, no scale", "preln-no-warmup",
-                                                                     FP16_UNSCALED)]
-    for name, preset, extra in rows:
-        tag = preset + ("-fp16" if extra is FP16 else "-fp16-unscaled")
-        fp16 = train(args.cli, os.path.join(args.out, tag), preset, extra, args.seeds, args.steps)
-        fp32 = train(args.cli, os.path.join(args.out, preset + "-fp32"), preset, [], args.seeds, args.steps)
+    rows = [(name, preset, sets, folder, FP16) for name, preset, sets, folder in MODELS]
+    rows.append(("Pre-LN, no scale", "preln-no-warmup", [], "preln-no-warmup", FP16_UNSCALED))
+    for name, preset, sets, folder, extra in rows:
+        tag = folder + ("-fp16" if extra is FP16 else "-fp16-unscaled")
+        fp16 = train(args.cli, os.path.join(args.out, tag), preset, sets + extra, args.seeds, args.steps)
+        fp32 = train(args.cli, os.path.join(args.out, folder + "-fp32"), preset, sets, args.seeds, args.steps)
         row = {
             "min_stream_headroom": compare(args.cli, "min:stream_headroom", fp16)["a"],
             "max_act_overflow": compare(args.cli, "max:act_overflow", fp16)["a"],

@@ -15,6 +15,7 @@ class PrecisionPanelTest : public QObject {
     Q_OBJECT
   private slots:
     void aRunInFp16DrawsItsBlocksAndScaleAndFp32SaysNotRecorded();
+    void untilOneIsChosenItShowsARunThatRecordsPrecision();
 };
 
 namespace {
@@ -61,6 +62,27 @@ void PrecisionPanelTest::aRunInFp16DrawsItsBlocksAndScaleAndFp32SaysNotRecorded(
     QCOMPARE(content.series.size(), size_t(1));
     QCOMPARE(content.series[0].points.last().y(), 65536.0);
     QVERIFY(content.y.log);
+}
+
+// A lesson's fp32 baseline comes first; the chart opens on its first run in another precision (or with
+// a loss scale), and keeps the run the user picks.
+void PrecisionPanelTest::untilOneIsChosenItShowsARunThatRecordsPrecision() {
+    TelemetryStore store;
+    PrecisionPanel panel(store);
+    auto* selector = panel.findChild<RunSelector*>();
+    QVERIFY(selector);
+    store.addRun(0, QStringLiteral("fp32"), normlab::Config{}, QString());
+    QCOMPARE(selector->currentText(), QStringLiteral("fp32"));  // nothing else yet
+    normlab::Config scaled;
+    scaled.train.loss_scale = "1024";
+    store.addRun(1, QStringLiteral("fp32, scaled"), scaled, QString());
+    normlab::Config fp16;
+    fp16.train.precision = normlab::NumberFormat::Fp16;
+    store.addRun(2, QStringLiteral("fp16"), fp16, QString());
+    QCOMPARE(selector->currentText(), QStringLiteral("fp32, scaled"));
+    selector->setCurrentIndex(selector->findText(QStringLiteral("fp32")));
+    store.addRun(3, QStringLiteral("bf16"), fp16, QString());
+    QCOMPARE(selector->currentText(), QStringLiteral("fp32"));
 }
 
 QTEST_MAIN(PrecisionPanelTest)

@@ -140,6 +140,19 @@ const std::vector<Lesson>& lessons() {
              "steps (not in the lesson) the two are level (1.30 against 1.31, paired -0.05 to +0.01), so "
              "the deep lead may be speed, not the ending. <b>Gradient norm per block</b> and <b>update "
              "ratio</b> show how DeepNorm keeps its deep stack evenly trained.</p>")},
+        {QStringLiteral("fp16: headroom and underflowing gradients"),
+         {"preln-no-warmup", "preln-fp16", "preln-fp16-unscaled"},
+         QStringLiteral(
+             "<p>The 6-block Pre-LN model in fp32, and in emulated fp16 (activations and weights rounded in "
+             "every matmul, fp32 master weights) with and without a dynamic loss scale. In the "
+             "<b>Precision</b> tab (behind the output logits) pick an fp16 run. <i>Stream headroom</i>: "
+             "Pre-LN's growing residual stream comes nearest to fp16's 65504 of the lessons' models, yet "
+             "keeps 10.3 doublings (95% CI 9.7-11.0, 3 seeds) at its least; no activation overflowed in any "
+             "run. <i>Underflow share</i>: without a loss scale up to 0.74 (0.71-0.77) of the rounded "
+             "gradients fall to zero or a subnormal; the dynamic scale (65536, never backed off) cuts it to "
+             "0.013 (0.007-0.020). The held-out loss differs from fp32's by no measurable amount in either "
+             "(every interval holds 0): at this scale and 600 steps fp16 costs nothing visible. Set "
+             "<i>Loss scale</i> live on the unscaled run and watch the underflow fall.</p>")},
         {QStringLiteral("Norm-gain and residual warmup vs lr warmup"),
          {"postln-no-warmup", "postln-warmup", "postln-gain-warmup", "postln-residual-warmup"},
          QStringLiteral(

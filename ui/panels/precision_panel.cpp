@@ -10,6 +10,9 @@ namespace normlab::ui {
 PrecisionPanel::PrecisionPanel(const TelemetryStore& store, QWidget* parent)
     : LinePanel(QStringLiteral("precision"), tr("Precision per block"), store, parent) {
     m_runs = addRunSelector();
+    m_runs->setPreference([](const RunHistory& run) {  // a run that records it, before one in plain fp32
+        return run.config.train.precision != NumberFormat::Fp32 || run.config.train.loss_scale != "none";
+    });
     m_quantity = addHeaderMenu(
         tr("Show"), QStringLiteral("precision_quantity"),
         tr("Under train.precision bf16, fp16 or fp8: the share of each block's matmul gradients (solid) "

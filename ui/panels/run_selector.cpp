@@ -1,6 +1,8 @@
 // RunSelector population from the store.
 #include "ui/panels/run_selector.h"
 
+#include <utility>
+
 namespace normlab::ui {
 
 RunSelector::RunSelector(const TelemetryStore& store, int rank, QWidget* parent)
@@ -14,13 +16,20 @@ RunSelector::RunSelector(const TelemetryStore& store, int rank, QWidget* parent)
 }
 
 int RunSelector::rankedRun() const {
+    bool any_preferred = false;
+    for (const auto& [id, run] : m_store.runs()) any_preferred |= run.visible && m_prefers && m_prefers(run);
     int rank = 0, last = -1;
     for (const auto& [id, run] : m_store.runs()) {
-        if (!run.visible) continue;
+        if (!run.visible || (any_preferred && !m_prefers(run))) continue;
         if (rank++ == m_rank) return id;
         last = id;
     }
     return last;
+}
+
+void RunSelector::setPreference(std::function<bool(const RunHistory&)> prefers) {
+    m_prefers = std::move(prefers);
+    repopulate();
 }
 
 void RunSelector::repopulate() {

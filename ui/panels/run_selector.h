@@ -2,6 +2,7 @@
 // ratios); it keeps its choice across refreshes and follows runs being added or removed.
 #pragma once
 #include <QComboBox>
+#include <functional>
 
 #include "ui/history/telemetry_store.h"
 
@@ -15,14 +16,19 @@ class RunSelector : public QComboBox {
     explicit RunSelector(const TelemetryStore& store, int rank = 0, QWidget* parent = nullptr);
     // The chosen run, or the visible run of its rank, or nullptr.
     const RunHistory* selectedRun() const;
+    // Until a run is chosen, rank among the visible runs `prefers` accepts when there is one (the
+    // precision chart: runs that record precision), else among all of them.
+    void setPreference(std::function<bool(const RunHistory&)> prefers);
 
   private:
     void repopulate();
-    // The id of the visible run of rank m_rank (the last visible one when fewer), or -1.
+    // The id of the visible run of rank m_rank (the last visible one when fewer; among the preferred
+    // ones when any is), or -1.
     int rankedRun() const;
     const TelemetryStore& m_store;
     int m_rank = 0;
     bool m_chosen = false;  // a run was picked (by the user, or set by code), not worked out
+    std::function<bool(const RunHistory&)> m_prefers;
 };
 
 }  // namespace normlab::ui

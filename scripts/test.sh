@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command to test NormLab: installs what is missing (plus python3-torch for the PyTorch parity
 # test, poppler-utils, whose pdftotext reads exported PDFs back, and clang-format, which every C++
-# file must pass unchanged: scripts/check_format.sh runs first), makes the PyTorch bridge's PyPI
+# file must pass unchanged: scripts/check_format.sh runs first, then check_layers.sh), makes the PyTorch bridge's PyPI
 # environment outside the clone (scripts/bridge_venv.sh), builds Release into build/ and
 # runs every test with ctest (failing when the desktop app or its ui tests are missing); then
 # rebuilds the engine and its tests with AddressSanitizer + UndefinedBehaviorSanitizer (without CUDA)
@@ -13,6 +13,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 normlab_install_packages "${NORMLAB_BUILD_PACKAGES[@]}" "${NORMLAB_FUZZ_PACKAGES[@]}" python3 python3-torch \
     python3-numpy libopenblas0-pthread poppler-utils clang-format python3-venv ca-certificates
 bash "$NORMLAB_ROOT/scripts/check_format.sh"
+bash "$NORMLAB_ROOT/scripts/check_layers.sh"
 bash "$NORMLAB_ROOT/scripts/check_commits.sh"
 bash "$NORMLAB_ROOT/scripts/bridge_venv.sh"
 export NORMLAB_WERROR=1  # every build below, the fuzz build's too, fails on a warning in NormLab's code

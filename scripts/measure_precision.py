@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Measures, over seeds, what fp16 does to the lessons' 6-block models (docs/precision.md#measured):
-for Post-LN with warmup, Pre-LN, Peri-LN and ReZero (no norms) at Adam lr 3e-3, trained in fp32 and in
-emulated fp16 with a dynamic loss scale, and Pre-LN in fp16 without one: the residual stream's least headroom (min over steps
+for Post-LN with warmup, Pre-LN, Peri-LN, ReZero (no norms) and the residual-stream schemes (LayerNorm
+Scaling, DenseFormer, B2T, ResiDual) at Adam lr 3e-3, trained in fp32 and in emulated fp16 with a
+dynamic loss scale, and Pre-LN in fp16 without one: the residual stream's least headroom (min over steps
 and blocks of stream_headroom), whether any activation overflowed (max act_overflow), the largest share
 of gradients that underflowed (max grad_underflow), the skipped steps, and fp16's paired change of the
 final validation loss. Every number is `normlab-cli compare`'s mean and 95% interval over the seeds.
@@ -17,7 +18,12 @@ MODELS = [("Post-LN + warmup", "postln-warmup", [], "postln-warmup"),
           ("Pre-LN", "preln-no-warmup", [], "preln-no-warmup"),
           ("Peri-LN", "periln", [], "periln"),
           ("ReZero", "preln-no-warmup", ["--set", "model.norm_placement=none", "--set", "model.residual=rezero"],
-           "rezero-6")]
+           "rezero-6"),
+          # issue 34's residual-stream schemes on the same model
+          ("LayerNorm Scaling", "preln-no-warmup", ["--set", "model.residual=lns"], "lns-6"),
+          ("DenseFormer", "preln-no-warmup", ["--set", "model.residual=denseformer"], "denseformer-6"),
+          ("B2T + warmup", "postln-warmup", ["--set", "model.residual=b2t"], "b2t-6"),
+          ("ResiDual + warmup", "postln-warmup", ["--set", "model.residual=resi_dual"], "resi-dual-6")]
 FP16 = ["--set", "train.precision=fp16", "--set", "train.loss_scale=dynamic"]
 FP16_UNSCALED = ["--set", "train.precision=fp16"]
 

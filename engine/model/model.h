@@ -168,7 +168,8 @@ class Model {
     void release_activations();  // the next pass allocates them again (e.g. after QK-norm comes or goes)
     void carve_activations();    // points every activation view into m_activations for m_batch x m_seq
     // The residual schemes' [n, d] views, from cursor on: B2T's gradient, ResiDual's dual streams and their
-    // gradient, DenseFormer's averages and output gradients (m_dense).
+    // gradient, DenseFormer's averages and output gradients (m_dense); throws std::logic_error when the
+    // views overrun the buffer (activation_floats and the carving disagree).
     void carve_scheme_buffers(float*& cursor, size_t nd);
     const float* head_input_buffer() const;  // the head's input: final norm output or last sub-layer
     void build_plan();

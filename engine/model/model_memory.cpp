@@ -184,11 +184,16 @@ void Model::carve_scheme_buffers(float*& cursor, size_t nd) {
     m_dense.averages.clear();
     m_dense.encoder_averages.clear();
     m_dense.output_grads.clear();
-    if (m_config.residual != Residual::DenseFormer) return;
-    for (int block = 0; block < m_config.layers; ++block) m_dense.averages.push_back(take());
-    for (int block = 0; block < m_config.encoder_layers; ++block) m_dense.encoder_averages.push_back(take());
-    for (int output = 0; output <= std::max(m_config.layers, m_config.encoder_layers); ++output)
-        m_dense.output_grads.push_back(take());
+    if (m_config.residual == Residual::DenseFormer) {
+        for (int block = 0; block < m_config.layers; ++block) m_dense.averages.push_back(take());
+        for (int block = 0; block < m_config.encoder_layers; ++block)
+            m_dense.encoder_averages.push_back(take());
+        for (int output = 0; output <= std::max(m_config.layers, m_config.encoder_layers); ++output)
+            m_dense.output_grads.push_back(take());
+    }
+    // the last views: they must fit what activation_floats counted (what ensure_activations allocated)
+    if (cursor > m_activations + activation_floats(m_config, m_vocab, m_batch, m_seq))
+        throw std::logic_error("the activation views overrun the buffer activation_floats sized");
 }
 
 void Model::stage_move(BackendTransfer& transfer) {

@@ -232,7 +232,7 @@ NormPlacement block_placement(const ModelConfig& model, int block, bool encoder)
 
 std::vector<int> dense_sources(int block, int dilation) {
     std::vector<int> sources;
-    for (int j = (block + 1) % dilation; j <= block + 1; j += dilation) sources.push_back(j);
+    for (int j = dense_first_source(block, dilation); j <= block + 1; j += dilation) sources.push_back(j);
     return sources;
 }
 

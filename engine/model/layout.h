@@ -94,6 +94,9 @@ bool has_final_norm(const ModelConfig& model, bool encoder);
 // block + 1 - k, ... >= 0, output 0 the stack's input (the embeddings) and output j block j - 1's; its
 // weights (BlockIndex::dense_weights) follow this order. The one home of the dilation rule.
 std::vector<int> dense_sources(int block, int dilation);
+inline int dense_first_source(int block, int dilation) {
+    return (block + 1) % dilation;
+}  // the oldest
 // Whether a stack keeps ResiDual's dual stream (model.residual=resi_dual and at least one block): the
 // stack's input plus every branch, unnormalised; the stack's output is then x + FinalNorm(dual).
 bool has_dual_stream(const ModelConfig& model, bool encoder);

@@ -29,35 +29,43 @@ const float* Model::dense_source(const SublayerStep& step, int output) const {
                                                   : slots.of(kFeedForwardSublayer, block)));
 }
 
+// The outputs the block's average reads are dense_sources(block, k): first (block + 1) % k, then every
+// k-th up to the block's own, block + 1; walked here without building the list (no allocation a step).
 void Model::dense_forward(const SublayerStep& step, size_t nd) {
-    const std::vector<int> sources = dense_sources(step.block, m_config.denseformer_dilation);
+    const int dilation = m_config.denseformer_dilation;
+    const int own = step.block + 1;
+    const int first = dense_first_source(step.block, dilation);
     const float* weights = entry_ptr(block_index(step).dense_weights);
     float* average = dense_average(step);
-    const float* first = dense_source(step, sources[0]);
-    if (sources.size() == 1) {  // alpha B
-        m_backend->residual_forward(average, first, first, {1.0f, weights}, {0.0f, nullptr}, nd);
+    const float* oldest = dense_source(step, first);
+    if (first == own) {  // alpha B
+        m_backend->residual_forward(average, oldest, oldest, {1.0f, weights}, {0.0f, nullptr}, nd);
         return;
     }
-    m_backend->residual_forward(average, first, dense_source(step, sources[1]), {1.0f, weights},
+    m_backend->residual_forward(average, oldest, dense_source(step, first + dilation), {1.0f, weights},
                                 {1.0f, weights + 1}, nd);
-    for (size_t t = 2; t < sources.size(); ++t) {
-        m_backend->residual_forward(average, average, dense_source(step, sources[t]), {1.0f, nullptr},
-                                    {1.0f, weights + t}, nd);
+    int term = 2;
+    for (int output = first + 2 * dilation; output <= own; output += dilation, ++term) {
+        m_backend->residual_forward(average, average, dense_source(step, output), {1.0f, nullptr},
+                                    {1.0f, weights + term}, nd);
     }
 }
 
 void Model::dense_backward(const SublayerStep& step, size_t nd) {
-    const std::vector<int> sources = dense_sources(step.block, m_config.denseformer_dilation);
+    const int dilation = m_config.denseformer_dilation;
     const int entry = block_index(step).dense_weights;
     const float* weights = entry_ptr(entry);
     float* weight_grads = grad_ptr(entry);
     float* grad_average = m_scratch[kGradResidual];
-    for (size_t t = 0; t < sources.size(); ++t) {
+    int term = 0;
+    for (int output = dense_first_source(step.block, dilation); output <= step.block + 1;
+         output += dilation, ++term) {
         // dL/dalpha_t += <dL/dX, B_t>;  dL/dB_t += alpha_t dL/dX
-        const float* source = dense_source(step, sources[t]);
-        m_backend->residual_backward(m_scratch[kGradTemp], m_scratch[kGradBranch], weight_grads + t, nullptr,
-                                     grad_average, source, source, {1.0f, weights + t}, {0.0f, nullptr}, nd);
-        m_backend->add(m_dense.output_grads[static_cast<size_t>(sources[t])], m_scratch[kGradTemp], nd);
+        const float* source = dense_source(step, output);
+        m_backend->residual_backward(m_scratch[kGradTemp], m_scratch[kGradBranch], weight_grads + term,
+                                     nullptr, grad_average, source, source, {1.0f, weights + term},
+                                     {0.0f, nullptr}, nd);
+        m_backend->add(m_dense.output_grads[static_cast<size_t>(output)], m_scratch[kGradTemp], nd);
     }
     m_backend->copy(grad_average, m_dense.output_grads[static_cast<size_t>(step.block) + 1], nd);
 }

@@ -7,8 +7,9 @@
 # $OUT/results.tgz (repacked after each step, so a run cut short keeps what it measured) and summary.txt.
 # The architecture presets (llama-small, gpt2-shape; llama-small on bpe:1024 tokens) train on CUDA against
 # the CPU, and the Hugging Face import's gradients are checked against transformers with NormLab on the GPU.
+# The residual-stream schemes (B2T, LNS, ResiDual, DenseFormer) at 48 blocks train on both too.
 # Usage: device_cuda.sh [STEP,STEP...]
-#   (default: all of tests,selftest,auto,arch,precision,hf,bridge,oracle,profile,window,comparison)
+#   (default: all of tests,selftest,auto,arch,schemes,precision,hf,bridge,oracle,profile,window,comparison)
 set -uo pipefail
 NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$NORMLAB_ROOT/.device"
@@ -34,7 +35,7 @@ step() {
     return $status
 }
 
-STEPS=",${1:-tests,selftest,auto,arch,precision,hf,bridge,oracle,profile,window,comparison},"
+STEPS=",${1:-tests,selftest,auto,arch,schemes,precision,hf,bridge,oracle,profile,window,comparison},"
 wanted() { [[ "$STEPS" == *",$1,"* ]]; }
 export LD_LIBRARY_PATH="$DEPS/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NORMLAB_RESOURCE_DIR="$NORMLAB_ROOT/resources"  # carried binaries name the build machine's folder
@@ -100,15 +101,27 @@ for field in ["loss_scale", "skipped_steps"]:
         print(f"  {field}: {sum(a == b for a, b in values)}/{len(values)} steps equal, last {values[-1]}")
 sys.exit(0 if worst <= tolerance else 1)
 PYTHON
+# compare_devices LABEL STEPS RUN [TOLERANCE]: trains RUN ("preset" or "preset:key=value") STEPS steps
+# on the GPU and on the CPU, then checks the two loss curves agree (curves_agree.py)
+compare_devices() {
+    local label="$1" steps="$2" run="$3" tolerance="${4:-5e-4}"
+    local preset="${run%%:*}" name="${run//[:=._]/-}" extra=()
+    [ "$run" != "$preset" ] && extra=(--set "${run#*:}")
+    for device in cuda cpu; do
+        "$CLI" train --preset "$preset" "${extra[@]}" --steps "$steps" --set device="$device" \
+            --out "$WORK/$name-$device" --overwrite --quiet >"$WORK/$name-$device.log" 2>&1
+    done
+    step "${label}_$name" 30 python3 "$WORK/curves_agree.py" "$WORK/$name-cuda" "$WORK/$name-cpu" "$tolerance"
+}
 if wanted arch; then  # the modern-architecture presets (and BPE tokens): 50 steps on the GPU and the CPU
-    for run in llama-small gpt2-shape llama-small:data.tokenizer=bpe:1024; do
-        preset="${run%%:*}" name="${run//[:=.]/-}" extra=()
-        [ "$run" != "$preset" ] && extra=(--set "${run#*:}")
-        for device in cuda cpu; do
-            "$CLI" train --preset "$preset" "${extra[@]}" --steps 50 --set device="$device" \
-                --out "$WORK/$name-$device" --overwrite --quiet >"$WORK/$name-$device.log" 2>&1
-        done
-        step "arch_$name" 30 python3 "$WORK/curves_agree.py" "$WORK/$name-cuda" "$WORK/$name-cpu"
+    for run in llama-small gpt2-shape llama-small:data.tokenizer=bpe:1024; do compare_devices arch 50 "$run"; done
+fi
+if wanted schemes; then  # the residual-stream schemes at 48 blocks (two in fp16): 30 steps on GPU and CPU
+    for run in deep-b2t deep-lns deep-resi-dual deep-denseformer deep-denseformer:model.denseformer_dilation=3; do
+        compare_devices scheme 30 "$run"
+    done
+    for run in deep-resi-dual:train.precision=fp16 deep-denseformer:train.precision=fp16; do
+        compare_devices scheme 30 "$run" 1e-2
     done
 fi
 if wanted precision; then  # emulated bf16 / fp16 / fp8 on the GPU against the CPU, then its cost on the GPU
@@ -126,9 +139,13 @@ if wanted precision; then  # emulated bf16 / fp16 / fp8 on the GPU against the C
     done
     read -ra GPT2 <<<"$(cd "$NORMLAB_ROOT/tests/peer" && python3 -c "from run_comparison import normlab_args
 print(' '.join(normlab_args('gpt2', 1000000, 'cuda')))")"
+    # bf16/fp16 products on tensor cores (native, the default) against emulation's fp32 products
     for round in 1 2; do
-        for format in fp32 bf16 fp16; do
-            TAIL_LINES=1 step "precision_bench_${format}_$round" 60 "$CLI" bench "${GPT2[@]}" \
+        for run in fp32 bf16 fp16 bf16:1 fp16:1; do
+            format="${run%%:*}" fp32_products="${run#*:}"
+            [ "$fp32_products" = "$run" ] && fp32_products=0
+            TAIL_LINES=1 step "precision_bench_${format}_fp32products${fp32_products}_$round" 60 \
+                env NORMLAB_CUDA_FP32_PRODUCTS="$fp32_products" "$CLI" bench "${GPT2[@]}" \
                 --set train.precision="$format" --steps 10 --warmup 3
         done
     done

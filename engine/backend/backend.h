@@ -14,6 +14,7 @@
 #include "engine/config/config.h"
 #include "engine/core/format_rounding.h"
 #include "engine/core/host_device.h"
+#include "engine/core/number_formats.h"
 
 namespace normlab {
 
@@ -137,6 +138,11 @@ class Backend {
     // db += column sums of dy (skipped when db is null).
     virtual void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
                                  const float* w, int n, int in, int out, bool accumulate_dx) = 0;
+    // The format that every operand of the linear_forward / linear_backward calls that follow holds
+    // exactly (MatmulPrecision rounds them first; Fp32, the default, promises nothing). A backend with
+    // matrix units for it may multiply in it natively, accumulating in fp32 as before: the same products
+    // summed in another order (the CUDA backend's tensor cores for bf16 and fp16; the CPU stays in fp32).
+    virtual void set_linear_operand_format(NumberFormat format) { (void)format; }
 
     // Row-wise norm of x[n, d]. stats holds what backward needs (2n floats: mean, rstd).
     // LayerNorm uses w and b; RMSNorm w only; DyT w, b and the scalar alpha.

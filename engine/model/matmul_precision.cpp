@@ -5,6 +5,23 @@
 
 namespace normlab {
 
+namespace {
+// The backend told, for one product, the format its operands were rounded to (its native matrix units
+// may then multiply them; bit-identical operands either way), and told fp32 again after, also on a throw.
+class OperandFormat {
+  public:
+    OperandFormat(Backend& backend, NumberFormat format) : m_backend(backend) {
+        m_backend.set_linear_operand_format(format);
+    }
+    ~OperandFormat() { m_backend.set_linear_operand_format(NumberFormat::Fp32); }
+    OperandFormat(const OperandFormat&) = delete;
+    OperandFormat& operator=(const OperandFormat&) = delete;
+
+  private:
+    Backend& m_backend;
+};
+}  // namespace
+
 void MatmulPrecision::set_format(NumberFormat format) {
     m_format = format;
     m_limits = format_limits(format);
@@ -89,7 +106,11 @@ void MatmulPrecision::forward(float* y, const float* x, const float* w, const fl
     const size_t inputs = static_cast<size_t>(n) * in, outputs = static_cast<size_t>(n) * out;
     const size_t weights = static_cast<size_t>(out) * in;
     const float* x_rounded = rounded_input(x, inputs, input, tally(0));
-    m_backend->linear_forward(y, x_rounded, rounded_weight(w, weights), b, n, in, out);
+    const float* w_rounded = rounded_weight(w, weights);
+    {
+        const OperandFormat operands(*m_backend, m_format);
+        m_backend->linear_forward(y, x_rounded, w_rounded, b, n, in, out);
+    }
     round(y, y, outputs, tally(0));
     const size_t counted = (input == MatmulInput::Shared ? inputs : 0) + outputs;  // round_activation's apart
     count(m_activations, counted);
@@ -108,8 +129,11 @@ void MatmulPrecision::backward(float* dx, float* dw, float* db, const float* dy,
     round(dy_rounded, dy, outputs, tally(1));
     // the forward's input again (rounding is deterministic)
     const float* x_rounded = rounded_input(x, inputs, input, nullptr);
-    m_backend->linear_backward(dx, dw, db, dy_rounded, x_rounded, rounded_weight(w, weights), n, in, out,
-                               accumulate_dx);
+    const float* w_rounded = rounded_weight(w, weights);
+    {
+        const OperandFormat operands(*m_backend, m_format);
+        m_backend->linear_backward(dx, dw, db, dy_rounded, x_rounded, w_rounded, n, in, out, accumulate_dx);
+    }
     if (dw) round(dw, dw, weights, tally(1));  // the weight gradient in the format, held in fp32
     count(m_gradients, outputs + (dw ? weights : 0));
 }

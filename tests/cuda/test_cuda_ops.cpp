@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "engine/backend/cpu/cpu_reference_backend.h"
+#include "engine/backend/parity.h"
+#include "engine/core/number_formats.h"
 #include "tests/cuda/cuda_test_support.h"
 #include "tests/engine/gradient_check.h"
 
@@ -30,6 +33,7 @@ struct Tensor {
     double scale = 1.0;
     float offset = 0.0f;
     bool absolute = false;
+    NumberFormat format = NumberFormat::Fp32;  // draws rounded to it (operands of native products)
 
     Tensor(Floats given) : values(std::move(given)), count(values.size()) {}
     Tensor(size_t n, float constant) : count(n), value(constant) {}
@@ -41,12 +45,18 @@ struct Tensor {
         if (seed == 0) return Floats(count, value);
         Floats drawn = testing::random_tensor(count, seed, scale);
         for (float& x : drawn) x = (absolute ? std::abs(x) : x) + offset;
+        round_to_format(drawn.data(), drawn.size(), format);
         return drawn;
     }
 };
 
 Tensor rnd(size_t count, uint64_t seed, double scale = 1.0, float offset = 0.0f, bool absolute = false) {
     return Tensor(count, seed, scale, offset, absolute);
+}
+
+Tensor rounded(Tensor tensor, NumberFormat format) {
+    tensor.format = format;
+    return tensor;
 }
 
 Tensor zeros(size_t count) {
@@ -328,6 +338,32 @@ void add_embeddings_and_linears(std::vector<OpCase>& cases) {
                          }});
                 }
             }
+        }
+        // Operands rounded to bf16 / fp16 and the backend told so: the CUDA backend multiplies them on
+        // tensor cores, the CPU in fp32, the same exact products summed in another order.
+        for (const NumberFormat format : {NumberFormat::Bf16, NumberFormat::Fp16}) {
+            const std::string native = std::string(number_format_spec(format).name) + "Operands" + label;
+            cases.push_back({"LinearForward" + native,
+                             {rounded(rnd(xs, 49), format), rounded(rnd(ws, 50), format), rnd(z.out, 51),
+                              filled(ys, 9.0f)},
+                             {},
+                             [z, format](Backend& b, float* const* f, int32_t* const*) {
+                                 b.set_linear_operand_format(format);
+                                 b.linear_forward(f[3], f[0], f[1], f[2], z.n, z.in, z.out);
+                                 b.set_linear_operand_format(NumberFormat::Fp32);
+                                 return std::vector<double>{};
+                             }});
+            cases.push_back({"LinearBackwardAccumulate" + native,
+                             {rounded(rnd(ys, 52), format), rounded(rnd(xs, 53), format),
+                              rounded(rnd(ws, 54), format), rnd(xs, 55), rnd(ws, 56), rnd(z.out, 57)},
+                             {},
+                             [z, format](Backend& b, float* const* f, int32_t* const*) {
+                                 b.set_linear_operand_format(format);
+                                 b.linear_backward(f[3], f[4], f[5], f[0], f[1], f[2], z.n, z.in, z.out,
+                                                   true);
+                                 b.set_linear_operand_format(NumberFormat::Fp32);
+                                 return std::vector<double>{};
+                             }});
         }
     }
 }
@@ -682,6 +718,49 @@ std::vector<OpCase> all_op_cases() {
 
 INSTANTIATE_TEST_SUITE_P(AllOps, CudaOpParity, ::testing::ValuesIn(all_op_cases()),
                          [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
+
+// The native products are really narrow: operands the model did not round (breaking
+// set_linear_operand_format's promise) come out as cuBLAS's bf16/fp16 reading of them, well off the fp32
+// product, while rounded operands agree with it to fp32 summation order. Sizes large enough that cuBLAS
+// picks its tensor-core kernels.
+class CudaNativeProducts : public testing::CudaTestWithParam<NumberFormat> {};
+
+TEST_P(CudaNativeProducts, ReadTheOperandsInTheFormat) {
+    const char* fp32_products = std::getenv("NORMLAB_CUDA_FP32_PRODUCTS");
+    if (fp32_products && std::string(fp32_products) == "1") GTEST_SKIP() << "NORMLAB_CUDA_FP32_PRODUCTS=1";
+    const NumberFormat format = GetParam();
+    const int n = 256, in = 512, out = 384;
+    const auto product = [&](const Floats& x, const Floats& w, NumberFormat told) {
+        float* device_x = cuda().allocate(x.size());
+        float* device_w = cuda().allocate(w.size());
+        float* device_y = cuda().allocate(static_cast<size_t>(n) * out);
+        cuda().upload(device_x, x.data(), x.size());
+        cuda().upload(device_w, w.data(), w.size());
+        cuda().set_linear_operand_format(told);
+        cuda().linear_forward(device_y, device_x, device_w, nullptr, n, in, out);
+        cuda().set_linear_operand_format(NumberFormat::Fp32);
+        Floats y(static_cast<size_t>(n) * out);
+        cuda().download(y.data(), device_y, y.size());
+        for (float* pointer : {device_x, device_w, device_y}) cuda().release(pointer);
+        return y;
+    };
+    const Floats x = testing::random_tensor(static_cast<size_t>(n) * in, 61);
+    const Floats w = testing::random_tensor(static_cast<size_t>(out) * in, 62);
+    const ParityCheck unrounded =
+        compare_tensors("unrounded", product(x, w, format), product(x, w, NumberFormat::Fp32), 1e-4);
+    EXPECT_FALSE(unrounded.passed()) << "cuBLAS multiplied in fp32: " << unrounded.describe();
+    Floats x_rounded = x, w_rounded = w;
+    round_to_format(x_rounded.data(), x_rounded.size(), format);
+    round_to_format(w_rounded.data(), w_rounded.size(), format);
+    testing::expect_close("rounded", product(x_rounded, w_rounded, format),
+                          product(x_rounded, w_rounded, NumberFormat::Fp32), 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, CudaNativeProducts,
+                         ::testing::Values(NumberFormat::Bf16, NumberFormat::Fp16),
+                         [](const ::testing::TestParamInfo<NumberFormat>& info) {
+                             return std::string(number_format_spec(info.param).name);
+                         });
 
 // Allocations are tracked: releasing is idempotent for pointers the backend did not hand out (the
 // model releases null buffers), and memory handed out is zeroed like the CPU's.

@@ -1,6 +1,7 @@
-// The CUDA backend: cuBLAS (fp32, no TF32) for matrix products, kernels for everything else, one
-// stream, and host synchronisation only where the interface returns host values. Follows the CPU
-// reference's semantics op for op (tests/cuda holds it to them); included only by the .cu files.
+// The CUDA backend: cuBLAS for matrix products (fp32, no TF32; tensor cores for operands already rounded
+// to bf16/fp16), kernels for everything else, one stream, and host synchronisation only where the
+// interface returns host values. Follows the CPU reference's semantics op for op (tests/cuda holds it to
+// them); included only by the .cu files.
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -58,6 +59,9 @@ class CudaBackend final : public Backend {
                         int out) override;
     void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w,
                          int n, int in, int out, bool accumulate_dx) override;
+    // Bf16 and fp16 operands are multiplied on tensor cores (fp32 accumulation) unless the environment
+    // sets NORMLAB_CUDA_FP32_PRODUCTS=1 (emulation's fp32 products, for measuring what native costs).
+    void set_linear_operand_format(NumberFormat format) override;
 
     void norm_forward(NormType type, float* y, float* stats, const float* x, const float* w, const float* b,
                       ScaleRef alpha, int n, int d, float eps) override;
@@ -137,7 +141,9 @@ class CudaBackend final : public Backend {
     std::string m_name;
     cudaStream_t m_stream = nullptr;
     cublasHandle_t m_cublas = nullptr;
-    std::unordered_map<void*, size_t> m_live;  // allocations handed out: pointer -> bytes
+    bool m_native_products = true;                              // NORMLAB_CUDA_FP32_PRODUCTS unset
+    cublasComputeType_t m_linear_compute = CUBLAS_COMPUTE_32F;  // set_linear_operand_format's choice
+    std::unordered_map<void*, size_t> m_live;                   // allocations handed out: pointer -> bytes
     void* m_workspace = nullptr;
     size_t m_workspace_bytes = 0;
     float* m_ones = nullptr;

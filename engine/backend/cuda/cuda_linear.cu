@@ -72,9 +72,16 @@ __global__ void embedding_token_grad_kernel(float* dwte, const float* dx, const 
 }
 }  // namespace
 
+void CudaBackend::set_linear_operand_format(NumberFormat format) {
+    m_linear_compute = CUBLAS_COMPUTE_32F;
+    if (!m_native_products) return;
+    if (format == NumberFormat::Bf16) m_linear_compute = CUBLAS_COMPUTE_32F_FAST_16BF;
+    if (format == NumberFormat::Fp16) m_linear_compute = CUBLAS_COMPUTE_32F_FAST_16F;
+}
+
 void CudaBackend::linear_forward(float* y, const float* x, const float* w, const float* b, int n, int in,
                                  int out) {
-    run_gemm(m_cublas, linear_forward_plan(n, in, out), 1.0f, w, x, 0.0f, y);
+    run_gemm(m_cublas, linear_forward_plan(n, in, out), 1.0f, w, x, 0.0f, y, 1, m_linear_compute);
     if (b) {
         const size_t count = static_cast<size_t>(n) * out;
         add_bias_kernel<<<grid_for(count), kThreads, 0, m_stream>>>(y, b, static_cast<size_t>(n), out);
@@ -85,8 +92,9 @@ void CudaBackend::linear_forward(float* y, const float* x, const float* w, const
 void CudaBackend::linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
                                   const float* w, int n, int in, int out, bool accumulate_dx) {
     if (dx)
-        run_gemm(m_cublas, linear_input_grad_plan(n, in, out), 1.0f, w, dy, accumulate_dx ? 1.0f : 0.0f, dx);
-    run_gemm(m_cublas, linear_weight_grad_plan(n, in, out), 1.0f, x, dy, 1.0f, dw);
+        run_gemm(m_cublas, linear_input_grad_plan(n, in, out), 1.0f, w, dy, accumulate_dx ? 1.0f : 0.0f, dx,
+                 1, m_linear_compute);
+    run_gemm(m_cublas, linear_weight_grad_plan(n, in, out), 1.0f, x, dy, 1.0f, dw, 1, m_linear_compute);
     if (db) {
         // db[out] += dy^T[out, n] 1[n] (dy read column-major is dy^T)
         const float one = 1.0f;

@@ -3,6 +3,7 @@
 // fills on the backend's stream. Out of memory is a ResourceError naming the request and what is free.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "engine/backend/cuda/cuda_backend.h"
@@ -114,6 +115,8 @@ CudaBackend::CudaBackend() {
         if (blas != CUBLAS_STATUS_SUCCESS)
             throw ResourceError(std::string("cublasCreate: ") + cublasGetStatusString(blas));
         NORMLAB_CUBLAS_CHECK(cublasSetStream(m_cublas, m_stream));
+        const char* fp32_products = std::getenv("NORMLAB_CUDA_FP32_PRODUCTS");
+        m_native_products = !(fp32_products && std::string(fp32_products) == "1");
         // Plain fp32 products: no TF32 tensor-core rounding (parity with the CPU to 1e-4 needs it).
         NORMLAB_CUBLAS_CHECK(cublasSetMathMode(m_cublas, CUBLAS_DEFAULT_MATH));
     } catch (...) {

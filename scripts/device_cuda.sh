@@ -7,7 +7,7 @@
 # $OUT/results.tgz (repacked after each step, so a run cut short keeps what it measured) and summary.txt.
 # The architecture presets (llama-small, gpt2-shape; llama-small on bpe:1024 tokens) train on CUDA against
 # the CPU, and the Hugging Face import's gradients are checked against transformers with NormLab on the GPU.
-# The residual-stream schemes (B2T, LNS, ResiDual, DenseFormer) at 48 blocks train on both too.
+# The residual-stream schemes (B2T, LNS, ResiDual, DenseFormer, AttnRes) at 48 blocks train on both too.
 # Usage: device_cuda.sh [STEP,STEP...]
 #   (default: all of tests,selftest,auto,arch,schemes,precision,hf,bridge,oracle,profile,window,comparison)
 set -uo pipefail
@@ -116,11 +116,13 @@ compare_devices() {
 if wanted arch; then  # the modern-architecture presets (and BPE tokens): 50 steps on the GPU and the CPU
     for run in llama-small gpt2-shape llama-small:data.tokenizer=bpe:1024; do compare_devices arch 50 "$run"; done
 fi
-if wanted schemes; then  # the residual-stream schemes at 48 blocks (two in fp16): 30 steps on GPU and CPU
-    for run in deep-b2t deep-lns deep-resi-dual deep-denseformer deep-denseformer:model.denseformer_dilation=3; do
+if wanted schemes; then  # the residual-stream schemes at 48 blocks (some in fp16/bf16): 30 steps, GPU and CPU
+    for run in deep-b2t deep-lns deep-resi-dual deep-denseformer deep-denseformer:model.denseformer_dilation=3 \
+        deep-attn-res deep-attn-res:model.norm_placement=peri; do
         compare_devices scheme 30 "$run"
     done
-    for run in deep-resi-dual:train.precision=fp16 deep-denseformer:train.precision=fp16; do
+    for run in deep-resi-dual:train.precision=fp16 deep-denseformer:train.precision=fp16 \
+        deep-attn-res:train.precision=bf16; do
         compare_devices scheme 30 "$run" 1e-2
     done
 fi

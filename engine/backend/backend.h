@@ -23,6 +23,10 @@ struct ScaleRef {
     float constant = 1.0f;
     const float* param = nullptr;  // when set, the value is *param
 };
+// Whether a scale is the constant 1 (multiplying by it changes nothing, and it learns nothing).
+inline bool is_one(ScaleRef scale) {
+    return !scale.param && scale.constant == 1.0f;
+}
 
 // A contiguous range of a buffer, for reductions over named parameter views or activations.
 struct Slice {
@@ -215,6 +219,19 @@ class Backend {
     // Its backward: dst (rows `stride` floats apart, kv_heads heads; overwritten) = for each key/value
     // head the sum, in head order, of its group's heads in src [rows, kv_heads x group x head_dim].
     virtual void sum_head_groups(float* dst, int stride, const float* src, HeadGroups heads) = 0;
+
+    // Attention over depth (model.residual=attn_res): `sources` tensors of n rows, source-major and
+    // contiguous (scores [sources][n], values [sources][n][d]); row r of each source belongs to token r.
+    // p[s][r] = the softmax over s of logits[s][r] (p may be logits).
+    virtual void depth_softmax_forward(float* p, const float* logits, int sources, int n) = 0;
+    // dlogits[s][r] = p[s][r] (dp[s][r] - sum_t p[t][r] dp[t][r]) (dlogits may be dp).
+    virtual void depth_softmax_backward(float* dlogits, const float* dp, const float* p, int sources,
+                                        int n) = 0;
+    // h[r] = sum over s, in order, of p[s][r] v[s][r] (h [n][d], overwritten).
+    virtual void depth_mix_forward(float* h, const float* p, const float* v, int sources, int n, int d) = 0;
+    // dv[s][r] += p[s][r] dh[r]; dp[s][r] = <dh[r], v[s][r]> (overwritten).
+    virtual void depth_mix_backward(float* dv, float* dp, const float* dh, const float* p, const float* v,
+                                    int sources, int n, int d) = 0;
 
     // s = c x + a f (the residual sum of one sub-layer).
     virtual void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,

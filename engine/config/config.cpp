@@ -141,6 +141,41 @@ void check_parametrization(const ModelConfig& m) {
                 "model.parametrization=mup");
 }
 
+// The residual scheme against the placement (and stack) it is defined for.
+void check_residual(const ModelConfig& m) {
+    require(m.residual != Residual::Lns || m.norm_placement == NormPlacement::Pre ||
+                m.norm_placement == NormPlacement::Peri || m.norm_placement == NormPlacement::Mix,
+            "model.residual=lns scales the output of each block's input norm (Pre-LN's) by 1/sqrt(l), and "
+            "model.norm_placement=" +
+                to_string(m.norm_placement) +
+                " has no input norms; set model.norm_placement=pre (or peri, mix) or another model.residual");
+    require(m.residual != Residual::B2t || m.norm_placement == NormPlacement::Post ||
+                m.norm_placement == NormPlacement::Mix,
+            "model.residual=b2t adds each block's input to its last residual sum before Post-LN's last norm, "
+            "and model.norm_placement=" +
+                to_string(m.norm_placement) +
+                " has no Post-LN blocks; set model.norm_placement=post (or mix) or another model.residual");
+    require(m.residual != Residual::ResiDual || m.norm_placement == NormPlacement::Post,
+            "model.residual=resi_dual pairs Post-LN's normalised stream with an unnormalised sum of every "
+            "branch, and model.norm_placement=" +
+                to_string(m.norm_placement) +
+                " is not Post-LN throughout; set model.norm_placement=post or another model.residual");
+    require(
+        m.residual != Residual::AttnRes || m.norm_placement == NormPlacement::Pre ||
+            m.norm_placement == NormPlacement::Peri || m.norm_placement == NormPlacement::None,
+        "model.residual=attn_res replaces the residual sum with an average over the earlier branches, and "
+        "model.norm_placement=" +
+            to_string(m.norm_placement) +
+            " normalises that sum after each block; set model.norm_placement=pre (or peri, none) or another "
+            "model.residual");
+    require(m.residual != Residual::AttnRes || m.encoder_layers == 0,
+            "model.residual=attn_res is built for a decoder-only stack so far; set model.encoder_layers=0 or "
+            "another model.residual");
+    require(m.residual_warmup_steps == 0 || m.residual != Residual::ReZero,
+            "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
+            "model.residual_warmup_steps=0 or another model.residual");
+}
+
 void check_combinations(const Config& config) {
     check_heads_divide(config.model);
     check_rope(config.model);
@@ -152,27 +187,7 @@ void check_combinations(const Config& config) {
         "train.loss_scale=dynamic backs off when gradients overflow to inf or NaN, and fp8_e4m3 has no "
         "infinity (what overflows saturates at 448), so the scale would never back off; with "
         "train.precision=fp8_e4m3 set train.loss_scale to a fixed factor (e.g. 1024) or none");
-    require(config.model.residual != Residual::Lns || config.model.norm_placement == NormPlacement::Pre ||
-                config.model.norm_placement == NormPlacement::Peri ||
-                config.model.norm_placement == NormPlacement::Mix,
-            "model.residual=lns scales the output of each block's input norm (Pre-LN's) by 1/sqrt(l), and "
-            "model.norm_placement=" +
-                to_string(config.model.norm_placement) +
-                " has no input norms; set model.norm_placement=pre (or peri, mix) or another model.residual");
-    require(config.model.residual != Residual::B2t || config.model.norm_placement == NormPlacement::Post ||
-                config.model.norm_placement == NormPlacement::Mix,
-            "model.residual=b2t adds each block's input to its last residual sum before Post-LN's last norm, "
-            "and model.norm_placement=" +
-                to_string(config.model.norm_placement) +
-                " has no Post-LN blocks; set model.norm_placement=post (or mix) or another model.residual");
-    require(config.model.residual != Residual::ResiDual || config.model.norm_placement == NormPlacement::Post,
-            "model.residual=resi_dual pairs Post-LN's normalised stream with an unnormalised sum of every "
-            "branch, and model.norm_placement=" +
-                to_string(config.model.norm_placement) +
-                " is not Post-LN throughout; set model.norm_placement=post or another model.residual");
-    require(config.model.residual_warmup_steps == 0 || config.model.residual != Residual::ReZero,
-            "model.residual_warmup_steps scales each branch, which ReZero's alpha already gates from 0; set "
-            "model.residual_warmup_steps=0 or another model.residual");
+    check_residual(config.model);
     check_parametrization(config.model);
     if (config.train.weight_decay_mode == WeightDecayMode::Independent &&
         config.train.optimizer != OptimizerKind::AdamW)

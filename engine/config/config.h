@@ -23,8 +23,10 @@ enum class QkNorm { None, LayerNorm, RmsNorm };
 // et al. 2022) adds a Post-LN block's input to its last sum, before its last norm; ResiDual (Xie et al.
 // 2023) keeps beside Post-LN's stream an unnormalised sum of every branch, normalised and added at the end;
 // DenseFormer (Pagliardini et al. 2024) feeds each block a learned weighted average of the embeddings and
-// every earlier block's output (model.denseformer_dilation).
-enum class Residual { Plain, DeepNorm, ReZero, Admin, Lns, B2t, ResiDual, DenseFormer };
+// every earlier block's output (model.denseformer_dilation); AttnRes (Attention Residuals, Kimi Team 2026)
+// feeds each sub-layer a softmax-weighted average of the embeddings and every earlier sub-layer's
+// branch, weighted by one learned pseudo-query per sub-layer.
+enum class Residual { Plain, DeepNorm, ReZero, Admin, Lns, B2t, ResiDual, DenseFormer, AttnRes };
 enum class Activation { Relu, Gelu, GeluTanh };
 // The FFN: Mlp is fc2(activation(fc1 u)); the gated ones are fc2(act(gate u) * (fc1 u)) with act SiLU
 // (SwiGLU) or GELU (GeGLU), both projections d_ff wide (Shazeer 2020).

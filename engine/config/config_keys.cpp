@@ -45,7 +45,8 @@ constexpr auto enum_names(Residual) {
                                                           {E::Lns, "lns"},
                                                           {E::B2t, "b2t"},
                                                           {E::ResiDual, "resi_dual"},
-                                                          {E::DenseFormer, "denseformer"}});
+                                                          {E::DenseFormer, "denseformer"},
+                                                          {E::AttnRes, "attn_res"}});
 }
 constexpr auto enum_names(Activation) {
     using E = Activation;

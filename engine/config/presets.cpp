@@ -120,6 +120,11 @@ const std::vector<Preset>& presets() {
          "48 blocks of Pre-LN with DenseFormer (after each block a learned average of the embeddings and "
          "every earlier block's output; Pagliardini et al. 2024)",
          deep_stack("pre", "denseformer")},
+        {"deep-attn-res",
+         "48 blocks of Pre-LN with Attention Residuals (each sub-layer reads a learned softmax over depth of "
+         "the "
+         "embeddings and every earlier branch; Kimi Team 2026)",
+         deep_stack("pre", "attn_res")},
         {"deep-lns",
          "48 blocks of Pre-LN with LayerNorm Scaling (block l's input norms x 1/sqrt(l); Sun et al. 2025): "
          "the hidden state grows less with depth",

@@ -2,7 +2,7 @@
 // out) and decides which entries are active for a given wiring (e.g. Peri-LN's output norms only under
 // peri, RMSNorm has no bias). An encoder and the decoder's cross-attention come after the decoder-only
 // model's entries, which keep their order; QK-norm's gains close each part, a gated FFN's gates and then
-// DenseFormer's weights the table.
+// DenseFormer's weights and Attention Residuals' queries the table.
 #include "engine/model/layout.h"
 
 #include <cmath>
@@ -158,6 +158,22 @@ void add_dense_weights(LayoutBuilder& builder, ParamLayout& layout, const ModelC
     builder.set_encoder_block(-1);
 }
 
+// Attention Residuals' pseudo-queries after DenseFormer's weights (the decoder's blocks, then the encoder's).
+void add_attn_res_queries(LayoutBuilder& builder, ParamLayout& layout, const ModelConfig& model) {
+    const int64_t decoder_sublayers = model.encoder_layers > 0 ? 3 : 2;
+    for (int i = 0; i < model.layers; ++i)
+        layout.blocks[i].attn_res_queries =
+            builder.add(block_prefix(i) + "attn_res.queries", {decoder_sublayers, model.d_model}, i,
+                        ParamRole::AttnResQuery);
+    for (int i = 0; i < model.encoder_layers; ++i) {
+        builder.set_encoder_block(i);
+        layout.encoder_blocks[i].attn_res_queries =
+            builder.add("encoder." + block_prefix(i) + "attn_res.queries", {2, model.d_model}, i,
+                        ParamRole::AttnResQuery);
+    }
+    builder.set_encoder_block(-1);
+}
+
 // A gated FFN's gates close the table (the decoder's blocks, then the encoder's).
 void add_gates(LayoutBuilder& builder, ParamLayout& layout, const ModelConfig& model) {
     for (int i = 0; i < model.layers; ++i)
@@ -193,6 +209,7 @@ ParamLayout build_layout(const ModelConfig& model, int vocab) {
     if (model.encoder_layers > 0) add_encoder(builder, layout, model);
     if (model.ffn != FeedForward::Mlp) add_gates(builder, layout, model);
     add_dense_weights(builder, layout, model);
+    add_attn_res_queries(builder, layout, model);
     return layout;
 }
 
@@ -212,6 +229,8 @@ bool is_active(const ParamEntry& entry, const ModelConfig& model) {
             return model.residual == Residual::Admin;
         case ParamRole::DenseWeight:
             return model.residual == Residual::DenseFormer;
+        case ParamRole::AttnResQuery:
+            return model.residual == Residual::AttnRes;
         case ParamRole::Matrix:
         case ParamRole::Bias:
             // theory mode has no output projection, in self- and cross-attention alike

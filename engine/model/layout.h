@@ -22,7 +22,8 @@ enum class ParamRole {
     QkNormWeight,  // a QK-norm gain [head_dim], shared by the heads (model.qk_norm)
     ReZeroAlpha,
     AdminOmega,
-    DenseWeight  // DenseFormer: a block's weights over the outputs its average reads (dense_sources)
+    DenseWeight,  // DenseFormer: a block's weights over the outputs its average reads (dense_sources)
+    AttnResQuery  // Attention Residuals: a block's pseudo-queries, one row per sub-layer [sub-layers, d]
 };
 
 struct ParamEntry {
@@ -59,6 +60,9 @@ struct BlockIndex {
     int cross_q_norm = -1, cross_k_norm = -1;
     int cross_admin_omega = -1;  // [1]
     int dense_weights = -1;      // DenseFormer: [dense_sources(block, dilation).size()]
+    // Attention Residuals: [sub-layers, d], row k the pseudo-query of the average after the block's k-th
+    // sub-layer (attention, cross-attention, FFN in order), the next sub-layer's input or the stack's output
+    int attn_res_queries = -1;
 };
 
 // Entries the architecture keys leave out are not in the table and their index is -1: every bias with

@@ -98,12 +98,6 @@ void Model::refresh_active() {
         m_active[i] = is_active(m_layout.entries[i], m_config);
 }
 
-namespace {
-bool is_one(ScaleRef scale) {
-    return !scale.param && scale.constant == 1.0f;
-}
-}  // namespace
-
 ScaleRef Model::shortcut_scale(const SublayerStep& step) const {
     if (m_config.residual == Residual::DeepNorm) {
         return {static_cast<float>(effective_deepnorm_alpha(m_config, step.encoder)), nullptr};
@@ -140,7 +134,7 @@ const float* Model::block_input(const SublayerStep& step) const {
 }
 
 bool Model::fused_residual_sums() const {
-    return m_backend->fuses_residual_sums() && m_config.residual != Residual::B2t;
+    return m_backend->fuses_residual_sums() && m_config.residual != Residual::B2t && !attn_res();
 }
 
 float* Model::dual_stream(bool encoder) const {
@@ -231,7 +225,9 @@ void Model::forward_sublayer(const SublayerStep& step, const float* x, int batch
         apply_norm(norm_out, acts.branch_normed, acts.branch_stats, f, n);
         f = acts.branch_normed;
     }
-    if (fused_residual_sums()) {  // the telemetry's sums of s and f, taken in the same pass
+    if (attn_res()) {
+        attn_res_forward(step, f, n);    // the sum is an average over the earlier branches
+    } else if (fused_residual_sums()) {  // the telemetry's sums of s and f, taken in the same pass
         const size_t slot = static_cast<size_t>(step.slot);
         const size_t branch_slot = m_sublayers.size() + slot;
         m_backend->residual_forward_with_sums(
@@ -356,6 +352,7 @@ const float* Model::forward_decoder(int batch, int seq, bool attention_stats) {
     const float* x = m_embedded;
     if (float* dual = dual_stream(false))  // ResiDual's dual stream starts at the stack's input
         m_backend->copy(dual, m_embedded, static_cast<size_t>(batch) * seq * m_config.d_model);
+    begin_attn_res(batch * seq);
     for (size_t i = static_cast<size_t>(m_encoder_steps); i < m_plan.size(); ++i) {
         forward_sublayer(m_plan[i], x, batch, seq, attention_stats);
         x = stack_output(m_plan[i]);
@@ -387,9 +384,11 @@ void Model::backward_decoder(int batch, int seq) {
     float* grad_residual = m_scratch[kGradResidual];
     if (m_config.encoder_layers > 0) m_backend->fill(m_scratch[kGradMemory], 0.0f, nd);
     begin_dense_backward(nd);
+    begin_attn_res_backward(n);
     for (size_t i = m_plan.size(); i-- > static_cast<size_t>(m_encoder_steps);)
         backward_sublayer(m_plan[i], batch, seq);
     end_dense_backward(nd);
+    end_attn_res_backward(n);
     if (dual_stream(false)) m_backend->add(grad_residual, m_scratch[kGradDual], nd);  // the dual's start
     // the embeddings are shared: the decoder's gradient, then the encoder's, are added to them
     m_backend->embedding_backward(grad_ptr(m_layout.wte), grad_ptr(m_layout.wpe), grad_residual, m_tokens,
@@ -472,6 +471,7 @@ void Model::backward_sublayer(const SublayerStep& step, int batch, int seq) {
 }
 
 const float* Model::backward_residual(const SublayerStep& step, int n) {
+    if (attn_res()) return branch_output_norm_backward(step, attn_res_backward(step, n), n);
     const BlockIndex& index = block_index(step);
     const SublayerActivations& acts = m_sublayers[step.slot];
     const int kind = step.kind;
@@ -502,18 +502,22 @@ const float* Model::backward_residual(const SublayerStep& step, int n) {
                                      grad_sum, acts.input, added_branch(step), shortcut, scale, nd);
         grad_branch = m_scratch[kGradBranch];
     }
-    if (step.placement == NormPlacement::Peri) {
-        const float* branch = kind != kFeedForward && m_config.theory_mode ? acts.heads : acts.branch;
-        apply_norm_backward(output_norm_of(index, kind), m_scratch[kGradBranchNormed], grad_branch, branch,
-                            acts.branch_stats, n, false);
-        grad_branch = m_scratch[kGradBranchNormed];
-    }
+    grad_branch = branch_output_norm_backward(step, grad_branch, n);
     if (dual_stream(
             step.encoder)) {  // ResiDual (Post-LN: grad_branch is kGradBranch): the dual's a dL/d(dual)
         float* into = m_scratch[kGradBranch];
         m_backend->residual_forward(into, into, m_scratch[kGradDual], {1.0f, nullptr}, scale, nd);
     }
     return grad_branch;
+}
+
+const float* Model::branch_output_norm_backward(const SublayerStep& step, const float* grad_branch, int n) {
+    if (step.placement != NormPlacement::Peri) return grad_branch;
+    const SublayerActivations& acts = m_sublayers[step.slot];
+    const float* branch = step.kind != kFeedForward && m_config.theory_mode ? acts.heads : acts.branch;
+    apply_norm_backward(output_norm_of(block_index(step), step.kind), m_scratch[kGradBranchNormed],
+                        grad_branch, branch, acts.branch_stats, n, false);
+    return m_scratch[kGradBranchNormed];
 }
 
 void Model::backward_attention(const SublayerStep& step, const float* grad_branch, const float* u,

@@ -168,9 +168,11 @@ class Model {
     void release_activations();  // the next pass allocates them again (e.g. after QK-norm comes or goes)
     void carve_activations();    // points every activation view into m_activations for m_batch x m_seq
     // The residual schemes' [n, d] views, from cursor on: B2T's gradient, ResiDual's dual streams and their
-    // gradient, DenseFormer's averages and output gradients (m_dense); throws std::logic_error when the
-    // views overrun the buffer (activation_floats and the carving disagree).
+    // gradient, DenseFormer's averages and output gradients (m_dense), AttnRes' buffers (m_attn_res);
+    // throws std::logic_error when the views overrun the buffer (activation_floats and the carving
+    // disagree).
     void carve_scheme_buffers(float*& cursor, size_t nd);
+    void carve_attn_res_buffers(float*& cursor, size_t n);  // m_attn_res, from cursor on (n rows)
     const float* head_input_buffer() const;  // the head's input: final norm output or last sub-layer
     void build_plan();
     // Floats of one attention sub-layer's statistics: the entropy sum, then each head's largest logit.
@@ -197,6 +199,8 @@ class Model {
     // leaves the shortcut's part of dL/dx in the residual-gradient scratch and returns dL/dF for the
     // branch F; then F's backward, which writes (adds, with accumulate_u) dL/du to grad_u.
     const float* backward_residual(const SublayerStep& step, int n);
+    // dL/dF from dL/d(the added branch): through Peri-LN's Norm_out, or grad_branch itself.
+    const float* branch_output_norm_backward(const SublayerStep& step, const float* grad_branch, int n);
     // The FFN (feed_forward.cpp): fc2(activation(fc1 u)), or gated fc2(act(gate u) * fc1 u), into
     // acts.branch.
     void forward_feed_forward(const BlockIndex& index, SublayerActivations& acts, const float* u, int n);
@@ -282,6 +286,16 @@ class Model {
     void begin_dense_backward(size_t nd);  // the outputs' gradients zeroed
     void end_dense_backward(size_t nd);    // the embeddings' share added to dL/dx
     const float* added_branch(const SublayerStep& step) const;
+    // Attention Residuals (model_attn_res.cpp): the stack's input is source 0, the sub-layer of slot j's
+    // branch source j + 1, and its output the average over sources 0..j + 1.
+    bool attn_res() const { return m_config.residual == Residual::AttnRes; }
+    void begin_attn_res(int n);  // source 0 (the embeddings) and its key
+    void attn_res_forward(const SublayerStep& step, const float* f, int n);
+    // On entry the residual-gradient scratch holds dL/d(the sub-layer's average): adds each source's
+    // share to its gradient, zeroes the scratch (no shortcut reaches x) and returns dL/d(the branch).
+    const float* attn_res_backward(const SublayerStep& step, int n);
+    void begin_attn_res_backward(int n);  // the sources' and keys' gradients zeroed
+    void end_attn_res_backward(int n);    // the embeddings' share added to dL/dx
     // Telemetry (model_telemetry.cpp): m_stats' lists and m_telemetry reserved once for the layer count,
     // and filled after a forward pass from its loss and (with attention_stats) the attention, norm and
     // dependency measurements.
@@ -367,6 +381,23 @@ class Model {
         std::vector<float*> output_grads;
     };
     DenseBuffers m_dense;
+    // Attention Residuals, sources 0..2 x layers contiguous: their values (the embeddings, then each
+    // sub-layer's branch) and RMSNorm'd keys [sources][n][d] with the keys' statistics [sources][2n], each
+    // average's weights (slot j: [j + 2][n], one after another), and in backward the gradients of the
+    // values, keys and one average's weights; a ones vector [d] (the keys' RMSNorm has no gain) and the
+    // gain gradient the norm op writes and nothing reads [d].
+    struct AttnResBuffers {
+        float* values = nullptr;
+        float* keys = nullptr;
+        float* key_stats = nullptr;
+        float* weights = nullptr;
+        float* value_grads = nullptr;
+        float* key_grads = nullptr;
+        float* weight_grads = nullptr;
+        float* ones = nullptr;
+        float* unused_gain_grad = nullptr;
+    };
+    AttnResBuffers m_attn_res;
     float* m_embedded = nullptr;
     float* m_final_normed = nullptr;  // the final norm's output (ResiDual: x + FinalNorm(dual))
     float* m_final_stats = nullptr;

@@ -143,6 +143,7 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
         case ParamRole::Bias:
         case ParamRole::NormBias:
         case ParamRole::ReZeroAlpha:
+        case ParamRole::AttnResQuery:  // zero: every source weighs the same at init (Kimi Team 2026)
             break;
     }
     write_entry(entry_index, values);
@@ -183,10 +184,11 @@ std::vector<int> Model::set_wiring(const ModelConfig& wiring) {
     const std::vector<bool> before = m_active;
     m_config.norm_placement = wiring.norm_placement;
     m_config.norm_type = wiring.norm_type;
-    for (const Residual with_buffers : {Residual::B2t, Residual::ResiDual, Residual::DenseFormer}) {
+    for (const Residual with_buffers :
+         {Residual::B2t, Residual::ResiDual, Residual::DenseFormer, Residual::AttnRes}) {
         if ((wiring.residual == with_buffers) != (m_config.residual == with_buffers)) {
             m_config.residual = wiring.residual;
-            release_activations();  // B2T's, ResiDual's and DenseFormer's buffers come and go with them
+            release_activations();  // B2T's, ResiDual's, DenseFormer's and AttnRes' buffers come and go
         }
     }
     m_config.residual = wiring.residual;

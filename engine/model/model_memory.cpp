@@ -19,6 +19,22 @@ size_t dense_floats(const ModelConfig& c, size_t n) {
            static_cast<size_t>(c.d_model);
 }
 
+// Attention Residuals (decoder-only): the sources' values and keys and their gradients, the keys'
+// statistics, every average's weights (slot j: j + 2 sources) and one average's weight gradients, and
+// two [d] vectors (Model::AttnResBuffers).
+size_t attn_res_sources(const ModelConfig& c) {
+    return 2 * static_cast<size_t>(c.layers) + 1;
+}
+size_t attn_res_weight_floats(const ModelConfig& c, size_t n) {
+    const size_t averages = 2 * static_cast<size_t>(c.layers);
+    return (averages * (averages - 1) / 2 + 2 * averages) * n;  // sum over j < averages of (j + 2) n
+}
+size_t attn_res_floats(const ModelConfig& c, size_t n) {
+    if (c.residual != Residual::AttnRes) return 0;
+    const size_t sources = attn_res_sources(c), d = static_cast<size_t>(c.d_model);
+    return 4 * sources * n * d + 3 * sources * n + attn_res_weight_floats(c, n) + 2 * d;
+}
+
 // Floats in the activation buffer for one batch x seq pass (the layout ensure_activations carves).
 size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
     const size_t n = static_cast<size_t>(batch) * static_cast<size_t>(seq);
@@ -42,8 +58,8 @@ size_t activation_floats(const ModelConfig& c, int vocab, int batch, int seq) {
     const size_t b2t = c.residual == Residual::B2t ? n * d : 0;  // a Post-LN block's last sum's gradient
     // ResiDual: the decoder's dual stream and its gradient (the encoder's dual stream below)
     const size_t resi_dual = has_dual_stream(c, false) ? 2 * n * d : 0;
-    const size_t scratch =
-        6 * n * d + 3 * n * d + (ffn_arrays - 1) * n * d_ff + grouped + b2t + resi_dual + dense_floats(c, n);
+    const size_t scratch = 6 * n * d + 3 * n * d + (ffn_arrays - 1) * n * d_ff + grouped + b2t + resi_dual +
+                           dense_floats(c, n) + attn_res_floats(c, n);
     const size_t block = 2 * per_sublayer_common + attention + feed_forward;
     const size_t decoder_only = static_cast<size_t>(c.layers) * block + globals + scratch;
     if (c.encoder_layers <= 0) return decoder_only;
@@ -191,9 +207,30 @@ void Model::carve_scheme_buffers(float*& cursor, size_t nd) {
         for (int output = 0; output <= std::max(m_config.layers, m_config.encoder_layers); ++output)
             m_dense.output_grads.push_back(take());
     }
+    carve_attn_res_buffers(cursor, nd / static_cast<size_t>(m_config.d_model));
     // the last views: they must fit what activation_floats counted (what ensure_activations allocated)
     if (cursor > m_activations + activation_floats(m_config, m_vocab, m_batch, m_seq))
         throw std::logic_error("the activation views overrun the buffer activation_floats sized");
+}
+
+void Model::carve_attn_res_buffers(float*& cursor, size_t n) {
+    m_attn_res = {};
+    if (!attn_res()) return;
+    auto take = [&cursor](size_t count) {
+        float* view = cursor;
+        cursor += count;
+        return view;
+    };
+    const size_t sources = attn_res_sources(m_config), d = static_cast<size_t>(m_config.d_model);
+    m_attn_res.values = take(sources * n * d);
+    m_attn_res.keys = take(sources * n * d);
+    m_attn_res.value_grads = take(sources * n * d);
+    m_attn_res.key_grads = take(sources * n * d);
+    m_attn_res.key_stats = take(2 * sources * n);
+    m_attn_res.weight_grads = take(sources * n);
+    m_attn_res.weights = take(attn_res_weight_floats(m_config, n));
+    m_attn_res.ones = take(d);
+    m_attn_res.unused_gain_grad = take(d);
 }
 
 void Model::stage_move(BackendTransfer& transfer) {

@@ -702,6 +702,61 @@ void add_gated_rope_and_position_free(std::vector<OpCase>& cases) {
                      }});
 }
 
+// Attention over depth: softmax over sources (also in place, also one source), the weighted sum, and their
+// gradients (dv accumulating onto what it held), at sizes with rows and widths past a warp and a block.
+void add_depth_attention(std::vector<OpCase>& cases) {
+    struct Sizes {
+        int sources, n, d;
+    };
+    for (const Sizes z : {Sizes{1, 7, 5}, Sizes{3, 37, 24}, Sizes{9, 300, 70}}) {
+        const std::string label =
+            "_" + std::to_string(z.sources) + "x" + std::to_string(z.n) + "x" + std::to_string(z.d);
+        const size_t scores = static_cast<size_t>(z.sources) * z.n, values = scores * z.d,
+                     rows = static_cast<size_t>(z.n) * z.d;
+        // f: p, logits (scaled up so some rows are peaked)
+        cases.push_back({"DepthSoftmaxForward" + label,
+                         {filled(scores, 9.0f), rnd(scores, 70, 3.0)},
+                         {},
+                         [z](Backend& b, float* const* f, int32_t* const*) {
+                             b.depth_softmax_forward(f[0], f[1], z.sources, z.n);
+                             return std::vector<double>{};
+                         }});
+        cases.push_back({"DepthSoftmaxForwardInPlace" + label,
+                         {rnd(scores, 71, 3.0)},
+                         {},
+                         [z](Backend& b, float* const* f, int32_t* const*) {
+                             b.depth_softmax_forward(f[0], f[0], z.sources, z.n);
+                             return std::vector<double>{};
+                         }});
+        // f: dlogits (in place over dp), p (a softmax's, made by the op itself first), logits
+        cases.push_back({"DepthSoftmaxBackward" + label,
+                         {rnd(scores, 72), filled(scores, 0.0f), rnd(scores, 73)},
+                         {},
+                         [z](Backend& b, float* const* f, int32_t* const*) {
+                             b.depth_softmax_forward(f[1], f[2], z.sources, z.n);
+                             b.depth_softmax_backward(f[0], f[0], f[1], z.sources, z.n);
+                             return std::vector<double>{};
+                         }});
+        // f: h, p, v
+        cases.push_back({"DepthMixForward" + label,
+                         {filled(rows, 9.0f), rnd(scores, 74, 1.0, 0.0f, true), rnd(values, 75)},
+                         {},
+                         [z](Backend& b, float* const* f, int32_t* const*) {
+                             b.depth_mix_forward(f[0], f[1], f[2], z.sources, z.n, z.d);
+                             return std::vector<double>{};
+                         }});
+        // f: dv (accumulated onto), dp, dh, p, v
+        cases.push_back({"DepthMixBackward" + label,
+                         {rnd(values, 76), filled(scores, 9.0f), rnd(rows, 77),
+                          rnd(scores, 78, 1.0, 0.0f, true), rnd(values, 79)},
+                         {},
+                         [z](Backend& b, float* const* f, int32_t* const*) {
+                             b.depth_mix_backward(f[0], f[1], f[2], f[3], f[4], z.sources, z.n, z.d);
+                             return std::vector<double>{};
+                         }});
+    }
+}
+
 std::vector<OpCase> all_op_cases() {
     std::vector<OpCase> cases;
     add_memory_and_elementwise(cases);
@@ -713,6 +768,7 @@ std::vector<OpCase> all_op_cases() {
     add_attention(cases);
     add_losses_reductions_and_optimizers(cases);
     add_gated_rope_and_position_free(cases);
+    add_depth_attention(cases);
     return cases;
 }
 

@@ -86,11 +86,13 @@ TEST(EncoderDecoderLayout, CheckpointNamesAndShapes) {
         EXPECT_EQ(entry.name.find("cross"), std::string::npos) << entry.name;
         EXPECT_EQ(entry.name.find("encoder"), std::string::npos) << entry.name;
     }
-    // the decoder-only entries come first, in the same order and places, but for DenseFormer's weights,
-    // which close every table (their values, the identity, do not depend on the seed)
+    // the decoder-only entries come first, in the same order and places, but for DenseFormer's weights and
+    // Attention Residuals' queries, which close every table (their values, the identity and zeros, do not
+    // depend on the seed)
     ASSERT_GT(layout.entries.size(), decoder_only.entries.size());
     for (size_t i = 0; i < decoder_only.entries.size(); ++i) {
-        if (decoder_only.entries[i].role == ParamRole::DenseWeight) {
+        const ParamRole role = decoder_only.entries[i].role;
+        if (role == ParamRole::DenseWeight || role == ParamRole::AttnResQuery) {
             EXPECT_GE(layout.find(decoder_only.entries[i].name), 0) << decoder_only.entries[i].name;
             continue;
         }
@@ -137,8 +139,10 @@ TEST(EncoderDecoderModel, DecoderWeightsAreDrawnAsWithoutTheEncoder) {
     Trainer with(encdec_config(2)), without(encdec_config(0));
     const ParamLayout& layout = without.model().layout();
     for (size_t i = 0; i < layout.entries.size(); ++i) {
-        // Admin's closed-form omega depends on the number of sub-layers, which the encoder changes
-        if (layout.entries[i].role == ParamRole::AdminOmega) continue;
+        // Admin's closed-form omega depends on the number of sub-layers, which the encoder changes, and so
+        // does the shape of Attention Residuals' queries (zeros): one row per sub-layer of the block
+        const ParamRole role = layout.entries[i].role;
+        if (role == ParamRole::AdminOmega || role == ParamRole::AttnResQuery) continue;
         ASSERT_EQ(with.model().read_entry(with.model().layout().find(layout.entries[i].name)),
                   without.model().read_entry(static_cast<int>(i)))
             << layout.entries[i].name;

@@ -135,6 +135,32 @@ TEST_P(FastOps, GatedProductGroupedHeadsAndRope) {
     }
 }
 
+// Attention over depth (the softmax over sources, in place as the model calls it, and the weighted sum,
+// forward and backward): the same per-row maths, so the same bits.
+TEST_P(FastOps, DepthAttention) {
+    const int sources = 5, d = 24;
+    const size_t scores = static_cast<size_t>(sources) * n, values = scores * d;
+    const Floats logits = random_tensor(scores, 26, 2.0), v = random_tensor(values, 27),
+                 dh = random_tensor(static_cast<size_t>(n) * d, 28);
+    Floats p_ref = logits, p_fast = logits;
+    reference.depth_softmax_forward(p_ref.data(), p_ref.data(), sources, n);
+    fast.depth_softmax_forward(p_fast.data(), p_fast.data(), sources, n);
+    expect_close("depth softmax", p_fast, p_ref, 0.0);
+    Floats h_ref(static_cast<size_t>(n) * d), h_fast(h_ref.size());
+    reference.depth_mix_forward(h_ref.data(), p_ref.data(), v.data(), sources, n, d);
+    fast.depth_mix_forward(h_fast.data(), p_ref.data(), v.data(), sources, n, d);
+    expect_close("depth mix", h_fast, h_ref, 0.0);
+    Floats dv_ref = v, dv_fast = v, dp_ref(scores), dp_fast(scores);
+    reference.depth_mix_backward(dv_ref.data(), dp_ref.data(), dh.data(), p_ref.data(), v.data(), sources, n,
+                                 d);
+    fast.depth_mix_backward(dv_fast.data(), dp_fast.data(), dh.data(), p_ref.data(), v.data(), sources, n, d);
+    expect_close("depth mix dv", dv_fast, dv_ref, 0.0);
+    expect_close("depth mix dp", dp_fast, dp_ref, 0.0);
+    reference.depth_softmax_backward(dp_ref.data(), dp_ref.data(), p_ref.data(), sources, n);
+    fast.depth_softmax_backward(dp_fast.data(), dp_fast.data(), p_ref.data(), sources, n);
+    expect_close("depth softmax backward", dp_fast, dp_ref, 0.0);
+}
+
 TEST_P(FastOps, Norms) {
     const int d = 40;
     const Floats x = random_tensor(n * d, 5), w = random_tensor(d, 6), b = random_tensor(d, 7);

@@ -158,6 +158,41 @@ TEST(ModelGradientsDenseFormer, Dilations) {
     }
 }
 
+// Attention Residuals: each sub-layer reads a softmax-weighted average of the embeddings and the earlier
+// branches. The pseudo-queries are drawn at scale 1 (zero at init, 0.1 after perturb_parameters), so the
+// scores depend on the keys and every path through them counts.
+void draw_attn_res_queries(Model& model) {
+    for (size_t block = 0; block < model.layout().blocks.size(); ++block) {
+        const int entry = model.layout().blocks[block].attn_res_queries;
+        model.write_entry(entry, testing::random_tensor(model.read_entry(entry).size(), 90 + block));
+    }
+}
+
+class AttnResGradients : public ::testing::TestWithParam<Wiring> {};
+
+TEST_P(AttnResGradients, MatchFiniteDifferences) {
+    const auto [placement, type, residual] = GetParam();
+    check_model_gradients(wired_config(placement, type, residual),
+                          "attn_res " + to_string(placement) + "/" + to_string(type), 0, 2e-3f, 0.0f, 0,
+                          draw_attn_res_queries);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AttnRes, AttnResGradients,
+    ::testing::Combine(::testing::Values(NormPlacement::Pre, NormPlacement::Peri, NormPlacement::None),
+                       ::testing::Values(NormType::LayerNorm, NormType::RmsNorm, NormType::DyT),
+                       ::testing::Values(Residual::AttnRes)),
+    wiring_name);
+
+// A scaled branch (residual warmup at step 3 of 10 per block) enters the sources scaled. (Theory mode's
+// ReLU puts kinks within a difference step here; tests/parity checks that wiring against PyTorch.)
+TEST(ModelGradientsAttnRes, ScaledBranches) {
+    ModelConfig config = wired_config(NormPlacement::Pre, NormType::RmsNorm, Residual::AttnRes);
+    config.layers = 3;
+    config.residual_warmup_steps = 10;
+    check_model_gradients(config, "attn_res with residual warmup", 0, 2e-3f, 0.0f, 3, draw_attn_res_queries);
+}
+
 TEST(ModelGradientsTheory, TheoryModeModel) {
     ModelConfig config;
     config.d_model = 8;

@@ -145,6 +145,24 @@ class WrongTwin final : public Backend {
         ++m_ops;
         m_inner.rope(x, stride, rows, seq, heads, head_dim, theta, inverse);
     }
+    void depth_softmax_forward(float* p, const float* logits, int sources, int n) override {
+        ++m_ops;
+        m_inner.depth_softmax_forward(p, logits, sources, n);
+    }
+    void depth_softmax_backward(float* dlogits, const float* dp, const float* p, int sources,
+                                int n) override {
+        ++m_ops;
+        m_inner.depth_softmax_backward(dlogits, dp, p, sources, n);
+    }
+    void depth_mix_forward(float* h, const float* p, const float* v, int sources, int n, int d) override {
+        ++m_ops;
+        m_inner.depth_mix_forward(h, p, v, sources, n, d);
+    }
+    void depth_mix_backward(float* dv, float* dp, const float* dh, const float* p, const float* v,
+                            int sources, int n, int d) override {
+        ++m_ops;
+        m_inner.depth_mix_backward(dv, dp, dh, p, v, sources, n, d);
+    }
     void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
                           size_t count) override {
         ++m_ops;

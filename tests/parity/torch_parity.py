@@ -60,6 +60,15 @@ CASES = {
                                   "model.residual=denseformer", "model.denseformer_dilation=2"],
     "encdec-denseformer-peri-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=peri",
                                         "model.norm_type=rmsnorm", "model.residual=denseformer"],
+    # Attention Residuals; lr 3e-2 so that three Adam steps move the zero-initialised queries off a plain
+    # average and the scores depend on the keys
+    "attn-res": ["model.norm_placement=pre", "model.residual=attn_res", "train.lr=3e-2"],
+    "attn-res-peri-dyt": ["model.norm_placement=peri", "model.norm_type=dyt", "model.residual=attn_res",
+                          "train.lr=3e-2"],
+    "attn-res-none-warmup": ["model.norm_placement=none", "model.residual=attn_res",
+                             "model.residual_warmup_steps=4", "train.lr=3e-2"],
+    "attn-res-theory-rmsnorm": ["model.theory_mode=true", "model.norm_placement=pre", "model.norm_type=rmsnorm",
+                                "model.residual=attn_res", "train.lr=3e-2"],
     "encdec-lns-peri-rmsnorm": ["model.encoder_layers=2", "model.norm_placement=peri", "model.norm_type=rmsnorm",
                                 "model.residual=lns"],
     "admin": ["model.norm_placement=post", "model.residual=admin", "model.admin_init=profiled"],
@@ -287,6 +296,7 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
     qk = (m["qk_norm"], eps)
     dual = x  # ResiDual (Xie et al. 2023): the stack's input plus every branch, never normalised
     outputs = [x]  # DenseFormer (Pagliardini et al. 2024): the stack's input, then each block's output
+    values = [x]  # Attention Residuals (Kimi Team 2026): the stack's input, then each sub-layer's branch
     for i in range(layers):
         prefix = f"{base}{i}."
         placement = block_placement(m, i, layers)
@@ -309,6 +319,14 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
                 f = params[prefix + "rezero_alpha"] * f  # one a per block, shared by its sub-layers
             if m["residual_warmup_steps"]:  # ProRes: min(1, t / (T l)), l = i + 1
                 f = min(1.0, config["step"] / (m["residual_warmup_steps"] * (i + 1))) * f
+            if residual == "attn_res":  # the next input: softmax over sources of w . RMSNorm(v), times v
+                values.append(f)
+                v = torch.stack(values)
+                keys = v / torch.sqrt((v * v).mean(dim=-1, keepdim=True) + eps)
+                query = params[prefix + "attn_res.queries"][kinds.index(kind)]
+                weights = torch.softmax(keys @ query, dim=0)
+                x = (weights.unsqueeze(-1) * v).sum(dim=0)
+                continue
             shortcut = 1.0
             if residual == "deepnorm":
                 shortcut = alpha

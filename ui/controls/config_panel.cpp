@@ -558,6 +558,11 @@ void ConfigPanel::updateResidualConstants() {
                   "identity at init; the last block averages %2 outputs")
                    .arg(model.denseformer_dilation)
                    .arg(last);
+    } else if (model.residual == normlab::Residual::AttnRes) {
+        text =
+            tr("Attention Residuals: sub-layer l reads softmax_i(w_l . RMSNorm(v_i)) v_i over the embeddings "
+               "and the %1 earlier branches; w_l = 0 at init (a plain average)")
+                .arg(2 * model.layers - 1);
     } else if (model.residual == normlab::Residual::Lns) {
         text = tr("LayerNorm Scaling: block l's input norms x 1/sqrt(l): block 2 x %1, block %2 x %3")
                    .arg(1.0 / std::sqrt(2.0), 0, 'f', 3)

@@ -50,6 +50,11 @@ class CpuBackend final : public CpuReferenceBackend {
     void activation_backward(Activation kind, float* dx, const float* dy, const float* x,
                              size_t count) override;
 
+    void depth_softmax_forward(float* p, const float* logits, int sources, int n) override;
+    void depth_softmax_backward(float* dlogits, const float* dp, const float* p, int sources, int n) override;
+    void depth_mix_forward(float* h, const float* p, const float* v, int sources, int n, int d) override;
+    void depth_mix_backward(float* dv, float* dp, const float* dh, const float* p, const float* v,
+                            int sources, int n, int d) override;
     void gated_forward(FeedForward kind, float* h, const float* gate, const float* up, size_t count) override;
     void gated_backward(FeedForward kind, float* dgate, float* dup, const float* dh, const float* gate,
                         const float* up, size_t count) override;

@@ -1,4 +1,5 @@
-// Per-row maths shared by the reference and the fast CPU ops (embedding rows, norms, cross-entropy), so
+// Per-row maths shared by the reference and the fast CPU ops (embedding rows, norms, cross-entropy,
+// attention over depth), so
 // both paths compute the very same formula and differ only in how they split the work. The per-element
 // terms (activations, optimizer updates, norm and loss terms) live in kernel_maths.h, shared with CUDA.
 #pragma once
@@ -268,5 +269,51 @@ struct RoundingTally {
         tally[2] = std::max(tally[2], bits_float(max_magnitude_bits));
     }
 };
+
+// Attention over depth, one token's row r of `rows` (sources are `rows` rows apart; values `width` floats
+// a row): the softmax over sources, its backward, the weighted sum and its backward (sources in order).
+inline void depth_softmax_row(float* p, const float* logits, int sources, size_t rows, size_t r) {
+    float largest = logits[r];
+    for (int s = 1; s < sources; ++s) largest = std::max(largest, logits[s * rows + r]);
+    double total = 0.0;
+    for (int s = 0; s < sources; ++s) total += std::exp(static_cast<double>(logits[s * rows + r] - largest));
+    for (int s = 0; s < sources; ++s)
+        p[s * rows + r] =
+            static_cast<float>(std::exp(static_cast<double>(logits[s * rows + r] - largest)) / total);
+}
+
+inline void depth_softmax_backward_row(float* dlogits, const float* dp, const float* p, int sources,
+                                       size_t rows, size_t r) {
+    double expected = 0.0;
+    for (int s = 0; s < sources; ++s) expected += static_cast<double>(p[s * rows + r]) * dp[s * rows + r];
+    for (int s = 0; s < sources; ++s)
+        dlogits[s * rows + r] = static_cast<float>(p[s * rows + r] * (dp[s * rows + r] - expected));
+}
+
+inline void depth_mix_row(float* h, const float* p, const float* v, int sources, size_t rows, size_t width,
+                          size_t r) {
+    float* out = h + r * width;
+    std::fill(out, out + width, 0.0f);
+    for (int s = 0; s < sources; ++s) {
+        const float weight = p[s * rows + r];
+        const float* row = v + (s * rows + r) * width;
+        for (size_t c = 0; c < width; ++c) out[c] += weight * row[c];
+    }
+}
+
+inline void depth_mix_backward_row(float* dv, float* dp, const float* dh, const float* p, const float* v,
+                                   int sources, size_t rows, size_t width, size_t r) {
+    const float* grad = dh + r * width;
+    for (int s = 0; s < sources; ++s) {
+        const size_t at = (s * rows + r) * width;
+        const float weight = p[s * rows + r];
+        double dot = 0.0;
+        for (size_t c = 0; c < width; ++c) {
+            dot += static_cast<double>(grad[c]) * v[at + c];
+            dv[at + c] += weight * grad[c];
+        }
+        dp[s * rows + r] = static_cast<float>(dot);
+    }
+}
 
 }  // namespace normlab

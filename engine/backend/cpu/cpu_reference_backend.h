@@ -64,6 +64,11 @@ class CpuReferenceBackend : public Backend {
     void rope(float* x, int stride, int rows, int seq, int heads, int head_dim, float theta,
               bool inverse) override;
 
+    void depth_softmax_forward(float* p, const float* logits, int sources, int n) override;
+    void depth_softmax_backward(float* dlogits, const float* dp, const float* p, int sources, int n) override;
+    void depth_mix_forward(float* h, const float* p, const float* v, int sources, int n, int d) override;
+    void depth_mix_backward(float* dv, float* dp, const float* dh, const float* p, const float* v,
+                            int sources, int n, int d) override;
     void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
                           size_t count) override;
     void residual_backward(float* dx, float* df, float* dc, float* da, const float* ds, const float* x,

@@ -185,6 +185,24 @@ class CountingBackend final : public Backend {
         CountingWindow window;
         m_cpu.rope(x, stride, rows, seq, heads, head_dim, theta, inverse);
     }
+    void depth_softmax_forward(float* p, const float* logits, int sources, int n) override {
+        CountingWindow window;
+        m_cpu.depth_softmax_forward(p, logits, sources, n);
+    }
+    void depth_softmax_backward(float* dlogits, const float* dp, const float* p, int sources,
+                                int n) override {
+        CountingWindow window;
+        m_cpu.depth_softmax_backward(dlogits, dp, p, sources, n);
+    }
+    void depth_mix_forward(float* h, const float* p, const float* v, int sources, int n, int d) override {
+        CountingWindow window;
+        m_cpu.depth_mix_forward(h, p, v, sources, n, d);
+    }
+    void depth_mix_backward(float* dv, float* dp, const float* dh, const float* p, const float* v,
+                            int sources, int n, int d) override {
+        CountingWindow window;
+        m_cpu.depth_mix_backward(dv, dp, dh, p, v, sources, n, d);
+    }
     void residual_forward(float* s, const float* x, const float* f, ScaleRef c, ScaleRef a,
                           size_t count) override {
         CountingWindow window;
@@ -277,6 +295,13 @@ void expect_backend_ops_allocate_nothing(const Config& config) {
     }
 }
 
+// Attention Residuals' ops (the depth softmax and mix, the one-column score product) allocate nothing.
+TEST(SteadyStateArchitecture, AttentionResidualsOpsAllocateNothing) {
+    Config config = small_config("rmsnorm");
+    apply_override(config, "model.residual=attn_res");
+    expect_backend_ops_allocate_nothing(config);
+}
+
 class SteadyState : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SteadyState, BackendOpsAllocateNothing) {
@@ -350,6 +375,8 @@ INSTANTIATE_TEST_SUITE_P(
                  {"model.norm_placement=post", "model.residual=resi_dual", "model.encoder_layers=1"}},
         StepCase{"PostLN_b2t", {"model.norm_placement=post", "model.residual=b2t"}},
         StepCase{"PreLN_lns", {"model.norm_placement=pre", "model.residual=lns"}},
+        StepCase{"PeriLN_attn_res_validation_every_3",
+                 {"model.norm_placement=peri", "model.residual=attn_res", "telemetry.val_every=3"}},
         StepCase{"PeriLN_dyt_rezero",
                  {"model.norm_placement=peri", "model.norm_type=dyt", "model.residual=rezero",
                   "telemetry.val_every=5"}},

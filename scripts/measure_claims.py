@@ -337,6 +337,12 @@ CLAIMS = [
                        Group("deep-lns"), "max:resid", -1),
               Contrast("48 blocks, final held-out loss, Pre-LN (A) vs LayerNorm Scaling (B)", DEEP_PRELN,
                        Group("deep-lns"), "final_val_loss", -1, NATS)]),
+    Claim("attn-res-dilution", "Attention Residuals curb Pre-LN's hidden-state growth and lower the loss",
+          "Kimi Team 2026", [
+              Contrast("48 blocks, largest E||h||^2/d, Pre-LN (A) vs Attention Residuals (B)", DEEP_PRELN,
+                       Group("deep-attn-res"), "max:resid", -1),
+              Contrast("48 blocks, final held-out loss, Pre-LN (A) vs Attention Residuals (B)", DEEP_PRELN,
+                       Group("deep-attn-res"), "final_val_loss", -1, NATS)]),
     Claim("postln-better-ending", "Post-LN, once stable, ends better than Pre-LN", "Liu et al. 2020; Wang et "
           "al. 2022", [
               Contrast("6 blocks, lr 3e-3, 150 warmup steps, 1500 steps: Pre-LN (A) vs Post-LN (B)",

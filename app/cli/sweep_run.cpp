@@ -316,6 +316,9 @@ int run_points(ArgReader& reader) {
                             : "")
                   << ", " << options.jobs << " at a time, " << options.threads << " thread(s) each\n";
     const int failed = run_point_jobs(todo, options);
+    // again at the end: a worker killed just before this run started may have been still dying then
+    // (its process not yet gone), its finished point's claim left behind
+    release_dead_claims_of_finished_points(dir, plan);
     if (g_interrupted) {
         std::cerr << "normlab-cli sweep run: interrupted; run the same command again to finish the sweep\n";
         return 130;

@@ -781,6 +781,14 @@ INSTANTIATE_TEST_SUITE_P(AllOps, CudaOpParity, ::testing::ValuesIn(all_op_cases(
 // picks its tensor-core kernels.
 class CudaNativeProducts : public testing::CudaTestWithParam<NumberFormat> {};
 
+}  // namespace
+
+void PrintTo(NumberFormat format, std::ostream* out) {
+    *out << number_format_spec(format).name;
+}
+
+namespace {
+
 TEST_P(CudaNativeProducts, ReadTheOperandsInTheFormat) {
     const char* fp32_products = std::getenv("NORMLAB_CUDA_FP32_PRODUCTS");
     if (fp32_products && std::string(fp32_products) == "1") GTEST_SKIP() << "NORMLAB_CUDA_FP32_PRODUCTS=1";

@@ -166,8 +166,9 @@ void check_residual(const ModelConfig& m) {
         "model.residual=attn_res replaces the residual sum with an average over the earlier branches, and "
         "model.norm_placement=" +
             to_string(m.norm_placement) +
-            " normalises that sum after each block; set model.norm_placement=pre (or peri, none) or another "
-            "model.residual");
+            " has Post-LN blocks, whose norm acts on that sum; set model.norm_placement=pre (or peri, none) "
+            "or "
+            "another model.residual");
     require(m.residual != Residual::AttnRes || m.encoder_layers == 0,
             "model.residual=attn_res is built for a decoder-only stack so far; set model.encoder_layers=0 or "
             "another model.residual");

@@ -253,7 +253,7 @@ void ConfigPanel::addRow(QFormLayout* form, const QString& label, const QString&
     problem->setWordWrap(true);
     problem->setStyleSheet(QStringLiteral("color: #b00020"));
     problem->hide();
-    form->addRow(QString(), problem);
+    form->addRow(problem);  // the whole row: a key=value in the message needs the width to stay whole
     m_fieldProblems.emplace_back(key, problem);
 }
 
@@ -560,9 +560,10 @@ void ConfigPanel::updateResidualConstants() {
                    .arg(last);
     } else if (model.residual == normlab::Residual::AttnRes) {
         text =
-            tr("Attention Residuals: sub-layer l reads softmax_i(w_l . RMSNorm(v_i)) v_i over the embeddings "
-               "and the %1 earlier branches; w_l = 0 at init (a plain average)")
-                .arg(2 * model.layers - 1);
+            tr("Attention Residuals: sub-layer l reads sum_i softmax_i(w_l . RMSNorm(v_i)) v_i over the "
+               "embeddings and its l - 1 earlier branches (the stack's output: all %1); w_l = 0 at init (a "
+               "plain average)")
+                .arg(2 * model.layers);
     } else if (model.residual == normlab::Residual::Lns) {
         text = tr("LayerNorm Scaling: block l's input norms x 1/sqrt(l): block 2 x %1, block %2 x %3")
                    .arg(1.0 / std::sqrt(2.0), 0, 'f', 3)

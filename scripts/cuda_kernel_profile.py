@@ -13,9 +13,12 @@ UNIT_SECONDS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0
 
 
 def family(name):
-    """A kernel's family: cuBLAS's GEMM kernels are one family, every other kernel is its own name
-    without template arguments and parameter lists."""
+    """A kernel's family: cuBLAS's GEMM kernels are two families, those on 16-bit tensor cores (native
+    bf16/fp16 products) and the rest; every other kernel is its own name without template arguments
+    and parameter lists."""
     if re.search(r"gemm|sgemm|cutlass|xmma|gemv", name, re.IGNORECASE):
+        if re.search(r"bf16|f16|h16|hmma", name, re.IGNORECASE):
+            return "cuBLAS GEMM, 16-bit tensor cores"
         return "cuBLAS GEMM/GEMV"
     for noise in ("(anonymous namespace)::", "<unnamed>::", "normlab::", "void "):
         name = name.replace(noise, "")

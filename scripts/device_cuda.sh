@@ -166,8 +166,9 @@ wanted oracle && TAIL_LINES=4 step bridge_oracle 90 env NORMLAB_TEST_DEVICE=cuda
 if wanted profile; then  # where a GPT-2-small step's GPU time goes, kernel by kernel (telemetry off)
     read -ra GPT2 <<<"$(cd "$PEER" && python3 -c "from run_comparison import normlab_args
 print(' '.join(normlab_args('gpt2', 1000000, 'cuda')))")"
+    # PROFILE_PRECISION=bf16 (or fp16, fp8_e4m3) profiles that train.precision's step instead of fp32's
     TAIL_LINES=2 step profile_gpt2 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
-        --page raw "$CLI" bench "${GPT2[@]}" --steps 1 --warmup 1
+        --page raw "$CLI" bench "${GPT2[@]}" --set train.precision="${PROFILE_PRECISION:-fp32}" --steps 1 --warmup 1
     TAIL_LINES=30 step profile 30 python3 "$NORMLAB_ROOT/scripts/cuda_kernel_profile.py" "$WORK/profile_gpt2.log" \
         --steps 2
 fi

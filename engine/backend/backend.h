@@ -145,7 +145,8 @@ class Backend {
     // The format that every operand of the linear_forward / linear_backward calls that follow holds
     // exactly (MatmulPrecision rounds them first; Fp32, the default, promises nothing). A backend with
     // matrix units for it may multiply in it natively, accumulating in fp32 as before: the same products
-    // summed in another order (the CUDA backend's tensor cores for bf16 and fp16; the CPU stays in fp32).
+    // summed in another order (the CUDA backend's tensor cores for bf16 and fp16, which read such values
+    // exactly at 16 bits or TF32; the CPU stays in fp32).
     virtual void set_linear_operand_format(NumberFormat format) { (void)format; }
 
     // Row-wise norm of x[n, d]. stats holds what backward needs (2n floats: mean, rstd).

@@ -776,9 +776,9 @@ INSTANTIATE_TEST_SUITE_P(AllOps, CudaOpParity, ::testing::ValuesIn(all_op_cases(
                          [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
 
 // The native products are really narrow: operands the model did not round (breaking
-// set_linear_operand_format's promise) come out as cuBLAS's bf16/fp16 reading of them, well off the fp32
-// product, while rounded operands agree with it to fp32 summation order. Sizes large enough that cuBLAS
-// picks its tensor-core kernels.
+// set_linear_operand_format's promise) come out as cuBLAS's lower-precision reading of them (bf16, fp16
+// or TF32: the H200 ran TF32 kernels), well off the fp32 product, while rounded operands agree with it to
+// fp32 summation order. Sizes large enough that cuBLAS picks its tensor-core kernels.
 class CudaNativeProducts : public testing::CudaTestWithParam<NumberFormat> {};
 
 }  // namespace

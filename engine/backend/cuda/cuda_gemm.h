@@ -1,8 +1,8 @@
 // Runs a GemmPlan (gemm_plans.h) with cuBLAS on fp32 matrices: one product, or one strided-batched call
 // over `batch` matrices. The plans hold every transpose and leading dimension; this only passes them on.
 // `compute` CUBLAS_COMPUTE_32F multiplies in fp32 (cublasSgemm); a _FAST_16BF/_FAST_16F type lets cuBLAS
-// read the operands as bf16/fp16 on tensor cores, accumulating in fp32
-// (cublasGemmStridedBatchedEx).
+// read the operands at a lower precision on tensor cores (bf16/fp16, or TF32 as it chose on an H200),
+// accumulating in fp32 (cublasGemmStridedBatchedEx).
 #pragma once
 #include <cublas_v2.h>
 

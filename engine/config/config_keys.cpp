@@ -201,10 +201,46 @@ bool to_bool(const std::string& key, const json& value) {
     return value.get<bool>();
 }
 
+std::string lowercase(std::string_view text) {
+    std::string out(text);
+    for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+            diagonal = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+        }
+    }
+    return row[b.size()];
+}
+
 std::string join(const std::vector<std::string>& items, const std::string& separator) {
     std::string out;
     for (size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
     return out;
+}
+
+// The choice closest to `text` by edit distance (case-insensitive), or empty when none is close.
+std::string closest_choice(const std::string& text, const std::vector<std::string>& choices) {
+    const std::string wanted = lowercase(text);
+    std::string best;
+    size_t best_distance = std::max<size_t>(2, wanted.size() / 3) + 1;
+    for (const std::string& choice : choices) {
+        const size_t distance = edit_distance(wanted, choice);
+        if (distance < best_distance) {
+            best_distance = distance;
+            best = choice;
+        }
+    }
+    return best;
 }
 
 std::string to_choice(const std::string& key, const std::vector<std::string>& choices, const json& value) {
@@ -212,7 +248,9 @@ std::string to_choice(const std::string& key, const std::vector<std::string>& ch
     if (!value.is_string()) throw_type_error(key, expected, value);
     std::string text = value.get<std::string>();
     if (!choices.empty() && std::find(choices.begin(), choices.end(), text) == choices.end()) {
-        throw_type_error(key, expected, value);
+        const std::string suggestion = closest_choice(text, choices);
+        throw InputError("config key '" + key + "' expects " + expected + ", got " + describe(value) +
+                         (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)"));
     }
     return text;
 }
@@ -406,27 +444,6 @@ std::vector<KeyDescriptor> build_descriptors() {
 }
 
 #undef NORMLAB_KEY
-
-std::string lowercase(std::string_view text) {
-    std::string out(text);
-    for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return out;
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-            diagonal = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
-        }
-    }
-    return row[b.size()];
-}
 
 std::string_view last_component(std::string_view name) {
     const size_t dot = name.rfind('.');

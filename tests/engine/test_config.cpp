@@ -375,6 +375,15 @@ TEST(ConfigParse, UnknownKeySuggestsTheClosest) {
     EXPECT_THAT(far, Not(HasSubstr("did you mean")));
 }
 
+// A value outside a key's choices lists them and names the closest (case-insensitive), when one is close.
+TEST(ConfigParse, UnknownChoiceSuggestsTheClosest) {
+    const std::string typo = parse_error(R"({"model": {"residual": "attnres"}})");
+    EXPECT_THAT(typo, HasSubstr("expects one of plain|deepnorm"));
+    EXPECT_THAT(typo, HasSubstr("got \"attnres\" (did you mean 'attn_res'?)"));
+    EXPECT_THAT(parse_error(R"({"model": {"norm_type": "RMSNorm"}})"), HasSubstr("did you mean 'rmsnorm'?"));
+    EXPECT_THAT(parse_error(R"({"model": {"residual": "zzz"}})"), Not(HasSubstr("did you mean")));
+}
+
 TEST(ConfigParse, WrongTypesNameKeyExpectationAndValue) {
     const std::string text_for_int = parse_error(R"({"model": {"layers": "six"}})");
     EXPECT_THAT(text_for_int, HasSubstr("'model.layers'"));

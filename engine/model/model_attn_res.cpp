@@ -80,6 +80,8 @@ void Model::begin_attn_res_backward(int n) {
         (2 * static_cast<size_t>(m_config.layers) + 1) * static_cast<size_t>(n) * m_config.d_model;
     m_backend->fill(m_attn_res.value_grads, 0.0f, all);
     m_backend->fill(m_attn_res.key_grads, 0.0f, all);
+    // what the keys' gain-free norm ops add up and nothing reads: kept from growing over a long run
+    m_backend->fill(m_attn_res.unused_gain_grad, 0.0f, static_cast<size_t>(m_config.d_model));
 }
 
 void Model::end_attn_res_backward(int n) {

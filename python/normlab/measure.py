@@ -3,6 +3,7 @@
 # hooks, gradient squares per block and role, and the update / parameter squares around optimizer.step().
 from __future__ import annotations
 
+import functools
 from typing import List, Optional
 
 import torch
@@ -39,6 +40,16 @@ def _add_moments(row: torch.Tensor, values: torch.Tensor):
     row[1] += v.square().sum()
     row[2] += v.numel()
 
+
+@functools.lru_cache(maxsize=None)
+def _below_threshold(bound: float, dtype: torch.dtype) -> float:
+    """The value t of `dtype` with v < t exactly when v < bound for every v of that dtype: bound rounded
+    up, not to nearest. eps^2 = 1e-8 rounds down in float32, to a value v can hold while sqrt(v) < eps:
+    comparing with the rounded bound missed that coordinate (the oracle compares sqrt(v) in float64)."""
+    t = torch.tensor(bound, dtype=dtype)
+    if float(t) < bound:
+        t = torch.nextafter(t, torch.tensor(float("inf"), dtype=dtype))
+    return float(t)
 
 class Measurements:
     def __init__(self, layout: Layout, world_size: int, device: torch.device):
@@ -171,7 +182,7 @@ class Measurements:
             return None
         moments = [v for v, _, _, _ in entries]
         sums = torch.stack(torch._foreach_norm(moments, 1)).double()  # v >= 0: its L1 norm is its sum
-        below = torch.stack([(v < e * e).sum() for v, _, _, e in entries]).double()  # sqrt(v) < eps
+        below = torch.stack([(v < _below_threshold(e * e, v.dtype)).sum() for v, _, _, e in entries]).double()
         counts = torch.tensor([float(v.numel()) for v in moments], dtype=torch.float64, device=self.device)
         scales = torch.tensor([s for _, _, s, _ in entries], dtype=torch.float64, device=self.device)
         index = torch.tensor([b for _, b, _, _ in entries], device=self.device)

@@ -364,6 +364,21 @@ CLAIMS = [
                   "diverged", (0.90, 0.95), 300),
         EdgeRatio("quickstart, RMSNorm / LayerNorm edge", "quickstart", "model.norm_type=layernorm,rmsnorm",
                   "loss_above=3.0", (0.90, 0.95), 300)]),
+    Claim("batchnorm-sequences", "BatchNorm fails in language models: its batch statistics fluctuate",
+          "Shen et al. 2020", [
+              Contrast(f"6-block Pre-LN, batch {batch}, final held-out loss: LayerNorm (A) vs BatchNorm (B)",
+                       Group(layernorm, sets), Group(batchnorm, sets), "final_val_loss", +1, NATS)
+              for batch, layernorm, batchnorm, sets in ((32, "preln-batch32", "batchnorm-batch32", ()),
+                                                        (8, "preln-batch2", "batchnorm-batch2", ("train.batch_size=8",)),
+                                                        (2, "preln-batch2", "batchnorm-batch2", ()),
+                                                        (1, "preln-batch2", "batchnorm-batch2", ("train.batch_size=1",)))] + [
+              Separated(f"BatchNorm, batch {batch}, held-out loss at step 50 on the running statistics vs on "
+                        "the batches' own", Group(preset), "val_loss@50", "val_loss_batch_stats@50")
+              for batch, preset in ((32, "batchnorm-batch32"), (2, "batchnorm-batch2"))]),
+    Claim("powernorm", "PowerNorm trains Transformers better than LayerNorm", "Shen et al. 2020", [
+        Contrast("6-block Pre-LN, batch 32, final held-out loss: LayerNorm (A) vs PowerNorm (B)",
+                 Group("preln-batch32"), Group("batchnorm-batch32", ("model.norm_type=powernorm",)),
+                 "final_val_loss", -1, NATS)]),
     Claim("norm-free", "Norms can be removed at inference by freezing them one by one with fine-tuning; all "
           "at once degrades badly", "Heimersheim 2024; Baroni et al. 2025", [
               Separated(f"{preset}: all at once vs one by one with 200 steps each (vs control)",

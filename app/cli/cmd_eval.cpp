@@ -105,6 +105,7 @@ std::pair<double, int64_t> mean_loss(Model& model, const std::vector<std::vector
     double loss_sum = 0.0;
     int64_t predicted = 0;
     Batch batch;
+    model.set_feature_statistics(FeatureStatistics::Running);  // BatchNorm as at inference: one sequence
     for (const auto& ids : sequences) {
         if (ids.size() < 2) continue;
         batch.batch = 1;

@@ -35,7 +35,8 @@ const char* kFreezeHelp =
     "norm, then every attention sub-layer's, then the final norms; --order forward: in forward order.\n"
     "Fine-tuning runs at a constant learning rate, --finetune-lr (default: the checkpoint's train.lr / 10),\n"
     "from the checkpoint's optimizer state and data position.\n"
-    "Needs LayerNorm or RMSNorm (DyT has no per-token scale); QK-norm's norms are left as they are.\n"
+    "Needs LayerNorm or RMSNorm (DyT, BatchNorm and PowerNorm have no per-token scale); QK-norm's norms are\n"
+    "left as they are.\n"
     "\n"
     "Writes DIR/freeze_norms.json (docs/formats.md#freeze_normsjson) and prints one line per norm.\n";
 

@@ -124,8 +124,8 @@ NormFreezingResult freeze_norms_probe(Trainer& trainer, int batches) {
     const std::vector<int> norms = model.scaled_norms();
     if (norms.empty()) {
         throw InputError(
-            "the model has no norm with a per-token scale to freeze (model.norm_placement=none "
-            "or model.norm_type=dyt); the probe needs LayerNorm or RMSNorm");
+            "the model has no norm with a per-token scale to freeze (model.norm_placement=none, or "
+            "model.norm_type dyt, batchnorm or powernorm); the probe needs LayerNorm or RMSNorm");
     }
     NormFreezingResult result;
     result.batches = batches;

@@ -101,6 +101,7 @@ StepRecord mean_record(std::span<const StepRecord* const> records) {
     mean.accuracy = mean_of_optional(records, &StepRecord::accuracy);
     mean.val_loss = mean_of_optional(records, &StepRecord::val_loss);
     mean.val_accuracy = mean_of_optional(records, &StepRecord::val_accuracy);
+    mean.val_loss_batch_stats = mean_of_optional(records, &StepRecord::val_loss_batch_stats);
     mean.layers = mean_stack(records, &StepRecord::layers);
     mean.encoder_layers = mean_stack(records, &StepRecord::encoder_layers);
     mean.telemetry = mean_telemetry(records);

@@ -51,6 +51,26 @@ struct OptimizerStep {
 
 // Attention telemetry of one layer, summed by the op: entropy sum over (batch, head, query) rows and
 // each head's largest scaled logit (over the batch and its queries).
+// Feature norms (BatchNorm, PowerNorm; is_feature_norm): which statistics a pass normalises with.
+// Running: evaluation, the running statistics alone, nothing moves. Batch: training's (BatchNorm: the
+// batch's mean and variance per feature, with their gradient; PowerNorm: the running quadratic mean of
+// the steps before and the approximate backward with nu). BatchUpdating: Batch, and the pass also moves
+// the running statistics (forward) and PowerNorm's nu (backward) by the momentum: a training step.
+enum class FeatureStatistics { Running, Batch, BatchUpdating };
+
+// One feature norm's state, [d] floats each (backend memory). running_var is BatchNorm's running
+// (unbiased) variance or PowerNorm's running quadratic mean psi^2; running_mean stays 0 under PowerNorm.
+// mean and rstd: what the last forward pass normalised with (its backward reads them).
+struct FeatureNormState {
+    float* running_mean = nullptr;
+    float* running_var = nullptr;
+    float* nu = nullptr;  // PowerNorm's backward memory (Shen et al. 2020, Algorithm 1)
+    float* mean = nullptr;
+    float* rstd = nullptr;
+    float momentum = 0.1f;
+    float eps = 1e-5f;
+};
+
 struct AttentionStatsRef {
     float* entropy_sum = nullptr;  // 1 float
     float* max_logit = nullptr;    // `heads` floats, head by head
@@ -170,6 +190,18 @@ class Backend {
         if (type == NormType::DyT || !(rstd > 0.0f) || !std::isfinite(rstd))
             throw std::invalid_argument("frozen norms are LayerNorm or RMSNorm with a finite scale > 0");
     }
+
+    // Feature norms (FeatureNormState, FeatureStatistics; docs/model.md#batchnorm-and-powernorm) over the
+    // n rows of x[n, d]: y = w (x - mean) rstd + b per feature. Backward writes (adds, accumulate_dx) dx
+    // = rstd (g - a - xhat c) with g = w dy and per feature a = mean g, c = mean g xhat (BatchNorm on
+    // batch statistics), a = 0, c = nu (PowerNorm's approximate backward), or a = c = 0 (running
+    // statistics); dw += sum dy xhat, db += sum dy (db may be null).
+    virtual void feature_norm_forward(NormType type, float* y, const float* x, const float* w, const float* b,
+                                      const FeatureNormState& state, FeatureStatistics mode, int n,
+                                      int d) = 0;
+    virtual void feature_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy,
+                                       const float* x, const float* w, const FeatureNormState& state,
+                                       FeatureStatistics mode, int n, int d, bool accumulate_dx) = 0;
 
     // Multi-head attention: out[n, d] = softmax(q k^T / sqrt(hd)) v per head, each query t attending keys
     // j < shape.key_limit(t) (causal: j <= t; and only the first shape.keys positions, the valid part of

@@ -147,6 +147,67 @@ NORMLAB_HOST_DEVICE inline float dyt_pre_grad(float grad_out, float w, float t) 
     return grad_out * w * (1.0f - t * t);
 }
 
+// Feature norms (BatchNorm, PowerNorm) per feature c, once a pass has its column sums
+// (docs/model.md#batchnorm-and-powernorm). Whether the forward pass needs the batch's statistics: its mean
+// and centred variance (BatchNorm, to normalise), or its quadratic mean (PowerNorm, to move psi^2).
+NORMLAB_HOST_DEVICE inline bool needs_batch_statistics(NormType type, FeatureStatistics mode) {
+    if (type == NormType::BatchNorm) return mode != FeatureStatistics::Running;
+    return mode == FeatureStatistics::BatchUpdating;
+}
+
+// A running statistic moved the momentum's fraction of the way to the batch's.
+NORMLAB_HOST_DEVICE inline float moved_towards(float running, double batch, float momentum) {
+    return static_cast<float>(running + momentum * (batch - running));
+}
+
+// The forward pass's statistics of feature c into state.mean / state.rstd, from the batch's mean and
+// variance (BatchNorm: centred, biased; PowerNorm: the quadratic mean), read only where
+// needs_batch_statistics; then, updating, the running ones moved (BatchNorm's variance unbiased, n / (n -
+// 1), as PyTorch's). PowerNorm normalises with psi^2 as it was before this step (Algorithm 1).
+NORMLAB_HOST_DEVICE inline void feature_forward_column(NormType type, const FeatureNormState& state,
+                                                       FeatureStatistics mode, int c, double batch_mean,
+                                                       double batch_var, int n) {
+    const bool batch_norm = type == NormType::BatchNorm;
+    const bool running = mode == FeatureStatistics::Running || !batch_norm;
+    const double mean = batch_norm ? (running ? state.running_mean[c] : batch_mean) : 0.0;
+    const double var = running ? state.running_var[c] : batch_var;
+    state.mean[c] = static_cast<float>(mean);
+    state.rstd[c] = static_cast<float>(1.0 / std::sqrt(var + state.eps));
+    if (mode != FeatureStatistics::BatchUpdating) return;
+    if (batch_norm) {
+        state.running_mean[c] = moved_towards(state.running_mean[c], batch_mean, state.momentum);
+        const double unbiased = n > 1 ? batch_var * n / (n - 1) : batch_var;
+        state.running_var[c] = moved_towards(state.running_var[c], unbiased, state.momentum);
+    } else {
+        state.running_var[c] = moved_towards(state.running_var[c], batch_var, state.momentum);
+    }
+}
+
+// The backward pass's per-feature terms of dx = rstd (w dy - shift - xhat slope) (norm_input_grad) from
+// the column sums of dy, dy xhat and xhat^2 over the n rows: BatchNorm on batch statistics, shift =
+// mean g and slope = mean g xhat (g = w dy); PowerNorm, slope = nu, and updating, nu moved to nu (1 - m
+// Gamma) + m Lambda, Gamma = mean xhat^2, Lambda = mean (g - nu xhat) xhat; running statistics, 0 and 0.
+NORMLAB_HOST_DEVICE inline void feature_backward_column(NormType type, const FeatureNormState& state,
+                                                        FeatureStatistics mode, int c, float w, double sum_dy,
+                                                        double sum_dy_xhat, double sum_xhat2, int n,
+                                                        float& shift, float& slope) {
+    shift = 0.0f;
+    slope = 0.0f;
+    if (mode == FeatureStatistics::Running) return;
+    const double mean_g_xhat = w * sum_dy_xhat / n;
+    if (type == NormType::BatchNorm) {
+        shift = static_cast<float>(w * sum_dy / n);
+        slope = static_cast<float>(mean_g_xhat);
+        return;
+    }
+    const float nu = state.nu[c];
+    slope = nu;
+    if (mode != FeatureStatistics::BatchUpdating) return;
+    const double gamma = sum_xhat2 / n;
+    const double lambda = mean_g_xhat - nu * gamma;
+    state.nu[c] = static_cast<float>(nu * (1.0 - state.momentum * gamma) + state.momentum * lambda);
+}
+
 // Softmax cross-entropy's gradient for one logit, with z-loss's: (softmax * softmax_scale - onehot) *
 // inverse_scored, where softmax_scale = 1 + 2 z_loss log Z (d/dlogit of z_loss (log Z)^2 is
 // 2 z_loss log Z softmax; 1 without z-loss).

@@ -14,7 +14,13 @@ namespace normlab {
 
 // Mix: Mix-LN (Li et al. 2024), the first model.mix_post_fraction of the blocks Post-LN, the rest Pre-LN.
 enum class NormPlacement { Post, Pre, Peri, None, Mix };
-enum class NormType { LayerNorm, RmsNorm, DyT };
+// BatchNorm and PowerNorm normalise each feature over the batch's rows (batch x positions) instead of each
+// row over its features: feature norms (is_feature_norm), with running statistics for evaluation.
+// PowerNorm (Shen et al. 2020): no centring, the running quadratic mean, an approximate backward.
+enum class NormType { LayerNorm, RmsNorm, DyT, BatchNorm, PowerNorm };
+inline bool is_feature_norm(NormType type) {
+    return type == NormType::BatchNorm || type == NormType::PowerNorm;
+}
 // QK-norm: each head's queries and keys normalised over the head dimension before the dot product, with
 // one learnable gain per head dimension shared by the heads and no bias (Wortsman et al. 2023).
 enum class QkNorm { None, LayerNorm, RmsNorm };
@@ -67,6 +73,9 @@ struct ModelConfig {
     double norm_eps = 1e-5;
     double embedding_std = 0.0;  // std of token and of position embeddings; 0: the init scheme's
     double dyt_alpha = 0.5;      // DyT: the initial alpha of tanh(alpha x) (the DyT paper: 1.0 for LLMs)
+    // BatchNorm / PowerNorm: each training pass moves the running statistics this fraction of the way to
+    // the batch's (PyTorch's momentum; PowerNorm's 1 - alpha), and PowerNorm's backward memory nu too.
+    double bn_momentum = 0.1;
     QkNorm qk_norm = QkNorm::None;
     double mix_post_fraction = 0.25;  // Mix-LN: floor(fraction x blocks) Post-LN blocks first (per stack)
     // Norm-gain warmup: every norm's gain g acts as s g, s ramping linearly from norm_gain_warmup_start

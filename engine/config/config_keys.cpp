@@ -28,8 +28,11 @@ constexpr auto enum_names(NormPlacement) {
 }
 constexpr auto enum_names(NormType) {
     using E = NormType;
-    return std::to_array<std::pair<E, std::string_view>>(
-        {{E::LayerNorm, "layernorm"}, {E::RmsNorm, "rmsnorm"}, {E::DyT, "dyt"}});
+    return std::to_array<std::pair<E, std::string_view>>({{E::LayerNorm, "layernorm"},
+                                                          {E::RmsNorm, "rmsnorm"},
+                                                          {E::DyT, "dyt"},
+                                                          {E::BatchNorm, "batchnorm"},
+                                                          {E::PowerNorm, "powernorm"}});
 }
 constexpr auto enum_names(QkNorm) {
     using E = QkNorm;
@@ -373,6 +376,7 @@ std::vector<KeyDescriptor> build_descriptors() {
         NORMLAB_KEY(model, norm_eps, {kPositive}),
         NORMLAB_KEY(model, embedding_std, {kNonNegative}),
         NORMLAB_KEY(model, dyt_alpha, {kPositive}),
+        NORMLAB_KEY(model, bn_momentum, {kUnitPositive}),
         NORMLAB_KEY(model, qk_norm),
         NORMLAB_KEY(model, mix_post_fraction, {kUnitClosed}),
         NORMLAB_KEY(model, norm_gain_warmup_steps, {integers(0)}),

@@ -62,6 +62,7 @@ void require_no_extra_tensors(const SafetensorsFile& file, const Model& model, c
              {std::string(), std::string(kFirstMoment), std::string(kSecondMoment)})
             expected.insert(prefix + entries[i].name);
     }
+    for (const Model::StateBuffer& buffer : model.feature_norm_buffers()) expected.insert(buffer.name);
     size_t extra = 0;
     std::string first;
     for (const auto& [name, tensor] : file.tensors)
@@ -88,6 +89,12 @@ void load_parameters(const SafetensorsFile& file, Model& model, const std::strin
         if (!model.active(static_cast<int>(i))) continue;
         model.write_entry(static_cast<int>(i), checked_tensor(file, entries[i].name, entries[i], path).data);
     }
+    for (const Model::StateBuffer& buffer : model.feature_norm_buffers()) {
+        ParamEntry shape;  // the state is a vector of one value per feature
+        shape.shape = {buffer.count};
+        const std::vector<float>& values = checked_tensor(file, buffer.name, shape, path).data;
+        model.backend().upload(buffer.data, values.data(), values.size());
+    }
 }
 
 namespace {
@@ -110,6 +117,8 @@ CheckpointPlan checkpoint_plan(Trainer& trainer) {
     for (size_t i = 0; i < entries.size(); ++i)
         if (model.active(static_cast<int>(i)))
             add(entries[i].name, entries[i].shape, model.params() + entries[i].offset);
+    for (const Model::StateBuffer& buffer : model.feature_norm_buffers())
+        add(buffer.name, {buffer.count}, buffer.data);
     for (size_t i = 0; i < entries.size(); ++i) {
         if (!model.active(static_cast<int>(i))) continue;
         add(kFirstMoment + entries[i].name, entries[i].shape,

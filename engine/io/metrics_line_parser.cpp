@@ -132,6 +132,7 @@ StepRecord MetricsLineParser::parse(std::string_view line) {
     record.accuracy = read_optional(root, "accuracy");
     record.val_loss = read_optional(root, "val_loss");
     record.val_accuracy = read_optional(root, "val_accuracy");
+    record.val_loss_batch_stats = read_optional(root, "val_loss_batch_stats");
     record.steps_per_s = read_number(root, "steps_per_s", kNotRecorded);
     // A logged step's run-level fields: any of them makes the step's telemetry (the bridge writes the
     // output logits without a z-loss); one a writer left out is not recorded, a gap, never a 0.

@@ -16,8 +16,8 @@
 namespace normlab {
 
 namespace {
-const char* const kRunColumns[] = {"loss",     "lr",           "grad_norm",  "accuracy",
-                                   "val_loss", "val_accuracy", "steps_per_s"};
+const char* const kRunColumns[] = {"loss",     "lr",           "grad_norm",   "accuracy",
+                                   "val_loss", "val_accuracy", "steps_per_s", "val_loss_batch_stats"};
 }  // namespace
 
 std::vector<std::string> run_level_columns() {
@@ -32,8 +32,8 @@ std::vector<std::optional<double>> run_level_values(const StepRecord& record) {
         return record_fields::recorded(value) ? std::optional<double>(value) : std::nullopt;
     };
     std::vector<std::optional<double>> values{
-        record.loss,     record.lr,           if_recorded(record.grad_norm),  record.accuracy,
-        record.val_loss, record.val_accuracy, if_recorded(record.steps_per_s)};
+        record.loss,     record.lr,           if_recorded(record.grad_norm),   record.accuracy,
+        record.val_loss, record.val_accuracy, if_recorded(record.steps_per_s), record.val_loss_batch_stats};
     for (const record_fields::StepField& field : record_fields::kStepFields) {
         const double value =
             record.telemetry ? (*record.telemetry).*field.member : record_fields::kNotRecorded;

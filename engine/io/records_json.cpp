@@ -52,6 +52,7 @@ nlohmann::json to_json(const StepRecord& record) {
     if (record.accuracy) out["accuracy"] = number(*record.accuracy);
     if (record.val_loss) out["val_loss"] = number(*record.val_loss);
     if (record.val_accuracy) out["val_accuracy"] = number(*record.val_accuracy);
+    if (record.val_loss_batch_stats) out["val_loss_batch_stats"] = number(*record.val_loss_batch_stats);
     if (recorded(record.steps_per_s)) out["steps_per_s"] = number(record.steps_per_s);
     if (record.telemetry) {
         for (const StepField& field : kStepFields)

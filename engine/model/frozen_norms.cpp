@@ -11,6 +11,12 @@
 namespace normlab {
 
 void Model::apply_norm(const NormIndex& norm, float* y, float* stats, const float* x, int n) {
+    if (is_feature_norm(m_config.norm_type)) {
+        m_backend->feature_norm_forward(m_config.norm_type, y, x, entry_ptr(norm.weight),
+                                        entry_ptr(norm.bias), feature_state(norm.weight),
+                                        m_feature_norms.mode, n, m_config.d_model);
+        return;
+    }
     const float frozen = m_frozen_rstd[norm.weight];
     if (frozen > 0.0f) {
         m_backend->frozen_norm_forward(m_config.norm_type, y, stats, x, entry_ptr(norm.weight),
@@ -24,6 +30,12 @@ void Model::apply_norm(const NormIndex& norm, float* y, float* stats, const floa
 
 void Model::apply_norm_backward(const NormIndex& norm, float* dx, const float* dy, const float* x,
                                 const float* stats, int n, bool accumulate_dx) {
+    if (is_feature_norm(m_config.norm_type)) {
+        m_backend->feature_norm_backward(m_config.norm_type, dx, grad_ptr(norm.weight), grad_ptr(norm.bias),
+                                         dy, x, entry_ptr(norm.weight), feature_state(norm.weight),
+                                         m_feature_norms.mode, n, m_config.d_model, accumulate_dx);
+        return;
+    }
     if (m_frozen_rstd[norm.weight] > 0.0f) {
         m_backend->frozen_norm_backward(m_config.norm_type, dx, grad_ptr(norm.weight), grad_ptr(norm.bias),
                                         dy, x, stats, entry_ptr(norm.weight), n, m_config.d_model,
@@ -43,7 +55,8 @@ std::vector<Model::NormSite> Model::norm_sites() const {
 
 void Model::fill_norm_sites(std::vector<NormSite>& sites) const {
     sites.clear();
-    if (m_config.norm_type == NormType::DyT) return;  // no per-token scale to freeze
+    // no per-token scale to freeze: DyT, and the feature norms (BatchNorm, PowerNorm) scale per feature
+    if (m_config.norm_type == NormType::DyT || is_feature_norm(m_config.norm_type)) return;
     for (size_t i = 0; i < m_plan.size(); ++i) {
         const SublayerStep& step = m_plan[i];
         // the activation views exist once a pass has carved them (statistics are for after a pass)

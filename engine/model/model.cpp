@@ -44,6 +44,7 @@ Model::Model(const ModelConfig& config, int vocab, Backend& backend)
         warmup.total += m_layout.entries[i].count;
     }
     warmup.shadow = m_backend->allocate(std::max<size_t>(warmup.total, 1));
+    allocate_feature_norms();
     m_frozen_rstd.assign(m_layout.entries.size(), 0.0f);
     refresh_active();
     build_plan();
@@ -87,6 +88,7 @@ Model::~Model() {
     m_backend->release(m_grads);
     m_backend->release(m_attention_stats);
     m_backend->release(m_gain_warmup.shadow);
+    m_backend->release(m_feature_norms.buffer);
     m_backend->release(m_activations);
     m_backend->release(m_tokens);
     m_backend->release(m_targets);

@@ -90,7 +90,7 @@ class Model {
 
     // Norm-free inference (frozen_norms.cpp; Heimersheim 2024): the model's norms with a per-token
     // scale, by the layout entry of their gain, in forward order (the encoder's blocks and final norm,
-    // then the decoder's); none with DyT, and QK-norm is not among them.
+    // then the decoder's); none with DyT, BatchNorm or PowerNorm, and QK-norm is not among them.
     std::vector<int> scaled_norms() const;
     // From the next pass on, the norm whose gain is `entry` divides every token by the fixed `std`
     // instead of its own standard deviation (LayerNorm still subtracts each token's mean); std 0 gives
@@ -106,6 +106,23 @@ class Model {
         size_t tokens = 0;
     };
     std::vector<NormStdSums> norm_std_sums();
+
+    // BatchNorm / PowerNorm (model.norm_type; feature_norms.cpp): the statistics the next passes normalise
+    // with. The trainer's steps run BatchUpdating and its validation Running; Batch (training's
+    // statistics, nothing moves) until set, for gradient checks and probes.
+    void set_feature_statistics(FeatureStatistics mode) { m_feature_norms.mode = mode; }
+    FeatureStatistics feature_statistics() const { return m_feature_norms.mode; }
+    // The running statistics a checkpoint keeps (docs/formats.md#checkpoints): BatchNorm's
+    // "<norm>.running_mean" and "<norm>.running_var", PowerNorm's "<norm>.running_phi" (psi^2) and
+    // "<norm>.nu", of every active norm ("blocks.0.norm1"); none for the other norm types.
+    struct StateBuffer {
+        std::string name;
+        int64_t count = 0;
+        float* data = nullptr;  // backend memory
+    };
+    std::vector<StateBuffer> feature_norm_buffers() const;
+    // Every norm's running statistics back to their start: mean 0, variance 1, nu 0.
+    void reset_feature_norms();
 
     // Host copies of one entry's parameters / gradients.
     std::vector<float> read_entry(int entry, bool gradient = false);
@@ -150,6 +167,8 @@ class Model {
     // One of the model's norms (the config's type, width d_model) on n rows, forward and backward;
     // with its frozen scale when it has one (frozen_norms.cpp).
     void apply_norm(const NormIndex& norm, float* y, float* stats, const float* x, int n);
+    void allocate_feature_norms();                    // m_feature_norms, at construction
+    FeatureNormState feature_state(int entry) const;  // the state of the norm whose gain is `entry`
     void apply_norm_backward(const NormIndex& norm, float* dx, const float* dy, const float* x,
                              const float* stats, int n, bool accumulate_dx);
     // Each per-token-scaled norm the passes apply: its gain entry, where its statistics live and
@@ -429,6 +448,17 @@ class Model {
     TelemetryScratch m_telemetry;
     int64_t m_training_step = int64_t{1} << 40;  // see set_training_step
     GainWarmup m_gain_warmup;
+    // BatchNorm / PowerNorm state: per norm gain entry, 5 d floats of `buffer` from its offset
+    // (feature_norms.cpp), and the mode of the next passes.
+    struct FeatureNorms {
+        static constexpr size_t kNone = static_cast<size_t>(-1);
+        float* buffer = nullptr;
+        std::vector<size_t> offsets;  // by layout entry: a gain's place in buffer, or kNone
+        size_t total = 0;
+        FeatureStatistics mode = FeatureStatistics::Batch;
+    };
+    FeatureNorms m_feature_norms;
+
     MatmulPrecision m_matmuls;
     float m_loss_scale = 1.0f;
     std::vector<float> m_frozen_rstd;  // per layout entry: a norm gain's frozen 1/std, or 0 (per token)

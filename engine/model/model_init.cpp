@@ -152,6 +152,7 @@ void Model::initialize_entry(int entry_index, uint64_t seed) {
 void Model::initialize(uint64_t seed) {
     m_backend->fill(m_params, 0.0f, m_layout.total);
     for (size_t i = 0; i < m_layout.entries.size(); ++i) initialize_entry(static_cast<int>(i), seed);
+    reset_feature_norms();
 }
 
 std::vector<int> Model::reinitialize_deepnorm_beta(uint64_t seed) {
@@ -183,6 +184,8 @@ std::vector<int> Model::reinitialize_deepnorm_beta(uint64_t seed) {
 std::vector<int> Model::set_wiring(const ModelConfig& wiring) {
     const std::vector<bool> before = m_active;
     m_config.norm_placement = wiring.norm_placement;
+    if (wiring.norm_type != m_config.norm_type && is_feature_norm(wiring.norm_type))
+        reset_feature_norms();  // a BatchNorm or PowerNorm switched on starts from fresh running statistics
     m_config.norm_type = wiring.norm_type;
     for (const Residual with_buffers :
          {Residual::B2t, Residual::ResiDual, Residual::DenseFormer, Residual::AttnRes}) {

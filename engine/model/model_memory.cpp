@@ -239,6 +239,7 @@ void Model::stage_move(BackendTransfer& transfer) {
     transfer.copy(m_grads, m_layout.total);
     transfer.copy(m_attention_stats, attention_stat_total());
     transfer.copy(m_gain_warmup.shadow, std::max<size_t>(m_gain_warmup.total, 1));
+    transfer.copy(m_feature_norms.buffer, std::max<size_t>(m_feature_norms.total, 1));
     if (!m_activations) return;
     const size_t n = static_cast<size_t>(m_batch) * m_seq;
     transfer.copy(m_activations, activation_floats(m_config, m_vocab, m_batch, m_seq));

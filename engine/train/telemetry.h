@@ -94,6 +94,9 @@ struct StepRecord {
     std::optional<double> accuracy;  // synthetic tasks: on the answer part
     std::optional<double> val_loss;
     std::optional<double> val_accuracy;
+    // BatchNorm: the same validation batches on their own statistics (training's), beside val_loss on the
+    // running ones: its train/eval gap (PowerNorm trains on its running statistics: no gap to record)
+    std::optional<double> val_loss_batch_stats;
     std::vector<LayerTelemetry> layers;          // empty on steps without full telemetry
     std::vector<LayerTelemetry> encoder_layers;  // the same for the encoder's blocks (if any)
     std::optional<StepTelemetry> telemetry;      // on steps with full telemetry

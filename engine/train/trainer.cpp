@@ -222,6 +222,9 @@ void Trainer::validate_if_due(int64_t t, StepRecord& record) {
     double accuracy = 0.0;
     record.val_loss = evaluate(Split::Validation, m_config.telemetry.val_batches, &accuracy);
     if (m_task->has_accuracy()) record.val_accuracy = accuracy;
+    if (m_config.model.norm_type == NormType::BatchNorm)  // PowerNorm's training forward is its running one
+        record.val_loss_batch_stats =
+            evaluate(Split::Validation, m_config.telemetry.val_batches, nullptr, FeatureStatistics::Batch);
     m_last_val_loss = record.val_loss;
 }
 
@@ -239,9 +242,11 @@ const StepOutcome& Trainer::step() {
     m_model->set_training_step(t);  // the model's own warmups (norm gains, residual branches)
     m_step_loss_scale = m_loss_scaler.scale();
     m_model->set_loss_scale(static_cast<float>(m_step_loss_scale));
+    m_model->set_feature_statistics(FeatureStatistics::BatchUpdating);  // BatchNorm's running statistics move
     const ForwardStats& forward =
         m_model->forward_backward(m_batch, true, logged, static_cast<float>(m_config.train.z_loss));
-    m_model->set_loss_scale(1.0f);  // validation, probes and dumps run unscaled
+    m_model->set_loss_scale(1.0f);                              // validation, probes and dumps run unscaled
+    m_model->set_feature_statistics(FeatureStatistics::Batch);  // and move no running statistics
     double grad_total = gradient_squares_total();
     const bool skipped = overflowed(forward, grad_total);
     unscale_gradients(grad_total);
@@ -327,7 +332,9 @@ void Trainer::end_diverged(int64_t t, const ForwardStats& forward, const std::st
     outcome.logged = true;
 }
 
-double Trainer::evaluate(Split split, int batches, double* accuracy) {
+double Trainer::evaluate(Split split, int batches, double* accuracy, FeatureStatistics statistics) {
+    const FeatureStatistics kept = m_model->feature_statistics();
+    m_model->set_feature_statistics(statistics);
     double loss_sum = 0.0;
     int64_t scored = 0;
     int64_t correct = 0;
@@ -339,6 +346,7 @@ double Trainer::evaluate(Split split, int batches, double* accuracy) {
         scored += stats.scored;
         correct += stats.correct;
     }
+    m_model->set_feature_statistics(kept);
     if (accuracy) *accuracy = scored > 0 ? static_cast<double>(correct) / static_cast<double>(scored) : 0.0;
     return scored > 0 ? loss_sum / static_cast<double>(scored) : 0.0;
 }

@@ -94,7 +94,9 @@ class Trainer {
     void switch_backend(std::unique_ptr<Backend> next, std::string reason);
 
     // Mean loss (and accuracy for synthetic tasks) over `batches` fixed batches of a split.
-    double evaluate(Split split, int batches, double* accuracy = nullptr);
+    // BatchNorm and PowerNorm normalise with `statistics`: the running ones (as at inference) unless asked.
+    double evaluate(Split split, int batches, double* accuracy = nullptr,
+                    FeatureStatistics statistics = FeatureStatistics::Running);
 
     void mark_stopped() {
         if (m_status == RunStatus::Running) m_status = RunStatus::Stopped;

@@ -138,7 +138,19 @@ Ints token_ids(size_t count, int vocab, uint64_t seed, bool some_unscored) {
 }
 
 std::string name_of(NormType type) {
-    return type == NormType::LayerNorm ? "LayerNorm" : type == NormType::RmsNorm ? "RmsNorm" : "DyT";
+    switch (type) {
+        case NormType::LayerNorm:
+            return "LayerNorm";
+        case NormType::RmsNorm:
+            return "RmsNorm";
+        case NormType::DyT:
+            return "DyT";
+        case NormType::BatchNorm:
+            return "BatchNorm";
+        case NormType::PowerNorm:
+            return "PowerNorm";
+    }
+    return "?";
 }
 
 std::string name_of(OptimizerKind kind) {
@@ -459,6 +471,42 @@ void add_frozen_norms(std::vector<OpCase>& cases) {
     }
 }
 
+// BatchNorm and PowerNorm in each statistics mode: forward (moving the running statistics when updating),
+// then backward accumulating onto dx (moving PowerNorm's nu), at sizes past a block's 32 columns and its
+// 8 row lanes. State: running mean, running variance, nu (positive draws), then the pass's mean and rstd.
+void add_feature_norms(std::vector<OpCase>& cases) {
+    struct Sizes {
+        int n, d;
+    };
+    const std::pair<FeatureStatistics, std::string> modes[] = {
+        {FeatureStatistics::Running, "Running"},
+        {FeatureStatistics::Batch, "Batch"},
+        {FeatureStatistics::BatchUpdating, "Updating"}};
+    for (const NormType type : {NormType::BatchNorm, NormType::PowerNorm}) {
+        for (const auto& [mode, mode_name] : modes) {
+            for (const Sizes z : {Sizes{7, 5}, Sizes{300, 70}}) {
+                const size_t count = static_cast<size_t>(z.n) * z.d, d = static_cast<size_t>(z.d);
+                // f: x, w, b, y, state, dy, dx, dw, db
+                cases.push_back(
+                    {"FeatureNorm" + name_of(type) + mode_name + "_" + std::to_string(z.n) + "x" +
+                         std::to_string(z.d),
+                     {rnd(count, 101, 2.0, 0.5f), rnd(d, 102, 0.3, 1.0f), rnd(d, 103, 0.3), zeros(count),
+                      rnd(5 * d, 104, 0.5, 0.5f, true), rnd(count, 105), rnd(count, 106), rnd(d, 107),
+                      rnd(d, 108)},
+                     {},
+                     [=, mode = mode](Backend& b, float* const* f, int32_t* const*) {
+                         const FeatureNormState state{f[4],         f[4] + d, f[4] + 2 * d, f[4] + 3 * d,
+                                                      f[4] + 4 * d, 0.1f,     1e-5f};
+                         b.feature_norm_forward(type, f[3], f[0], f[1], f[2], state, mode, z.n, z.d);
+                         b.feature_norm_backward(type, f[6], f[7], f[8], f[5], f[0], f[1], state, mode, z.n,
+                                                 z.d, true);
+                         return std::vector<double>{};
+                     }});
+            }
+        }
+    }
+}
+
 // More 32-row chunks (65537) than a grid's y dimension takes (65535): the gain, bias and alpha partials
 // of a norm's backward over about 2.1M rows (width 1 keeps it to ~50 MB a backend).
 void add_norm_with_many_rows(std::vector<OpCase>& cases) {
@@ -764,6 +812,7 @@ std::vector<OpCase> all_op_cases() {
     add_embeddings_and_linears(cases);
     add_norms(cases);
     add_frozen_norms(cases);
+    add_feature_norms(cases);
     add_norm_with_many_rows(cases);
     add_attention(cases);
     add_losses_reductions_and_optimizers(cases);

@@ -74,6 +74,7 @@ void expect_same(const Config& a, const Config& b) {
     EXPECT_EQ(a.model.norm_eps, b.model.norm_eps);
     EXPECT_EQ(a.model.embedding_std, b.model.embedding_std);
     EXPECT_EQ(a.model.dyt_alpha, b.model.dyt_alpha);
+    EXPECT_EQ(a.model.bn_momentum, b.model.bn_momentum);
     EXPECT_EQ(a.model.qk_norm, b.model.qk_norm);
     EXPECT_EQ(a.model.mix_post_fraction, b.model.mix_post_fraction);
     EXPECT_EQ(a.model.norm_gain_warmup_steps, b.model.norm_gain_warmup_steps);
@@ -143,6 +144,7 @@ Config non_default_config() {
                1e-6,
                0.5,
                1.0,
+               0.25,
                QkNorm::RmsNorm,
                0.5,
                200,
@@ -223,6 +225,7 @@ TEST(ConfigKeys, AllKeysInDeclarationOrder) {
                                                "model.norm_eps",
                                                "model.embedding_std",
                                                "model.dyt_alpha",
+                                               "model.bn_momentum",
                                                "model.qk_norm",
                                                "model.mix_post_fraction",
                                                "model.norm_gain_warmup_steps",
@@ -402,8 +405,9 @@ TEST(ConfigParse, WrongTypesNameKeyExpectationAndValue) {
 }
 
 TEST(ConfigParse, UnknownEnumValueListsAcceptedValues) {
-    EXPECT_THAT(parse_error(R"({"model": {"norm_type": "batchnorm"}})"),
-                HasSubstr("'model.norm_type' expects one of layernorm|rmsnorm|dyt, got \"batchnorm\""));
+    EXPECT_THAT(parse_error(R"({"model": {"norm_type": "groupnorm"}})"),
+                HasSubstr("'model.norm_type' expects one of layernorm|rmsnorm|dyt|batchnorm|powernorm, got "
+                          "\"groupnorm\""));
     EXPECT_THAT(parse_error(R"({"device": "gpu"})"), HasSubstr("one of auto|cpu|cuda"));
     EXPECT_THAT(parse_error(R"({"data": {"task": "add"}})"),
                 HasSubstr("one of text|copy|reverse|sort|modadd"));

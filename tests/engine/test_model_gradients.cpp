@@ -144,6 +144,31 @@ INSTANTIATE_TEST_SUITE_P(DenseFormer, ModelGradients,
                                             ::testing::Values(Residual::DenseFormer)),
                          wiring_name);
 
+// BatchNorm and PowerNorm on training statistics (the model's mode until set): BatchNorm's gradient
+// through its batch's mean and variance; PowerNorm's nu is 0, so its approximate backward is exact.
+INSTANTIATE_TEST_SUITE_P(FeatureNorms, ModelGradients,
+                         ::testing::Combine(::testing::Values(NormPlacement::Post, NormPlacement::Pre,
+                                                              NormPlacement::Peri, NormPlacement::Mix),
+                                            ::testing::Values(NormType::BatchNorm, NormType::PowerNorm),
+                                            ::testing::Values(Residual::Plain, Residual::DeepNorm)),
+                         wiring_name);
+
+// On running statistics moved by three training passes (evaluation's mode), and in an encoder-decoder.
+TEST(ModelGradientsFeatureNorms, RunningStatisticsAndEncoderDecoder) {
+    for (const NormType type : {NormType::BatchNorm, NormType::PowerNorm}) {
+        const auto trained = [](Model& model) {
+            const Batch batch = small_batch(model.vocab(), 2, model.config().seq_len, 9);
+            model.set_feature_statistics(FeatureStatistics::BatchUpdating);
+            for (int i = 0; i < 3; ++i) model.forward_backward(batch, true, false);
+            model.set_feature_statistics(FeatureStatistics::Running);
+        };
+        check_model_gradients(wired_config(NormPlacement::Pre, type, Residual::Plain),
+                              "running " + to_string(type), 0, 2e-3f, 0.0f, 0, trained);
+        check_model_gradients(wired_config(NormPlacement::Post, type, Residual::Plain, 2),
+                              "encoder-decoder " + to_string(type));
+    }
+}
+
 // Dilations leave some outputs out of some averages (4 blocks: block 1 with k = 2 reads outputs 0 and 2).
 TEST(ModelGradientsDenseFormer, Dilations) {
     for (int dilation : {2, 3}) {

@@ -131,7 +131,7 @@ TEST(RunFolderReaderForeign, KeepsTheWritersOwnKeysAndANormTypeItRecognises) {
             (FlatConfig{
                 {"user.lr", "0.003"}, {"user.norm", "rms"}, {"user.sizes", "[1,2]"}, {"world_size", "4"}}));
     }
-    std::ofstream(folder / "config.json") << R"({"source": "x", "model": {"norm_type": "batchnorm"}})";
+    std::ofstream(folder / "config.json") << R"({"source": "x", "model": {"norm_type": "groupnorm"}})";
     const RunFolderReader other(folder.string());
     EXPECT_EQ(other.config().model.norm_type, NormType::LayerNorm);  // not one of NormLab's: not taken
     EXPECT_TRUE(other.knownKeys().empty());

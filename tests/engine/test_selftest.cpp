@@ -98,6 +98,17 @@ class WrongTwin final : public Backend {
         ++m_ops;
         m_inner.frozen_norm_backward(type, dx, dw, db, dy, x, stats, w, n, d, accumulate_dx);
     }
+    void feature_norm_forward(NormType type, float* y, const float* x, const float* w, const float* b,
+                              const FeatureNormState& state, FeatureStatistics mode, int n, int d) override {
+        ++m_ops;
+        m_inner.feature_norm_forward(type, y, x, w, b, state, mode, n, d);
+    }
+    void feature_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy,
+                               const float* x, const float* w, const FeatureNormState& state,
+                               FeatureStatistics mode, int n, int d, bool accumulate_dx) override {
+        ++m_ops;
+        m_inner.feature_norm_backward(type, dx, dw, db, dy, x, w, state, mode, n, d, accumulate_dx);
+    }
     using Backend::attention_backward;
     using Backend::attention_forward;
     void attention_forward(float* out, float* probs, const AttentionInputs& in, const AttentionShape& shape,

@@ -145,7 +145,9 @@ void ConfigPanel::addNormGroup() {
     bindCombo(norms, tr("Norm placement"), "model.norm_placement",
               tr("Post-LN: norm after the residual sum; Pre-LN: before each sub-layer; Peri-LN: around it; "
                  "mix: Mix-LN, Post-LN first blocks then Pre-LN"));
-    bindCombo(norms, tr("Norm type"), "model.norm_type", tr("LayerNorm, RMSNorm or DyT (tanh)"));
+    bindCombo(norms, tr("Norm type"), "model.norm_type",
+              tr("LayerNorm, RMSNorm or DyT (tanh) normalise each token; BatchNorm and PowerNorm each "
+                 "feature over the batch (running statistics for validation)"));
     bindCombo(norms, tr("QK-norm"), "model.qk_norm",
               tr("Normalise each head's queries and keys before the dot product (learnable gain per head "
                  "dimension): bounds attention logits at high learning rates"));
@@ -160,6 +162,9 @@ void ConfigPanel::addNormGroup() {
             tr("ProRes: block l's branch ramps from 0 to 1 over T x l steps; 0: off"));
     bindNumber(norms, tr("DyT alpha"), "model.dyt_alpha",
                tr("DyT's initial alpha in tanh(alpha x) (norm type dyt); the DyT paper uses 1.0 for LLMs"));
+    bindNumber(norms, tr("BatchNorm momentum"), "model.bn_momentum",
+               tr("BatchNorm / PowerNorm: each training step moves the running statistics this fraction of "
+                  "the way to the batch's, in (0, 1]; PyTorch's default 0.1"));
     bindCombo(norms, tr("Residual scheme"), "model.residual",
               tr("DeepNorm and Admin rescale the shortcut of Post-LN; ReZero gates each branch; LayerNorm "
                  "Scaling (lns) divides block l's input norms' outputs by sqrt(l); B2T (b2t) adds each "

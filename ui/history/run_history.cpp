@@ -60,6 +60,7 @@ void RunHistory::absorbRecord(const normlab::StepRecord& record) {
     lr.append(x, record.lr);
     gradNorm.append(x, record.grad_norm);
     if (record.val_loss) valLoss.append(x, *record.val_loss);
+    if (record.val_loss_batch_stats) valLossBatchStats.append(x, *record.val_loss_batch_stats);
     if (record.telemetry) {
         logZMean.append(x, record.telemetry->log_z_mean);
         outputLogitMean.append(x, record.telemetry->logit_mean);

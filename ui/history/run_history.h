@@ -57,6 +57,7 @@ struct RunHistory {
     size_t forkPointBytes = 0;
 
     DecimatedSeries loss, valLoss, lr, gradNorm;
+    DecimatedSeries valLossBatchStats;  // BatchNorm / PowerNorm: validation on the batches' own statistics
     DecimatedSeries attnEntropyMean, attnMaxLogit;  // mean entropy / largest logit over blocks
     DecimatedSeries logZMean, outputLogitMean;      // the output logits' log Z and mean (logged steps)
     DecimatedSeries gradEmbedding, gradHead;   // the embeddings' and the head's gradient norms (logged steps)

@@ -21,7 +21,14 @@ PlotContent LossPanel::buildContent(int columns) const {
         std::count_if(store().runs().begin(), store().runs().end(), [](const auto& entry) {
             return entry.second.visible && entry.second.groupId < 0;
         }) > 1;  // a group's seeds shown beside it are not runs of their own
+    const bool batchStatistics = std::any_of(
+        store().runs().begin(), store().runs().end(),
+        [](const auto& entry) { return entry.second.visible && !entry.second.valLossBatchStats.empty(); });
     if (severalRuns) content.styleKey = tr("solid: train, dashed: validation, dotted: lr");
+    if (batchStatistics)  // BatchNorm: validation on running statistics and on the batches' own
+        content.styleKey =
+            tr("solid: train, dashed: validation (running statistics), dash-dot: validation "
+               "(the batches' own), dotted: lr");
     content.emptyText = tr("Start a run (F5) or a lesson");
     for (const auto& [id, run] : store().runs()) {
         if (!run.visible) continue;
@@ -41,6 +48,17 @@ PlotContent LossPanel::buildContent(int columns) const {
             validation.style = Qt::DashLine;
             content.series.push_back(validation);
             if (run.bands) addSeedBand(content, run, true);
+        }
+        if (!run.valLossBatchStats.empty()) {  // BatchNorm's train/eval gap: validation in training's mode
+            PlotSeries batch = runSeries(store(), run, tr("validation, batch statistics"), false,
+                                         pointsOf(run.valLossBatchStats, columns));
+            batch.style = Qt::DashDotLine;
+            if (!seed) {
+                batch.colour = run.colour.darker(140);
+                batch.width = 1.8;
+                batch.pointsVisible = true;
+            }
+            content.series.push_back(batch);
         }
         PlotSeries lr = runSeries(store(), run, tr("lr"), false, pointsOf(run.lr, columns));
         lr.colour.setAlpha(150);

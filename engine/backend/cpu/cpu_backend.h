@@ -37,6 +37,12 @@ class CpuBackend final : public CpuReferenceBackend {
     void frozen_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy, const float* x,
                               const float* stats, const float* w, int n, int d, bool accumulate_dx) override;
 
+    void feature_norm_forward(NormType type, float* y, const float* x, const float* w, const float* b,
+                              const FeatureNormState& state, FeatureStatistics mode, int n, int d) override;
+    void feature_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy,
+                               const float* x, const float* w, const FeatureNormState& state,
+                               FeatureStatistics mode, int n, int d, bool accumulate_dx) override;
+
     using Backend::attention_backward;
     using Backend::attention_forward;
     void attention_forward(float* out, float* probs, const AttentionInputs& in, const AttentionShape& shape,

@@ -133,6 +133,17 @@ class CountingBackend final : public Backend {
         CountingWindow window;
         m_cpu.norm_backward(type, dx, dw, db, dalpha, dy, x, stats, w, alpha, n, d, accumulate_dx);
     }
+    void feature_norm_forward(NormType type, float* y, const float* x, const float* w, const float* b,
+                              const FeatureNormState& state, FeatureStatistics mode, int n, int d) override {
+        CountingWindow window;
+        m_cpu.feature_norm_forward(type, y, x, w, b, state, mode, n, d);
+    }
+    void feature_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy,
+                               const float* x, const float* w, const FeatureNormState& state,
+                               FeatureStatistics mode, int n, int d, bool accumulate_dx) override {
+        CountingWindow window;
+        m_cpu.feature_norm_backward(type, dx, dw, db, dy, x, w, state, mode, n, d, accumulate_dx);
+    }
     void frozen_norm_forward(NormType type, float* y, float* stats, const float* x, const float* w,
                              const float* b, float rstd, int n, int d) override {
         CountingWindow window;
@@ -308,7 +319,8 @@ TEST_P(SteadyState, BackendOpsAllocateNothing) {
     expect_backend_ops_allocate_nothing(small_config(GetParam()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Norms, SteadyState, ::testing::Values("layernorm", "rmsnorm", "dyt"));
+INSTANTIATE_TEST_SUITE_P(Norms, SteadyState,
+                         ::testing::Values("layernorm", "rmsnorm", "dyt", "batchnorm", "powernorm"));
 
 // The same for a Llama-shaped model: its gated FFN, RoPE and tied head allocate nothing either.
 TEST(SteadyStateArchitecture, LlamaShapedOpsAllocateNothing) {
@@ -380,6 +392,11 @@ INSTANTIATE_TEST_SUITE_P(
         StepCase{"PeriLN_dyt_rezero",
                  {"model.norm_placement=peri", "model.norm_type=dyt", "model.residual=rezero",
                   "telemetry.val_every=5"}},
+        StepCase{"PreBatchNorm_validation_every_3",
+                 {"model.norm_placement=pre", "model.norm_type=batchnorm", "telemetry.val_every=3"}},
+        StepCase{"PostPowerNorm_encoder_decoder",
+                 {"model.norm_placement=post", "model.norm_type=powernorm", "model.encoder_layers=1",
+                  "telemetry.val_every=2"}},
         StepCase{"PostLN_admin_clipped_text",
                  {"data.task=text", "model.norm_placement=post", "model.residual=admin",
                   "train.clip_grad_norm=0.5", "telemetry.val_every=3"}},

@@ -1,0 +1,74 @@
+// BatchNorm and PowerNorm in the model (model.norm_type batchnorm / powernorm): each norm's running
+// statistics and its pass's statistics in one backend buffer, by the layout entry of its gain, and the
+// mode (FeatureStatistics) the trainer sets around its training and validation passes.
+#include <stdexcept>
+#include <string>
+
+#include "engine/model/model.h"
+
+namespace normlab {
+
+namespace {
+// Per norm: running mean, running variance (PowerNorm: psi^2), nu, then the pass's mean and rstd.
+constexpr size_t kStateVectors = 5;
+}  // namespace
+
+void Model::allocate_feature_norms() {
+    FeatureNorms& norms = m_feature_norms;
+    norms.offsets.assign(m_layout.entries.size(), FeatureNorms::kNone);
+    for (size_t i = 0; i < m_layout.entries.size(); ++i) {
+        if (m_layout.entries[i].role != ParamRole::NormWeight) continue;
+        norms.offsets[i] = norms.total;
+        norms.total += kStateVectors * m_layout.entries[i].count;
+    }
+    norms.buffer = m_backend->allocate(std::max<size_t>(norms.total, 1));
+}
+
+FeatureNormState Model::feature_state(int entry) const {
+    const size_t offset = m_feature_norms.offsets.at(static_cast<size_t>(entry));
+    if (offset == FeatureNorms::kNone)
+        throw std::logic_error("feature-norm state of an entry that is no gain");
+    const size_t d = m_layout.entries[entry].count;
+    float* base = m_feature_norms.buffer + offset;
+    return {base,
+            base + d,
+            base + 2 * d,
+            base + 3 * d,
+            base + 4 * d,
+            static_cast<float>(m_config.bn_momentum),
+            static_cast<float>(m_config.norm_eps)};
+}
+
+void Model::reset_feature_norms() {
+    for (size_t i = 0; i < m_feature_norms.offsets.size(); ++i) {
+        if (m_feature_norms.offsets[i] == FeatureNorms::kNone) continue;
+        const FeatureNormState state = feature_state(static_cast<int>(i));
+        const size_t d = m_layout.entries[i].count;
+        m_backend->fill(state.running_mean, 0.0f, d);
+        m_backend->fill(state.running_var, 1.0f, d);
+        m_backend->fill(state.nu, 0.0f, d);
+    }
+}
+
+std::vector<Model::StateBuffer> Model::feature_norm_buffers() const {
+    std::vector<StateBuffer> buffers;
+    if (!is_feature_norm(m_config.norm_type)) return buffers;
+    const bool batch_norm = m_config.norm_type == NormType::BatchNorm;
+    for (size_t i = 0; i < m_feature_norms.offsets.size(); ++i) {
+        if (m_feature_norms.offsets[i] == FeatureNorms::kNone || !m_active[i]) continue;
+        const ParamEntry& gain = m_layout.entries[i];
+        const std::string norm = gain.name.substr(0, gain.name.rfind('.'));  // "blocks.0.norm1"
+        const auto count = static_cast<int64_t>(gain.count);
+        const FeatureNormState state = feature_state(static_cast<int>(i));
+        if (batch_norm) {
+            buffers.push_back({norm + ".running_mean", count, state.running_mean});
+            buffers.push_back({norm + ".running_var", count, state.running_var});
+        } else {
+            buffers.push_back({norm + ".running_phi", count, state.running_var});
+            buffers.push_back({norm + ".nu", count, state.nu});
+        }
+    }
+    return buffers;
+}
+
+}  // namespace normlab

@@ -95,6 +95,7 @@ void load_parameters(const SafetensorsFile& file, Model& model, const std::strin
         const std::vector<float>& values = checked_tensor(file, buffer.name, shape, path).data;
         model.backend().upload(buffer.data, values.data(), values.size());
     }
+    model.keep_feature_norms();
 }
 
 namespace {

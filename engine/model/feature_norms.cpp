@@ -39,6 +39,25 @@ FeatureNormState Model::feature_state(int entry) const {
             static_cast<float>(m_config.norm_eps)};
 }
 
+// PowerNorm's first training pass after a reset (a new model, a live switch to it) first sets psi^2 to
+// its batch's quadratic mean (momentum 1), then normalises with it: psi^2 = 1 would divide a stream of
+// another scale by 1 (a live switch at step 50 diverged at once). The authors' code starts its running
+// average the same way; Algorithm 1 leaves psi_0 open.
+void Model::apply_feature_norm(const NormIndex& norm, float* y, const float* x, int n) {
+    const FeatureNormState state = feature_state(norm.weight);
+    const float* w = entry_ptr(norm.weight);
+    const float* b = entry_ptr(norm.bias);
+    FeatureStatistics mode = m_feature_norms.mode;
+    if (m_config.norm_type == NormType::PowerNorm && mode == FeatureStatistics::BatchUpdating &&
+        m_feature_norms.seed_pending) {
+        FeatureNormState seed = state;
+        seed.momentum = 1.0f;
+        m_backend->feature_norm_forward(m_config.norm_type, y, x, w, b, seed, mode, n, m_config.d_model);
+        mode = FeatureStatistics::Batch;  // psi^2 is the batch's now: normalise with it, move it no further
+    }
+    m_backend->feature_norm_forward(m_config.norm_type, y, x, w, b, state, mode, n, m_config.d_model);
+}
+
 void Model::reset_feature_norms() {
     for (size_t i = 0; i < m_feature_norms.offsets.size(); ++i) {
         if (m_feature_norms.offsets[i] == FeatureNorms::kNone) continue;
@@ -48,6 +67,7 @@ void Model::reset_feature_norms() {
         m_backend->fill(state.running_var, 1.0f, d);
         m_backend->fill(state.nu, 0.0f, d);
     }
+    m_feature_norms.seed_pending = true;
 }
 
 std::vector<Model::StateBuffer> Model::feature_norm_buffers() const {

@@ -12,9 +12,7 @@ namespace normlab {
 
 void Model::apply_norm(const NormIndex& norm, float* y, float* stats, const float* x, int n) {
     if (is_feature_norm(m_config.norm_type)) {
-        m_backend->feature_norm_forward(m_config.norm_type, y, x, entry_ptr(norm.weight),
-                                        entry_ptr(norm.bias), feature_state(norm.weight),
-                                        m_feature_norms.mode, n, m_config.d_model);
+        apply_feature_norm(norm, y, x, n);
         return;
     }
     const float frozen = m_frozen_rstd[norm.weight];

@@ -331,6 +331,7 @@ const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, b
     if (output_scale != 1.0f) m_backend->scale(m_logits, output_scale, logit_count);
     const auto loss = m_backend->cross_entropy(m_logits, m_logits, m_targets, n, m_vocab, backward, z_loss);
 
+    if (m_feature_norms.mode == FeatureStatistics::BatchUpdating) m_feature_norms.seed_pending = false;
     const ForwardStats& stats = collect_stats(loss, attention_stats);
     if (!backward) return stats;
 

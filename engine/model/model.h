@@ -121,8 +121,11 @@ class Model {
         float* data = nullptr;  // backend memory
     };
     std::vector<StateBuffer> feature_norm_buffers() const;
-    // Every norm's running statistics back to their start: mean 0, variance 1, nu 0.
+    // Every norm's running statistics back to their start: mean 0, variance 1, nu 0; PowerNorm's psi^2
+    // then comes from the next training pass's batch (feature_norms.cpp).
     void reset_feature_norms();
+    // The running statistics hold trained values (a checkpoint's, just loaded): nothing to seed.
+    void keep_feature_norms() { m_feature_norms.seed_pending = false; }
 
     // Host copies of one entry's parameters / gradients.
     std::vector<float> read_entry(int entry, bool gradient = false);
@@ -167,7 +170,8 @@ class Model {
     // One of the model's norms (the config's type, width d_model) on n rows, forward and backward;
     // with its frozen scale when it has one (frozen_norms.cpp).
     void apply_norm(const NormIndex& norm, float* y, float* stats, const float* x, int n);
-    void allocate_feature_norms();                    // m_feature_norms, at construction
+    void allocate_feature_norms();  // m_feature_norms, at construction
+    void apply_feature_norm(const NormIndex& norm, float* y, const float* x, int n);  // apply_norm's
     FeatureNormState feature_state(int entry) const;  // the state of the norm whose gain is `entry`
     void apply_norm_backward(const NormIndex& norm, float* dx, const float* dy, const float* x,
                              const float* stats, int n, bool accumulate_dx);
@@ -456,6 +460,8 @@ class Model {
         std::vector<size_t> offsets;  // by layout entry: a gain's place in buffer, or kNone
         size_t total = 0;
         FeatureStatistics mode = FeatureStatistics::Batch;
+        // PowerNorm's psi^2 is still its reset value: the next training pass takes the batch's
+        bool seed_pending = true;
     };
     FeatureNorms m_feature_norms;
 

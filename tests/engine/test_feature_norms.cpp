@@ -333,5 +333,41 @@ TEST(FeatureNormTraining, ALiveSwitchStartsFreshStatistics) {
     EXPECT_NE(running_statistics(trainer.model()), fresh);
 }
 
+// PowerNorm's first training pass takes psi^2 from its batch (the final norm's: the last block's output,
+// column by column), and a BatchNorm run switched to PowerNorm live trains on instead of dividing its
+// stream by 1 (that switch once diverged at once).
+TEST(FeatureNormTraining, PowerNormSeedsPsiFromItsFirstTrainingBatch) {
+    Trainer trainer(feature_norm_config(NormType::PowerNorm));
+    Model& model = trainer.model();
+    const Batch batch = testing::small_batch(trainer.model().vocab(), 4, 16, 3);
+    model.set_feature_statistics(FeatureStatistics::BatchUpdating);
+    model.forward_backward(batch, false, false);
+    model.set_feature_statistics(FeatureStatistics::Batch);
+    const std::vector<float> stream = model.read_block_output(1);
+    const int d = model.config().d_model, n = static_cast<int>(stream.size()) / d;
+    std::vector<float> psi2;
+    for (const Model::StateBuffer& buffer : model.feature_norm_buffers()) {
+        if (buffer.name != "final_norm.running_phi") continue;
+        psi2.resize(static_cast<size_t>(buffer.count));
+        model.backend().download(psi2.data(), buffer.data, psi2.size());
+    }
+    ASSERT_EQ(psi2.size(), static_cast<size_t>(d));
+    for (int c = 0; c < d; ++c) {
+        double squares = 0.0;
+        for (int r = 0; r < n; ++r)
+            squares += stream[static_cast<size_t>(r) * d + c] * stream[static_cast<size_t>(r) * d + c];
+        EXPECT_NEAR(psi2[c], squares / n, 1e-5 * std::max(1.0, squares / n)) << c;
+    }
+
+    Trainer switched(feature_norm_config(NormType::BatchNorm));
+    for (int i = 0; i < 30; ++i) switched.step();
+    switched.apply({"model.norm_type", "powernorm"});
+    for (int i = 0; i < 30; ++i) {
+        const StepOutcome& outcome = switched.step();
+        ASSERT_LT(outcome.record.loss, 6.0) << "step " << outcome.record.step;
+    }
+    EXPECT_EQ(switched.steps_done(), 60) << "a diverged run ends early";
+}
+
 }  // namespace
 }  // namespace normlab

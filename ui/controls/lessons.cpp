@@ -183,7 +183,7 @@ const std::vector<Lesson>& lessons() {
              "(0.028 and 0.004; at batch 1, 0.083). At the end BatchNorm trails LayerNorm at batch 32 "
              "(held-out 1.45 against 1.29, paired 0.15 worse, 0.09-0.22) and at batch 1 (0.07, "
              "0.008-0.14), not measurably at batch 8 or 2. Try <i>Norm type</i> powernorm on a fork: "
-             "PowerNorm, as the paper's algorithm without its authors' warmup, ends 0.80 (0.64-0.95) behind "
+             "PowerNorm, as the paper's algorithm without its authors' warmup, ends 0.75 (0.69-0.82) behind "
              "LayerNorm at batch 32.</p>")},
         {QStringLiteral("Norm-gain and residual warmup vs lr warmup"),
          {"postln-no-warmup", "postln-warmup", "postln-gain-warmup", "postln-residual-warmup"},

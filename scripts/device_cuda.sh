@@ -5,8 +5,9 @@
 # the GPU, a per-kernel profile (ncu) and the window's cost. Uses the binaries scripts/device_bundle.sh put
 # in .device/ when they load there, else builds. Each step has a time limit; everything goes to
 # $OUT/results.tgz (repacked after each step, so a run cut short keeps what it measured) and summary.txt.
-# The architecture presets (llama-small, gpt2-shape; llama-small on bpe:1024 tokens) train on CUDA against
-# the CPU, and the Hugging Face import's gradients are checked against transformers with NormLab on the GPU.
+# The architecture presets (llama-small, gpt2-shape; llama-small on bpe:1024 tokens) and the feature norms
+# (BatchNorm, PowerNorm) train on CUDA against the CPU, and the Hugging Face import's gradients are
+# checked against transformers with NormLab on the GPU.
 # The residual-stream schemes (B2T, LNS, ResiDual, DenseFormer, AttnRes) at 48 blocks train on both too.
 # Usage: device_cuda.sh [STEP,STEP...]
 #   (default: all of tests,selftest,auto,arch,schemes,precision,hf,bridge,oracle,profile,window,comparison)
@@ -113,8 +114,11 @@ compare_devices() {
     done
     step "${label}_$name" 30 python3 "$WORK/curves_agree.py" "$WORK/$name-cuda" "$WORK/$name-cpu" "$tolerance"
 }
-if wanted arch; then  # the modern-architecture presets (and BPE tokens): 50 steps on the GPU and the CPU
-    for run in llama-small gpt2-shape llama-small:data.tokenizer=bpe:1024; do compare_devices arch 50 "$run"; done
+if wanted arch; then  # the modern-architecture presets (and BPE tokens), the feature norms: 50 steps, GPU and CPU
+    for run in llama-small gpt2-shape llama-small:data.tokenizer=bpe:1024 batchnorm-batch32 \
+        batchnorm-batch2:model.norm_type=powernorm; do
+        compare_devices arch 50 "$run"
+    done
 fi
 if wanted schemes; then  # the residual-stream schemes at 48 blocks (some in fp16/bf16): 30 steps, GPU and CPU
     for run in deep-b2t deep-lns deep-resi-dual deep-denseformer deep-denseformer:model.denseformer_dilation=3 \

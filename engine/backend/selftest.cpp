@@ -82,6 +82,13 @@ std::vector<TinyModel> tiny_models() {
 
     models.push_back({"Peri-LN DyT", tiny_config(NormPlacement::Peri, NormType::DyT, Activation::Relu),
                       tiny_training(OptimizerKind::RAdam)});
+    // without linear biases: a bias added to the stream has a gradient of exactly 0 under BatchNorm
+    // (every later BatchNorm removes it), which leaves float noise to compare
+    TinyModel batch_norm{"Pre-LN BatchNorm, no biases",
+                         tiny_config(NormPlacement::Pre, NormType::BatchNorm, Activation::Gelu),
+                         tiny_training(OptimizerKind::Adam)};
+    batch_norm.model.bias = false;
+    models.push_back(batch_norm);
 
     TinyModel llama{"Llama-like: RMSNorm, SwiGLU, QK-norm then RoPE, multi-query, no biases, tied",
                     tiny_config(NormPlacement::Pre, NormType::RmsNorm, Activation::Relu),

@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 // The one op a WrongTwin gets wrong.
 enum class WrongOp {
     NormForward,
+    FeatureNormForward,
     LinearWeightGradient,
     AttentionForward,
     ActivationBackward,
@@ -102,6 +103,7 @@ class WrongTwin final : public Backend {
                               const FeatureNormState& state, FeatureStatistics mode, int n, int d) override {
         ++m_ops;
         m_inner.feature_norm_forward(type, y, x, w, b, state, mode, n, d);
+        spoil(WrongOp::FeatureNormForward, y, static_cast<size_t>(n) * d);
     }
     void feature_norm_backward(NormType type, float* dx, float* dw, float* db, const float* dy,
                                const float* x, const float* w, const FeatureNormState& state,
@@ -250,7 +252,7 @@ TEST(SelfTest, TheFastCpuBackendPasses) {
     const SelfTestReport report = run_backend_selftest(fast);
     EXPECT_TRUE(report.passed()) << report.first_difference;
     EXPECT_EQ(report.candidate, fast.name());
-    ASSERT_EQ(report.checks.size(), 30u);  // 6 tiny models x loss, telemetry, gradients, updates, parameters
+    ASSERT_EQ(report.checks.size(), 35u);  // 7 tiny models x loss, telemetry, gradients, updates, parameters
     for (const SelfTestCheck& check : report.checks) {
         EXPECT_TRUE(check.passed()) << check.model << " " << check.quantity << ": " << check.worst.describe();
         EXPECT_GT(check.compared, 0) << check.model << " " << check.quantity;
@@ -279,6 +281,7 @@ INSTANTIATE_TEST_SUITE_P(
     OneOpOffByOnePercent, WrongTwinTest,
     ::testing::Values(
         WrongTwinCase{"NormForward", WrongOp::NormForward, "loss", "loss off by"},
+        WrongTwinCase{"FeatureNormForward", WrongOp::FeatureNormForward, "loss", "loss off by"},
         WrongTwinCase{"LinearWeightGradient", WrongOp::LinearWeightGradient, "gradients",
                       ".weight gradient off by"},
         WrongTwinCase{"AttentionForward", WrongOp::AttentionForward, "loss", "loss off by"},

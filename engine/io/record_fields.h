@@ -57,13 +57,16 @@ inline constexpr LayerField kLayerFields[] = {
     {"norm1_out_scale_cv", &LayerTelemetry::norm1_out_scale_cv, false},
     {"norm2_out_scale_mean", &LayerTelemetry::norm2_out_scale_mean, false},
     {"norm2_out_scale_cv", &LayerTelemetry::norm2_out_scale_cv, false},
+    {"norm1_stat_gap", &LayerTelemetry::norm1_stat_gap, false},
+    {"norm2_stat_gap", &LayerTelemetry::norm2_stat_gap, false},
     {"resid_cross", &LayerTelemetry::resid_cross, true},
     {"cross_attn_entropy", &LayerTelemetry::cross_attn_entropy, true},
     {"cross_attn_max_logit", &LayerTelemetry::cross_attn_max_logit, true},
     {"norm_cross_scale_mean", &LayerTelemetry::norm_cross_scale_mean, true},
     {"norm_cross_scale_cv", &LayerTelemetry::norm_cross_scale_cv, true},
     {"norm_cross_out_scale_mean", &LayerTelemetry::norm_cross_out_scale_mean, true},
-    {"norm_cross_out_scale_cv", &LayerTelemetry::norm_cross_out_scale_cv, true}};
+    {"norm_cross_out_scale_cv", &LayerTelemetry::norm_cross_out_scale_cv, true},
+    {"norm_cross_stat_gap", &LayerTelemetry::norm_cross_stat_gap, true}};
 inline constexpr GradField kGradFields[] = {{"w_qkv", &GradientNorms::w_qkv, false},
                                             {"w_o", &GradientNorms::w_o, false},
                                             {"w_1", &GradientNorms::w_1, false},

@@ -1,9 +1,11 @@
 // BatchNorm and PowerNorm in the model (model.norm_type batchnorm / powernorm): each norm's running
 // statistics and its pass's statistics in one backend buffer, by the layout entry of its gain, and the
 // mode (FeatureStatistics) the trainer sets around its training and validation passes.
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
+#include "engine/core/not_recorded.h"
 #include "engine/model/model.h"
 
 namespace normlab {
@@ -68,6 +70,31 @@ void Model::reset_feature_norms() {
         m_backend->fill(state.nu, 0.0f, d);
     }
     m_feature_norms.seed_pending = true;
+}
+
+void Model::measure_feature_norm_gaps() {
+    std::vector<double>& gaps = m_stats.sublayers.norm_stat_gap;
+    gaps.assign(m_sublayers.size(), kNotRecorded);
+    if (m_config.norm_type != NormType::BatchNorm || m_feature_norms.mode == FeatureStatistics::Running)
+        return;
+    const size_t d = static_cast<size_t>(m_config.d_model);
+    std::vector<float>& host = m_telemetry.feature_state_host;
+    host.resize(5 * d);
+    const double eps = m_config.norm_eps;
+    for (const SublayerStep& step : m_plan) {
+        if (step.placement != NormPlacement::Post && !has_input_norm(step.placement)) continue;
+        const FeatureNormState state = feature_state(input_norm_of(block_index(step), step.kind).weight);
+        m_backend->download(host.data(), state.running_mean, host.size());  // the five vectors in a row
+        const float *running_mean = host.data(), *running_var = running_mean + d, *mean = running_var + 2 * d,
+                    *rstd = mean + d;
+        double sum = 0.0;
+        for (size_t c = 0; c < d; ++c) {
+            const double sigma_running = std::sqrt(running_var[c] + eps), sigma_batch = 1.0 / rstd[c];
+            const double shift = mean[c] - running_mean[c], spread = sigma_batch - sigma_running;
+            sum += (shift * shift + spread * spread) / (sigma_running * sigma_running);
+        }
+        gaps[static_cast<size_t>(step.slot)] = std::sqrt(sum / static_cast<double>(d));
+    }
 }
 
 std::vector<Model::StateBuffer> Model::feature_norm_buffers() const {

@@ -40,6 +40,9 @@ struct SublayerStats {
     std::vector<double> norm_out_scale_mean, norm_out_scale_cv;
     std::vector<double> dependency;
     std::vector<double> contribution;  // ||a f|| / ||x||: the branch as added against the sub-layer's input
+    // BatchNorm on batch statistics: how far the pass's statistics of its Norm_in (Post-LN: its norm) lie
+    // from the running ones (Model::measure_feature_norm_gaps; kNotRecorded otherwise)
+    std::vector<double> norm_stat_gap;
 };
 
 // Per-step measurements the forward pass produces (host values). The model keeps one instance whose
@@ -130,7 +133,8 @@ inline constexpr SublayerList kSublayerLists[] = {
     {"norm_out_scale_mean", &SublayerStats::norm_out_scale_mean, kParityTolerance},
     {"norm_out_scale_cv", &SublayerStats::norm_out_scale_cv, kParityTolerance},
     {"dependency", &SublayerStats::dependency, kRatioParityTolerance},
-    {"contribution", &SublayerStats::contribution, kRatioParityTolerance}};
+    {"contribution", &SublayerStats::contribution, kRatioParityTolerance},
+    {"norm_stat_gap", &SublayerStats::norm_stat_gap, kRatioParityTolerance}};
 
 // The pass's values of the output logits, set by every pass.
 struct PassScalar {

@@ -271,6 +271,9 @@ class Model {
     void measure_qk_rms(int n);
     // fills m_stats.sublayers' norm scales and both final norms' (norm_scales.cpp), from norm_sites()
     void measure_norm_scales(int n);
+    // m_stats.sublayers.norm_stat_gap: under BatchNorm on batch statistics each sub-layer's input norm's
+    // (Post-LN: its norm's) gap to the running statistics (feature_norms.cpp); kNotRecorded otherwise
+    void measure_feature_norm_gaps();
     struct NormScaleTarget {  // where a measured norm's mean and CV go in m_stats
         double* mean;
         double* cv;
@@ -372,6 +375,7 @@ class Model {
         std::vector<double> norm_scale_sums, norm_scale_squares;
         std::vector<Slice> qk_slices;  // the queries' and keys' rows, for measure_qk_rms
         std::vector<double> qk_squares;
+        std::vector<float> feature_state_host;  // one BatchNorm's state, for measure_feature_norm_gaps
     };
 
     ModelConfig m_config;

@@ -42,6 +42,7 @@ const ForwardStats& Model::collect_stats(const Backend::CrossEntropyResult& loss
         collect_attention_stats(m_batch, m_seq);
         measure_qk_rms(n);
         measure_norm_scales(n);
+        measure_feature_norm_gaps();
         measure_branch_shares(nd);
     }
     return stats;

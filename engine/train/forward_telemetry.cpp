@@ -18,6 +18,10 @@ void copy_sublayers(const SublayerStats& sublayers, int attention, int feed_forw
         layer.norm2_out_scale_mean = sublayers.norm_out_scale_mean[feed_forward];
         layer.norm2_out_scale_cv = sublayers.norm_out_scale_cv[feed_forward];
     }
+    if (!sublayers.norm_stat_gap.empty()) {  // measured on this pass
+        layer.norm1_stat_gap = sublayers.norm_stat_gap[attention];
+        layer.norm2_stat_gap = sublayers.norm_stat_gap[feed_forward];
+    }
     if (!sublayers.dependency.empty()) {
         layer.dependency_attn = sublayers.dependency[attention];
         layer.dependency_ffn = sublayers.dependency[feed_forward];
@@ -64,6 +68,7 @@ void copy_cross_attention(const ForwardStats& forward, const SublayerSlots& slot
         layer.norm_cross_out_scale_mean = sublayers.norm_out_scale_mean[slot];
         layer.norm_cross_out_scale_cv = sublayers.norm_out_scale_cv[slot];
     }
+    if (!sublayers.norm_stat_gap.empty()) layer.norm_cross_stat_gap = sublayers.norm_stat_gap[slot];
     if (!sublayers.dependency.empty()) {
         layer.dependency_cross = sublayers.dependency[slot];
         layer.contribution_cross = sublayers.contribution[slot];

@@ -37,6 +37,10 @@ struct LayerTelemetry {
     // The same for Peri-LN's output norms of the two sub-layers (unrecorded under other placements)
     double norm1_out_scale_mean = 0.0, norm1_out_scale_cv = 0.0;
     double norm2_out_scale_mean = 0.0, norm2_out_scale_cv = 0.0;
+    // BatchNorm: the gap between the attention's and the FFN's norm's batch statistics and their running
+    // ones, sqrt(mean over features of ((mu_B - mu_R)^2 + (sigma_B - sigma_R)^2) / sigma_R^2), the
+    // 2-Wasserstein distance of the two normals in running standard deviations (unrecorded otherwise)
+    double norm1_stat_gap = kNotRecorded, norm2_stat_gap = kNotRecorded;
     double q_rms = 0.0;  // RMS of the queries and of the keys entering attention (before any QK-norm)
     double k_rms = 0.0;
     // Emulated precision (train.precision other than fp32; docs/precision.md): the shares of the block's
@@ -61,6 +65,7 @@ struct LayerTelemetry {
     double dependency_cross = 0.0;
     // its norm's per-token scale, as norm1_scale_* (and Peri-LN's output norm's, as norm1_out_scale_*)
     double norm_cross_scale_mean = 0.0, norm_cross_scale_cv = 0.0;
+    double norm_cross_stat_gap = kNotRecorded;  // its norm's, as norm1_stat_gap
     double norm_cross_out_scale_mean = 0.0, norm_cross_out_scale_cv = 0.0;
 };
 

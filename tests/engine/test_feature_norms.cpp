@@ -369,5 +369,59 @@ TEST(FeatureNormTraining, PowerNormSeedsPsiFromItsFirstTrainingBatch) {
     EXPECT_EQ(switched.steps_done(), 60) << "a diverged run ends early";
 }
 
+// The per-block gap (norm_stat_gap: the 2-Wasserstein distance of the batch's and the running normal per
+// feature, in running standard deviations, RMS over features) against the formula computed here from
+// block 1's attention norm's input (block 0's output) and its running statistics after the pass; none
+// under LayerNorm or on running statistics.
+TEST(FeatureNormTraining, TheGapBetweenBatchAndRunningStatisticsPerBlock) {
+    Trainer trainer(feature_norm_config(NormType::BatchNorm));
+    for (int i = 0; i < 5; ++i) trainer.step();
+    Model& model = trainer.model();
+    const Batch batch = testing::small_batch(model.vocab(), 4, 16, 4);
+    model.set_feature_statistics(FeatureStatistics::BatchUpdating);
+    const ForwardStats& stats = model.forward_backward(batch, false, true);
+    const size_t slot = static_cast<size_t>(SublayerSlots(model.config()).of(kAttentionSublayer, 1));
+    const double measured = stats.sublayers.norm_stat_gap.at(slot);
+    model.set_feature_statistics(FeatureStatistics::Batch);
+    const std::vector<float> x = model.read_block_output(0);
+    std::vector<float> running_mean, running_var;
+    for (const Model::StateBuffer& buffer : model.feature_norm_buffers()) {
+        std::vector<float>* into = buffer.name == "blocks.1.norm1.running_mean"  ? &running_mean
+                                   : buffer.name == "blocks.1.norm1.running_var" ? &running_var
+                                                                                 : nullptr;
+        if (!into) continue;
+        into->resize(static_cast<size_t>(buffer.count));
+        model.backend().download(into->data(), buffer.data, into->size());
+    }
+    const int d = model.config().d_model, n = static_cast<int>(x.size()) / d;
+    ASSERT_EQ(running_var.size(), static_cast<size_t>(d));
+    double sum = 0.0;
+    for (int c = 0; c < d; ++c) {
+        double mean = 0.0, var = 0.0;
+        for (int r = 0; r < n; ++r) mean += x[static_cast<size_t>(r) * d + c] / n;
+        for (int r = 0; r < n; ++r) {
+            const double dev = x[static_cast<size_t>(r) * d + c] - mean;
+            var += dev * dev / n;
+        }
+        const double sigma_running = std::sqrt(running_var[c] + kEps), sigma_batch = std::sqrt(var + kEps);
+        sum += ((mean - running_mean[c]) * (mean - running_mean[c]) +
+                (sigma_batch - sigma_running) * (sigma_batch - sigma_running)) /
+               (sigma_running * sigma_running);
+    }
+    EXPECT_NEAR(measured, std::sqrt(sum / d), 1e-4 * std::sqrt(sum / d));
+    EXPECT_GT(measured, 0.0);
+
+    model.set_feature_statistics(FeatureStatistics::Running);
+    for (double gap : model.forward_backward(batch, false, true).sublayers.norm_stat_gap)
+        EXPECT_FALSE(recorded(gap));
+    model.set_feature_statistics(FeatureStatistics::Batch);
+    Trainer layer_norm(feature_norm_config(NormType::LayerNorm));
+    const StepRecord record = layer_norm.step().record;
+    ASSERT_FALSE(record.layers.empty());
+    EXPECT_FALSE(recorded(record.layers[0].norm1_stat_gap));
+    Trainer batch_norm(feature_norm_config(NormType::BatchNorm));
+    EXPECT_TRUE(recorded(batch_norm.step().record.layers[1].norm2_stat_gap));
+}
+
 }  // namespace
 }  // namespace normlab

@@ -36,6 +36,9 @@ FamilyFields fieldsOf(NormFamily family) {
         case NormFamily::Encoder:
             return {&StepRecord::encoder_layers, &LayerTelemetry::norm1_scale_mean,
                     &LayerTelemetry::norm2_scale_mean, &StepTelemetry::encoder_final_norm_scale_mean};
+        case NormFamily::BatchStatisticsGap:
+            return {&StepRecord::layers, &LayerTelemetry::norm1_stat_gap, &LayerTelemetry::norm2_stat_gap,
+                    nullptr};
     }
     return {};
 }
@@ -63,6 +66,8 @@ NormFamilyNames normFamilyNames(NormFamily family) {
             return {tr("Cross-attention"), tr(" cross"), tr(" cross out"), QString()};
         case NormFamily::Encoder:
             return {tr("Encoder"), tr(" attention"), tr(" FFN"), tr("encoder final norm")};
+        case NormFamily::BatchStatisticsGap:
+            return {tr("BatchNorm: batch vs running statistics"), tr(" attention"), tr(" FFN"), QString()};
     }
     return {};
 }

@@ -12,9 +12,12 @@
 
 namespace normlab::ui {
 
-enum class NormFamily { Inputs, PeriOutputs, CrossAttention, Encoder };
+// BatchStatisticsGap is not a scale: BatchNorm's gap between each sub-layer norm's batch statistics and
+// its running ones (norm1_stat_gap, norm2_stat_gap), drawn on the same chart.
+enum class NormFamily { Inputs, PeriOutputs, CrossAttention, Encoder, BatchStatisticsGap };
 inline constexpr std::array kNormFamilies = {NormFamily::Inputs, NormFamily::PeriOutputs,
-                                             NormFamily::CrossAttention, NormFamily::Encoder};
+                                             NormFamily::CrossAttention, NormFamily::Encoder,
+                                             NormFamily::BatchStatisticsGap};
 
 // What a family's series are, for menus, legends and exports.
 struct NormFamilyNames {

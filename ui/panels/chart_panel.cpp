@@ -37,7 +37,7 @@ const RunHistory* ChartPanel::shownRun() const {
 
 QString ChartPanel::shownTitle() const {
     const RunHistory* run = shownRun();
-    return run ? QStringLiteral("%1: %2").arg(m_title, run->name) : m_title;
+    return run ? QStringLiteral("%1: %2").arg(chartTitle(), run->name) : chartTitle();
 }
 
 RunSelector* ChartPanel::addRunSelector() {

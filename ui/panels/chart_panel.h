@@ -24,6 +24,9 @@ class ChartPanel : public QWidget {
 
     QString id() const { return m_id; }
     QString title() const { return m_title; }
+    // The title of what the chart shows now, drawn on its figures (the panel's title, unless a panel
+    // shows something else at times: the norm-scale chart's BatchNorm gap)
+    virtual QString chartTitle() const { return m_title; }
     // The title a figure or CSV of this chart carries: a chart of one run at a time names the run shown
     // ("Attention logits and q, k RMS per block: postln-no-warmup").
     virtual QString shownTitle() const;

@@ -66,7 +66,7 @@ void LinePanel::applyStyle(const ChartStyle& style) {
 }
 
 std::unique_ptr<QWidget> LinePanel::makeFigureChart(const ChartStyle& style) const {
-    auto plot = std::make_unique<LinePlot>(title());
+    auto plot = std::make_unique<LinePlot>(chartTitle());
     plot->setStyle(style);
     plot->setTitleShown(true);
     PlotContent content = contentWithNotes(kFigureColumns);

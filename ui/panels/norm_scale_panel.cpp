@@ -12,7 +12,8 @@ NormScalePanel::NormScalePanel(const TelemetryStore& store, QWidget* parent)
     m_family = addHeaderMenu(tr("Norms"), QStringLiteral("normFamily"),
                              tr("Which norms to show: each sub-layer's input norm (Post-LN: its norm after "
                                 "the sum) with the final norm, Peri-LN's output norms, the cross-attention "
-                                "sub-layers' norms, or the encoder's"));
+                                "sub-layers' norms, or the encoder's; under BatchNorm, the gap between each "
+                                "norm's batch statistics and its running ones"));
     connect(m_family, &QComboBox::activated, this,
             [this](int index) { setFamily(static_cast<NormFamily>(m_family->itemData(index).toInt())); });
 }
@@ -46,17 +47,26 @@ void NormScalePanel::refresh() {
     LinePanel::refresh();
 }
 
+QString NormScalePanel::chartTitle() const {
+    const RunHistory* run = shownRun();
+    if (!run || shownFamily(*run) != NormFamily::BatchStatisticsGap) return LinePanel::chartTitle();
+    return tr("BatchNorm: batch vs running statistics per block");
+}
+
 PlotContent NormScalePanel::buildContent(int columns) const {
     PlotContent content;
     content.x = stepAxis();
     const RunHistory* run = m_runs->selectedRun();
-    content.emptyText =
-        emptyText(tr("Appears after the first step with attention statistics (LayerNorm or RMSNorm)"), run);
+    content.emptyText = emptyText(
+        tr("Appears after the first step with attention statistics (LayerNorm, RMSNorm or BatchNorm)"), run);
     const NormFamily family = run ? shownFamily(*run) : NormFamily::Inputs;
     const NormFamilyNames names = normFamilyNames(family);
+    // BatchNorm's gap: the 2-Wasserstein distance of the batch's and the running normal, per feature
+    const bool gap = family == NormFamily::BatchStatisticsGap;
     content.y = AxisSpec{
-        tr("1/std"), true, std::nullopt, std::nullopt,
-        tr("%1: %2 solid, %3 dashed").arg(names.family, names.first.trimmed(), names.second.trimmed())};
+        gap ? tr("gap, running std") : tr("1/std"), true, std::nullopt, std::nullopt,
+        gap ? tr("%1 solid, %2 dashed").arg(names.first.trimmed(), names.second.trimmed())
+            : tr("%1: %2 solid, %3 dashed").arg(names.family, names.first.trimmed(), names.second.trimmed())};
     if (!run) return content;
     const NormScaleSeries& series = run->normScales.of(family);
     addBlockSeries(content, series.first, columns, names.first);

@@ -16,6 +16,8 @@ class NormScalePanel : public LinePanel {
     explicit NormScalePanel(const TelemetryStore& store, QWidget* parent = nullptr);
     void refresh() override;
     PlotContent buildContent(int columns) const override;
+    // BatchNorm's gap is no scale: a figure of it says what it shows
+    QString chartTitle() const override;
     // Shows `family` whenever the selected run has it; otherwise the first family the run has.
     void setFamily(NormFamily family);
 

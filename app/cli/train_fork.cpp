@@ -28,6 +28,11 @@ std::unique_ptr<Trainer> make_fork_trainer(const ForkRequest& request, const std
         changes.push_back(change);
     }
     if (sources.steps) overrides.push_back("train.steps=" + std::to_string(*sources.steps));
+    // A value out of its range is the value's fault, whatever the parent: said as --set says it, before
+    // a load failure is blamed on the model's shape (model.bn_momentum=0 once was).
+    Config parent = checkpoint_config(checkpoint);
+    for (const std::string& assignment : overrides) apply_override(parent, assignment);
+    validate(parent);
     std::unique_ptr<Trainer> trainer;
     try {
         trainer = load_checkpoint(checkpoint, overrides);

@@ -111,6 +111,11 @@ class Forks(CliTestCase):
                               "a folder of its own")
         self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "model.layers=3", "--out",
                                str(out)], "--set model.layers=3 does not fit", out=out)
+        # a value out of its range is said as --set says it, not blamed on the model's shape
+        message = self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "model.bn_momentum=0",
+                                         "--out", str(out)], "model.bn_momentum must be a finite number in (0, 1]",
+                                        out=out)
+        self.assertNotIn("shape", message)
         # fewer blocks than the parent: the checkpoint's extra blocks were dropped without a word before
         self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "model.layers=1", "--out",
                                str(out)], "--set model.layers=1 does not fit", "none of", out=out)

@@ -17,8 +17,13 @@ std::unique_ptr<Trainer> make_fork_trainer(const ForkRequest& request, const std
                                            const ConfigSources& sources, std::vector<Command>& changes) {
     if (sources.config_path || sources.preset)
         throw InputError("--fork takes its config from the parent's checkpoint; drop --config / --preset");
+    // A value out of its range is the value's fault, whatever the parent: said as --set says it (for a
+    // live key too, not as the --change it becomes), before a load failure is blamed on the model's
+    // shape (model.bn_momentum=0 once was).
+    Config parent = checkpoint_config(checkpoint);
     std::vector<std::string> overrides;
     for (const std::string& assignment : sources.sets) {
+        apply_override(parent, assignment);
         if (!is_live_key(assignment.substr(0, assignment.find('=')))) {
             overrides.push_back(assignment);
             continue;
@@ -28,10 +33,6 @@ std::unique_ptr<Trainer> make_fork_trainer(const ForkRequest& request, const std
         changes.push_back(change);
     }
     if (sources.steps) overrides.push_back("train.steps=" + std::to_string(*sources.steps));
-    // A value out of its range is the value's fault, whatever the parent: said as --set says it, before
-    // a load failure is blamed on the model's shape (model.bn_momentum=0 once was).
-    Config parent = checkpoint_config(checkpoint);
-    for (const std::string& assignment : overrides) apply_override(parent, assignment);
     validate(parent);
     std::unique_ptr<Trainer> trainer;
     try {

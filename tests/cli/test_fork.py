@@ -116,6 +116,10 @@ class Forks(CliTestCase):
                                          "--out", str(out)], "model.bn_momentum must be a finite number in (0, 1]",
                                         out=out)
         self.assertNotIn("shape", message)
+        # a live key's bad value too: said as --set, not as the "--change 21:..." it would become
+        message = self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "train.lr=-1",
+                                         "--out", str(out)], "train.lr", out=out)
+        self.assertNotIn("--change", message)
         # fewer blocks than the parent: the checkpoint's extra blocks were dropped without a word before
         self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "model.layers=1", "--out",
                                str(out)], "--set model.layers=1 does not fit", "none of", out=out)

@@ -72,16 +72,32 @@ void WindowTest::invalidCombinationIsExplainedInPlace() {
     auto* problem = window.configPanel().findChild<QLabel*>(QStringLiteral("configProblem"));
     QVERIFY(problem->isVisible());
     QVERIFY2(problem->text().contains(QStringLiteral("heads")), qPrintable(problem->text()));
-    // Also right under the field (and under d_model, which the message names), and in the status bar.
-    for (const QString& key : {QStringLiteral("model.heads"), QStringLiteral("model.d_model")}) {
-        auto* inPlace = window.configPanel().findChild<QLabel*>(key + QStringLiteral(".problem"));
-        QVERIFY2(inPlace && inPlace->isVisible() && inPlace->text() == problem->text(), qPrintable(key));
-    }
+    // Also right under the field, d_model (which the message names) outlined, and in the status bar.
+    auto* inPlace = window.configPanel().findChild<QLabel*>(QStringLiteral("model.heads.problem"));
+    QVERIFY(inPlace && inPlace->isVisible() && inPlace->text() == problem->text());
+    QVERIFY(!window.configPanel().findChild<QLabel*>(QStringLiteral("model.d_model.problem"))->isVisible());
+    for (const QString& key : {QStringLiteral("model.heads"), QStringLiteral("model.d_model")})
+        QVERIFY2(window.configPanel().findChild<QWidget*>(key + QStringLiteral(".outline"))->isVisible(),
+                 qPrintable(key));
     QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("heads")),
              qPrintable(window.statusBar()->currentMessage()));
     QAction* start = actionNamed(window, QStringLiteral("Start"));
     QVERIFY(start);
     QVERIFY(!start->isEnabled());
+    // Drawn over the form, under the field, and clicks pass through: no row moves (an inserted line
+    // once shifted the rows under the pointer).
+    auto* below = window.configPanel().findChild<QSpinBox*>(QStringLiteral("model.d_ff"));
+    const auto where = [&](QWidget* field) { return field->mapTo(&window.configPanel(), QPoint(0, 0)); };
+    auto* headsNotice = window.configPanel().findChild<QLabel*>(QStringLiteral("model.heads.problem"));
+    QVERIFY(headsNotice->testAttribute(Qt::WA_TransparentForMouseEvents));
+    QCOMPARE(headsNotice->y(), where(heads).y() + heads->height() + 1);
+    const QPoint belowWithProblem = where(below);
+    heads->setValue(4);
+    QCoreApplication::processEvents();
+    QCOMPARE(where(below), belowWithProblem);
+    heads->setValue(5);
+    QCoreApplication::processEvents();
+    QCOMPARE(where(below), belowWithProblem);
     heads->setValue(4);
     QVERIFY(!problem->isVisible());
     QVERIFY(!window.configPanel().findChild<QLabel*>(QStringLiteral("model.heads.problem"))->isVisible());

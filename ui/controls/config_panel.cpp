@@ -30,6 +30,7 @@
 #include "engine/model/constants.h"
 #include "engine/model/layout.h"
 #include "engine/train/commands.h"
+#include "ui/controls/field_notices.h"
 
 namespace normlab::ui {
 
@@ -95,12 +96,9 @@ void ConfigPanel::addLegendAndProblem(QVBoxLayout* layout) {
                        .arg(QString::fromLatin1(kLiveTag).trimmed()));
     legend->setWordWrap(true);
     layout->addWidget(legend);
-    // Problems show at the top, where they are seen without scrolling.
-    m_problemLabel = new QLabel;
-    m_problemLabel->setObjectName(QStringLiteral("configProblem"));
-    m_problemLabel->setWordWrap(true);
-    m_problemLabel->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold"));
-    layout->addWidget(m_problemLabel);
+    // Problems show over the legend at the top and under the fields they name, over the form (it never
+    // moves under the pointer as they come and go).
+    m_notices = new FieldNotices(this, legend, QStringLiteral("configProblem"));
 }
 
 void ConfigPanel::addModelGroup() {
@@ -253,13 +251,7 @@ void ConfigPanel::addRow(QFormLayout* form, const QString& label, const QString&
     widget->setObjectName(key);
     form->addRow(name, widget);
     // What is wrong, right under the field it is about (the message at the top may be scrolled away).
-    auto* problem = new QLabel;
-    problem->setObjectName(key + QStringLiteral(".problem"));
-    problem->setWordWrap(true);
-    problem->setStyleSheet(QStringLiteral("color: #b00020"));
-    problem->hide();
-    form->addRow(problem);  // the whole row: a key=value in the message needs the width to stay whole
-    m_fieldProblems.emplace_back(key, problem);
+    m_notices->addField(key, widget);
 }
 
 void ConfigPanel::bindCombo(QFormLayout* form, const QString& label, const QString& key, const QString& tip) {
@@ -511,14 +503,12 @@ void ConfigPanel::revalidate() {
     }
     const bool changed = problem != m_problem;
     m_problem = problem;
-    m_problemLabel->setText(problem);
-    m_problemLabel->setVisible(!problem.isEmpty());
-    // Under the field just edited and under every field the message names.
-    for (const auto& [key, label] : m_fieldProblems) {
-        const bool about = !problem.isEmpty() && (key == m_lastEdited || problem.contains(key));
-        label->setText(about ? problem : QString());
-        label->setVisible(about);
-    }
+    // Under the field just edited (else the first the message names), outlining every field it names.
+    QStringList keys;
+    for (const Binding& binding : m_bindings)
+        if (binding.key == m_lastEdited || problem.contains(binding.key))
+            binding.key == m_lastEdited ? keys.prepend(binding.key) : keys.append(binding.key);
+    m_notices->show(problem, keys);
     updateResidualConstants();
     if (changed) emit validityChanged(problem.isEmpty());
 }

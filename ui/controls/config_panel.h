@@ -17,6 +17,8 @@ class QComboBox;
 
 namespace normlab::ui {
 
+class FieldNotices;
+
 class ConfigPanel : public QWidget {
     Q_OBJECT
   public:
@@ -93,9 +95,8 @@ class ConfigPanel : public QWidget {
     normlab::Config m_base;
     QString m_problem;
     bool m_loading = false;
-    QLabel* m_problemLabel = nullptr;
-    std::vector<std::pair<QString, QLabel*>> m_fieldProblems;  // by key: the message under its field
-    QString m_lastEdited;                                      // the key the user changed last
+    FieldNotices* m_notices = nullptr;  // the problem over the legend and under the fields it names
+    QString m_lastEdited;               // the key the user changed last
     QLabel* m_residualConstants = nullptr;
     QLabel* m_deviceInUse = nullptr;
 };

@@ -80,6 +80,28 @@ void LinePlotTest::hoverShowsExactValue() {
     QVERIFY(plot.readoutText().contains(QStringLiteral("train: 2.71828")));
     QTest::mouseClick(viewport, Qt::LeftButton, {}, at);
     QCOMPARE(plot.pinnedStep(), std::nullopt);
+    QVERIFY(plot.readoutGeometry().isEmpty());
+
+    // Long run names, pinned near either edge: the box stays within the chart (it once hung off its left
+    // edge, the names cut off), the names shortened only when a row is wider than the whole chart.
+    content.series[0].name = QStringLiteral("postln-no-warmup / fork@124 (changed) / fork@200 (changed)");
+    content.series[1].name =
+        QStringLiteral("a name far too long for any chart: ") + QString(200, QLatin1Char('x'));
+    plot.setContent(content);
+    for (const double step : {1.0, 20.0, 40.0}) {
+        plot.pinReadout(step);
+        const QRect box = plot.readoutGeometry();
+        QVERIFY2(!box.isEmpty() && plot.rect().contains(box),
+                 qPrintable(QStringLiteral("step %1: box %2,%3 %4x%5 in %6x%7")
+                                .arg(step)
+                                .arg(box.x())
+                                .arg(box.y())
+                                .arg(box.width())
+                                .arg(box.height())
+                                .arg(plot.width())
+                                .arg(plot.height())));
+    }
+    QVERIFY(plot.readoutText().contains(content.series[1].name));  // the text itself keeps whole names
 }
 
 void LinePlotTest::axisRangeIsSticky() {

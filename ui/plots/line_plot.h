@@ -40,6 +40,8 @@ class LinePlot : public QWidget {
     void unpinReadout();
     std::optional<double> pinnedStep() const;
     QString readoutText() const;
+    // Where the pinned readout's box is drawn, in this widget's coordinates (empty: none shown).
+    QRect readoutGeometry() const;
     // The step axis zoomed to [first, second] (none: everything). Dragging across the plot, the wheel
     // (Shift: pan) and a double click (reset) set it too. A span reaching the newest step follows it
     // (slides to end at the newest step as a run grows); one into the past stays put.

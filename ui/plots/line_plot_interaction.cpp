@@ -26,6 +26,13 @@ QString LinePlot::readoutText() const {
     return m_impl->pinned ? m_impl->readoutAt(*m_impl->pinned, m_content) : QString();
 }
 
+QRect LinePlot::readoutGeometry() const {
+    const Impl& impl = *m_impl;
+    if (!impl.pinBox->isVisible()) return {};
+    const QRect inView = impl.view->mapFromScene(impl.pinBox->sceneBoundingRect()).boundingRect();
+    return QRect(impl.view->viewport()->mapTo(this, inView.topLeft()), inView.size());
+}
+
 void LinePlot::setZoom(std::optional<std::pair<double, double>> span) {
     if (span && !(span->second > span->first)) span.reset();
     if (span == m_impl->zoom) return;

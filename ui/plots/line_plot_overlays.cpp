@@ -1,5 +1,8 @@
 // What LinePlot draws over its lines (line_plot_impl.h): pinned notes, the pinned readout and the
 // hover tooltip with exact values.
+#include <QFontMetricsF>
+#include <algorithm>
+
 #include "ui/plots/line_plot_impl.h"
 
 namespace normlab::ui {
@@ -81,9 +84,18 @@ void LinePlot::Impl::placeReadout(const PlotContent& content) {
     QFont font = pinText->font();
     font.setPointSizeF(style.points(8));
     pinText->setFont(font);
-    pinText->setText(readoutAt(*pinned, content));
+    // Drawn within the chart: beside the line, on its right if it fits there, else its left, moved in
+    // from the chart's edges (it once hung off the left edge, cutting the run names off); rows wider
+    // than the whole chart are shortened in their middle.
+    const QRectF whole = chart->mapRectToScene(chart->rect());
+    const QFontMetricsF metrics(font);
+    QStringList rows = readoutAt(*pinned, content).split(QLatin1Char('\n'));
+    for (QString& row : rows) row = metrics.elidedText(row, Qt::ElideMiddle, whole.width() - 12);
+    pinText->setText(rows.join(QLatin1Char('\n')));
     const QRectF text = pinText->boundingRect();
-    const double left = x + 6 + text.width() < area.right() ? x + 6 : x - 6 - text.width();
+    double left = x + 6 + text.width() < area.right() ? x + 6 : x - 6 - text.width();
+    const double lowest = text.width() <= area.width() ? area.left() + 3 : whole.left() + 4;
+    left = std::clamp(left, lowest, std::max(lowest, whole.right() - 4 - text.width()));
     pinText->setPos(left, area.top() + 4);
     pinBox->setRect(QRectF(left - 3, area.top() + 1, text.width() + 6, text.height() + 6));
 }

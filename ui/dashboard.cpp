@@ -82,6 +82,10 @@ Dashboard::Dashboard(TelemetryStore& store, QWidget* parent) : QMainWindow(paren
     connect(&store, &TelemetryStore::runsChanged, this, &Dashboard::scheduleRefresh);
 }
 
+void Dashboard::setForkTargets(const ForkTargetLookup& lookup) {
+    for (ChartPanel* panel : m_panels) panel->setForkTargets(lookup);
+}
+
 void Dashboard::addPanel(ChartPanel* panel) {
     auto* dock = new QDockWidget(panel->title(), this);
     dock->setObjectName(QStringLiteral("dock_") + panel->id());

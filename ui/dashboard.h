@@ -49,6 +49,8 @@ class Dashboard : public QMainWindow {
     // Zooms every chart over training steps to `steps` (an open end stops at the newest step); the block
     // charts show the profile at its last step, with its first faint.
     void zoomSteps(const normlab::StepRange& steps);
+    // Where a fork at a chart's step would start (every chart's context menu asks it).
+    void setForkTargets(const ForkTargetLookup& lookup);
     // Redraws every visible panel now (tests, screenshots, exports).
     void refreshNow();
     int refreshCount() const { return m_refreshCount; }

@@ -38,11 +38,9 @@
 
 namespace normlab::gui {
 
-namespace {
-QString defaultRunName(const normlab::Config& config, int index) {
+QString MainWindow::defaultRunName(const normlab::Config& config, int index) {
     return QStringLiteral("run %1 (%2)").arg(index + 1).arg(ui::placementLabel(config.model.norm_placement));
 }
-}  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(tr("NormLab"));
@@ -237,6 +235,7 @@ void MainWindow::buildDocks() {
     connect(m_runsPanel, &ui::RunsPanel::forkRequested, this, &MainWindow::forkRun);
     connect(m_dashboard, &ui::Dashboard::refreshed, m_runsPanel, &ui::RunsPanel::updateStatus);
     connect(m_dashboard, &ui::Dashboard::refreshed, this, &MainWindow::updateStatusBar);
+    m_dashboard->setForkTargets([this](int64_t step) { return forkTargetAt(step); });
     connect(m_dashboard, &ui::Dashboard::forkAtStepRequested, this, [this](qint64 step) {
         if (const QString problem = forkRunAt(selectedFromFolder() ? m_selectedRun : m_activeRun, step);
             !problem.isEmpty())
@@ -327,6 +326,7 @@ QString MainWindow::startRuns() {
         showMessage(tr("Cannot start"), m_configPanel->problem());
         return m_configPanel->problem();
     }
+    QString editNote;
     try {
         const normlab::Config edited = m_configPanel->config();
         // Each run's data (a text file that is missing or not UTF-8, say) is checked before anything
@@ -338,11 +338,13 @@ QString MainWindow::startRuns() {
             if (normlab::task_data_can_fail(config.data))
                 normlab::make_task(config.data, config.model.seq_len, config.train.seed);
         }
-        m_runs.at(m_activeRun).config = edited;
+        // Runs that trained start again as recorded; the controls' edits only where the user says so.
+        if (!takeRecordedRuns(edited, &editNote)) return tr("cancelled");
     } catch (const std::exception& error) {
         showMessage(tr("Cannot start"), QString::fromStdString(error.what()));
         return QString::fromStdString(error.what());
     }
+    m_configPanel->setConfig(m_runs.at(m_activeRun).config);
     if (runsActive()) m_worker->requestStop();
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
     RunPlan plan;
@@ -369,10 +371,11 @@ QString MainWindow::startRuns() {
     QDir().mkpath(QFileInfo(plan.runs.front().folder).absolutePath());
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, plan] { worker->start(plan, false); }, Qt::QueuedConnection);
-    statusBar()->showMessage(tr("Started %1 run(s); run folders under %2")
+    statusBar()->showMessage(tr("Started %1 run(s); run folders under %2%3")
                                  .arg(plan.runs.size())
-                                 .arg(QFileInfo(plan.runs.front().folder).absolutePath()),
-                             8000);
+                                 .arg(QFileInfo(plan.runs.front().folder).absolutePath())
+                                 .arg(editNote.isEmpty() ? QString() : QStringLiteral("; ") + editNote),
+                             editNote.isEmpty() ? 8000 : 15000);
     return {};
 }
 

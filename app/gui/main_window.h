@@ -74,6 +74,10 @@ class MainWindow : public QMainWindow {
     // point at or before it (its current state when the step is now), an opened or replayed run from
     // its folder's checkpoint there. The problem, or empty when the engine thread was asked.
     QString forkRunAt(int runId, int64_t step);
+    // Where forkRunAt(the run a chart's fork entry forks, step) would start (the chart menu's text).
+    ui::ForkTarget forkTargetAt(int64_t step) const;
+    // Where a fork of `runId` asked for at `step` starts, or why it cannot (forkRunAt and the chart menu).
+    ui::ForkTarget forkTarget(int runId, int64_t step) const;
     // How often runs trained here keep their state for forks at an earlier step (Run > Fork points).
     void setForkPoints(const normlab::SnapshotSettings& settings);
     // Closes the window without asking about unsaved work (a script's end).
@@ -209,6 +213,16 @@ class MainWindow : public QMainWindow {
     QComboBox* makeSpeedBox();
     // The control panel's settings become the active run's config.
     void syncActiveRunFromPanel();
+    // Start again after runs trained (window_restart.cpp): run `index` as it trained (start config,
+    // live changes at their steps; none if it has not trained); every trained run's entry set to it,
+    // the controls' `edited` settings applied to the run they edit where nothing recorded is lost or
+    // the user chose them (`editNote` then says so); false when the user cancelled.
+    std::optional<ui::ExperimentRun> recordedRun(size_t index) const;
+    bool takeRecordedRuns(const normlab::Config& edited, QString* editNote);
+    enum class EditsOrRecorded { Edits, Recorded, Cancel };
+    EditsOrRecorded askEditsOrRecorded(const ui::ExperimentRun& run, const QStringList& keys, bool fork);
+    // A new run's name: "run N (Pre-LN)".
+    static QString defaultRunName(const normlab::Config& config, int index);
     void rebuildRecentMenu();
     ui::Experiment currentExperiment() const;
     QString runFolderFor(const QString& name, const QString& stamp, int index);

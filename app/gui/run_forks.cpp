@@ -8,10 +8,12 @@
 #include <QInputDialog>
 #include <QStatusBar>
 #include <iterator>
+#include <set>
 
 #include "app/gui/main_window.h"
 #include "app/gui/run_folder_opener.h"
 #include "app/gui/training_worker.h"
+#include "engine/config/config_diff.h"
 #include "engine/core/errors.h"
 #include "engine/io/run_checkpoints.h"
 #include "engine/io/run_folder_reader.h"
@@ -126,27 +128,61 @@ void MainWindow::setForkPoints(const normlab::SnapshotSettings& settings) {
         m_worker, [worker = m_worker, settings] { worker->setForkPoints(settings); }, Qt::QueuedConnection);
 }
 
-QString MainWindow::forkRunAt(int runId, int64_t step) {
+ui::ForkTarget MainWindow::forkTarget(int runId, int64_t step) const {
     const ui::RunHistory* history = m_store.run(runId);
-    if (!history) return tr("Select the run to fork in the Runs panel first.");
-    if (history->bands)
-        return tr("%1 is a seed group: fork one of its seeds (Show each seed's line)").arg(history->name);
-    if (const int entry = liveGroupEntry(runId); entry >= 0)
-        return tr("%1 is a seed group: its seeds fork together at the step they are at. Pause there and "
-                  "fork it (Ctrl+K).")
-            .arg(m_store.run(entry)->name);
-    if (runId >= RunFolderOpener::kFirstOpenedId) {
-        const std::map<int64_t, std::string> kept =
-            normlab::checkpoints_in_folder(history->folder.toStdString());
-        const auto after = kept.upper_bound(step);
-        if (after == kept.begin())
-            return tr("%1 keeps no checkpoint at or before step %2").arg(history->name).arg(step);
-        return forkFromFolderAt(runId, std::prev(after)->first);
+    if (!history)
+        return {tr("the selected run"), {}, false, tr("select the run to fork in the Runs panel first")};
+    ui::ForkTarget target{history->name, {}, false, {}};
+    if (history->bands) {
+        target.problem = tr("it is a seed group: fork one of its seeds (Show each seed's line)");
+        return target;
     }
-    if (runId < 0 || runId >= static_cast<int>(m_runs.size()) || !history->started)
-        return tr("%1 has not trained yet: start it first").arg(history->name);
+    if (const int entry = liveGroupEntry(runId); entry >= 0) {
+        target.problem = tr("it is one seed of %1: its seeds fork together at the step they are at, so "
+                            "pause there and fork it (Ctrl+K)")
+                             .arg(m_store.run(entry)->name);
+        return target;
+    }
+    const bool opened = runId >= RunFolderOpener::kFirstOpenedId;
+    if (!opened && (runId < 0 || runId >= static_cast<int>(m_runs.size()) || !history->started)) {
+        target.problem = tr("it has not trained yet: start it first");
+        return target;
+    }
     // Now, while it trains: its state as it is (no fork point needed).
-    if (runsActive() && history->status == normlab::RunStatus::Running && step >= history->step) {
+    if (!opened && runsActive() && history->status == normlab::RunStatus::Running && step >= history->step) {
+        target.step = history->step;
+        target.now = true;
+        return target;
+    }
+    // The newest state kept at or before the step: in memory (a run trained here) or in its folder.
+    std::set<int64_t> kept;
+    for (const auto& [point, file] : normlab::checkpoints_in_folder(history->folder.toStdString()))
+        kept.insert(point);
+    if (!opened) kept.insert(history->forkPoints.begin(), history->forkPoints.end());
+    const auto after = kept.upper_bound(step);
+    if (after != kept.begin()) {
+        target.step = *std::prev(after);
+        return target;
+    }
+    target.problem = kept.empty()
+                         ? tr("it keeps no fork point (Run > Fork points; a run folder keeps "
+                              "checkpoints with train.checkpoint_every)")
+                         : tr("it keeps no fork point at or before step %1 (its first is at step %2)")
+                               .arg(step)
+                               .arg(*kept.begin());
+    return target;
+}
+
+ui::ForkTarget MainWindow::forkTargetAt(int64_t step) const {
+    return forkTarget(selectedFromFolder() ? m_selectedRun : m_activeRun, step);
+}
+
+QString MainWindow::forkRunAt(int runId, int64_t step) {
+    const ui::ForkTarget target = forkTarget(runId, step);
+    if (!target.step)
+        return tr("%1 cannot be forked at step %2: %3").arg(target.run).arg(step).arg(target.problem);
+    if (runId >= RunFolderOpener::kFirstOpenedId) return forkFromFolderAt(runId, *target.step);
+    if (target.now) {
         forkRun(runId);
         return {};
     }
@@ -156,8 +192,8 @@ QString MainWindow::forkRunAt(int runId, int64_t step) {
                      m_startConfigs.size() > size_t(runId) ? m_startConfigs[runId] : m_runs[runId].config);
     QMetaObject::invokeMethod(
         m_worker,
-        [worker = m_worker, runId, folder = history->folder, spec, step] {
-            worker->forkRunAt(runId, folder, spec, step);
+        [worker = m_worker, runId, folder = m_store.run(runId)->folder, spec, at = *target.step] {
+            worker->forkRunAt(runId, folder, spec, at);
         },
         Qt::QueuedConnection);
     return {};
@@ -225,19 +261,27 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
     else
         m_store.copyHistory(parentId, runId);
     // It trains as its parent was then: the config its folder records (the parent's, with the live
-    // changes made up to that step).
-    if (earlier) {
-        try {
-            const normlab::Config then =
-                normlab::RunFolderReader(m_runs[runId].folder.toStdString()).config();
-            m_runs[runId].config = then;
-            if (ui::RunHistory* fork = m_store.run(runId)) fork->config = then;
-        } catch (const normlab::InputError& error) {
-            statusBar()->showMessage(tr("The fork's config could not be read back (%1): the controls show "
-                                        "its parent's now")
-                                         .arg(QString::fromStdString(error.what())),
-                                     15000);
-        }
+    // changes that reached it up to that step), not edits the controls held that had not (a change made
+    // while paused reaches the parent at its next step; the Runs list once showed them as the fork's).
+    QString notReached;
+    try {
+        const normlab::Config then = normlab::RunFolderReader(m_runs[runId].folder.toStdString()).config();
+        // (A fork at an earlier step or from a folder differs from the parent's config now by the
+        // parent's later live changes: those are not edits.)
+        const std::vector<std::string> differ =
+            fromFolder || earlier ? std::vector<std::string>{}
+                                  : normlab::differing_keys({normlab::flatten_config(then),
+                                                             normlab::flatten_config(m_runs[runId].config)});
+        for (const std::string& key : differ)
+            notReached +=
+                (notReached.isEmpty() ? QString() : QStringLiteral(", ")) + QString::fromStdString(key);
+        m_runs[runId].config = then;
+        if (ui::RunHistory* fork = m_store.run(runId)) fork->config = then;
+    } catch (const normlab::InputError& error) {
+        statusBar()->showMessage(tr("The fork's config could not be read back (%1): the controls show "
+                                    "its parent's now")
+                                     .arg(QString::fromStdString(error.what())),
+                                 15000);
     }
     // A group's seeds forked together (the new group is named for its parent's and the step).
     const int parentEntry = liveGroupEntry(parentId), forkEntry = liveGroupEntry(runId);
@@ -263,7 +307,15 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
         forkEntry >= 0 && parentEntry >= 0
             ? tr("%1 (its %2 seeds)").arg(m_store.run(parentEntry)->name).arg(liveGroupOf(parentId).size())
             : parentName;
-    statusBar()->showMessage(message.arg(forked).arg(step), 10000);
+    // Edits made before the fork that had not reached the parent are not the fork's: said, not shown.
+    const QString edits =
+        notReached.isEmpty()
+            ? QString()
+            : tr(" (your edits of %1 had not reached %2 at step %3, so the fork trains without them: make "
+                 "them again now to change the fork)")
+                  .arg(notReached, parentName)
+                  .arg(step);
+    statusBar()->showMessage(message.arg(forked).arg(step) + edits, notReached.isEmpty() ? 10000 : 20000);
 }
 
 }  // namespace normlab::gui

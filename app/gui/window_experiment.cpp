@@ -25,16 +25,13 @@ ui::Experiment MainWindow::currentExperiment() const {
         // A seed group's run is saved shown or hidden as its group is (its own entry is always hidden).
         const int group = liveGroupEntry(static_cast<int>(i));
         saved.visible = group >= 0 ? m_store.runs().at(group).visible : run.visible;
-        if (!run.started || i >= m_startConfigs.size()) continue;
         // A run that trained is saved as it started, with its live changes at their steps (so
         // reopening replays it) and its folder (so reopening shows its curves).
-        saved.config = m_startConfigs[i];
-        saved.folder = run.folder;
-        saved.changes.clear();
-        for (const normlab::Event& event : run.events)
-            if (event.kind == "change")
-                saved.changes.push_back(
-                    {event.step, QString::fromStdString(event.key), QString::fromStdString(event.value)});
+        const std::optional<ui::ExperimentRun> recorded = recordedRun(i);
+        if (!recorded) continue;
+        saved.config = recorded->config;
+        saved.folder = recorded->folder;
+        saved.changes = recorded->changes;
         // The controls reopen on the run as it started: Start then replays it, changes included.
         if (static_cast<int>(i) == m_activeRun) experiment.current = saved.config;
     }

@@ -166,6 +166,11 @@ RunHistory* TelemetryStore::run(int id) {
     return found == m_runs.end() ? nullptr : &found->second;
 }
 
+const RunHistory* TelemetryStore::run(int id) const {
+    const auto found = m_runs.find(id);
+    return found == m_runs.end() ? nullptr : &found->second;
+}
+
 void TelemetryStore::setVisible(int id, bool visible) {
     if (RunHistory* history = run(id); history && history->visible != visible) {
         history->visible = visible;

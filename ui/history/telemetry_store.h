@@ -41,6 +41,7 @@ class TelemetryStore : public QObject {
     void removeTrained();
     const std::map<int, RunHistory>& runs() const { return m_runs; }
     RunHistory* run(int id);
+    const RunHistory* run(int id) const;
     void setVisible(int id, bool visible);
     // The engine thread paused or resumed (the status text of every run trained here follows; opened
     // and replayed runs keep their own).

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "ui/history/telemetry_store.h"
+#include "ui/panels/fork_target.h"
 #include "ui/plots/chart_style.h"
 
 class QMenu;
@@ -49,6 +50,8 @@ class ChartPanel : public QWidget {
     // The on-screen chart widget (without the panel's header controls).
     QWidget* chartWidget() const { return m_chart; }
     QString caption() const;
+    // Where a fork at a step of this chart would start (the window's answer; unset: no fork entry).
+    void setForkTargets(ForkTargetLookup lookup) { m_forkTargets = std::move(lookup); }
 
   signals:
     void maximiseRequested(normlab::ui::ChartPanel* panel);
@@ -70,6 +73,7 @@ class ChartPanel : public QWidget {
     // Entries a kind of chart adds to the context menu (zoom, notes), for a right click at `at` in the
     // chart widget's coordinates.
     virtual void addViewActions(QMenu& menu, const QPoint& at) { (void)menu, (void)at; }
+    const ForkTargetLookup& forkTargets() const { return m_forkTargets; }
 
   private:
     void updateStyle();  // m_style from the presentation flag and the size; applied when it changed
@@ -81,6 +85,7 @@ class ChartPanel : public QWidget {
     const TelemetryStore& m_store;
     QHBoxLayout* m_header = nullptr;
     QWidget* m_chart = nullptr;
+    ForkTargetLookup m_forkTargets;
 };
 
 }  // namespace normlab::ui

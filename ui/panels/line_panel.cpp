@@ -91,11 +91,8 @@ void LinePanel::addViewActions(QMenu& menu, const QPoint& at) {
         notes.push_back({value.x(), value.y(), text.trimmed()});
         setAnnotations(std::move(notes));
     });
-    if (const std::optional<double> pinned = m_plot->pinnedStep(); pinned && overSteps()) {
-        const auto step = static_cast<qint64>(std::llround(*pinned));
-        menu.addAction(tr("Fork the selected run at step %1 (its nearest fork point)").arg(step), this,
-                       [this, step] { emit forkAtStepRequested(step); });
-    }
+    if (const std::optional<double> pinned = m_plot->pinnedStep(); pinned && overSteps() && forkTargets())
+        addForkAction(menu, static_cast<int64_t>(std::llround(*pinned)));
     QAction* clear = menu.addAction(tr("Remove the notes"), this, [this] { setAnnotations({}); });
     clear->setEnabled(!m_annotations.empty());
     QAction* reset =
@@ -106,6 +103,30 @@ void LinePanel::addViewActions(QMenu& menu, const QPoint& at) {
     follow->setCheckable(true);
     follow->setChecked(m_plot->followLatest());
     follow->setEnabled(m_plot->zoom().has_value());
+}
+
+void LinePanel::addForkAction(QMenu& menu, int64_t pinned) {
+    // The step the fork will really start at (a kept state at or before the pinned one), said before
+    // the click; a run with none there gets a disabled entry that says why.
+    const ForkTarget target = forkTargets()(pinned);
+    if (!target.step) {
+        menu.addAction(tr("Cannot fork %1 at step %2: %3").arg(target.run).arg(pinned).arg(target.problem))
+            ->setEnabled(false);
+        return;
+    }
+    const int64_t step = *target.step;
+    if (target.now) {  // the pinned step asked for: the window forks at the step the run has reached then
+        menu.addAction(tr("Fork %1 now (it is training, at step %2)").arg(target.run).arg(step), this,
+                       [this, pinned] { emit forkAtStepRequested(pinned); });
+        return;
+    }
+    const QString text = step == pinned
+                             ? tr("Fork %1 at step %2").arg(target.run).arg(step)
+                             : tr("Fork %1 at step %2 (its newest fork point at or before step %3)")
+                                   .arg(target.run)
+                                   .arg(step)
+                                   .arg(pinned);
+    menu.addAction(text, this, [this, step] { emit forkAtStepRequested(step); });
 }
 
 QVector<QPointF> LinePanel::pointsOf(const DecimatedSeries& series, int columns) const {

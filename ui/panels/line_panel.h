@@ -28,6 +28,8 @@ class LinePanel : public ChartPanel {
   protected:
     void applyStyle(const ChartStyle& style) override;
     void addViewActions(QMenu& menu, const QPoint& at) override;
+    // "Fork <run> at step N": the step the fork would really start at for a pin at `pinned`.
+    void addForkAction(QMenu& menu, int64_t pinned);
     // Pixel columns of a figure's chart: enough for a page-wide chart at print resolution.
     static constexpr int kFigureColumns = 2000;
     // A series' points: the per-column envelope over [first, last] step, or every stored sample.

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "engine/config/presets.h"
+#include "engine/config/config_source.h"
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
 #include "engine/io/hf_weights.h"
 
 namespace normlab::cli {

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
 #include "engine/core/step_range.h"
-#include "engine/io/atomic_file.h"
 #include "engine/io/metrics_table.h"
 #include "engine/io/run_folder_reader.h"
 

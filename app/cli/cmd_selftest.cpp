@@ -1,4 +1,4 @@
-// `normlab-cli selftest`: the backend self-check run now (engine/backend/selftest.h) on the GPU, whose
+// `normlab-cli selftest`: the backend self-check run now (engine/selfcheck/selftest.h) on the GPU, whose
 // cached verdict it replaces, or on the fast CPU backend; prints the report as a table or JSON and exits
 // 0 when every value agrees with the CPU reference, 1 on a mismatch.
 #include <algorithm>
@@ -13,8 +13,8 @@
 #include "app/cli/commands.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/devices.h"
-#include "engine/backend/gpu_selftest.h"
 #include "engine/core/errors.h"
+#include "engine/selfcheck/gpu_selftest.h"
 
 namespace normlab::cli {
 

@@ -8,6 +8,7 @@
 #include "engine/core/errors.h"
 #include "engine/core/resource_dir.h"
 #include "engine/core/version.h"
+#include "engine/selfcheck/gpu_selftest.h"
 
 namespace {
 const char* kUsage =
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     const std::string command = argv[1];
+    normlab::install_gpu_selfcheck();  // a GPU is used only once it passed NormLab's self-check
     try {
         if (command == "train") return normlab::cli::run_train(argc, argv);
         if (command == "eval") return normlab::cli::run_eval(argc, argv);

@@ -20,10 +20,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
-#include "engine/io/json_read.h"
-#include "engine/io/small_file.h"
+#include "engine/core/json_read.h"
+#include "engine/core/small_file.h"
 #include "engine/sweep/sweep_command.h"
 
 extern char** environ;

@@ -11,8 +11,8 @@
 #include <iostream>
 #include <thread>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
 #include "engine/sweep/edge_folder.h"
 #include "engine/sweep/edge_report.h"
 #include "engine/sweep/sweep_folder.h"

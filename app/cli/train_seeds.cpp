@@ -8,9 +8,9 @@
 #include <iostream>
 #include <set>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 #include "engine/io/run_folder_reader.h"
 #include "engine/io/run_group.h"
 

@@ -13,6 +13,7 @@
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
 #include "engine/core/version.h"
+#include "engine/selfcheck/gpu_selftest.h"
 #include "ui/controls/lessons.h"
 #include "ui/dashboard.h"
 
@@ -170,6 +171,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     prepareEnvironment(options);
+    normlab::install_gpu_selfcheck();  // a GPU is used only once it passed NormLab's self-check
     QApplication app(argc, argv);
     if (options.listCharts) return listCharts();
     setApplicationIdentity();

@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "engine/config/config_keys.h"
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
 #include "engine/sweep/sweep_folder.h"
 #include "engine/sweep/sweep_path_policy.h"
 

@@ -9,8 +9,8 @@
 #include <exception>
 #include <optional>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
 #include "engine/io/checkpoint.h"
 #include "engine/io/periodic_checkpoint.h"
 #include "engine/io/provenance.h"

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 #include "engine/train/trainer.h"
 
 namespace normlab {

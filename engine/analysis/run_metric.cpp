@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 #include "engine/io/metrics_table.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder_reader.h"

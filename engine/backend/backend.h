@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -359,9 +360,20 @@ class Backend {
                                  float* tally) = 0;
 };
 
-// device: "auto" picks CUDA only when compiled in, a GPU answers and it passes NormLab's self-check
-// (on its first use; the verdict is cached: gpu_selftest.h), else the CPU; `reason` says which and why.
-// "cuda" without a usable GPU throws ResourceError. threads 0 = every core.
+// device: "auto" picks CUDA only when compiled in, a GPU answers and it passes the installed GPU check
+// (NormLab's self-check, on its first use; the verdict is cached: engine/selfcheck/gpu_selftest.h),
+// else the CPU; `reason` says which and why. "cuda" without a usable GPU throws ResourceError.
+// threads 0 = every core.
 std::unique_ptr<Backend> make_backend(const std::string& device, int threads, std::string* reason);
+
+// The check a GPU passes before make_backend hands it out: why it must not be used, or empty. The
+// self-check trains tiny models, so it lives above model/ and train/ (which make backends) and each
+// program installs it when it starts (install_gpu_selfcheck); with none installed no GPU is handed out.
+using GpuCheck = std::function<std::string(Backend& gpu)>;
+void set_gpu_check(GpuCheck check);
+
+// GPU 0's CUDA backend before any check (the check runs on it); throws ResourceError naming why there is
+// none: no GPU answered, it could not be set up, or this build has no CUDA backend.
+std::unique_ptr<Backend> make_unchecked_gpu_backend();
 
 }  // namespace normlab

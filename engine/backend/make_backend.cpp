@@ -1,9 +1,10 @@
-// Device selection: "auto" takes CUDA only when it was compiled in, a GPU answers and it passes NormLab's
-// self-check (first use only; the verdict is cached, gpu_selftest.h), else the CPU, and says why; "cpu"
-// always works; "cuda" without a usable GPU is an error the user can act on.
+// Device selection: "auto" takes CUDA only when it was compiled in, a GPU answers and it passes the
+// installed check (NormLab's self-check: engine/selfcheck/gpu_selftest.h), else the CPU, and says why;
+// "cpu" always works; "cuda" without a usable GPU is an error the user can act on.
+#include <mutex>
+
 #include "engine/backend/backend.h"
 #include "engine/backend/cpu/cpu_backend.h"
-#include "engine/backend/gpu_selftest.h"
 #include "engine/core/errors.h"
 #ifdef NORMLAB_HAVE_CUDA
 #include "engine/backend/cuda/cuda_factory.h"
@@ -31,11 +32,29 @@ std::unique_ptr<Backend> set_up_gpu(std::string& problem) {
     return nullptr;
 }
 
-// GPU 0's backend when it passes the self-check, or null with `problem` saying why not.
+// set_gpu_check's check (empty until a program installs one) and its lock; function-local so that a
+// check installed during static initialisation (a test program's) is never overwritten afterwards.
+std::mutex& check_mutex() {
+    static std::mutex mutex;
+    return mutex;
+}
+GpuCheck& installed_check() {
+    static GpuCheck check;
+    return check;
+}
+
+// GPU 0's backend when it passes the installed check, or null with `problem` saying why not.
 std::unique_ptr<Backend> checked_gpu(std::string& problem) {
     std::unique_ptr<Backend> gpu = set_up_gpu(problem);
     if (!gpu) return nullptr;
-    problem = gpu_selftest_refusal(*gpu, gpu0_identity(), default_selftest_cache_path());
+    GpuCheck check;
+    {
+        std::lock_guard lock(check_mutex());
+        check = installed_check();
+    }
+    problem = check ? check(*gpu)
+                    : "this program installs no GPU self-check (normlab::install_gpu_selfcheck), so no GPU "
+                      "is used unchecked";
     if (!problem.empty()) return nullptr;
     return gpu;
 }
@@ -47,6 +66,11 @@ constexpr const char* kCpuInstead = "cpu: ";
 #endif
 
 }  // namespace
+
+void set_gpu_check(GpuCheck check) {
+    std::lock_guard lock(check_mutex());
+    installed_check() = std::move(check);
+}
 
 std::unique_ptr<Backend> make_unchecked_gpu_backend() {
     std::string problem;

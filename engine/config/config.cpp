@@ -10,8 +10,8 @@
 #include "engine/config/loss_scale_spec.h"
 #include "engine/config/tokenizer_spec.h"
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
-#include "engine/io/small_file.h"
+#include "engine/core/json_read.h"
+#include "engine/core/small_file.h"
 
 namespace normlab {
 namespace {

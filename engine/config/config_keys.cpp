@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 
 namespace normlab {
 namespace {

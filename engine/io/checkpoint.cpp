@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
+#include "engine/core/json_read.h"
 #include "engine/core/number_format.h"
-#include "engine/io/atomic_file.h"
-#include "engine/io/json_read.h"
 #include "engine/io/safetensors.h"
 #include "engine/train/trainer.h"
 

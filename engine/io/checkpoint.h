@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/config/config.h"
-#include "engine/io/write_fence.h"
+#include "engine/core/write_fence.h"
 
 namespace normlab {
 

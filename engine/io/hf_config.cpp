@@ -11,8 +11,8 @@
 
 #include "engine/config/config_keys.h"
 #include "engine/core/errors.h"
+#include "engine/core/json_read.h"
 #include "engine/core/number_format.h"
-#include "engine/io/json_read.h"
 
 namespace normlab {
 

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
+#include "engine/core/json_read.h"
 #include "engine/io/checkpoint.h"
-#include "engine/io/json_read.h"
 #include "engine/model/layout.h"
 #include "engine/model/model.h"
 

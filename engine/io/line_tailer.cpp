@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "engine/core/errors.h"
-#include "engine/io/small_file.h"
+#include "engine/core/small_file.h"
 
 namespace normlab {
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 #include "engine/io/record_fields.h"
 
 namespace normlab {

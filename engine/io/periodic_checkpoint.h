@@ -10,7 +10,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "engine/io/write_fence.h"
+#include "engine/core/write_fence.h"
 
 namespace normlab {
 

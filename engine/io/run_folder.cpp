@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 #include "engine/io/line_tailer.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_checkpoints.h"

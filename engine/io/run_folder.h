@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config/config.h"
-#include "engine/io/atomic_file.h"
+#include "engine/core/atomic_file.h"
 #include "engine/train/telemetry.h"
 
 namespace normlab {

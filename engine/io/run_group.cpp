@@ -6,7 +6,7 @@
 
 #include "engine/config/config_diff.h"
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 #include "engine/io/run_folder_reader.h"
 
 namespace normlab {

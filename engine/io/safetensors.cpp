@@ -16,11 +16,11 @@
 #include <sstream>
 #include <system_error>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
+#include "engine/core/json_read.h"
 #include "engine/core/memory_check.h"
-#include "engine/io/atomic_file.h"
-#include "engine/io/json_read.h"
-#include "engine/io/small_file.h"
+#include "engine/core/small_file.h"
 
 namespace normlab {
 

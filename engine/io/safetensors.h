@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/io/write_fence.h"
+#include "engine/core/write_fence.h"
 
 namespace normlab {
 

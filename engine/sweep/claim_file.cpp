@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
-#include "engine/io/small_file.h"
+#include "engine/core/json_read.h"
+#include "engine/core/small_file.h"
 
 namespace normlab {
 

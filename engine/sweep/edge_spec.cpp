@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <set>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
-#include "engine/io/json_read.h"
-#include "engine/io/small_file.h"
+#include "engine/core/json_read.h"
+#include "engine/core/small_file.h"
 #include "engine/sweep/sweep_command.h"
 #include "engine/sweep/sweep_path_policy.h"
 

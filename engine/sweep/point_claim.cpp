@@ -16,8 +16,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
 #include "engine/sweep/sweep_paths.h"
 
 namespace normlab {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/io/write_fence.h"
+#include "engine/core/write_fence.h"
 #include "engine/sweep/claim_file.h"
 
 namespace normlab {

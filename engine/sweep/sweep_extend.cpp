@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <map>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
-#include "engine/io/small_file.h"
+#include "engine/core/small_file.h"
 
 namespace normlab {
 

@@ -4,12 +4,12 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
+#include "engine/core/small_file.h"
 #include "engine/io/line_tailer.h"
 #include "engine/io/metrics_line_parser.h"
-#include "engine/io/small_file.h"
 #include "engine/sweep/sweep_paths.h"
 
 namespace normlab {

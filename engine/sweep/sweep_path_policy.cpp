@@ -11,7 +11,7 @@
 
 #include "engine/config/tokenizer_spec.h"
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 #include "engine/sweep/sweep_plan.h"
 
 namespace normlab {

@@ -9,7 +9,7 @@
 
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 #include "engine/sweep/sweep_command.h"
 #include "engine/sweep/sweep_path_policy.h"
 

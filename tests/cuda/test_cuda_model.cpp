@@ -10,8 +10,8 @@
 
 #include "engine/backend/cpu/cpu_reference_backend.h"
 #include "engine/backend/parity.h"
-#include "engine/backend/selftest.h"
 #include "engine/model/model.h"
+#include "engine/selfcheck/selftest.h"
 #include "engine/train/trainer.h"
 #include "tests/cuda/cuda_test_support.h"
 #include "tests/engine/gradient_check.h"

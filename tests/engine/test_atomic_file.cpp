@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
 
 namespace normlab {
 namespace {

@@ -11,13 +11,13 @@
 #include <string>
 
 #include "engine/config/config.h"
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
+#include "engine/core/small_file.h"
 #include "engine/io/run_folder.h"
 #include "engine/io/run_folder_reader.h"
 #include "engine/io/safetensors.h"
-#include "engine/io/small_file.h"
 #include "engine/sweep/point_claim.h"
 #include "engine/sweep/sweep_folder.h"
 

@@ -1,4 +1,4 @@
-// The backend self-check (engine/backend/selftest.h) on the CPU: the fast backend passes; a "wrong twin"
+// The backend self-check (engine/selfcheck/selftest.h) on the CPU: the fast backend passes; a "wrong twin"
 // (the fast backend with exactly one op's output off by 1%) is refused and the report names what
 // differed; the verdict cache round-trips, misses for another GPU, driver or build, and a cached failure
 // refuses without running the check again.
@@ -12,10 +12,10 @@
 #include <string>
 
 #include "engine/backend/cpu/cpu_backend.h"
-#include "engine/backend/gpu_selftest.h"
 #include "engine/backend/parity.h"
-#include "engine/backend/selftest.h"
-#include "engine/backend/selftest_cache.h"
+#include "engine/selfcheck/gpu_selftest.h"
+#include "engine/selfcheck/selftest.h"
+#include "engine/selfcheck/selftest_cache.h"
 
 namespace normlab {
 namespace {

@@ -8,7 +8,7 @@
 #include <iterator>
 #include <vector>
 
-#include "engine/io/atomic_file.h"
+#include "engine/core/atomic_file.h"
 #include "engine/io/checkpoint.h"
 #include "engine/io/snapshot_ring.h"
 #include "engine/train/trainer.h"

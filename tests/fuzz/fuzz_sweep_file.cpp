@@ -6,7 +6,7 @@
 #include <set>
 
 #include "engine/core/errors.h"
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 #include "engine/sweep/sweep_plan.h"
 #include "tests/fuzz/fuzz_support.h"
 

@@ -14,7 +14,7 @@
 
 #include "app/gui/main_window.h"
 #include "engine/analysis/comparison_text.h"
-#include "engine/io/atomic_file.h"
+#include "engine/core/atomic_file.h"
 #include "engine/io/run_group.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/dashboard.h"

@@ -3,8 +3,8 @@
 
 #include <string>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
 
 namespace normlab::ui {
 

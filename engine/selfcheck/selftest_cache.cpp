@@ -1,6 +1,7 @@
 // The GPU self-check's cache: one JSON file of verdicts keyed by GPU, driver and build, read leniently
-// (anything unreadable is a miss, so the check runs again) and replaced atomically (engine/io/atomic_file.h).
-#include "engine/backend/selftest_cache.h"
+// (anything unreadable is a miss, so the check runs again) and replaced atomically
+// (engine/core/atomic_file.h).
+#include "engine/selfcheck/selftest_cache.h"
 
 #include <chrono>
 #include <ctime>
@@ -9,11 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/cache_dir.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
-#include "engine/io/json_read.h"
-#include "engine/io/small_file.h"
+#include "engine/core/json_read.h"
+#include "engine/core/small_file.h"
 
 namespace normlab {
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "engine/backend/backend.h"
-#include "engine/backend/selftest.h"
-#include "engine/backend/selftest_cache.h"
+#include "engine/selfcheck/selftest.h"
+#include "engine/selfcheck/selftest_cache.h"
 
 namespace normlab {
 
@@ -26,10 +26,10 @@ std::string selftest_build_text();
 // build has no CUDA backend.
 GpuIdentity gpu0_identity();
 
-// GPU 0's CUDA backend before any self-check (the check runs on it; make_backend.cpp); throws
-// ResourceError naming why there is none: no GPU answered, it could not be set up, or this build has no
-// CUDA backend.
-std::unique_ptr<Backend> make_unchecked_gpu_backend();
+// Makes this check the one make_backend applies to a GPU (set_gpu_check): the verdict cached for GPU 0's
+// identity in the default cache, else the check run on first use. Every program that trains calls it
+// when it starts (normlab-cli's and the window's main, the test programs).
+void install_gpu_selfcheck();
 
 // Runs the check now on GPU 0 whatever the cache says, and caches its verdict; `cached_in` receives the
 // cache file, or empty when it could not be written. Throws ResourceError when no usable GPU answers or

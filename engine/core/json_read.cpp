@@ -1,11 +1,11 @@
 // parse_json: nlohmann's parser with a callback that sees each container's depth and stops the parse
 // at kMaxJsonDepth, before the value is built any deeper; messages give the error's line and column.
-#include "engine/io/json_read.h"
+#include "engine/core/json_read.h"
 
 #include <algorithm>
 
 #include "engine/core/errors.h"
-#include "engine/io/small_file.h"
+#include "engine/core/small_file.h"
 
 namespace normlab {
 

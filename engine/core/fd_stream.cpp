@@ -1,6 +1,6 @@
 // FdStreamBuffer: a 64 KB buffer drained by write(2) loops that retry EINTR and short writes, and
 // large writes (a checkpoint's tensors) passed straight through.
-#include "engine/io/fd_stream.h"
+#include "engine/core/fd_stream.h"
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 // The temporary-file-and-rename write behind every file NormLab replaces as a whole (summary.json,
 // config.json, probe.json, sweep.json, checkpoints), with one set of messages that say what to fix.
-#include "engine/io/atomic_file.h"
+#include "engine/core/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "engine/core/errors.h"
-#include "engine/io/fd_stream.h"
+#include "engine/core/fd_stream.h"
 
 namespace normlab {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/backend/selftest.h"
+#include "engine/selfcheck/selftest.h"
 
 namespace normlab {
 

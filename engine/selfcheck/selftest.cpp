@@ -3,7 +3,7 @@
 // SwiGLU, GeGLU, RoPE, multi-query attention, no biases, a tied head; the four optimizers), each trained
 // three steps on the candidate and on the CPU reference, every step's values compared in the order they are
 // computed.
-#include "engine/backend/selftest.h"
+#include "engine/selfcheck/selftest.h"
 
 #include <omp.h>
 

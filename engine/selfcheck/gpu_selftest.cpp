@@ -1,6 +1,6 @@
 // The GPU self-check on first use and on demand: GPU 0's identity (model, driver, build) as the cache's
 // key, the refusal message device selection passes on, and the check re-run for `normlab-cli selftest`.
-#include "engine/backend/gpu_selftest.h"
+#include "engine/selfcheck/gpu_selftest.h"
 
 #include <fstream>
 #include <iterator>
@@ -66,6 +66,12 @@ std::string gpu_selftest_refusal(Backend& gpu, const GpuIdentity& identity, cons
     }
     if (verdict.passed) return "";
     return refusal_text(identity, verdict, cached ? cache_path : "");
+}
+
+void install_gpu_selfcheck() {
+    set_gpu_check([](Backend& gpu) {
+        return gpu_selftest_refusal(gpu, gpu0_identity(), default_selftest_cache_path());
+    });
 }
 
 SelfTestReport run_gpu_selftest_now(std::string* cached_in) {

@@ -8,7 +8,7 @@
 #include <ostream>
 #include <string>
 
-#include "engine/io/write_fence.h"
+#include "engine/core/write_fence.h"
 
 namespace normlab {
 

@@ -1,6 +1,6 @@
 // RegularFile: open without blocking, check the descriptor's kind, then pread; read_all stops one byte
 // past its limit, so a file that grows while read (or claims size 0, like /proc) cannot run on.
-#include "engine/io/small_file.h"
+#include "engine/core/small_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

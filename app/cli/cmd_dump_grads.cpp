@@ -53,12 +53,12 @@ void write_gradients(Trainer& trainer, const Batch& batch, const std::optional<H
     std::vector<TensorRef> tensors;
     host.reserve(model.layout().entries.size() + 3);
     if (family) {
-        model.forward_backward(batch, false, false);
+        model.forward_backward(batch, {.backward = false});
         host.push_back(model.read_logits());
         tensors.push_back({"logits", {batch.batch * batch.seq, model.vocab()}, host.back().data()});
     }
-    const ForwardStats stats =
-        model.forward_backward(batch, true, false, static_cast<float>(trainer.config().train.z_loss));
+    const ForwardStats stats = model.forward_backward(
+        batch, {.backward = true, .z_loss = static_cast<float>(trainer.config().train.z_loss)});
     std::map<std::string, LoadedTensor> hf_grads;
     if (family) {
         hf_grads = hf_tensors_of(model, *family, true);

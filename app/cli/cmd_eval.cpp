@@ -112,7 +112,7 @@ std::pair<double, int64_t> mean_loss(Model& model, const std::vector<std::vector
         batch.seq = static_cast<int>(ids.size()) - 1;
         batch.inputs.assign(ids.begin(), ids.end() - 1);
         batch.targets.assign(ids.begin() + 1, ids.end());
-        const ForwardStats stats = model.forward_backward(batch, false, false);
+        const ForwardStats stats = model.forward_backward(batch, {.backward = false});
         loss_sum += stats.loss * static_cast<double>(stats.scored);
         predicted += stats.scored;
     }

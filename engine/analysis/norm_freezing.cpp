@@ -25,7 +25,7 @@ std::vector<NormScale> held_out_norm_scales(Trainer& trainer, int batches) {
     for (int i = 0; i < batches; ++i) {
         trainer.task().make_batch(Split::Validation, static_cast<uint64_t>(i), config.train.batch_size,
                                   config.model.seq_len, batch);
-        model.forward_backward(batch, false, false);
+        model.forward_backward(batch, {.backward = false});
         const std::vector<Model::NormStdSums> sums = model.norm_std_sums();
         for (size_t k = 0; k < totals.size(); ++k) {
             totals[k].sum += sums[k].sum;

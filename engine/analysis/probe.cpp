@@ -102,7 +102,7 @@ ProbeResult probe_at_init(Trainer& trainer, int batches) {
     for (int k = 0; k < batches; ++k) {
         trainer.task().make_batch(Split::Train, static_cast<uint64_t>(k), config.train.batch_size,
                                   config.model.seq_len, batch);
-        const ForwardStats stats = model.forward_backward(batch, true, true);
+        const ForwardStats stats = model.forward_backward(batch, {.backward = true, .attention_stats = true});
         result.loss += stats.loss / batches;
         for (size_t b = 0; b < blocks; ++b) add_pass(stats, slots, b, false, batches, result.blocks[b]);
         for (size_t e = 0; e < encoder_blocks; ++e)
@@ -133,7 +133,7 @@ OutputChange output_change_after_one_step(Trainer& trainer) {
     const size_t encoder_blocks = model.layout().encoder_blocks.size();
     // decoder blocks, the head's input, then encoder blocks
     auto outputs = [&] {
-        model.forward_backward(batch, false, false);
+        model.forward_backward(batch, {.backward = false});
         std::vector<std::vector<float>> all;
         for (size_t b = 0; b < blocks; ++b) all.push_back(model.read_block_output(static_cast<int>(b)));
         all.push_back(model.read_head_input());

@@ -301,8 +301,9 @@ void Model::check_batch(const Batch& batch) const {
     }
 }
 
-const ForwardStats& Model::forward_backward(const Batch& batch, bool backward, bool attention_stats,
-                                            float z_loss) {
+const ForwardStats& Model::forward_backward(const Batch& batch, const PassOptions& options) {
+    const bool backward = options.backward, attention_stats = options.attention_stats;
+    const float z_loss = options.z_loss;
     check_batch(batch);
     ensure_activations(batch.batch, batch.seq);
     const int n = batch.batch * batch.seq;

@@ -24,6 +24,14 @@ size_t estimate_training_bytes(const ModelConfig& model, int vocab, int batch, i
 // What emulated precision (train.precision other than fp32) adds: MatmulPrecision's scratch.
 size_t emulated_precision_bytes(const ModelConfig& model, int vocab, int batch, int seq);
 
+// What one forward_backward pass does besides the forward pass and the loss.
+struct PassOptions {
+    bool backward = false;         // zero and fill the gradient buffer
+    bool attention_stats = false;  // attention statistics (telemetry steps)
+    float z_loss = 0.0f;           // > 0 adds z_loss (log Z)^2 per scored position to the objective
+                                   // (its gradient; the stats report it apart from the cross-entropy)
+};
+
 class Model {
   public:
     Model(const ModelConfig& config, int vocab, Backend& backend);
@@ -64,13 +72,10 @@ class Model {
     NumberFormat precision() const { return m_matmuls.format(); }
     void set_loss_scale(float scale) { m_loss_scale = scale; }
 
-    // Forward pass; with `backward`, zeroes and fills the gradient buffer. Attention statistics are
-    // computed when asked (telemetry steps). Throws InputError for token ids outside the vocabulary.
-    // The stats live in the model and are overwritten by the next pass (no allocation per pass).
-    // z_loss > 0 adds z_loss (log Z)^2 per scored position to the objective (its gradient; the stats
-    // report it apart from the cross-entropy).
-    const ForwardStats& forward_backward(const Batch& batch, bool backward, bool attention_stats,
-                                         float z_loss = 0.0f);
+    // Forward pass, and backward as `options` ask (PassOptions). Throws InputError for token ids
+    // outside the vocabulary. The stats live in the model and are overwritten by the next pass (no
+    // allocation per pass). Called with the options named: forward_backward(batch, {.backward = true}).
+    const ForwardStats& forward_backward(const Batch& batch, const PassOptions& options);
 
     // Host copies, from the last forward pass, of a block's output (the residual stream after it,
     // [batch * seq, d]) and of the head's input (after the final norm, if any).

@@ -186,7 +186,9 @@ class Trainee {
         Pass pass;
         pass.grad_squares.resize(m_slices.size());
         m_model.set_training_step(step);
-        pass.forward = m_model.forward_backward(batch, true, true, static_cast<float>(m_tiny.train.z_loss));
+        pass.forward = m_model.forward_backward(
+            batch,
+            {.backward = true, .attention_stats = true, .z_loss = static_cast<float>(m_tiny.train.z_loss)});
         m_backend.sum_squares(m_model.grads(), m_slices, pass.grad_squares.data());
         pass.grads = download(m_backend, m_model.grads(), m_model.layout().total);
         return pass;

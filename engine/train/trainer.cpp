@@ -243,8 +243,9 @@ const StepOutcome& Trainer::step() {
     m_step_loss_scale = m_loss_scaler.scale();
     m_model->set_loss_scale(static_cast<float>(m_step_loss_scale));
     m_model->set_feature_statistics(FeatureStatistics::BatchUpdating);  // BatchNorm's running statistics move
-    const ForwardStats& forward =
-        m_model->forward_backward(m_batch, true, logged, static_cast<float>(m_config.train.z_loss));
+    const ForwardStats& forward = m_model->forward_backward(
+        m_batch,
+        {.backward = true, .attention_stats = logged, .z_loss = static_cast<float>(m_config.train.z_loss)});
     m_model->set_loss_scale(1.0f);                              // validation, probes and dumps run unscaled
     m_model->set_feature_statistics(FeatureStatistics::Batch);  // and move no running statistics
     double grad_total = gradient_squares_total();
@@ -341,7 +342,7 @@ double Trainer::evaluate(Split split, int batches, double* accuracy, FeatureStat
     for (int i = 0; i < batches; ++i) {
         m_task->make_batch(split, static_cast<uint64_t>(i), m_config.train.batch_size, m_config.model.seq_len,
                            m_eval_batch);
-        const ForwardStats& stats = m_model->forward_backward(m_eval_batch, false, false);
+        const ForwardStats& stats = m_model->forward_backward(m_eval_batch, {.backward = false});
         loss_sum += stats.loss * static_cast<double>(stats.scored);
         scored += stats.scored;
         correct += stats.correct;

@@ -83,8 +83,10 @@ TEST_P(CudaModelParity, LossTelemetryAndGradientsMatchTheCpuReference) {
         model->initialize(7);
         testing::perturb_parameters(*model, 3);
     }
-    const ForwardStats expected = expected_model.forward_backward(batch, true, true);
-    const ForwardStats actual = actual_model.forward_backward(batch, true, true);
+    const ForwardStats expected =
+        expected_model.forward_backward(batch, {.backward = true, .attention_stats = true});
+    const ForwardStats actual =
+        actual_model.forward_backward(batch, {.backward = true, .attention_stats = true});
 
     expect_all_pass(wiring.name, compare_loss(actual, expected));
     expect_all_pass(wiring.name, compare_telemetry(actual, expected));

@@ -91,8 +91,8 @@ TEST(ArchitectureTiedHead, GradientIsTheSumOfHeadAndEmbedding) {
         if (there >= 0) tied.write_entry(there, untied.read_entry(static_cast<int>(i)));
     }
     const Batch batch = testing::small_batch(vocab, 2, untied_config.seq_len, 5);
-    const double untied_loss = untied.forward_backward(batch, true, false).loss;
-    EXPECT_NEAR(tied.forward_backward(batch, true, false).loss, untied_loss, 1e-6);
+    const double untied_loss = untied.forward_backward(batch, {.backward = true}).loss;
+    EXPECT_NEAR(tied.forward_backward(batch, {.backward = true}).loss, untied_loss, 1e-6);
     const std::vector<float> head = untied.read_entry(layout.head, true);
     const std::vector<float> embedding = untied.read_entry(layout.wte, true);
     const std::vector<float> shared = tied.read_entry(tied.layout().wte, true);

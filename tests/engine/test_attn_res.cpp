@@ -56,7 +56,7 @@ TEST(AttnRes, WithTheBranchesZeroedTheHeadReadsTheEmbeddingsShare) {
             for (int c = 0; c < d; ++c)
                 queries[static_cast<size_t>(d + c)] = 0.3f * static_cast<float>(c % 5) - 0.5f;
         model.write_entry(model.layout().blocks[2].attn_res_queries, queries);
-        model.forward_backward(batch, false, false);
+        model.forward_backward(batch, {.backward = false});
         const std::vector<double> e = testing::embeddings(model, batch);
         const std::vector<float> head = model.read_head_input();
         for (size_t row = 0; row < e.size() / static_cast<size_t>(d); ++row) {

@@ -31,7 +31,7 @@ TEST(B2tConnection, APostLnBlockAddsItsInputBeforeItsLastNorm) {
         for (int entry : {block.out_weight, block.out_bias, block.fc2_weight, block.fc2_bias})
             model.write_entry(entry, std::vector<float>(model.read_entry(entry).size(), 0.0f));
     const Batch batch = testing::small_batch(kVocab, 2, 8, 4);
-    model.forward_backward(batch, false, false);
+    model.forward_backward(batch, {.backward = false});
     const int d = config.d_model;
     std::vector<double> x = testing::embeddings(model, batch);
     for (int b = 0; b < config.layers; ++b) {

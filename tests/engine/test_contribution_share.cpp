@@ -41,7 +41,7 @@ TEST(ContributionShare, IsEachBranchAgainstTheStreamItIsAddedTo) {
             for (int entry : {block.out_weight, block.out_bias})
                 model.write_entry(entry, std::vector<float>(model.read_entry(entry).size(), 0.0f));
         const Batch batch = testing::small_batch(kVocab, 2, 8, 5);
-        const ForwardStats& stats = model.forward_backward(batch, false, true);
+        const ForwardStats& stats = model.forward_backward(batch, {.attention_stats = true});
         const SublayerSlots slots(model.config());
         std::vector<double> input = testing::embeddings(model, batch);
         for (int b = 0; b < config.layers; ++b) {

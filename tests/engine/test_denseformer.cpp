@@ -54,8 +54,8 @@ TEST(DenseFormer, AtInitItIsThePlainModelBitForBit) {
         plain.initialize(4);
         dense.initialize(4);
         const Batch batch = testing::small_batch(kVocab, 2, 8, 3);
-        const double plain_loss = plain.forward_backward(batch, true, false).loss;
-        EXPECT_EQ(dense.forward_backward(batch, true, false).loss, plain_loss);
+        const double plain_loss = plain.forward_backward(batch, {.backward = true}).loss;
+        EXPECT_EQ(dense.forward_backward(batch, {.backward = true}).loss, plain_loss);
         for (size_t i = 0; i < plain.layout().entries.size(); ++i) {
             if (plain.layout().entries[i].role == ParamRole::DenseWeight) continue;
             ASSERT_EQ(dense.read_entry(static_cast<int>(i), true),
@@ -80,7 +80,7 @@ TEST(DenseFormer, TheHeadReadsTheWeightedSumOfTheOutputs) {
     const std::vector<float> alpha{0.5f, -1.0f, 2.0f, 0.25f};  // outputs 0..3
     model.write_entry(model.layout().blocks[2].dense_weights, alpha);
     const Batch batch = testing::small_batch(kVocab, 2, 8, 6);
-    model.forward_backward(batch, false, false);
+    model.forward_backward(batch, {.backward = false});
     std::vector<std::vector<double>> outputs{testing::embeddings(model, batch)};
     for (int block = 0; block < 3; ++block)
         outputs.push_back(testing::to_double(model.read_block_output(block)));

@@ -158,10 +158,10 @@ TEST(EncoderDecoderModel, TargetsTheMemoryHoldsAreNotScored) {
     Batch batch;
     encdec.task().make_batch(Split::Train, 0, 4, 8, batch);
     EXPECT_EQ(batch.source_len, 4);
-    EXPECT_EQ(encdec.model().forward_backward(batch, false, false).scored, 4 * (8 - 3));
+    EXPECT_EQ(encdec.model().forward_backward(batch, {.backward = false}).scored, 4 * (8 - 3));
     config.model.encoder_layers = 0;
     Trainer decoder_only(config);
-    EXPECT_EQ(decoder_only.model().forward_backward(batch, false, false).scored, 4 * 8);
+    EXPECT_EQ(decoder_only.model().forward_backward(batch, {.backward = false}).scored, 4 * 8);
 }
 
 TEST(EncoderDecoderModel, TheMemoryDoesNotSeeBeyondTheSource) {
@@ -170,13 +170,13 @@ TEST(EncoderDecoderModel, TheMemoryDoesNotSeeBeyondTheSource) {
     Batch batch;
     trainer.task().make_batch(Split::Train, 0, 2, 17, batch);
     ASSERT_EQ(batch.source_len, 9);  // x (8 symbols) and SEP
-    trainer.model().forward_backward(batch, false, false);
+    trainer.model().forward_backward(batch, {.backward = false});
     const std::vector<float> memory = trainer.model().read_memory();
     for (int row = 0; row < batch.batch; ++row) {
         for (int t = batch.source_len; t < batch.seq; ++t)
             batch.inputs[static_cast<size_t>(row) * batch.seq + t] = 0;
     }
-    trainer.model().forward_backward(batch, false, false);
+    trainer.model().forward_backward(batch, {.backward = false});
     const std::vector<float> changed = trainer.model().read_memory();
     const size_t d = static_cast<size_t>(trainer.config().model.d_model);
     for (int row = 0; row < batch.batch; ++row) {

@@ -253,9 +253,9 @@ TEST(FeatureNormTraining, StepsMoveTheRunningStatisticsAndValidationReadsThem) {
         for (int i = 0; i < 2; ++i) {
             trainer.task().make_batch(Split::Validation, i, 4, 16, batch);
             model.set_feature_statistics(FeatureStatistics::Running);
-            running += model.forward_backward(batch, false, false).loss / 2;
+            running += model.forward_backward(batch, {.backward = false}).loss / 2;
             model.set_feature_statistics(FeatureStatistics::Batch);
-            own += model.forward_backward(batch, false, false).loss / 2;
+            own += model.forward_backward(batch, {.backward = false}).loss / 2;
         }
         EXPECT_NEAR(validation, running, 1e-6) << to_string(type);
         if (type == NormType::BatchNorm) {
@@ -341,7 +341,7 @@ TEST(FeatureNormTraining, PowerNormSeedsPsiFromItsFirstTrainingBatch) {
     Model& model = trainer.model();
     const Batch batch = testing::small_batch(trainer.model().vocab(), 4, 16, 3);
     model.set_feature_statistics(FeatureStatistics::BatchUpdating);
-    model.forward_backward(batch, false, false);
+    model.forward_backward(batch, {.backward = false});
     model.set_feature_statistics(FeatureStatistics::Batch);
     const std::vector<float> stream = model.read_block_output(1);
     const int d = model.config().d_model, n = static_cast<int>(stream.size()) / d;
@@ -379,7 +379,7 @@ TEST(FeatureNormTraining, TheGapBetweenBatchAndRunningStatisticsPerBlock) {
     Model& model = trainer.model();
     const Batch batch = testing::small_batch(model.vocab(), 4, 16, 4);
     model.set_feature_statistics(FeatureStatistics::BatchUpdating);
-    const ForwardStats& stats = model.forward_backward(batch, false, true);
+    const ForwardStats& stats = model.forward_backward(batch, {.attention_stats = true});
     const size_t slot = static_cast<size_t>(SublayerSlots(model.config()).of(kAttentionSublayer, 1));
     const double measured = stats.sublayers.norm_stat_gap.at(slot);
     model.set_feature_statistics(FeatureStatistics::Batch);
@@ -412,7 +412,7 @@ TEST(FeatureNormTraining, TheGapBetweenBatchAndRunningStatisticsPerBlock) {
     EXPECT_GT(measured, 0.0);
 
     model.set_feature_statistics(FeatureStatistics::Running);
-    for (double gap : model.forward_backward(batch, false, true).sublayers.norm_stat_gap)
+    for (double gap : model.forward_backward(batch, {.attention_stats = true}).sublayers.norm_stat_gap)
         EXPECT_FALSE(recorded(gap));
     model.set_feature_statistics(FeatureStatistics::Batch);
     Trainer layer_norm(feature_norm_config(NormType::LayerNorm));

@@ -33,8 +33,8 @@ TEST(ForwardStatsTables, EveryRowHasItsLengthOnATelemetryStep) {
         Model model(config, vocab, backend);
         model.initialize(2);
         if (precision) model.set_precision(NumberFormat::Bf16);
-        const ForwardStats& stats =
-            model.forward_backward(testing::small_batch(vocab, 2, 8, 4), precision, true);
+        const ForwardStats& stats = model.forward_backward(testing::small_batch(vocab, 2, 8, 4),
+                                                           {.backward = precision, .attention_stats = true});
         for (const Stack& stack : kStacks) {
             const size_t blocks = static_cast<size_t>(stack_blocks(config, stack.mask));
             for (const BlockList& field : kBlockLists) {
@@ -61,8 +61,9 @@ TEST(ForwardStatsTables, APassWithoutAttentionStatisticsClearsTheTelemetryFields
     model.initialize(2);
     const Batch batch = testing::small_batch(vocab, 2, 8, 4);
     model.set_precision(NumberFormat::Bf16);  // fills every list, the precision ones included
-    ASSERT_FALSE(model.forward_backward(batch, true, true).decoder.act_overflow.empty());
-    const ForwardStats& stats = model.forward_backward(batch, false, false);
+    ASSERT_FALSE(model.forward_backward(batch, {.backward = true, .attention_stats = true})
+                     .decoder.act_overflow.empty());
+    const ForwardStats& stats = model.forward_backward(batch, {.backward = false});
     for (const Stack& stack : kStacks) {
         const StackStats& values = stats.*stack.member;
         for (const BlockList& field : kBlockLists) {

@@ -117,7 +117,7 @@ TEST(FrozenNorms, MeanStdOfTheFinalNormIsThatOfTheLastBlockOutput) {
     Model model(config, 11, backend);
     model.initialize(3);
     testing::perturb_parameters(model, 4);
-    model.forward_backward(testing::small_batch(11, 3, config.seq_len, 5), false, false);
+    model.forward_backward(testing::small_batch(11, 3, config.seq_len, 5), {.backward = false});
     const std::vector<float> output = model.read_block_output(config.layers - 1);
     const int d = config.d_model;
     const size_t rows = output.size() / d;
@@ -143,16 +143,16 @@ TEST(FrozenNorms, FreezingChangesThePassAndUnfreezingRestoresIt) {
     model.initialize(3);
     testing::perturb_parameters(model, 4);
     const Batch batch = testing::small_batch(11, 2, config.seq_len, 5);
-    const double before = model.forward_backward(batch, true, false).loss;
+    const double before = model.forward_backward(batch, {.backward = true}).loss;
     const std::vector<float> grads_before = model.read_entry(model.layout().head, true);
     const std::vector<int> norms = model.scaled_norms();
     for (int entry : norms) model.freeze_norm(entry, 1.3);
     EXPECT_TRUE(model.norm_frozen(norms.front()));
-    const double frozen = model.forward_backward(batch, true, false).loss;
+    const double frozen = model.forward_backward(batch, {.backward = true}).loss;
     EXPECT_GT(std::fabs(frozen - before), 1e-3);
     EXPECT_NE(model.read_entry(model.layout().head, true), grads_before);
     for (int entry : norms) model.freeze_norm(entry, 0.0);
-    EXPECT_EQ(model.forward_backward(batch, true, false).loss, before);
+    EXPECT_EQ(model.forward_backward(batch, {.backward = true}).loss, before);
     EXPECT_EQ(model.read_entry(model.layout().head, true), grads_before);
     EXPECT_THROW(model.freeze_norm(model.layout().head, 1.0), std::invalid_argument);
     EXPECT_THROW(model.freeze_norm(norms.front(), -1.0), std::invalid_argument);

@@ -29,7 +29,7 @@ Outcome run_model(Backend& backend, const ModelConfig& config, int vocab) {
     model.initialize(7);
     perturb_parameters(model, 3);  // ReZero's alpha and Admin's omega off their init too
     const Batch batch = small_batch(vocab, 3, config.seq_len, 5);
-    Outcome outcome{model.forward_backward(batch, true, true), {}};
+    Outcome outcome{model.forward_backward(batch, {.backward = true, .attention_stats = true}), {}};
     for (size_t entry = 0; entry < model.layout().entries.size(); ++entry)
         outcome.grads.push_back(model.read_entry(static_cast<int>(entry), true));
     return outcome;

@@ -72,8 +72,8 @@ void expect_scaled_norms_match(const ModelConfig& config, const std::string& lab
         plain.write_entry(s.entry, values);
     }
     const Batch batch = testing::small_batch(kVocab, 3, 8, 6);
-    const double loss_lns = lns.forward_backward(batch, true, false).loss;
-    const double loss_plain = plain.forward_backward(batch, true, false).loss;
+    const double loss_lns = lns.forward_backward(batch, {.backward = true}).loss;
+    const double loss_plain = plain.forward_backward(batch, {.backward = true}).loss;
     EXPECT_NEAR(loss_lns, loss_plain, 1e-5 * std::abs(loss_plain)) << label;
     for (size_t i = 0; i < lns.layout().entries.size(); ++i) {
         const int entry = static_cast<int>(i);

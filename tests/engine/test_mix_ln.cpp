@@ -44,8 +44,8 @@ void expect_same_loss(double fraction, NormPlacement placement) {
         model->initialize(4);
         testing::perturb_parameters(*model, 5);
     }
-    EXPECT_EQ(mix.forward_backward(batch, true, true).loss,
-              reference.forward_backward(batch, true, true).loss)
+    EXPECT_EQ(mix.forward_backward(batch, {.backward = true, .attention_stats = true}).loss,
+              reference.forward_backward(batch, {.backward = true, .attention_stats = true}).loss)
         << "fraction " << fraction;
 }
 
@@ -64,16 +64,16 @@ TEST(MixLn, LiveSwitchFromPreLnChangesOnlyTheLossNotTheParameters) {
     Model model(pre, vocab, backend);
     model.initialize(7);
     testing::perturb_parameters(model, 8);
-    const double pre_loss = model.forward_backward(batch, true, true).loss;
+    const double pre_loss = model.forward_backward(batch, {.backward = true, .attention_stats = true}).loss;
     ModelConfig wiring = model.config();
     wiring.norm_placement = NormPlacement::Mix;
     EXPECT_TRUE(model.set_wiring(wiring).empty());  // Mix-LN uses no tensor Pre-LN lacks
-    const double mix_loss = model.forward_backward(batch, true, true).loss;
+    const double mix_loss = model.forward_backward(batch, {.backward = true, .attention_stats = true}).loss;
     EXPECT_NE(mix_loss, pre_loss);
     Model fresh(model.config(), vocab, backend);
     for (size_t i = 0; i < model.layout().entries.size(); ++i)
         fresh.write_entry(static_cast<int>(i), model.read_entry(static_cast<int>(i)));
-    EXPECT_EQ(fresh.forward_backward(batch, true, true).loss, mix_loss);
+    EXPECT_EQ(fresh.forward_backward(batch, {.backward = true, .attention_stats = true}).loss, mix_loss);
 }
 
 }  // namespace

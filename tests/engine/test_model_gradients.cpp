@@ -34,7 +34,7 @@ void check_model_gradients(const ModelConfig& config, const std::string& label, 
     if (prepare) prepare(model);
     Batch batch = small_batch(vocab, 2, config.seq_len, 5);
     batch.source_len = source_len;
-    model.forward_backward(batch, true, false, z_loss);
+    model.forward_backward(batch, {.backward = true, .z_loss = z_loss});
     const auto& entries = model.layout().entries;
     std::vector<std::vector<float>> grads;
     for (size_t i = 0; i < entries.size(); ++i) grads.push_back(model.read_entry(static_cast<int>(i), true));
@@ -55,7 +55,7 @@ void check_model_gradients(const ModelConfig& config, const std::string& label, 
             auto moved = original;
             for (size_t j = 0; j < moved.size(); ++j) moved[j] += scale * step * direction[j];
             model.write_entry(static_cast<int>(i), moved);
-            const ForwardStats& stats = model.forward_backward(batch, false, false, z_loss);
+            const ForwardStats& stats = model.forward_backward(batch, {.z_loss = z_loss});
             return stats.loss + stats.z_loss;
         };
         // fourth-order central difference
@@ -159,7 +159,7 @@ TEST(ModelGradientsFeatureNorms, RunningStatisticsAndEncoderDecoder) {
         const auto trained = [](Model& model) {
             const Batch batch = small_batch(model.vocab(), 2, model.config().seq_len, 9);
             model.set_feature_statistics(FeatureStatistics::BatchUpdating);
-            for (int i = 0; i < 3; ++i) model.forward_backward(batch, true, false);
+            for (int i = 0; i < 3; ++i) model.forward_backward(batch, {.backward = true});
             model.set_feature_statistics(FeatureStatistics::Running);
         };
         check_model_gradients(wired_config(NormPlacement::Pre, type, Residual::Plain),

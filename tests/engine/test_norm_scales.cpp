@@ -95,7 +95,7 @@ TEST(NormScales, FirstPreLnNormMatchesTheEmbeddingsStatistics) {
         model.initialize(2);
         testing::perturb_parameters(model, 3);
         const Batch batch = testing::small_batch(vocab, 3, 8, 4);
-        const ForwardStats& stats = model.forward_backward(batch, false, true);
+        const ForwardStats& stats = model.forward_backward(batch, {.attention_stats = true});
         const std::vector<float> wte = model.read_entry(model.layout().wte);
         const std::vector<float> wpe = model.read_entry(model.layout().wpe);
         double sum = 0.0, squares = 0.0;
@@ -132,7 +132,7 @@ TEST(NormScales, PostLnIsMeasuredDytAndNoNormAreNotRecorded) {
         CpuBackend backend(1);
         Model model(scale_config(placement, type), vocab, backend);
         model.initialize(6);
-        const ForwardStats& stats = model.forward_backward(batch, false, true);
+        const ForwardStats& stats = model.forward_backward(batch, {.attention_stats = true});
         ASSERT_EQ(stats.sublayers.norm_scale_mean.size(), 4u);
         for (size_t slot = 0; slot < 4; ++slot) {
             if (measured) {
@@ -155,7 +155,7 @@ TEST(NormScales, PeriLnOutputNormMatchesTheAttentionBranch) {
     model.initialize(2);
     testing::perturb_parameters(model, 3);
     const Batch batch = testing::small_batch(vocab, 12, 1, 4);
-    const ForwardStats& stats = model.forward_backward(batch, false, true);
+    const ForwardStats& stats = model.forward_backward(batch, {.attention_stats = true});
     const BlockIndex& index = model.layout().blocks[0];
     const std::vector<double> u = layer_norm(model, embeddings(model, batch), index.norm1);
     const std::vector<double> v = linear(model, u, index.qkv_weight, index.qkv_bias, 2 * d, d);
@@ -181,7 +181,7 @@ TEST(NormScales, FinalNormAndEncoderNormsMatchTheirInputs) {
     model.initialize(5);
     testing::perturb_parameters(model, 6);
     const Batch batch = testing::small_batch(vocab, 3, 8, 7);
-    const ForwardStats& stats = model.forward_backward(batch, false, true);
+    const ForwardStats& stats = model.forward_backward(batch, {.attention_stats = true});
     const SublayerSlots slots(model.config());
     auto expect_moments = [&](double mean, double cv, const std::vector<double>& input, const char* what) {
         const ScaleMoments expected = layer_norm_scales(input, d);
@@ -216,7 +216,7 @@ TEST(NormScales, CrossAttentionNormMatchesItsInput) {
     for (int entry : {index.out_weight, index.out_bias})
         if (entry >= 0) model.write_entry(entry, std::vector<float>(model.read_entry(entry).size(), 0.0f));
     const Batch batch = testing::small_batch(vocab, 3, 8, 10);
-    const ForwardStats& stats = model.forward_backward(batch, false, true);
+    const ForwardStats& stats = model.forward_backward(batch, {.attention_stats = true});
     const ScaleMoments expected = layer_norm_scales(embeddings(model, batch), d);
     const size_t cross = static_cast<size_t>(SublayerSlots(model.config()).of(kCrossAttentionSublayer, 0));
     EXPECT_NEAR(stats.sublayers.norm_scale_mean[cross], expected.mean, 1e-4 * expected.mean);

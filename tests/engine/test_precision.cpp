@@ -150,7 +150,8 @@ PassResult gradients_in(NumberFormat format, float scale, float logit_scale = 1.
     }
     model.set_precision(format);
     model.set_loss_scale(scale);
-    const ForwardStats& stats = model.forward_backward(testing::small_batch(32, 4, 8, 5), true, true);
+    const ForwardStats& stats = model.forward_backward(testing::small_batch(32, 4, 8, 5),
+                                                       {.backward = true, .attention_stats = true});
     PassResult result{std::vector<float>(model.layout().total), stats.decoder.grad_underflow};
     backend.download(result.grads.data(), model.grads(), result.grads.size());
     for (float& g : result.grads) g /= scale;
@@ -352,8 +353,8 @@ TEST(TrainerLossScale, PassesAfterAStepAreUnscaledAndAdminProfilesInAnyPrecision
     plain.step();
     scaled.step();
     const Batch batch = testing::small_batch(plain.task().vocab_size(), 4, 16, 9);
-    plain.model().forward_backward(batch, true, false);
-    scaled.model().forward_backward(batch, true, false);
+    plain.model().forward_backward(batch, {.backward = true});
+    scaled.model().forward_backward(batch, {.backward = true});
     EXPECT_EQ(plain.model().read_entry(0, true), scaled.model().read_entry(0, true));
     // Admin's profiled omega runs sub-layers before any pass: in fp32 and emulated alike.
     for (const char* precision : {"fp32", "bf16"}) {

@@ -45,7 +45,8 @@ TEST(QkNormTelemetry, QueryAndKeyRmsAreThoseOfTheProjections) {
             }
             model.write_entry(index.qkv_bias, bias);
         }
-        const ForwardStats& stats = model.forward_backward(testing::small_batch(vocab, 3, 8, 1), false, true);
+        const ForwardStats& stats =
+            model.forward_backward(testing::small_batch(vocab, 3, 8, 1), {.attention_stats = true});
         ASSERT_EQ(stats.decoder.q_rms.size(), 2u);
         ASSERT_EQ(stats.decoder.k_rms.size(), 2u);
         for (int block = 0; block < 2; ++block) {
@@ -68,7 +69,7 @@ TEST(QkNormTelemetry, PlanarAndPackedQueriesAgreeInTheFirstBlock) {
         Model model(qk_config(with ? QkNorm::LayerNorm : QkNorm::None), vocab, backend);
         model.initialize(5);
         testing::perturb_parameters(model, 6);
-        const ForwardStats& stats = model.forward_backward(batch, false, true);
+        const ForwardStats& stats = model.forward_backward(batch, {.attention_stats = true});
         q_rms[with] = stats.decoder.q_rms[0];
         k_rms[with] = stats.decoder.k_rms[0];
     }
@@ -97,7 +98,7 @@ TEST(QkNormTelemetry, LargestLogitStaysUnderTheGainBound) {
             for (size_t i = 0; i < gain.size(); ++i) gain[i] = 1.0f + 0.25f * static_cast<float>(i % 3);
             model.write_entry(index.q_norm, gain);
         }
-        const ForwardStats& stats = model.forward_backward(batch, false, true);
+        const ForwardStats& stats = model.forward_backward(batch, {.attention_stats = true});
         ASSERT_EQ(stats.decoder.attn_head_max_logit.size(), layout.blocks.size() * 2);  // 2 heads per block
         for (size_t block = 0; block < layout.blocks.size(); ++block) {
             const double head0 = stats.decoder.attn_head_max_logit[2 * block],
@@ -129,7 +130,7 @@ TEST(QkNormLive, SwitchingOnStartsWithUnitGainsAndOffRestoresTheLoss) {
     Model model(qk_config(QkNorm::None), vocab, backend);
     model.initialize(13);
     testing::perturb_parameters(model, 14);
-    const double before = model.forward_backward(batch, true, true).loss;
+    const double before = model.forward_backward(batch, {.backward = true, .attention_stats = true}).loss;
     ModelConfig wiring = model.config();
     wiring.qk_norm = QkNorm::RmsNorm;
     const std::vector<int> activated = model.set_wiring(wiring);
@@ -137,12 +138,12 @@ TEST(QkNormLive, SwitchingOnStartsWithUnitGainsAndOffRestoresTheLoss) {
     for (int entry : activated) {
         for (float g : model.read_entry(entry)) EXPECT_EQ(g, 1.0f) << model.layout().entries[entry].name;
     }
-    const double with_qk = model.forward_backward(batch, true, true).loss;
+    const double with_qk = model.forward_backward(batch, {.backward = true, .attention_stats = true}).loss;
     EXPECT_TRUE(std::isfinite(with_qk));
     EXPECT_NE(with_qk, before);
     wiring.qk_norm = QkNorm::None;
     EXPECT_TRUE(model.set_wiring(wiring).empty());
-    EXPECT_EQ(model.forward_backward(batch, true, true).loss, before);
+    EXPECT_EQ(model.forward_backward(batch, {.backward = true, .attention_stats = true}).loss, before);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ TEST(ResiDual, WithTheBranchesZeroedTheOutputIsTheStackPlusItsNormedInput) {
     model.initialize(5);
     zero_branches(model, model.layout().blocks);
     const Batch batch = testing::small_batch(kVocab, 2, 8, 4);
-    model.forward_backward(batch, false, false);
+    model.forward_backward(batch, {.backward = false});
     expect_output_plus_normed_input(model.read_head_input(), model.read_block_output(config.layers - 1),
                                     testing::embeddings(model, batch), config.d_model);
 }
@@ -58,7 +58,7 @@ TEST(ResiDual, TheEncodersMemoryIsItsStackPlusItsNormedInput) {
     model.initialize(6);
     zero_branches(model, model.layout().encoder_blocks);
     const Batch batch = testing::small_batch(kVocab, 2, 17, 7);
-    model.forward_backward(batch, false, false);
+    model.forward_backward(batch, {.backward = false});
     expect_output_plus_normed_input(model.read_memory(), model.read_encoder_block_output(1),
                                     testing::embeddings(model, batch), config.model.d_model);
 }

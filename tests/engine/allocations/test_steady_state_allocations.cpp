@@ -292,7 +292,7 @@ void expect_backend_ops_allocate_nothing(const Config& config) {
         auto step = [&](int t) {
             task->make_batch(Split::Train, static_cast<uint64_t>(t), config.train.batch_size,
                              config.model.seq_len, batch);
-            model.forward_backward(batch, true, true);
+            model.forward_backward(batch, {.backward = true, .attention_stats = true});
             backend.sum_squares(model.grads(), slices, sums.data());
             optimizer.update(config.train, t, 1e-3, 1.0);
             backend.sum_squares(optimizer.last_update(), slices, sums.data());

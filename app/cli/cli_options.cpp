@@ -61,10 +61,7 @@ bool ConfigSources::consume(const std::string& flag, ArgReader& reader) {
 }
 
 Config ConfigSources::resolve() const {
-    if (config_path && preset) throw InputError("give either --config FILE or --preset NAME, not both");
-    Config config = config_path ? config_from_file(*config_path)
-                    : preset    ? preset_config(*preset)
-                                : preset_config("quickstart");
+    Config config = base_config(config_path, preset);
     if (const std::optional<HfModel> hf = hf_model())
         for (const std::string& assignment : hf->overrides) apply_override(config, assignment);
     for (const std::string& assignment : sets) apply_override(config, assignment);

@@ -10,7 +10,7 @@
 #include "app/gui/gui_options.h"
 #include "app/gui/main_window.h"
 #include "app/gui/scripted_run.h"
-#include "engine/config/presets.h"
+#include "engine/config/config_source.h"
 #include "engine/core/errors.h"
 #include "engine/core/version.h"
 #include "engine/selfcheck/gpu_selftest.h"
@@ -54,13 +54,13 @@ void openRequested(normlab::gui::MainWindow& window, normlab::gui::ScriptedRun& 
             ("no lesson title begins with '" + options.lesson + "'; lessons:" + titles).toStdString());
     }
     if (!options.preset.isEmpty() || !options.configPath.isEmpty() || !options.sets.isEmpty()) {
-        normlab::Config config =
-            !options.configPath.isEmpty() ? normlab::config_from_file(options.configPath.toStdString())
-            : !options.preset.isEmpty()   ? normlab::preset_config(options.preset.toStdString())
-                                          : normlab::preset_config("quickstart");
-        for (const QString& assignment : options.sets)
-            normlab::apply_override(config, assignment.toStdString());
-        normlab::validate(config);
+        const auto given = [](const QString& text) {
+            return text.isEmpty() ? std::nullopt : std::optional<std::string>(text.toStdString());
+        };
+        std::vector<std::string> sets;
+        for (const QString& assignment : options.sets) sets.push_back(assignment.toStdString());
+        const normlab::Config config =
+            normlab::resolve_config(given(options.configPath), given(options.preset), sets);
         window.loadConfig(config, options.preset.isEmpty() ? QStringLiteral("run 1") : options.preset);
     }
     // --quit-after-steps means a scripted run: it starts by itself.

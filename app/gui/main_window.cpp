@@ -5,6 +5,7 @@
 
 #include "app/gui/fork_points_dialog.h"
 #include "app/gui/input_guard.h"
+#include "engine/config/config_source.h"
 #include "engine/data/task.h"
 
 #include <QAction>
@@ -96,7 +97,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildDocks();
     buildMenus();
     buildStatusBar();
-    loadConfig(normlab::preset_config("quickstart"), QStringLiteral("quickstart"));
+    loadConfig(normlab::preset_config(normlab::kDefaultPreset), QString::fromLatin1(normlab::kDefaultPreset));
     m_document->setDirty(false);
     updateActions();
 }

@@ -4,6 +4,7 @@
 #include "app/gui/main_window.h"
 
 #include "app/gui/new_sweep_dialog.h"
+#include "engine/config/config_source.h"
 #include "engine/core/version.h"
 
 #include <QAction>
@@ -49,7 +50,8 @@ void MainWindow::buildFileMenu() {
     file->addAction(tr("&New experiment"), QKeySequence::New, this, [this] {
         if (!m_document->confirmDiscard()) return;
         resetRuns();
-        loadConfig(normlab::preset_config("quickstart"), QStringLiteral("quickstart"));
+        loadConfig(normlab::preset_config(normlab::kDefaultPreset),
+                   QString::fromLatin1(normlab::kDefaultPreset));
         m_document->setDirty(false);
     });
     addHuggingFaceAction(file);

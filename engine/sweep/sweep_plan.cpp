@@ -1,13 +1,13 @@
 // Sweep specs: parsing with messages that say what to change, grid expansion, point ids (readable
 // values plus an FNV-1a hash of the canonical overrides), and the plan's JSON form.
 #include "engine/sweep/sweep_plan.h"
+#include "engine/config/config_source.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <set>
 
-#include "engine/config/presets.h"
 #include "engine/core/errors.h"
 #include "engine/core/json_read.h"
 #include "engine/sweep/sweep_command.h"
@@ -334,9 +334,7 @@ Config point_config(const SweepPlan& plan, const SweepPoint& point) {
 SweepPlan plan_sweep(const SweepSpec& spec) {
     SweepPlan plan;
     plan.spec = spec;
-    Config base = spec.config_path ? config_from_file(*spec.config_path)
-                  : spec.preset    ? preset_config(*spec.preset)
-                                   : preset_config("quickstart");
+    Config base = base_config(spec.config_path, spec.preset);
     for (const auto& [key, value] : spec.set.items()) apply_override(base, key + "=" + override_text(value));
     if (spec.steps) base.train.steps = *spec.steps;
     validate(base);

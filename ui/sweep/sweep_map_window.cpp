@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "engine/config/architecture_family.h"
+#include "engine/config/config_source.h"
 #include "engine/sweep/sweep_folder.h"
 #include "ui/history/telemetry_store.h"
 #include "ui/panels/panel_export.h"
@@ -254,8 +255,8 @@ QString SweepMapWindow::caption() const {
         parts << tr("Sweep %1: %2 points, base %3, %4 steps; model: %5")
                      .arg(QFileInfo(m_dir).fileName())
                      .arg(m_plan.points.size())
-                     .arg(QString::fromStdString(
-                         m_plan.spec.preset.value_or(m_plan.spec.config_path.value_or("quickstart"))))
+                     .arg(QString::fromStdString(m_plan.spec.preset.value_or(
+                         m_plan.spec.config_path.value_or(normlab::kDefaultPreset))))
                      .arg(m_plan.base.train.steps)
                      .arg(QString::fromStdString(normlab::architecture_family(m_plan.base.model)));
     parts << tr(

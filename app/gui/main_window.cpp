@@ -552,8 +552,7 @@ void MainWindow::updateActions() {
 
 void MainWindow::updateStatusBar() {
     const ui::RunHistory* run = m_store.run(m_activeRun);
-    static const char* names[] = {"idle", "running", "paused", "finished"};
-    QString status = tr(names[static_cast<int>(m_state)]);
+    QString status = workerStateName(m_state);
     // Once the worker is done, the run's own ending (stopped, completed, diverged, failed), as in Runs.
     if (run && (m_state == WorkerState::Finished || run->status == normlab::RunStatus::Diverged))
         status = run->statusText();

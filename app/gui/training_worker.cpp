@@ -6,8 +6,10 @@
 #include <QThread>
 #include <QTimer>
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <optional>
+#include <utility>
 
 #include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
@@ -45,6 +47,18 @@ double secondsSince(std::chrono::steady_clock::time_point since) {
 }
 
 }  // namespace
+
+QString workerStateName(WorkerState state) {
+    static const std::array<std::pair<WorkerState, const char*>, 4> names{{
+        {WorkerState::Idle, QT_TR_NOOP("idle")},
+        {WorkerState::Running, QT_TR_NOOP("running")},
+        {WorkerState::Paused, QT_TR_NOOP("paused")},
+        {WorkerState::Finished, QT_TR_NOOP("finished")},
+    }};
+    for (const auto& [each, name] : names)
+        if (each == state) return QObject::tr(name);
+    return QObject::tr("idle");
+}
 
 TrainingWorker::TrainingWorker(QObject* parent) : QObject(parent) {
     qRegisterMetaType<normlab::ui::TelemetryBatch>();

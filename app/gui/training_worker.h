@@ -39,6 +39,8 @@ struct RunPlan {
 };
 
 enum class WorkerState { Idle, Running, Paused, Finished };
+// What the status bar calls each state ("status: paused"): the one table of their names.
+QString workerStateName(WorkerState state);
 
 class TrainingWorker : public QObject {
     Q_OBJECT

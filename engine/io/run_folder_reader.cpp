@@ -163,9 +163,9 @@ std::string shown_status(const RunFolderSummary& summary, double now) {
 }
 
 RunStatus status_from_summary(const std::string& status) {
-    if (status == "completed") return RunStatus::Completed;
-    if (status == "diverged") return RunStatus::Diverged;
-    if (status == "stopped" || status == "failed") return RunStatus::Stopped;
+    if (status == "failed") return RunStatus::Stopped;  // a writer's crash: it trains no more
+    for (const auto& [each, name] : kRunStatusNames)
+        if (name == status) return each;
     return RunStatus::Running;
 }
 

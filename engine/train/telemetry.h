@@ -2,9 +2,12 @@
 // the events (live changes, loss spikes, divergence; docs/formats.md#eventsjsonl) the trainer emits, as
 // plain values that can cross threads.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/core/not_recorded.h"
@@ -121,6 +124,14 @@ struct Event {
 };
 
 enum class RunStatus { Running, Completed, Diverged, Stopped };
+// Each status's name as summary.json and the views write it (to_string and the run-folder reader's
+// status_from_summary both read this table).
+inline constexpr std::array<std::pair<RunStatus, std::string_view>, 4> kRunStatusNames{{
+    {RunStatus::Running, "running"},
+    {RunStatus::Completed, "completed"},
+    {RunStatus::Diverged, "diverged"},
+    {RunStatus::Stopped, "stopped"},
+}};
 std::string to_string(RunStatus status);
 
 }  // namespace normlab

@@ -14,16 +14,8 @@
 namespace normlab {
 
 std::string to_string(RunStatus status) {
-    switch (status) {
-        case RunStatus::Running:
-            return "running";
-        case RunStatus::Completed:
-            return "completed";
-        case RunStatus::Diverged:
-            return "diverged";
-        case RunStatus::Stopped:
-            return "stopped";
-    }
+    for (const auto& [each, name] : kRunStatusNames)
+        if (each == status) return std::string(name);
     return "running";
 }
 

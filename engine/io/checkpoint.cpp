@@ -3,8 +3,10 @@
 // strictly: garbage is an InputError naming the file, never a silently wrong step.
 #include "engine/io/checkpoint.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -131,6 +133,8 @@ CheckpointPlan checkpoint_plan(Trainer& trainer) {
                      {"normlab_config", config_to_json_text(trainer.config())},
                      {"normlab_step", std::to_string(trainer.steps_done())},
                      {"normlab_schedule_origin", std::to_string(trainer.schedule_origin())}};
+    // The losses loss-spike detection looks back on, so a resume or a fork flags a spike at its first step.
+    plan.metadata["normlab_recent_losses"] = nlohmann::json(trainer.loss_spikes().recent()).dump();
     const LossScaler& scaler = trainer.loss_scaler();
     if (scaler.active()) {  // a dynamic scale's state, so a resume or a fork goes on from it
         plan.metadata["normlab_loss_scale"] = format_number(scaler.scale());
@@ -170,6 +174,22 @@ void restore_loss_scale(const std::map<std::string, std::string>& metadata, Trai
                          "', not a number; the file is corrupt or was not written by NormLab");
     trainer.loss_scaler().restore(scale, metadata_count(metadata, "normlab_loss_scale_finite_steps", path),
                                   metadata_count(metadata, "normlab_skipped_steps", path));
+}
+
+// The trailing losses a checkpoint kept for loss-spike detection, restored; a checkpoint without them
+// (an older file) leaves the window empty, to fill again over the first steps.
+void restore_recent_losses(const std::map<std::string, std::string>& metadata, Trainer& trainer,
+                           const std::string& path) {
+    const auto text = metadata.find("normlab_recent_losses");
+    if (text == metadata.end()) return;
+    const std::optional<nlohmann::json> losses = parse_json_or_nothing(text->second);
+    if (!losses || !losses->is_array() ||
+        !std::all_of(losses->begin(), losses->end(),
+                     [](const nlohmann::json& value) { return value.is_number(); }))
+        throw InputError("checkpoint '" + path + "': metadata normlab_recent_losses is '" +
+                         text_excerpt(text->second, 40) +
+                         "', not a list of numbers; the file is corrupt or was not written by NormLab");
+    trainer.restore_loss_spikes(losses->get<std::vector<double>>());
 }
 }  // namespace
 
@@ -244,6 +264,7 @@ std::unique_ptr<Trainer> load_checkpoint(const std::string& path, const std::vec
     model.backend().upload(trainer->optimizer().second_moment(), second.data(), total);
     trainer->restore_progress(step, origin);
     restore_loss_scale(file.metadata, *trainer, path);
+    restore_recent_losses(file.metadata, *trainer, path);
     return trainer;
 }
 

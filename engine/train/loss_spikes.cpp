@@ -25,4 +25,16 @@ double LossSpikeDetector::observe(double loss) {
     return z;
 }
 
+std::vector<double> LossSpikeDetector::recent() const {
+    std::vector<double> losses;
+    for (size_t i = 0; i < m_history.size(); ++i) losses.push_back(m_history[i]);
+    return losses;
+}
+
+void LossSpikeDetector::restore(const std::vector<double>& losses) {
+    while (!m_history.empty()) m_history.drop_oldest();
+    for (const double loss : losses)
+        if (std::isfinite(loss)) m_history.push(loss);
+}
+
 }  // namespace normlab

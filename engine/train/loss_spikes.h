@@ -2,6 +2,7 @@
 // The trainer turns a z-score above telemetry.spike_z into a "loss_spike" event.
 #pragma once
 #include <cstddef>
+#include <vector>
 
 #include "engine/core/trailing_window.h"
 
@@ -15,6 +16,11 @@ class LossSpikeDetector {
     // Returns the z-score of `loss` when it exceeds the threshold over a full window, else 0; then
     // adds the loss to the window.
     double observe(double loss);
+    // The losses in the window, oldest first (a checkpoint keeps them), and the window refilled from
+    // such a list, its newest values kept: a resumed or forked run then judges its first steps against
+    // the losses before them, as its parent would (a fork once missed a spike at its first step).
+    std::vector<double> recent() const;
+    void restore(const std::vector<double>& losses);
 
   private:
     TrailingWindow<double> m_history;  // allocated once: observe() never allocates

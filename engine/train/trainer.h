@@ -110,6 +110,9 @@ class Trainer {
     // train.loss_scale's state (a checkpoint keeps it; load_checkpoint restores it).
     LossScaler& loss_scaler() { return m_loss_scaler; }
     const LossScaler& loss_scaler() const { return m_loss_scaler; }
+    // The trailing losses loss-spike detection judges the next step against (checkpoints keep them).
+    const LossSpikeDetector& loss_spikes() const { return m_spikes; }
+    void restore_loss_spikes(const std::vector<double>& recent) { m_spikes.restore(recent); }
     void restore_progress(int64_t steps_done, int64_t schedule_origin);
 
     double current_lr() const;

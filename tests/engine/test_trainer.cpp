@@ -72,6 +72,34 @@ TEST(Trainer, CheckpointResumeContinuesExactly) {
     EXPECT_TRUE(resumed->finished());
 }
 
+// A checkpoint keeps the trailing losses loss-spike detection looks back on: the resumed run judges its
+// first steps against them as the straight run does (a fork once missed a spike at its first step),
+// with the same spike events after the resume.
+TEST(Trainer, ResumeKeepsTheLossesSpikeDetectionLooksBackOn) {
+    Config config = tiny_config();
+    config.telemetry.spike_window = 8;
+    config.telemetry.spike_z = 0.5;  // low: the tiny run's ordinary wobbles count, so there are events
+    Trainer straight(config);
+    std::vector<std::string> straight_spikes;
+    for (int i = 0; i < 60; ++i)
+        for (const Event& event : straight.step().events)
+            if (event.kind == "loss_spike" && event.step > 30) straight_spikes.push_back(event.message);
+    Trainer first_half(config);
+    for (int i = 0; i < 30; ++i) first_half.step();
+    const std::string path = temp_path("spikes.safetensors");
+    save_checkpoint(first_half, path);
+    auto resumed = load_checkpoint(path, {});
+    std::filesystem::remove(path);
+    EXPECT_EQ(resumed->loss_spikes().recent(), first_half.loss_spikes().recent());
+    EXPECT_EQ(resumed->loss_spikes().recent().size(), 8u);
+    std::vector<std::string> resumed_spikes;
+    for (int i = 0; i < 30; ++i)
+        for (const Event& event : resumed->step().events)
+            if (event.kind == "loss_spike") resumed_spikes.push_back(event.message);
+    EXPECT_FALSE(straight_spikes.empty());
+    EXPECT_EQ(resumed_spikes, straight_spikes);
+}
+
 // The share of a block's coordinates with sqrt(v) < eps, counted here from the downloaded second moment:
 // the record's at 1 and 2 threads, strictly between 0 and 1 at this eps, absent under SGD.
 TEST(Trainer, AdamEpsFractionIsTheShareOfSecondMomentsBelowEpsSquared) {

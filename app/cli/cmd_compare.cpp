@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "engine/analysis/comparison_text.h"
 #include "engine/core/errors.h"
 

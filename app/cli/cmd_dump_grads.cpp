@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "app/cli/cli_options.h"
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "engine/core/errors.h"
 #include "engine/data/token_file.h"
 #include "engine/io/checkpoint.h"

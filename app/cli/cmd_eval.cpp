@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
-#include "app/cli/commands.h"
 #include "app/cli/eval_text.h"
+#include "app/cli/subcommands.h"
 #include "engine/core/errors.h"
 #include "engine/data/token_file.h"
 #include "engine/io/checkpoint.h"

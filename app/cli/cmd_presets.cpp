@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "engine/config/presets.h"
 #include "engine/core/errors.h"
 

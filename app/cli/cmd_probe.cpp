@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "engine/analysis/probe.h"
 #include "engine/analysis/probe_average.h"
 #include "engine/core/errors.h"

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "engine/analysis/coord_check.h"
 #include "engine/core/errors.h"
 #include "engine/sweep/sweep_plan.h"

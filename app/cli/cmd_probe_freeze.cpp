@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "engine/analysis/norm_freezing.h"
 #include "engine/core/errors.h"
 #include "engine/core/number_format.h"

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "engine/config/config_diff.h"
 #include "engine/core/errors.h"
 #include "engine/core/unix_time.h"

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/devices.h"
 #include "engine/core/errors.h"

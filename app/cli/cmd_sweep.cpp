@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "app/cli/cli_options.h"
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "app/cli/sweep_edge.h"
 #include "app/cli/sweep_run.h"
 #include "app/cli/train_seeds.h"

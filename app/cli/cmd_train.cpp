@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "app/cli/train_fork.h"
 #include "app/cli/train_loop.h"
 #include "app/cli/train_seeds.h"
@@ -17,7 +17,7 @@
 #include "engine/io/provenance.h"
 #include "engine/io/records_json.h"
 #include "engine/io/run_folder.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 #include "engine/train/trainer.h"
 
 namespace normlab::cli {
@@ -81,7 +81,7 @@ struct TrainOptions {
     bool overwrite = false;
     bool quiet = false;
     bool help = false;
-    std::vector<Command> changes;
+    std::vector<LiveChange> changes;
     std::vector<uint64_t> seeds;  // --seeds: a seed group (train_seeds.h)
 };
 
@@ -126,7 +126,7 @@ TrainOptions parse_train_options(int argc, char** argv) {
         } else if (flag == "--seeds") {
             options.seeds = parse_seed_list(reader.value_of(flag));
         } else if (flag == "--change") {
-            options.changes.push_back(parse_command(reader.value_of(flag)));
+            options.changes.push_back(parse_live_change(reader.value_of(flag)));
         } else {
             throw InputError("unknown option '" + flag + "'; see normlab-cli train --help");
         }
@@ -144,7 +144,7 @@ TrainOptions parse_train_options(int argc, char** argv) {
 // A new trainer from the config sources, or one resumed from a checkpoint that has steps left to train
 // (a fork's checkpoint: `changes` gains its live --set values).
 std::unique_ptr<Trainer> make_trainer(const TrainOptions& options, const std::string& checkpoint,
-                                      std::vector<Command>& changes) {
+                                      std::vector<LiveChange>& changes) {
     const ConfigSources& sources = options.sources;
     if (options.fork) return make_fork_trainer(*options.fork, checkpoint, sources, changes);
     if (options.resume.empty()) {
@@ -227,11 +227,11 @@ void save_final_checkpoint(Trainer& trainer, RunFolder& folder, PeriodicCheckpoi
 
 int train_one_run(const TrainOptions& options) {
     const std::string checkpoint = options.fork ? fork_checkpoint(*options.fork) : options.resume;
-    std::vector<Command> changes = options.changes;
+    std::vector<LiveChange> changes = options.changes;
     std::unique_ptr<Trainer> trainer = make_trainer(options, checkpoint, changes);
     const int64_t first_step = trainer->steps_done();
     validate_planned_changes(trainer->config(), first_step, trainer->config().train.steps, changes);
-    for (const Command& change : changes) trainer->post(change);
+    for (const LiveChange& change : changes) trainer->post(change);
 
     const std::unique_ptr<RunFolder> opened = open_run_folder(options, *trainer, first_step);
     RunFolder& folder = *opened;

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "engine/backend/backend.h"
 #include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <string>
 
-#include "app/cli/commands.h"
+#include "app/cli/subcommands.h"
 #include "engine/core/errors.h"
 #include "engine/core/resource_dir.h"
 #include "engine/core/version.h"

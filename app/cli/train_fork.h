@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "app/cli/cli_options.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 
 namespace normlab {
 class Trainer;
@@ -29,6 +29,6 @@ std::string fork_checkpoint(const ForkRequest& request);
 // key is appended to `changes` as a change before step at + 1, as a live toggle would make it. Throws
 // InputError when the file holds another step or nothing is left to train.
 std::unique_ptr<Trainer> make_fork_trainer(const ForkRequest& request, const std::string& checkpoint,
-                                           const ConfigSources& sources, std::vector<Command>& changes);
+                                           const ConfigSources& sources, std::vector<LiveChange>& changes);
 
 }  // namespace normlab::cli

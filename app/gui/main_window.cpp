@@ -362,10 +362,7 @@ QString MainWindow::startRuns() {
         const bool visible = previous && previous->started ? previous->visible : m_runs[i].visible;
         m_store.addRun(id, m_runs[i].name, m_runs[i].config, folder).visible = visible;
         // An experiment's recorded live changes are replayed, each before its step.
-        std::vector<normlab::Command> changes;
-        for (const ui::LiveChange& change : m_runs[i].changes)
-            changes.push_back({change.key.toStdString(), change.value.toStdString(), change.step});
-        plan.runs.push_back({id, m_runs[i].name, m_runs[i].config, folder, std::move(changes)});
+        plan.runs.push_back({id, m_runs[i].name, m_runs[i].config, folder, m_runs[i].changes});
         m_startConfigs.push_back(m_runs[i].config);
     }
     groupLiveRuns();  // the runs' entries were made again: their groups too

@@ -74,7 +74,7 @@ std::unique_ptr<TrainingWorker::Session> TrainingWorker::makeSession(const RunSp
     auto session = std::make_unique<Session>();
     session->spec = spec;
     session->trainer = std::make_unique<normlab::Trainer>(spec.config);
-    for (const normlab::Command& change : spec.changes) session->trainer->post(change);
+    for (const normlab::LiveChange& change : spec.changes) session->trainer->post(change);
     return session;
 }
 
@@ -122,7 +122,7 @@ std::unique_ptr<TrainingWorker::Session> TrainingWorker::sessionFrom(const RunSp
     session->spec = spec;
     session->trainer = normlab::load_checkpoint(origin.checkpoint, {});
     session->spec.config = session->trainer->config();
-    for (const normlab::Command& change : spec.changes) session->trainer->post(change);
+    for (const normlab::LiveChange& change : spec.changes) session->trainer->post(change);
     openFolder(*session, origin);
     return session;
 }
@@ -308,10 +308,10 @@ void TrainingWorker::shutdown() {
 void TrainingWorker::postChange(int runId, const QString& key, const QString& value) {
     for (auto& session : m_sessions) {
         if (session->finalised || (runId >= 0 && session->spec.id != runId)) continue;
-        normlab::Command command;
-        command.key = key.toStdString();
-        command.value = value.toStdString();
-        session->trainer->post(std::move(command));
+        normlab::LiveChange change;
+        change.key = key.toStdString();
+        change.value = value.toStdString();
+        session->trainer->post(std::move(change));
     }
 }
 

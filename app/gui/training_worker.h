@@ -15,7 +15,7 @@
 #include "engine/config/config.h"
 #include "engine/io/provenance.h"
 #include "engine/io/snapshot_ring.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 #include "ui/history/run_update.h"
 
 namespace normlab {
@@ -29,8 +29,8 @@ struct RunSpec {
     int id = -1;
     QString name;
     normlab::Config config;
-    QString folder;                         // the run folder to create (CLI layout)
-    std::vector<normlab::Command> changes;  // live changes to replay, each before its step
+    QString folder;                            // the run folder to create (CLI layout)
+    std::vector<normlab::LiveChange> changes;  // live changes to replay, each before its step
 };
 
 struct RunPlan {

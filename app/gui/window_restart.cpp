@@ -19,9 +19,11 @@ std::optional<ui::ExperimentRun> MainWindow::recordedRun(size_t index) const {
     recorded.folder = run->folder;
     recorded.changes.clear();
     for (const normlab::Event& event : run->events)
-        if (event.kind == "change")
-            recorded.changes.push_back(
-                {event.step, QString::fromStdString(event.key), QString::fromStdString(event.value)});
+        if (event.kind == "change") recorded.changes.push_back({event.key, event.value, event.step});
+    // The changes it was started with that it did not reach (stopped before their step) are still its
+    // own: a run replayed, then stopped early, once lost them at the next Start.
+    for (const normlab::LiveChange& planned : m_runs[index].changes)
+        if (planned.at_step > run->step) recorded.changes.push_back(planned);
     return recorded;
 }
 
@@ -29,10 +31,10 @@ namespace {
 // The config a recorded run ended with: its start config with each live change applied in turn.
 normlab::Config endConfigOf(const ui::ExperimentRun& run) {
     normlab::Config config = run.config;
-    for (const ui::LiveChange& change : run.changes) {
-        if (change.key == QLatin1String("reinit_deepnorm_beta")) continue;  // an action, not a setting
+    for (const normlab::LiveChange& change : run.changes) {
+        if (change.key == "reinit_deepnorm_beta") continue;  // an action, not a setting
         try {
-            normlab::apply_override(config, (change.key + QLatin1Char('=') + change.value).toStdString());
+            normlab::apply_override(config, change.key + "=" + change.value);
         } catch (const std::exception&) {
         }
     }
@@ -97,8 +99,10 @@ MainWindow::EditsOrRecorded MainWindow::askEditsOrRecorded(const ui::ExperimentR
                                                            const QStringList& keys, bool fork) {
     if (m_scripted) return EditsOrRecorded::Recorded;  // nothing recorded is dropped unasked
     QStringList steps;
-    for (const ui::LiveChange& change : run.changes)
-        steps << tr("%1=%2 at step %3").arg(change.key, change.value).arg(change.step);
+    for (const normlab::LiveChange& change : run.changes)
+        steps << tr("%1=%2 at step %3")
+                     .arg(QString::fromStdString(change.key), QString::fromStdString(change.value))
+                     .arg(change.at_step);
     const QString what =
         fork ? tr("%1 is a fork: Start replays its parent's path to the fork's step, then "
                   "its own changes (%2).")

@@ -73,13 +73,13 @@ void Trainer::restore_progress(int64_t steps_done, int64_t schedule_origin) {
     m_schedule_origin = schedule_origin;
 }
 
-Event Trainer::apply(const Command& command) {
+Event Trainer::apply(const LiveChange& change) {
     Event event;
     event.step = m_steps_done + 1;
     event.kind = "change";
-    event.key = command.key;
-    require_live_key(command.key);
-    if (command.key == "reinit_deepnorm_beta") {
+    event.key = change.key;
+    require_live_key(change.key);
+    if (change.key == "reinit_deepnorm_beta") {
         const auto touched =
             m_model->reinitialize_deepnorm_beta(mix_seed(m_config.train.seed, m_steps_done + 1));
         m_optimizer->reset_entries(touched);
@@ -87,23 +87,23 @@ Event Trainer::apply(const Command& command) {
         return event;
     }
     Config next = m_config;
-    apply_override(next, command.key + "=" + command.value);
+    apply_override(next, change.key + "=" + change.value);
     validate(next);
-    const bool new_backend = command.key == "device" || command.key == "threads";
+    const bool new_backend = change.key == "device" || change.key == "threads";
     if (new_backend) switch_to_device_of(next);  // throws before anything changed
-    if (command.key == "train.warmup_steps" && m_config.train.warmup_steps == 0 &&
+    if (change.key == "train.warmup_steps" && m_config.train.warmup_steps == 0 &&
         next.train.warmup_steps > 0) {
         m_schedule_origin = m_steps_done;  // warmup switched on: ramp up from this step
     }
-    if (command.key == "train.precision") switch_precision(next.train.precision);  // throws before a change
-    if (command.key == "train.loss_scale") m_loss_scaler.follow(parse_loss_scale(next.train.loss_scale));
-    if (command.key.rfind("model.", 0) == 0) {
+    if (change.key == "train.precision") switch_precision(next.train.precision);  // throws before a change
+    if (change.key == "train.loss_scale") m_loss_scaler.follow(parse_loss_scale(next.train.loss_scale));
+    if (change.key.rfind("model.", 0) == 0) {
         const auto activated = m_model->set_wiring(effective_model_config(next.model));
         m_optimizer->reset_entries(activated);
     }
     m_config = next;
-    event.value = command.value;
-    event.message = command.key + " = " + command.value;
+    event.value = change.value;
+    event.message = change.key + " = " + change.value;
     if (new_backend) event.message += ": now on " + m_backend->name() + " (" + m_device_reason + ")";
     return event;
 }
@@ -148,11 +148,11 @@ void clear_keeping_capacity(StepOutcome& outcome) {
 }  // namespace
 
 void Trainer::apply_due_commands(int64_t t, StepOutcome& outcome) {
-    for (const Command& command : m_commands.take_due(t)) {
+    for (const LiveChange& change : m_live_changes.take_due(t)) {
         try {
-            outcome.events.push_back(apply(command));
+            outcome.events.push_back(apply(change));
         } catch (const InputError& error) {  // ResourceError included: e.g. device=cuda without a GPU
-            outcome.events.push_back({t, "rejected_change", error.what(), command.key, command.value, -1});
+            outcome.events.push_back({t, "rejected_change", error.what(), change.key, change.value, -1});
         }
     }
 }

@@ -13,7 +13,7 @@
 #include "engine/core/trailing_window.h"
 #include "engine/data/task.h"
 #include "engine/model/model.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 #include "engine/train/loss_scaler.h"
 #include "engine/train/loss_spikes.h"
 #include "engine/train/optimizer.h"
@@ -77,12 +77,12 @@ class Trainer {
 
     // Thread-safe: queue a live change for the engine thread. A change that apply() rejects becomes an
     // event of kind "rejected_change" with the reason, in the outcome of the step it was due before.
-    void post(Command command) { m_commands.post(std::move(command)); }
+    void post(LiveChange change) { m_live_changes.post(std::move(change)); }
     // Applies a live change now (engine thread); returns its event. Throws InputError for a key that
     // is not in live_keys() (the message lists them) or a bad value, ResourceError for a device that
     // cannot be had; the run is then unchanged. `device` and `threads` build a backend with
     // make_backend and switch to it (switch_backend); the event's message names the new backend.
-    Event apply(const Command& command);
+    Event apply(const LiveChange& change);
 
     // Moves the whole run onto `next` between two steps: parameters, gradients, optimizer moments and
     // the last update (learnable scalars such as ReZero's a_l and DyT's alpha live among the
@@ -162,7 +162,7 @@ class Trainer {
     std::unique_ptr<Backend> m_backend;
     std::unique_ptr<Model> m_model;
     std::unique_ptr<Optimizer> m_optimizer;
-    CommandQueue m_commands;
+    LiveChangeQueue m_live_changes;
     LossSpikeDetector m_spikes;
     LossScaler m_loss_scaler;
     double m_step_loss_scale = 1.0;  // the scale the current step's backward ran with

@@ -14,7 +14,7 @@
 #include "engine/core/errors.h"
 #include "engine/io/checkpoint.h"
 #include "engine/model/model.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
 

@@ -10,7 +10,7 @@
 #include "engine/config/config.h"
 #include "engine/core/errors.h"
 #include "engine/model/model.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
 
@@ -109,15 +109,15 @@ TEST(AttnRes, SwitchesOnAndOffLive) {
     config.model.norm_placement = NormPlacement::Pre;
     Trainer plain(config), switched(config);
     for (int t = 0; t < 3; ++t) EXPECT_EQ(switched.step().record.loss, plain.step().record.loss);
-    switched.apply(parse_command("model.residual=attn_res"));
+    switched.apply(parse_live_change("model.residual=attn_res"));
     for (int t = 0; t < 2; ++t) {
         const double averaged = switched.step().record.loss, summed = plain.step().record.loss;
         EXPECT_TRUE(std::isfinite(averaged));
         EXPECT_NE(averaged, summed);
     }
     EXPECT_NE(switched.model().read_head_input(), plain.model().read_head_input());
-    EXPECT_THROW(switched.apply(parse_command("model.norm_placement=post")), InputError);
-    switched.apply(parse_command("model.residual=plain"));
+    EXPECT_THROW(switched.apply(parse_live_change("model.norm_placement=post")), InputError);
+    switched.apply(parse_live_change("model.residual=plain"));
     EXPECT_TRUE(std::isfinite(switched.step().record.loss));
 }
 

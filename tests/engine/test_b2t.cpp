@@ -11,7 +11,7 @@
 #include "engine/config/config.h"
 #include "engine/core/errors.h"
 #include "engine/model/model.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
 
@@ -69,15 +69,15 @@ TEST(B2tConnection, SwitchesOnAndOffLive) {
     Trainer plain(config), switched(config);
     plain.step();
     switched.step();
-    switched.apply(parse_command("model.residual=b2t"));
+    switched.apply(parse_live_change("model.residual=b2t"));
     const double with_b2t = switched.step().record.loss;
     const double without = plain.step().record.loss;
     EXPECT_TRUE(std::isfinite(with_b2t));
     EXPECT_GT(std::abs(with_b2t - without), 1e-4);
-    EXPECT_THROW(switched.apply(parse_command("model.norm_placement=pre")), InputError);  // no Post-LN
-    switched.apply(parse_command("model.residual=plain"));
+    EXPECT_THROW(switched.apply(parse_live_change("model.norm_placement=pre")), InputError);  // no Post-LN
+    switched.apply(parse_live_change("model.residual=plain"));
     EXPECT_TRUE(std::isfinite(switched.step().record.loss));
-    EXPECT_NO_THROW(switched.apply(parse_command("model.norm_placement=pre")));
+    EXPECT_NO_THROW(switched.apply(parse_live_change("model.norm_placement=pre")));
 }
 
 TEST(B2tConnection, CostsOneGradientBufferOfTheStream) {

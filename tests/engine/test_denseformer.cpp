@@ -10,7 +10,7 @@
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/config/config.h"
 #include "engine/model/model.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
 
@@ -98,12 +98,12 @@ TEST(DenseFormer, SwitchedOnLiveItChangesNothingUntilItsWeightsMove) {
     Config config = testing::small_model_config(16, 3, 8, 4, 8);
     Trainer plain(config), switched(config);
     for (int t = 0; t < 2; ++t) EXPECT_EQ(switched.step().record.loss, plain.step().record.loss);
-    switched.apply(parse_command("model.residual=denseformer"));
+    switched.apply(parse_live_change("model.residual=denseformer"));
     EXPECT_EQ(switched.step().record.loss, plain.step().record.loss);
     switched.step();
     plain.step();
     EXPECT_NE(switched.step().record.loss, plain.step().record.loss);
-    switched.apply(parse_command("model.residual=plain"));
+    switched.apply(parse_live_change("model.residual=plain"));
     EXPECT_TRUE(std::isfinite(switched.step().record.loss));
 }
 

@@ -10,7 +10,7 @@
 #include "engine/config/config.h"
 #include "engine/core/errors.h"
 #include "engine/model/model.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
 
@@ -127,12 +127,12 @@ TEST(LayerNormScaling, SwitchesOnLive) {
     trainer.step();
     Trainer expected(config);
     expected.step();
-    trainer.apply(parse_command("model.residual=lns"));
+    trainer.apply(parse_live_change("model.residual=lns"));
     EXPECT_EQ(trainer.config().model.residual, Residual::Lns);
     const double with_lns = trainer.step().record.loss;
     const double without = expected.step().record.loss;
     EXPECT_GT(std::abs(with_lns - without), 1e-4) << "the scaled norms change the second step's loss";
-    EXPECT_THROW(trainer.apply(parse_command("model.norm_placement=post")), InputError);
+    EXPECT_THROW(trainer.apply(parse_live_change("model.norm_placement=post")), InputError);
 }
 
 }  // namespace

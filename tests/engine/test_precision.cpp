@@ -391,8 +391,8 @@ TEST(TrainerLossScale, ACheckpointKeepsTheDynamicScaleAndTheResumeContinuesExact
 TEST(TrainerLossScale, PrecisionAndLossScaleAreLiveKeys) {
     Trainer trainer(precision_config("fp32", "none"));
     trainer.step();
-    trainer.post(parse_command("train.precision=bf16"));
-    trainer.post(parse_command("train.loss_scale=64"));
+    trainer.post(parse_live_change("train.precision=bf16"));
+    trainer.post(parse_live_change("train.loss_scale=64"));
     const StepOutcome& outcome = trainer.step();
     ASSERT_EQ(outcome.events.size(), 2u);
     EXPECT_EQ(outcome.events[0].kind, "change");

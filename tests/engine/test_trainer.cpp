@@ -437,7 +437,7 @@ TEST(Trainer, ResumeWithRAdamAndALiveWarmupContinuesExactly) {
     config.train.optimizer = OptimizerKind::RAdam;
     config.train.beta2 = 0.999;
     config.train.steps = 40;
-    const Command warmup{"train.warmup_steps", "30", 5};  // switched on live: ramps from step 5
+    const LiveChange warmup{"train.warmup_steps", "30", 5};  // switched on live: ramps from step 5
     Trainer straight(config);
     straight.post(warmup);
     const auto reference = losses(straight, 40);

@@ -5,7 +5,7 @@
 
 #include "engine/config/config.h"
 #include "engine/core/errors.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {
@@ -53,10 +53,10 @@ void apply_overrides(Config& config, const std::string& text) {
 }
 
 void check_changes(const Config& config, const std::string& text) {
-    std::vector<normlab::Command> changes;
+    std::vector<normlab::LiveChange> changes;
     for (const std::string& line : lines_of(text)) {
         try {
-            changes.push_back(normlab::parse_command(line));
+            changes.push_back(normlab::parse_live_change(line));
         } catch (const InputError&) {
         }
     }

@@ -46,7 +46,7 @@ void ExperimentTest::roundTrip() {
     experiment.runs.push_back({QStringLiteral("post, no warmup"),
                                normlab::preset_config("postln-no-warmup"),
                                true,
-                               {{100, QStringLiteral("model.norm_placement"), QStringLiteral("pre")}},
+                               {{"model.norm_placement", "pre", 100}},
                                QStringLiteral("/runs/post")});
     experiment.runs.push_back(
         {QStringLiteral("pre"), normlab::preset_config("preln-no-warmup"), false, {}, {}});
@@ -207,8 +207,7 @@ void ExperimentTest::savedRunReplaysWithItsLiveChanges() {
     QCOMPARE(saved.runs.size(), size_t(1));
     QCOMPARE(saved.runs[0].config.model.norm_placement, normlab::NormPlacement::Post);
     QCOMPARE(saved.runs[0].changes,
-             (std::vector<LiveChange>{
-                 {switchedAt, QStringLiteral("model.norm_placement"), QStringLiteral("pre")}}));
+             (std::vector<normlab::LiveChange>{{"model.norm_placement", "pre", switchedAt}}));
     QCOMPARE(saved.runs[0].folder, originalFolder);
 
     normlab::gui::MainWindow reopened;

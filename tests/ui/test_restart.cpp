@@ -210,7 +210,55 @@ void RestartTest::startAgainReplaysRecordedRunsAndAsksBeforeDroppingChanges() {
     QVERIFY(changesIn(window.store().run(1)->folder).isEmpty());
     QCOMPARE(window.store().run(1)->config.train.lr, 0.00123);
     const QString said = window.statusBar()->currentMessage();
-    QVERIFY2(said.contains(QStringLiteral("starts with your edits (train.lr=0.00123)")), qPrintable(said));
+    QVERIFY2(said.contains(QStringLiteral("starts from step 0 with your edits: train.lr=0.00123")),
+             qPrintable(said));
+}
+
+// Replayed at 5 steps a second and stopped long before its recorded change's step: the change is still
+// the run's (saved, and replayed by the next Start). It was lost once, the run still named "(changed)".
+void RestartTest::aRunStoppedBeforeItsRecordedChangeKeepsIt() {
+    MainWindow window;
+    const int64_t at = trainToPause(window);
+    QVERIFY(at > 0);
+    auto* placement = window.configPanel().findChild<QComboBox*>(QStringLiteral("model.norm_placement"));
+    placement->setCurrentIndex(placement->findData(QStringLiteral("pre")));  // reaches it at at + 1
+    actionNamed(window, QStringLiteral("Resume"))->trigger();
+    trainPastThenStop(window, at);
+    auto* speed = window.findChild<QComboBox*>(QStringLiteral("speedLimit"));
+    speed->setCurrentIndex(speed->findData(5.0));
+    QCOMPARE(window.startRuns(), QString());
+    QTest::qWait(300);
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+    QVERIFY2(window.store().run(0)->step < at, "the replay got to the change: the test is void");
+    const QString path = m_dir.filePath(QStringLiteral("stopped-early.json"));
+    QCOMPARE(window.saveExperimentTo(path), QString());
+    const normlab::ui::Experiment saved = normlab::ui::loadExperiment(path);
+    QCOMPARE(saved.runs.at(0).changes,
+             (std::vector<normlab::LiveChange>{{"model.norm_placement", "pre", at + 1}}));
+    speed->setCurrentIndex(speed->findData(0.0));
+    QCOMPARE(window.startRuns(), QString());
+    trainPastThenStop(window, at);
+    QCOMPARE(changesIn(window.store().run(0)->folder).size(), 1);  // replayed again
+}
+
+// File > New experiment while a run is paused: the new run is not started, shows nothing of the old one
+// (its last flush as it stopped once landed in the new entry: "stopped, step 567, fork points ..."), and
+// Start names no edits.
+void RestartTest::aNewExperimentWhilePausedStartsClean() {
+    MainWindow window;
+    QVERIFY(trainToPause(window) > 0);
+    window.loadConfig(normlab::test::tinyConfig(100000), QStringLiteral("next"));
+    QTest::qWait(500);
+    QCOMPARE(window.store().run(0)->name, QStringLiteral("next"));
+    QVERIFY(!window.store().run(0)->started);
+    QCOMPARE(window.store().run(0)->step, int64_t(0));
+    QVERIFY(window.store().run(0)->forkPoints.empty());
+    QCOMPARE(window.startRuns(), QString());
+    QVERIFY2(!window.statusBar()->currentMessage().contains(QStringLiteral("edits")),
+             qPrintable(window.statusBar()->currentMessage()));
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
 }
 
 QTEST_MAIN(RestartTest)

@@ -556,8 +556,8 @@ void WindowTest::forkHereBranchesTheSelectedRunAndTheControlsChangeTheFork() {
     QCOMPARE(saved.runs.size(), size_t(2));
     QCOMPARE(saved.runs[1].config.model.norm_placement, normlab::NormPlacement::Post);
     QCOMPARE(saved.runs[1].changes.size(), size_t(1));
-    QCOMPARE(saved.runs[1].changes.front().step, at + 1);
-    QCOMPARE(saved.runs[1].changes.front().value, QStringLiteral("pre"));
+    QCOMPARE(saved.runs[1].changes.front().at_step, at + 1);
+    QCOMPARE(saved.runs[1].changes.front().value, std::string("pre"));
     QVERIFY(saved.runs[0].changes.empty());
     // Nothing training: Fork explains itself in a dialog and adds no run.
     fork->click();

@@ -29,7 +29,7 @@
 #include "engine/core/errors.h"
 #include "engine/model/constants.h"
 #include "engine/model/layout.h"
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 #include "ui/controls/field_notices.h"
 
 namespace normlab::ui {

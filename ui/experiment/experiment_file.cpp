@@ -4,7 +4,7 @@
 
 #include "ui/io/whole_file.h"
 
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,10 +27,10 @@ normlab::Config configFrom(const nlohmann::json& node, const std::string& where)
     return config;
 }
 // "changes": [{"step": S, "key": "train.lr", "value": "0.001"}, ...], each key a live one.
-std::vector<LiveChange> changesFrom(const nlohmann::json& node, const std::string& where) {
+std::vector<normlab::LiveChange> changesFrom(const nlohmann::json& node, const std::string& where) {
     const std::string what = where + ": \"changes\" must be a list of {step, key, value} with live keys";
     if (!node.is_array()) throw normlab::InputError(what);
-    std::vector<LiveChange> changes;
+    std::vector<normlab::LiveChange> changes;
     for (const nlohmann::json& change : node) {
         if (!change.is_object() || !change.contains("step") || !change["step"].is_number_integer() ||
             !change.contains("key") || !change["key"].is_string() || !change.contains("value") ||
@@ -41,9 +41,8 @@ std::vector<LiveChange> changesFrom(const nlohmann::json& node, const std::strin
         } catch (const normlab::InputError& error) {
             throw normlab::InputError(where + ": " + error.what());
         }
-        changes.push_back({change["step"].get<int64_t>(),
-                           QString::fromStdString(change["key"].get<std::string>()),
-                           QString::fromStdString(change["value"].get<std::string>())});
+        changes.push_back({change["key"].get<std::string>(), change["value"].get<std::string>(),
+                           change["step"].get<int64_t>()});
     }
     return changes;
 }
@@ -78,10 +77,8 @@ QByteArray experimentToJson(const Experiment& experiment) {
     json["runs"] = nlohmann::json::array();
     for (const ExperimentRun& run : experiment.runs) {
         nlohmann::json changes = nlohmann::json::array();
-        for (const LiveChange& change : run.changes)
-            changes.push_back({{"step", change.step},
-                               {"key", change.key.toStdString()},
-                               {"value", change.value.toStdString()}});
+        for (const normlab::LiveChange& change : run.changes)
+            changes.push_back({{"step", change.at_step}, {"key", change.key}, {"value", change.value}});
         nlohmann::json saved = {{"name", run.name.toStdString()},
                                 {"visible", run.visible},
                                 {"config", normlab::config_to_json(run.config)},

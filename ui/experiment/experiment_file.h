@@ -8,22 +8,16 @@
 #include <vector>
 
 #include "engine/config/config.h"
+#include "engine/train/live_changes.h"
 #include "ui/plots/plot_content.h"
 
 namespace normlab::ui {
-
-// A live change made during a run, with the step it applied before: replayed when the run restarts.
-struct LiveChange {
-    int64_t step = 0;
-    QString key, value;
-    bool operator==(const LiveChange&) const = default;
-};
 
 struct ExperimentRun {
     QString name;
     normlab::Config config;  // as the run started (live changes are in `changes`)
     bool visible = true;
-    std::vector<LiveChange> changes;
+    std::vector<normlab::LiveChange> changes;  // each with the step it applied before: replayed on Start
     QString folder;  // the run folder of its last start (reopening shows its curves)
     QString group;   // runs with the same group name are one seed group (their mean with a band)
 };

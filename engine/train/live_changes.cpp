@@ -1,6 +1,6 @@
-// Live-change parsing and the thread-safe command queue.
+// Live-change parsing and the thread-safe queue of them.
 // The live-key check lives here so that --change and Trainer::apply reject the same keys the same way.
-#include "engine/train/commands.h"
+#include "engine/train/live_changes.h"
 
 #include <algorithm>
 
@@ -51,8 +51,8 @@ void require_live_key(const std::string& key) {
                      " (other keys need a new run)");
 }
 
-Command parse_command(const std::string& text) {
-    Command command;
+LiveChange parse_live_change(const std::string& text) {
+    LiveChange change;
     std::string rest = text;
     const size_t colon = rest.find(':');
     const size_t equals = rest.find('=');
@@ -60,8 +60,8 @@ Command parse_command(const std::string& text) {
         const std::string step_text = rest.substr(0, colon);
         try {
             size_t used = 0;
-            command.at_step = std::stoll(step_text, &used);
-            if (used != step_text.size() || command.at_step < 1) throw InputError("");
+            change.at_step = std::stoll(step_text, &used);
+            if (used != step_text.size() || change.at_step < 1) throw InputError("");
         } catch (const std::exception&) {
             throw InputError("live change '" + text + "': '" + step_text +
                              "' is not a step number >= 1; use STEP:KEY=VALUE, e.g. 200:train.lr=1e-4");
@@ -69,23 +69,23 @@ Command parse_command(const std::string& text) {
         rest = rest.substr(colon + 1);
     }
     const size_t eq = rest.find('=');
-    command.key = rest.substr(0, eq);
-    command.value = eq == std::string::npos ? "" : rest.substr(eq + 1);
-    require_live_key(command.key);
-    if (command.key != "reinit_deepnorm_beta" && eq == std::string::npos) {
+    change.key = rest.substr(0, eq);
+    change.value = eq == std::string::npos ? "" : rest.substr(eq + 1);
+    require_live_key(change.key);
+    if (change.key != "reinit_deepnorm_beta" && eq == std::string::npos) {
         throw InputError("live change '" + text + "' has no value; use KEY=VALUE, e.g. train.lr=1e-4");
     }
-    return command;
+    return change;
 }
 
 void validate_planned_changes(const Config& start, int64_t first_step, int64_t last_step,
-                              const std::vector<Command>& changes) {
-    std::vector<Command> ordered = changes;
-    std::stable_sort(ordered.begin(), ordered.end(), [first_step](const Command& a, const Command& b) {
+                              const std::vector<LiveChange>& changes) {
+    std::vector<LiveChange> ordered = changes;
+    std::stable_sort(ordered.begin(), ordered.end(), [first_step](const LiveChange& a, const LiveChange& b) {
         return (a.at_step < 0 ? first_step + 1 : a.at_step) < (b.at_step < 0 ? first_step + 1 : b.at_step);
     });
     Config config = start;
-    for (const Command& change : ordered) {
+    for (const LiveChange& change : ordered) {
         const std::string name =
             (change.at_step >= 0 ? std::to_string(change.at_step) + ":" : std::string()) + change.key +
             (change.key == "reinit_deepnorm_beta" ? "" : "=" + change.value);
@@ -113,23 +113,23 @@ void validate_planned_changes(const Config& start, int64_t first_step, int64_t l
     }
 }
 
-void CommandQueue::post(Command command) {
+void LiveChangeQueue::post(LiveChange change) {
     std::lock_guard lock(m_mutex);
-    m_pending.push_back(std::move(command));
+    m_pending.push_back(std::move(change));
 }
 
-std::vector<Command> CommandQueue::take_due(int64_t step) {
+std::vector<LiveChange> LiveChangeQueue::take_due(int64_t step) {
     std::lock_guard lock(m_mutex);
-    std::vector<Command> due;
-    std::vector<Command> later;
-    for (auto& command : m_pending) {
-        (command.at_step <= step ? due : later).push_back(std::move(command));
+    std::vector<LiveChange> due;
+    std::vector<LiveChange> later;
+    for (auto& change : m_pending) {
+        (change.at_step <= step ? due : later).push_back(std::move(change));
     }
     m_pending = std::move(later);
     return due;
 }
 
-bool CommandQueue::empty() const {
+bool LiveChangeQueue::empty() const {
     std::lock_guard lock(m_mutex);
     return m_pending.empty();
 }

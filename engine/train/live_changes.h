@@ -11,10 +11,11 @@ namespace normlab {
 
 struct Config;
 
-struct Command {
+struct LiveChange {
     std::string key;       // a live config key (see live_keys()) or "reinit_deepnorm_beta"
     std::string value;     // as in --set: JSON or a bare word
     int64_t at_step = -1;  // apply before this step (1-based); -1: before the next step
+    bool operator==(const LiveChange&) const = default;
 };
 
 // The config keys a running trainer accepts without a restart.
@@ -27,26 +28,26 @@ bool is_live_key(const std::string& key);
 void require_live_key(const std::string& key);
 
 // Parses "KEY=VALUE" or "STEP:KEY=VALUE" (as given to `normlab-cli train --change`). Throws InputError.
-Command parse_command(const std::string& text);
+LiveChange parse_live_change(const std::string& text);
 
 // Checks changes planned before a run starts (--change), in the order they will apply: each value
 // is valid on the config the earlier changes leave, no step lies beyond `last_step`, and the
 // reinit_deepnorm_beta action meets a DeepNorm run. Throws InputError naming the change, so a run
 // never trains to its end only to log a rejected change.
 void validate_planned_changes(const Config& start, int64_t first_step, int64_t last_step,
-                              const std::vector<Command>& changes);
+                              const std::vector<LiveChange>& changes);
 
 // A mutex-protected queue: the GUI thread posts, the engine thread takes what is due.
-class CommandQueue {
+class LiveChangeQueue {
   public:
-    void post(Command command);
+    void post(LiveChange change);
     // Removes and returns, in posting order, the commands due before step `step`.
-    std::vector<Command> take_due(int64_t step);
+    std::vector<LiveChange> take_due(int64_t step);
     bool empty() const;
 
   private:
     mutable std::mutex m_mutex;
-    std::vector<Command> m_pending;
+    std::vector<LiveChange> m_pending;
 };
 
 }  // namespace normlab

@@ -9,16 +9,22 @@
 #include <QWindow>
 
 #include "ui/panels/attention_head_panel.h"
-#include "ui/panels/block_profile_panels.h"
+#include "ui/panels/attention_logit_panel.h"
+#include "ui/panels/attention_panel.h"
+#include "ui/panels/block_gradient_panel.h"
+#include "ui/panels/block_profile_panel.h"
+#include "ui/panels/block_resid_panel.h"
 #include "ui/panels/branch_share_panel.h"
 #include "ui/panels/difference_panel.h"
-#include "ui/panels/dynamics_panels.h"
+#include "ui/panels/gradient_norm_panel.h"
 #include "ui/panels/heatmap_panel.h"
 #include "ui/panels/line_panel.h"
 #include "ui/panels/loss_panel.h"
 #include "ui/panels/norm_scale_panel.h"
+#include "ui/panels/optimizer_state_panel.h"
+#include "ui/panels/output_logit_panel.h"
 #include "ui/panels/precision_panel.h"
-#include "ui/panels/state_panels.h"
+#include "ui/panels/update_ratio_panel.h"
 
 namespace normlab::ui {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "engine/core/step_range.h"
+#include "ui/export/chart_export.h"
 #include "ui/history/telemetry_store.h"
-#include "ui/panels/chart_export.h"
 #include "ui/panels/chart_panel.h"
 #include "ui/panels/refresh_pacer.h"
 

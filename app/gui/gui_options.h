@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "engine/core/step_range.h"
-#include "ui/panels/chart_export.h"
+#include "ui/export/chart_export.h"
 
 namespace normlab::gui {
 

@@ -34,7 +34,7 @@
 #include "ui/controls/run_library_panel.h"
 #include "ui/controls/runs_panel.h"
 #include "ui/dashboard.h"
-#include "ui/panels/block_profile_panels.h"
+#include "ui/panels/block_profile_panel.h"
 #include "ui/panels/run_captions.h"
 
 namespace normlab::gui {

@@ -20,9 +20,9 @@
 #include "ui/controls/lessons.h"
 #include "ui/dashboard.h"
 #include "ui/experiment/experiment_file.h"
+#include "ui/export/chart_export.h"
 #include "ui/history/progress_rate.h"
 #include "ui/history/telemetry_store.h"
-#include "ui/panels/chart_export.h"
 #include "ui/sweep/sweep_map_window.h"
 
 class QAction;

@@ -10,8 +10,8 @@
 
 #include "app/gui/main_window.h"
 #include "ui/dashboard.h"
+#include "ui/export/panel_export.h"
 #include "ui/panels/chart_panel.h"
-#include "ui/panels/panel_export.h"
 #include "ui/panels/run_captions.h"
 
 namespace normlab::gui {

@@ -17,8 +17,8 @@
 #include "engine/config/presets.h"
 #include "ui/controls/config_panel.h"
 #include "ui/dashboard.h"
-#include "ui/panels/chart_export.h"
-#include "ui/panels/panel_export.h"
+#include "ui/export/chart_export.h"
+#include "ui/export/panel_export.h"
 #include "ui/panels/run_captions.h"
 
 namespace normlab::gui {

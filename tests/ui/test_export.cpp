@@ -18,10 +18,10 @@
 #include "engine/config/presets.h"
 #include "ui/dashboard.h"
 #include "ui/experiment/experiment_file.h"
-#include "ui/panels/chart_export.h"
+#include "ui/export/chart_export.h"
+#include "ui/export/panel_export.h"
+#include "ui/export/plot_csv.h"
 #include "ui/panels/loss_panel.h"
-#include "ui/panels/panel_export.h"
-#include "ui/panels/plot_csv.h"
 #include "ui/panels/run_captions.h"
 
 using namespace normlab::ui;

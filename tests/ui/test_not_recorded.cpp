@@ -7,8 +7,8 @@
 
 #include "tests/ui/ui_test_support.h"
 #include "ui/history/telemetry_store.h"
-#include "ui/panels/dynamics_panels.h"
-#include "ui/panels/state_panels.h"
+#include "ui/panels/optimizer_state_panel.h"
+#include "ui/panels/output_logit_panel.h"
 
 using namespace normlab::ui;
 

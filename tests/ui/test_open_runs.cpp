@@ -25,7 +25,7 @@
 #include "engine/train/trainer.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/dashboard.h"
-#include "ui/panels/block_profile_panels.h"
+#include "ui/panels/block_profile_panel.h"
 #include "ui/panels/chart_panel.h"
 
 using normlab::gui::MainWindow;

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "engine/sweep/sweep_collect.h"
-#include "ui/panels/chart_export.h"
+#include "ui/export/chart_export.h"
 #include "ui/plots/colour_map.h"
 #include "ui/sweep/sweep_map_view.h"
 #include "ui/sweep/sweep_map_window.h"

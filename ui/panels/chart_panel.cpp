@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/panels/panel_export.h"
+#include "ui/export/panel_export.h"
 #include "ui/panels/run_captions.h"
 #include "ui/panels/run_selector.h"
 

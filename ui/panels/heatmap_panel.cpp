@@ -1,7 +1,7 @@
 // HeatmapPanel content and CSV.
 #include "ui/panels/heatmap_panel.h"
 
-#include "ui/panels/plot_csv.h"
+#include "ui/export/plot_csv.h"
 
 namespace normlab::ui {
 

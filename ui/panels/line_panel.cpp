@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "ui/panels/plot_csv.h"
+#include "ui/export/plot_csv.h"
 #include "ui/plots/axis_range.h"
 #include "ui/plots/colour_map.h"
 

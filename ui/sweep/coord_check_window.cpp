@@ -9,9 +9,9 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "ui/export/panel_export.h"
+#include "ui/export/plot_csv.h"
 #include "ui/history/telemetry_store.h"
-#include "ui/panels/panel_export.h"
-#include "ui/panels/plot_csv.h"
 #include "ui/plots/line_plot.h"
 
 namespace normlab::ui {

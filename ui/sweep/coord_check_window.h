@@ -5,7 +5,7 @@
 #include <QWidget>
 
 #include "engine/analysis/coord_check.h"
-#include "ui/panels/chart_export.h"
+#include "ui/export/chart_export.h"
 #include "ui/plots/plot_content.h"
 
 class QComboBox;

@@ -12,8 +12,8 @@
 
 #include "engine/core/errors.h"
 #include "engine/sweep/edge_folder.h"
-#include "ui/panels/panel_export.h"
-#include "ui/panels/plot_csv.h"
+#include "ui/export/panel_export.h"
+#include "ui/export/plot_csv.h"
 #include "ui/plots/line_plot.h"
 #include "ui/sweep/edge_chart.h"
 

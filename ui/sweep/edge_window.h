@@ -5,7 +5,7 @@
 #include <QWidget>
 
 #include "engine/sweep/edge_report.h"
-#include "ui/panels/chart_export.h"
+#include "ui/export/chart_export.h"
 
 class QLabel;
 class QTimer;

@@ -8,7 +8,7 @@
 
 #include "engine/stats/estimates.h"
 #include "engine/sweep/sweep_folder.h"
-#include "ui/panels/plot_csv.h"
+#include "ui/export/plot_csv.h"
 
 namespace normlab::ui {
 

@@ -18,8 +18,8 @@
 #include "engine/config/architecture_family.h"
 #include "engine/config/config_source.h"
 #include "engine/sweep/sweep_folder.h"
+#include "ui/export/panel_export.h"
 #include "ui/history/telemetry_store.h"
-#include "ui/panels/panel_export.h"
 #include "ui/plots/line_plot.h"
 #include "ui/sweep/sweep_map_view.h"
 

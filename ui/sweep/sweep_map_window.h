@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "engine/sweep/sweep_collect.h"
-#include "ui/panels/chart_export.h"
+#include "ui/export/chart_export.h"
 #include "ui/plots/plot_content.h"
 #include "ui/sweep/sweep_map_data.h"
 

@@ -5,7 +5,7 @@
 #include <QString>
 #include <functional>
 
-#include "ui/panels/chart_export.h"
+#include "ui/export/chart_export.h"
 
 class QPushButton;
 class QWidget;

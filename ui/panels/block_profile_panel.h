@@ -1,6 +1,6 @@
-// Per-block profiles against block index, now (or at a chosen step) and at the first step (faint): the
-// gradient norm of a chosen weight matrix (Xiong et al.'s Figure 3) and the residual activation norm
-// `resid` (with Lemma 2's band for Pre-LN and its 1.5 level for Post-LN in theory mode). Log value axes.
+// Per-block profiles against block index, now (or at a chosen step) and at the first step (faint):
+// the base of the block-gradient and block-activation charts, with their choice of steps. Log value
+// axes.
 #pragma once
 #include <QComboBox>
 #include <QSpinBox>
@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "engine/core/step_range.h"
-
 #include "ui/panels/line_panel.h"
 
 namespace normlab::ui {
@@ -38,23 +37,6 @@ class BlockProfilePanel : public LinePanel {
     QComboBox* m_when = nullptr;
     QSpinBox* m_step = nullptr;  // the chosen step (shown with that choice)
     std::optional<normlab::StepRange> m_span;
-};
-
-class BlockGradientPanel : public BlockProfilePanel {
-    Q_OBJECT
-  public:
-    explicit BlockGradientPanel(const TelemetryStore& store, QWidget* parent = nullptr);
-    PlotContent buildContent(int columns) const override;
-
-  private:
-    QComboBox* m_tensor = nullptr;
-};
-
-class BlockResidPanel : public BlockProfilePanel {
-    Q_OBJECT
-  public:
-    explicit BlockResidPanel(const TelemetryStore& store, QWidget* parent = nullptr);
-    PlotContent buildContent(int columns) const override;
 };
 
 }  // namespace normlab::ui

@@ -1,5 +1,5 @@
 // CSV formatting shared by every chart panel.
-#include "ui/panels/plot_csv.h"
+#include "ui/export/plot_csv.h"
 
 #include <QLocale>
 #include <QStringList>

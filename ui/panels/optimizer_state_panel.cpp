@@ -1,6 +1,5 @@
-// Content of the optimizer-state chart (per block of the selected run) and of the gradient-norm chart
-// (every visible run).
-#include "ui/panels/state_panels.h"
+// The optimizer-state chart's series, per block of the selected run, for the quantity chosen.
+#include "ui/panels/optimizer_state_panel.h"
 
 #include <QLabel>
 #include <algorithm>
@@ -46,33 +45,6 @@ PlotContent OptimizerStatePanel::buildContent(int columns) const {
     if (adam) {
         content.y2 = AxisSpec{tr("Adam sqrt(v)"), true, std::nullopt, std::nullopt, tr("dashed")};
         addBlockSeries(content, run->adamGradRms, columns, tr(" sqrt(v)"), Qt::DashLine, true);
-    }
-    content.markers = eventMarkers(store());
-    return content;
-}
-
-GradientNormPanel::GradientNormPanel(const TelemetryStore& store, QWidget* parent)
-    : LinePanel(QStringLiteral("grad_norms"), tr("Gradient norms"), store, parent) {}
-
-PlotContent GradientNormPanel::buildContent(int columns) const {
-    PlotContent content;
-    content.x = stepAxis();
-    content.y =
-        AxisSpec{tr("||grad||"), true, std::nullopt, std::nullopt, QString()};  // the legend names them
-    content.emptyText = tr("Appears after the first step");
-    const std::vector<std::pair<const DecimatedSeries RunHistory::*, Qt::PenStyle>> quantities = {
-        {&RunHistory::gradNorm, Qt::SolidLine},
-        {&RunHistory::gradEmbedding, Qt::DashLine},
-        {&RunHistory::gradHead, Qt::DotLine}};
-    const QStringList names = {tr("model"), tr("embeddings"), tr("head")};
-    for (const auto& [id, run] : store().runs()) {
-        if (!run.visible) continue;
-        for (size_t q = 0; q < quantities.size(); ++q) {
-            PlotSeries series = runSeries(store(), run, names[static_cast<int>(q)], q == 0,
-                                          pointsOf(run.*quantities[q].first, columns));
-            series.style = quantities[q].second;
-            content.series.push_back(series);
-        }
     }
     content.markers = eventMarkers(store());
     return content;

@@ -2,7 +2,7 @@
 // unit widgets lay out in): the asked size times 96 / dpi. A PNG paints the canvas scaled up to exactly
 // the asked pixels; SVG and PDF use the canvas as their user space at 96 DPI, so all three have the
 // same physical size and the same text metrics, and glyphs are never stretched.
-#include "ui/panels/chart_export.h"
+#include "ui/export/chart_export.h"
 
 #include "ui/io/whole_file.h"
 #include "ui/plots/line_plot.h"

@@ -1,5 +1,5 @@
-// Content of the two block-profile charts and their choice of steps.
-#include "ui/panels/block_profile_panels.h"
+// The block-profile charts' choice of steps and the profile series of a run at them.
+#include "ui/panels/block_profile_panel.h"
 
 #include <QLabel>
 #include <algorithm>
@@ -90,77 +90,6 @@ void BlockProfilePanel::addProfiles(PlotContent& content, const RunHistory& run,
     solid.width = 2.2;
     solid.pointsVisible = true;
     content.series.push_back(solid);
-}
-
-BlockGradientPanel::BlockGradientPanel(const TelemetryStore& store, QWidget* parent)
-    : BlockProfilePanel(QStringLiteral("block_gradient"), tr("Gradient norm per block"), store, parent) {
-    m_tensor = new QComboBox;
-    for (GradientTensor tensor : {GradientTensor::Total, GradientTensor::Qkv, GradientTensor::AttnOut,
-                                  GradientTensor::Ffn1, GradientTensor::Ffn2})
-        m_tensor->addItem(gradientTensorName(tensor), static_cast<int>(tensor));
-    m_tensor->setToolTip(tr("Which weight's gradient to show (w_2 is Xiong et al.'s Figure 3)"));
-    header()->addWidget(new QLabel(tr("of")));
-    header()->addWidget(m_tensor);
-    header()->addStretch();
-    connect(m_tensor, &QComboBox::currentIndexChanged, this, &BlockGradientPanel::refresh);
-}
-
-PlotContent BlockGradientPanel::buildContent(int) const {
-    const auto tensor = static_cast<GradientTensor>(m_tensor->currentData().toInt());
-    PlotContent content;
-    content.x.title = tr("block");
-    content.y.title = tensor == GradientTensor::Total ? tr("||grad W||_F")
-                                                      : tr("||grad %1||_F").arg(gradientTensorName(tensor));
-    if (tensor == GradientTensor::Total) content.y.note = tr("block");
-    content.y.log = true;
-    content.emptyText = tr("Appears after the first step");
-    for (const auto& [id, run] : store().runs())
-        if (run.visible)
-            addProfiles(content, run,
-                        [tensor](const BlockValues& block) { return gradientOf(block, tensor); });
-    return content;
-}
-
-BlockResidPanel::BlockResidPanel(const TelemetryStore& store, QWidget* parent)
-    : BlockProfilePanel(QStringLiteral("block_resid"), tr("Activation norm per block (resid)"), store,
-                        parent) {
-    header()->addStretch();
-}
-
-PlotContent BlockResidPanel::buildContent(int) const {
-    PlotContent content;
-    content.x.title = tr("block");
-    content.y.title = tr("E||h||^2 / d");
-    content.y.log = true;
-    content.emptyText = tr("Appears after the first step");
-    bool preBand = false, postLevel = false;
-    int blocks = 0;
-    for (const auto& [id, run] : store().runs()) {
-        if (!run.visible) continue;
-        addProfiles(content, run, [](const BlockValues& block) { return block.resid; });
-        if (!run.config.model.theory_mode) continue;
-        blocks = std::max(blocks, run.config.model.layers);
-        preBand |= run.config.model.norm_placement == normlab::NormPlacement::Pre;
-        postLevel |= run.config.model.norm_placement == normlab::NormPlacement::Post;
-    }
-    if (preBand) {
-        // Lemma 2 (Pre-LN): (1 + l/2) <= E||x_l||^2/d <= (1 + 3l/2) for block l = b + 1.
-        PlotBand band{tr("Lemma 2 bounds (Pre-LN)"), {}, {}, QColor(120, 120, 120)};
-        for (int b = 0; b < blocks; ++b) {
-            const double l = b + 1;
-            band.lower.append({static_cast<double>(b), 1.0 + l / 2.0});
-            band.upper.append({static_cast<double>(b), 1.0 + 3.0 * l / 2.0});
-        }
-        content.bands.push_back(band);
-    }
-    if (postLevel) {
-        content.series.push_back({tr("Lemma 2 (Post-LN): 1.5"),
-                                  QColor(90, 90, 90),
-                                  {QPointF(0, 1.5), QPointF(std::max(blocks - 1, 1), 1.5)},
-                                  1.2,
-                                  Qt::DashDotLine});
-    }
-    return content;
 }
 
 }  // namespace normlab::ui

@@ -1,5 +1,5 @@
 // Figure building for panels, and the dialogs of export (remembered in QSettings between exports).
-#include "ui/panels/panel_export.h"
+#include "ui/export/panel_export.h"
 
 #include <QCheckBox>
 #include <QDialog>

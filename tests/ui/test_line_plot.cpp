@@ -102,6 +102,31 @@ void LinePlotTest::hoverShowsExactValue() {
                                 .arg(plot.height())));
     }
     QVERIFY(plot.readoutText().contains(content.series[1].name));  // the text itself keeps whole names
+
+    // A run that ended before the pinned step shows its last value with its own step; one that starts
+    // after it shows nothing (the nearest point once passed a later or ended run's value as this step's).
+    PlotSeries ended = content.series[0];
+    ended.name = QStringLiteral("ended");
+    ended.points = {{1.0, 5.0}, {10.0, 4.5}};
+    PlotSeries late = ended;
+    late.name = QStringLiteral("late");
+    late.points = {{30.0, 1.25}, {40.0, 1.5}};
+    content.series = {ended, late};
+    plot.setContent(content);
+    plot.pinReadout(25.0);
+    QCOMPARE(plot.readoutText(), QStringLiteral("step = 25\nended: 4.5 (step 10)"));
+    // Many runs: the box keeps to the chart's height, the last row saying how many more there are.
+    content.series.clear();
+    for (int i = 0; i < 40; ++i) {
+        PlotSeries each = ended;
+        each.name = QStringLiteral("run %1").arg(i);
+        content.series.push_back(each);
+    }
+    plot.setContent(content);
+    plot.pinReadout(10.0);
+    const QRect tall = plot.readoutGeometry();
+    QVERIFY2(!tall.isEmpty() && plot.rect().contains(tall),
+             qPrintable(QStringLiteral("%1 high in %2").arg(tall.height()).arg(plot.height())));
 }
 
 void LinePlotTest::axisRangeIsSticky() {

@@ -50,12 +50,17 @@ QString LinePlot::Impl::readoutAt(double x, const PlotContent& content) const {
     for (size_t i = 0; i < lines.size() && i < content.series.size(); ++i) {
         const QVector<QPointF>& points = lines[i].points;
         if (points.isEmpty()) continue;
-        const auto after = std::lower_bound(points.begin(), points.end(), x,
-                                            [](const QPointF& p, double value) { return p.x() < value; });
-        auto nearest = after == points.end() ? after - 1 : after;
-        if (after != points.begin() && std::abs((after - 1)->x() - x) <= std::abs(nearest->x() - x))
-            nearest = after - 1;
-        rows << QStringLiteral("%1: %2").arg(content.series[i].name).arg(nearest->y(), 0, 'g', 6);
+        // Its value at the step, else its last before it, which then names its own step (the nearest
+        // point once showed a later step's value, or a run that had ended, as if it were this step's).
+        const double tolerance = 1e-9 * std::max(1.0, std::abs(x));
+        const auto after = std::upper_bound(points.begin(), points.end(), x + tolerance,
+                                            [](double value, const QPointF& p) { return value < p.x(); });
+        if (after == points.begin()) continue;  // nothing yet at this step
+        const QPointF& value = *(after - 1);
+        QString row = QStringLiteral("%1: %2").arg(content.series[i].name).arg(value.y(), 0, 'g', 6);
+        if (std::abs(value.x() - x) > tolerance)
+            row += QStringLiteral(" (%1 %2)").arg(content.x.title).arg(value.x(), 0, 'g', 8);
+        rows << row;
     }
     return rows.join(QLatin1Char('\n'));
 }
@@ -91,6 +96,13 @@ void LinePlot::Impl::placeReadout(const PlotContent& content) {
     const QFontMetricsF metrics(font);
     QStringList rows = readoutAt(*pinned, content).split(QLatin1Char('\n'));
     for (QString& row : rows) row = metrics.elidedText(row, Qt::ElideMiddle, whole.width() - 12);
+    // No taller than the plot: the rows that fit, then how many more (the readout's text has them all).
+    const int fitting = std::max(2, static_cast<int>((area.height() - 8) / metrics.lineSpacing()));
+    if (rows.size() > fitting) {
+        const qsizetype hidden = rows.size() - (fitting - 1);
+        rows = rows.mid(0, fitting - 1);
+        rows << QCoreApplication::translate("LinePlot", "... %1 more (the chart's CSV has them)").arg(hidden);
+    }
     pinText->setText(rows.join(QLatin1Char('\n')));
     const QRectF text = pinText->boundingRect();
     double left = x + 6 + text.width() < area.right() ? x + 6 : x - 6 - text.width();

@@ -2,6 +2,8 @@
 // write (disk full, file size limit) is a ResourceError instead of a silently shorter log.
 #include "engine/io/run_folder.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -81,8 +83,44 @@ void remove_stale_temporaries(const std::string& folder, const WriteFence& fence
 
 // Makes `path` an empty folder to write a run into: a new one, or an existing one emptied of a run's
 // files with `overwrite` (an existing one that holds files is refused without).
-void prepare_new_folder(const std::string& path, bool overwrite, const WriteFence& fence = {}) {
+// A folder that does not exist yet appears whole: made under a hidden name beside it, its config.json
+// written there, then renamed into place. A run killed in its first moments then leaves nothing or a
+// folder with its config (one killed while writing config.json straight into its new folder left a
+// folder holding only a temporary file, which no reader takes for a run: the crash test found it).
+void create_folder_with_config(const fs::path& target, const std::string& config_text,
+                               const WriteFence& fence) {
+    const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
     std::error_code error;
+    fs::create_directories(parent, error);
+    if (error) throw InputError("cannot create run folder '" + target.string() + "': " + error.message());
+    const fs::path staging =
+        parent / ("." + target.filename().string() + ".new-" + std::to_string(::getpid()));
+    fs::remove_all(staging, error);  // this process's own, from an earlier failed attempt
+    fs::create_directory(staging, error);
+    if (error) throw InputError("cannot create run folder '" + target.string() + "': " + error.message());
+    try {
+        write_file_atomically((staging / "config.json").string(), config_text, fence);
+        check_fence(fence);
+        fs::rename(staging, target);
+    } catch (...) {
+        fs::remove_all(staging, error);
+        throw;
+    }
+}
+
+void prepare_new_folder(const std::string& path, const std::string& config_text, bool overwrite,
+                        const WriteFence& fence = {}) {
+    std::error_code error;
+    fs::path target = fs::path(path).lexically_normal();
+    if (target.filename().empty()) target = target.parent_path();  // "runs/a/" is "runs/a"
+    if (!fs::exists(path, error) && !target.filename().empty()) {
+        try {
+            create_folder_with_config(target, config_text, fence);
+            return;
+        } catch (const fs::filesystem_error& failed) {
+            throw InputError("cannot create run folder '" + path + "': " + failed.code().message());
+        }
+    }
     if (fs::exists(path, error)) {
         if (!fs::is_directory(path, error)) {
             throw InputError("--out '" + path + "' exists and is not a folder; choose another path");
@@ -128,13 +166,13 @@ std::string dump_line(const nlohmann::json& value) {
 RunFolder::RunFolder(const std::string& path, const Config& config, bool overwrite, WriteFence fence)
     : m_path(path), m_fence(std::move(fence)) {
     check_fence(m_fence);
-    prepare_new_folder(path, overwrite, m_fence);
+    prepare_new_folder(path, config_to_json_text(config) + "\n", overwrite, m_fence);
     start(config, std::ios::trunc);
 }
 
 RunFolder::RunFolder(const std::string& path, const Config& config, ForkOf fork, bool overwrite)
     : m_path(path) {
-    prepare_new_folder(path, overwrite);
+    prepare_new_folder(path, config_to_json_text(config) + "\n", overwrite);
     for (const char* name : {"metrics.jsonl", "events.jsonl"}) {
         const fs::path from = fs::path(fork.parent) / name;
         std::error_code error;

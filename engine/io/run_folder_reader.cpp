@@ -130,7 +130,10 @@ std::vector<std::string> run_subfolders(const fs::path& dir, std::vector<std::st
                 notes->push_back("skipped " + entry->path().string() + ": " + entry_error.message());
             continue;
         }
-        if (folder && is_run_folder(entry->path())) runs.push_back(entry->path().string());
+        // A hidden folder is not listed: one being created (".NAME.new-PID", RunFolder) or left by a
+        // run killed while it was.
+        const bool hidden = entry->path().filename().string().starts_with('.');
+        if (folder && !hidden && is_run_folder(entry->path())) runs.push_back(entry->path().string());
     }
     if (error && notes != nullptr)
         notes->push_back("stopped reading " + dir.string() + ": " + error.message());

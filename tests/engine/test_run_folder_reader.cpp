@@ -117,6 +117,33 @@ TEST_F(RunFolderReaderTest, NonRunFoldersAreRefusedWithAMessage) {
     }
 }
 
+// A new run folder appears whole: made under a hidden name with its config.json, then renamed into
+// place (a run killed while writing config.json straight into its new folder left one holding only a
+// temporary file, which `runs` could not read). A hidden folder left by such a kill is not listed.
+TEST_F(RunFolderReaderTest, ANewFolderAppearsWithItsConfigAndHiddenOnesAreNotListed) {
+    const Config config = tiny_config(3);
+    {
+        RunFolder run((dir / "runs" / "a").string(), config, false);
+        EXPECT_TRUE(fs::exists(dir / "runs" / "a" / "config.json"));
+    }
+    RunFolder trailing((dir / "runs" / "b/").string(), config, false);  // "b/" is the folder b
+    std::vector<std::string> entries;
+    for (const auto& entry : fs::directory_iterator(dir / "runs")) entries.push_back(entry.path().filename());
+    std::sort(entries.begin(), entries.end());
+    EXPECT_EQ(entries, (std::vector<std::string>{"a", "b"}));  // no staging folder left beside them
+    // What a kill between the staging folder's config and its rename leaves: not a run of the listing.
+    fs::create_directories(dir / "runs" / ".c.new-12345");
+    std::ofstream(dir / "runs" / ".c.new-12345" / "config.json") << config_to_json_text(config);
+    const std::vector<std::string> listed = find_run_folders((dir / "runs").string());
+    ASSERT_EQ(listed.size(), 2u);
+    EXPECT_EQ(fs::path(listed[0]).filename(), "a");
+    EXPECT_EQ(fs::path(listed[1]).filename(), "b");
+    // An existing empty folder is still taken as it is.
+    fs::create_directories(dir / "runs" / "d");
+    RunFolder existing((dir / "runs" / "d").string(), config, false);
+    EXPECT_TRUE(fs::exists(dir / "runs" / "d" / "config.json"));
+}
+
 // A foreign config.json with the user's own keys, a recognised and an unknown norm type.
 TEST(RunFolderReaderForeign, KeepsTheWritersOwnKeysAndANormTypeItRecognises) {
     const fs::path folder = fs::temp_directory_path() / ("normlab_foreign_" + std::to_string(::getpid()));

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
-#include "engine/io/atomic_file.h"
 #include "engine/io/checkpoint.h"
 
 namespace normlab {
@@ -119,8 +119,12 @@ std::string checkpoint_at_step(const std::string& folder, int64_t step) {
         if (!shown && index == 5) steps += ", ...";
         ++index;
     }
-    throw InputError("'" + folder + "' holds no checkpoint at step " + std::to_string(step) + "; it holds " +
-                     std::to_string(found.size()) + " at steps " + steps + " (pick one of them)");
+    // One kept is the default (train.checkpoint_keep=1: the newest); say how to keep the others next time.
+    throw InputError(
+        "'" + folder + "' holds no checkpoint at step " + std::to_string(step) + "; it holds " +
+        std::to_string(found.size()) + " at step" + (found.size() == 1 ? " " : "s ") + steps +
+        " (pick one of them" +
+        (found.size() == 1 ? "; a run keeps every one it writes with --set train.checkpoint_keep=0)" : ")"));
 }
 
 }  // namespace normlab

@@ -109,8 +109,14 @@ class Forks(CliTestCase):
                               "nothing to train", "--steps M", out=out)
         self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--out", str(parent)],
                               "a folder of its own")
-        self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "model.layers=3", "--out",
-                               str(out)], "--set model.layers=3 does not fit", out=out)
+        message = self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "model.layers=3",
+                                         "--steps", "40", "--out", str(out)], "--set model.layers=3 does not fit",
+                                        out=out)
+        self.assertNotIn("train.steps", message)  # --steps is not one of the --set values that do not fit
+        # a key that would change its batches or updates with no change on record: not a fork any more
+        for assignment in ("train.seed=5", "train.batch_size=8", "train.optimizer=sgd", "data.val_fraction=0.5"):
+            self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", assignment, "--out",
+                                   str(out)], "would change the fork's batches or updates from step 21", out=out)
         # a value out of its range is said as --set says it, not blamed on the model's shape
         message = self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "model.bn_momentum=0",
                                          "--out", str(out)], "model.bn_momentum must be a finite number in (0, 1]",

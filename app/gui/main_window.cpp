@@ -272,6 +272,10 @@ void MainWindow::loadConfig(const normlab::Config& config, const QString& name) 
 void MainWindow::setRuns(std::vector<ui::ExperimentRun> runs) {
     stopRuns();
     QMetaObject::invokeMethod(m_worker, &TrainingWorker::forgetRuns, Qt::QueuedConnection);
+    // What the replaced runs still report (a paused run's last flush as it stops) is not the new runs'.
+    QMetaObject::invokeMethod(
+        m_worker, [worker = m_worker, experiment = ++m_experiment] { worker->setExperiment(experiment); },
+        Qt::QueuedConnection);
     m_lessonsPanel->setLoadedLesson(QString());  // startLesson names its lesson afterwards
     m_lessonPause = {};
     // The previous experiment's runs go, with what may still be loading into them; opened run folders
@@ -346,6 +350,7 @@ QString MainWindow::startRuns() {
         return QString::fromStdString(error.what());
     }
     m_configPanel->setConfig(m_runs.at(m_activeRun).config);
+    updateControlsTitle();  // a run started with the user's edits may have a new name
     if (runsActive()) m_worker->requestStop();
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
     RunPlan plan;
@@ -369,11 +374,13 @@ QString MainWindow::startRuns() {
     QDir().mkpath(QFileInfo(plan.runs.front().folder).absolutePath());
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, plan] { worker->start(plan, false); }, Qt::QueuedConnection);
-    statusBar()->showMessage(tr("Started %1 run(s); run folders under %2%3")
-                                 .arg(plan.runs.size())
-                                 .arg(QFileInfo(plan.runs.front().folder).absolutePath())
-                                 .arg(editNote.isEmpty() ? QString() : QStringLiteral("; ") + editNote),
-                             editNote.isEmpty() ? 8000 : 15000);
+    // With edits, what they are rather than where the folders go (both did not fit the status bar).
+    statusBar()->showMessage(editNote.isEmpty()
+                                 ? tr("Started %1 run(s); run folders under %2")
+                                       .arg(plan.runs.size())
+                                       .arg(QFileInfo(plan.runs.front().folder).absolutePath())
+                                 : tr("Started %1 run(s); %2").arg(plan.runs.size()).arg(editNote),
+                             editNote.isEmpty() ? 8000 : 20000);
     return {};
 }
 
@@ -497,6 +504,7 @@ void MainWindow::onRestartNeeded(const QString& key) {
 }
 
 void MainWindow::onTelemetry(const ui::TelemetryBatch& batch) {
+    if (batch.experiment != m_experiment) return;  // from the runs of an experiment since replaced
     m_store.absorb(batch);
     emit telemetryAbsorbed();
 }

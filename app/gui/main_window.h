@@ -178,6 +178,8 @@ class MainWindow : public QMainWindow {
     int liveGroupEntry(int runId) const;
     int firstMemberOfLiveGroup(int storeId) const;
     void applyLiveChangeToGroup(const QString& key, const QString& value);
+    // What a run changed live has after its name: " (changed)".
+    static QString changedSuffix();
     // Forks every seed of `memberId`'s group at the step they are paused at into a new group beside it.
     void forkLiveGroup(int memberId);
     // What the controls say they edit for run `runId`: its seed group's name, else its own.
@@ -257,6 +259,7 @@ class MainWindow : public QMainWindow {
     QByteArray m_layoutBeforePresentation;
 
     std::vector<normlab::Config> m_startConfigs;  // each run's config when it last started
+    int m_experiment = 0;                         // counts the experiments setRuns made (TelemetryBatch)
     std::pair<int64_t, QString> m_lessonPause;    // the loaded lesson's pause step and what to do there
     QString m_pauseText;                          // shown when this start's runs reach their pause point
 

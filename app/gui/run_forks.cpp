@@ -250,7 +250,11 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
     if (runId < 0 || runId >= static_cast<int>(m_runs.size()) || !parent) return;
     const bool fromFolder = parentId >= RunFolderOpener::kFirstOpenedId;
     const bool earlier = !fromFolder && step < parent->step;  // from a fork point, not its state now
-    const QString parentName = parent->name;
+    // Named for its parent, not for the parent's live changes: "<run> (changed) / fork@N" read as a
+    // fork that had changed (when the change, made while paused, had not even reached the parent).
+    QString parentName = parent->name;
+    if (const QString changed = changedSuffix(); parentName.endsWith(changed))
+        parentName.chop(changed.size());
     const QString name = tr("%1 / fork@%2").arg(parentName).arg(step);
     m_runs[runId].name = name;
     m_store.rename(runId, name);
@@ -276,7 +280,7 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
             notReached +=
                 (notReached.isEmpty() ? QString() : QStringLiteral(", ")) + QString::fromStdString(key);
         m_runs[runId].config = then;
-        if (ui::RunHistory* fork = m_store.run(runId)) fork->config = then;
+        m_store.setConfig(runId, then);
     } catch (const normlab::InputError& error) {
         statusBar()->showMessage(tr("The fork's config could not be read back (%1): the controls show "
                                     "its parent's now")
@@ -308,14 +312,16 @@ void MainWindow::onForked(int runId, int parentId, qint64 step) {
             ? tr("%1 (its %2 seeds)").arg(m_store.run(parentEntry)->name).arg(liveGroupOf(parentId).size())
             : parentName;
     // Edits made before the fork that had not reached the parent are not the fork's: said, not shown.
-    const QString edits =
-        notReached.isEmpty()
-            ? QString()
-            : tr(" (your edits of %1 had not reached %2 at step %3, so the fork trains without them: make "
-                 "them again now to change the fork)")
-                  .arg(notReached, parentName)
-                  .arg(step);
-    statusBar()->showMessage(message.arg(forked).arg(step) + edits, notReached.isEmpty() ? 10000 : 20000);
+    // Short enough for the status bar beside its permanent labels (a longer one was cut off).
+    if (!notReached.isEmpty())
+        statusBar()->showMessage(tr("Forked %1 at step %2 without your edit of %3 (it reaches %1 at its next "
+                                    "step); make it again now to change the fork")
+                                     .arg(parentName)
+                                     .arg(step)
+                                     .arg(notReached),
+                                 30000);
+    else
+        statusBar()->showMessage(message.arg(forked).arg(step), 10000);
 }
 
 }  // namespace normlab::gui

@@ -470,6 +470,7 @@ void TrainingWorker::flush(bool force) {
             if (!session->finalised) writeSummary(*session);
     }
     ui::TelemetryBatch batch;
+    batch.experiment = m_experiment;
     for (auto& session : m_sessions) {
         const normlab::Trainer& trainer = *session->trainer;
         ui::RunUpdate update = std::move(session->pending);

@@ -83,6 +83,9 @@ class TrainingWorker : public QObject {
     // The window replaced or reset its runs: the ended ones kept for their fork points go (their ids
     // are the new runs' now). Nothing happens while runs train or are paused (stop them first).
     void forgetRuns();
+    // The window's experiment the runs from now on belong to: every batch carries it, so what the runs
+    // of a replaced experiment still report (a paused run's final flush) never reaches the new one's.
+    void setExperiment(int experiment) { m_experiment = experiment; }
     void pause();
     void resume();
     void stepOnce();
@@ -153,6 +156,7 @@ class TrainingWorker : public QObject {
     int64_t m_pauseAtStep = 0;
     double m_speedLimit = 0.0;  // steps per second; kept across starts
     normlab::SnapshotSettings m_forkPointSettings;
+    int m_experiment = 0;
     std::chrono::steady_clock::time_point m_paceStart;
     int64_t m_paceSteps = 0;  // the first run's steps when the pace restarted
     std::chrono::steady_clock::time_point m_lastEmit, m_lastSummary, m_pausedAt;

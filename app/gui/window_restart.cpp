@@ -87,8 +87,8 @@ bool MainWindow::takeRecordedRuns(const normlab::Config& edited, QString* editNo
                 m_runs[i].changes.clear();
                 // No longer its parent's branch, or what it recorded: named for what it is now.
                 m_runs[i].name = defaultRunName(edited, static_cast<int>(i));
-                *editNote = tr("%1 starts with your edits (%2) from step 0, as %3")
-                                .arg(recorded->name, keys.join(QStringLiteral(", ")), m_runs[i].name);
+                *editNote = tr("%1 (was %2) starts from step 0 with your edits: %3")
+                                .arg(m_runs[i].name, recorded->name, keys.join(QStringLiteral(", ")));
                 break;
         }
     }

@@ -39,7 +39,7 @@ void MainWindow::groupLiveRuns() {
         // Shown as it was, or (a new entry) as its runs were saved: a group's runs keep its visibility.
         const bool visible = previous && previous->bands ? previous->visible : m_runs[ids.front()].visible;
         // Changed live, every seed of it was (the runs' names say so, also in a saved experiment).
-        const QString changed = tr(" (changed)");
+        const QString changed = changedSuffix();
         const bool allChanged =
             std::all_of(ids.begin(), ids.end(), [&](int id) { return m_runs[id].name.endsWith(changed); });
         ui::RunHistory& entry =
@@ -48,6 +48,10 @@ void MainWindow::groupLiveRuns() {
         entry.source.clear();  // trained here, not read from a folder
         entry.visible = visible;
     }
+}
+
+QString MainWindow::changedSuffix() {
+    return tr(" (changed)");
 }
 
 std::vector<int> MainWindow::liveGroupOf(int runId) const {
@@ -77,7 +81,7 @@ int MainWindow::firstMemberOfLiveGroup(int storeId) const {
 }
 
 void MainWindow::applyLiveChangeToGroup(const QString& key, const QString& value) {
-    const QString changed = tr(" (changed)");
+    const QString changed = changedSuffix();
     for (int id : liveGroupOf(m_activeRun)) {
         ui::ExperimentRun& run = m_runs.at(id);
         if (id != m_activeRun) {

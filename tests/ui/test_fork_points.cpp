@@ -19,6 +19,7 @@
 using normlab::gui::MainWindow;
 using normlab::gui::WorkerState;
 using normlab::test::actionNamed;
+using normlab::test::lossesIn;
 
 class ForkPointsTest : public QObject {
     Q_OBJECT
@@ -27,26 +28,11 @@ class ForkPointsTest : public QObject {
     void finishedRunForksAtAnEarlierStepBitForBit();
 
   private:
-    // step -> loss as written in `folder`/metrics.jsonl (the JSON text's double)
-    static std::map<int, double> lossesIn(const QString& folder);
     QTemporaryDir m_dir;
 };
 
 void ForkPointsTest::initTestCase() {
     qputenv("NORMLAB_RUNS_DIR", m_dir.filePath(QStringLiteral("runs")).toUtf8());
-}
-
-std::map<int, double> ForkPointsTest::lossesIn(const QString& folder) {
-    std::map<int, double> losses;
-    QFile metrics(folder + QStringLiteral("/metrics.jsonl"));
-    if (!metrics.open(QIODevice::ReadOnly)) return losses;
-    for (const QByteArray& line : metrics.readAll().split('\n')) {
-        const QJsonObject record = QJsonDocument::fromJson(line).object();
-        if (!record.isEmpty())
-            losses[record.value(QStringLiteral("step")).toInt()] =
-                record.value(QStringLiteral("loss")).toDouble();
-    }
-    return losses;
 }
 
 void ForkPointsTest::finishedRunForksAtAnEarlierStepBitForBit() {

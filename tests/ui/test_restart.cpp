@@ -5,10 +5,12 @@
 #include <QAbstractButton>
 #include <QApplication>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QStatusBar>
@@ -20,10 +22,12 @@
 #include "app/gui/main_window.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/controls/config_panel.h"
+#include "ui/experiment/experiment_file.h"
 
 using normlab::gui::MainWindow;
 using normlab::gui::WorkerState;
 using normlab::test::actionNamed;
+using normlab::test::lossesIn;
 
 class RestartTest : public QObject {
     Q_OBJECT
@@ -31,6 +35,8 @@ class RestartTest : public QObject {
     void initTestCase();
     void forkMadeBeforeAnEditReachedItsParentShowsHowItTrains();
     void startAgainReplaysRecordedRunsAndAsksBeforeDroppingChanges();
+    void aRunStoppedBeforeItsRecordedChangeKeepsIt();
+    void aNewExperimentWhilePausedStartsClean();
 
   private:
     // The "stuck" Post-LN run trained to a pause: the step it paused at (-1: it did not get there).
@@ -39,7 +45,6 @@ class RestartTest : public QObject {
     static void trainPastThenStop(MainWindow& window, int64_t step);
     // Clicks the button named `text` of the edits-or-recorded question once it shows (its own loop).
     static void answerQuestionWith(const QString& text);
-    static std::map<int, double> lossesIn(const QString& folder);
     static QStringList changesIn(const QString& folder);
     QTemporaryDir m_dir;
 };
@@ -92,19 +97,6 @@ void RestartTest::answerQuestionWith(const QString& text) {
     poll->start();
 }
 
-std::map<int, double> RestartTest::lossesIn(const QString& folder) {
-    std::map<int, double> losses;
-    QFile metrics(folder + QStringLiteral("/metrics.jsonl"));
-    if (!metrics.open(QIODevice::ReadOnly)) return losses;
-    for (const QByteArray& line : metrics.readAll().split('\n')) {
-        const QJsonObject record = QJsonDocument::fromJson(line).object();
-        if (!record.isEmpty())
-            losses[record.value(QStringLiteral("step")).toInt()] =
-                record.value(QStringLiteral("loss")).toDouble();
-    }
-    return losses;
-}
-
 QStringList RestartTest::changesIn(const QString& folder) {
     QFile file(folder + QStringLiteral("/events.jsonl"));
     QStringList found;
@@ -134,8 +126,16 @@ void RestartTest::forkMadeBeforeAnEditReachedItsParentShowsHowItTrains() {
         30000));
     QCOMPARE(window.store().run(1)->config.model.norm_placement, normlab::NormPlacement::Post);
     QCOMPARE(window.configPanel().config().model.norm_placement, normlab::NormPlacement::Post);
+    QCOMPARE(window.store().run(1)->name, QStringLiteral("stuck / fork@%1").arg(at));  // not "(changed)"
+    // The Runs list compares what they train with: nothing between them (it once said pre for the fork).
+    auto* runList = window.findChild<QListWidget*>(QStringLiteral("runList"));
+    for (int row = 0; row < runList->count(); ++row)
+        QVERIFY2(!runList->item(row)->text().contains(QStringLiteral("norm_placement=pre")),
+                 qPrintable(runList->item(row)->text()));
     const QString said = window.statusBar()->currentMessage();
-    QVERIFY2(said.contains(QStringLiteral("model.norm_placement had not reached stuck")), qPrintable(said));
+    QVERIFY2(said.contains(QStringLiteral(
+                 "without your edit of model.norm_placement (it reaches stuck at its next step)")),
+             qPrintable(said));
     actionNamed(window, QStringLiteral("Resume"))->trigger();
     trainPastThenStop(window, at);
     const QStringList parent = changesIn(window.store().run(0)->folder);
@@ -207,6 +207,9 @@ void RestartTest::startAgainReplaysRecordedRunsAndAsksBeforeDroppingChanges() {
     trainPastThenStop(window, at);
     QVERIFY2(!window.store().run(1)->name.contains(QStringLiteral("fork")),
              qPrintable(window.store().run(1)->name));
+    auto* controls = window.findChild<QDockWidget*>(QStringLiteral("controlsDock"));
+    QCOMPARE(controls->windowTitle(),
+             QStringLiteral("Controls: editing %1").arg(window.store().run(1)->name));
     QVERIFY(changesIn(window.store().run(1)->folder).isEmpty());
     QCOMPARE(window.store().run(1)->config.train.lr, 0.00123);
     const QString said = window.statusBar()->currentMessage();

@@ -4,11 +4,15 @@
 #include <QAction>
 #include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 #include <QVariant>
+#include <map>
 
 #include "app/gui/training_worker.h"
 #include "engine/config/config.h"
@@ -35,6 +39,20 @@ inline QAction* actionNamed(QObject& window, const QString& text) {
     for (QAction* action : window.findChildren<QAction*>())
         if (action->text() == text) return action;
     return nullptr;
+}
+
+// step -> loss as `folder`/metrics.jsonl holds them (the JSON text's double).
+inline std::map<int, double> lossesIn(const QString& folder) {
+    std::map<int, double> losses;
+    QFile metrics(folder + QStringLiteral("/metrics.jsonl"));
+    if (!metrics.open(QIODevice::ReadOnly)) return losses;
+    for (const QByteArray& line : metrics.readAll().split('\n')) {
+        const QJsonObject record = QJsonDocument::fromJson(line).object();
+        if (!record.isEmpty())
+            losses[record.value(QStringLiteral("step")).toInt()] =
+                record.value(QStringLiteral("loss")).toDouble();
+    }
+    return losses;
 }
 
 inline normlab::Config tinyConfig(int steps = 2000) {

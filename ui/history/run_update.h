@@ -25,6 +25,7 @@ struct RunUpdate {
 
 struct TelemetryBatch {
     std::vector<RunUpdate> runs;
+    int experiment = 0;  // the window's experiment it belongs to (TrainingWorker::setExperiment)
 };
 
 }  // namespace normlab::ui

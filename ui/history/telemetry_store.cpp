@@ -198,6 +198,13 @@ void TelemetryStore::setRunPaused(int id, bool paused) {
     }
 }
 
+void TelemetryStore::setConfig(int id, const normlab::Config& config) {
+    if (RunHistory* history = run(id)) {
+        history->config = config;
+        emit runsChanged();
+    }
+}
+
 void TelemetryStore::rename(int id, const QString& name) {
     if (RunHistory* history = run(id); history && history->name != name) {
         history->name = name;

@@ -42,6 +42,9 @@ class TelemetryStore : public QObject {
     const std::map<int, RunHistory>& runs() const { return m_runs; }
     RunHistory* run(int id);
     const RunHistory* run(int id) const;
+    // A run's config as it trains now (a fork's, read back from its folder); views that compare the
+    // runs' configs (the Runs list) follow.
+    void setConfig(int id, const normlab::Config& config);
     void setVisible(int id, bool visible);
     // The engine thread paused or resumed (the status text of every run trained here follows; opened
     // and replayed runs keep their own).

@@ -420,6 +420,8 @@ void MainWindow::addRunFromPanel() {
     updateControlsTitle();
     if (!runsActive()) {
         m_store.addRun(id, m_runs.back().name, config, QString());
+        m_runsPanel->setSelectedRun(id);  // the controls edit it now: Runs says so
+        statusBar()->showMessage(tr("Added %1; the controls edit it now").arg(m_runs.back().name), 6000);
         return;
     }
     // The other runs go on as they are (steps, pause, the lesson's pause point): the new one joins
@@ -432,7 +434,8 @@ void MainWindow::addRunFromPanel() {
     QDir().mkpath(QFileInfo(spec.folder).absolutePath());
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, spec] { worker->addRun(spec); }, Qt::QueuedConnection);
-    statusBar()->showMessage(tr("Added %1; the other runs go on").arg(spec.name), 6000);
+    m_runsPanel->setSelectedRun(id);
+    statusBar()->showMessage(tr("Added %1; the other runs go on, the controls edit it").arg(spec.name), 6000);
 }
 
 void MainWindow::onRunRefused(int runId, const QString& message) {
@@ -454,6 +457,11 @@ void MainWindow::syncActiveRunFromPanel() {
     // A field that does not parse keeps the run's last valid config (the panel shows the problem).
     try {
         m_runs.at(m_activeRun).config = m_configPanel->config();
+        // A run that has not trained is what the controls say: its Runs row shows the edit at once.
+        if (const ui::RunHistory* run = m_store.run(m_activeRun);
+            run && !run->started &&
+            normlab::config_to_json(run->config) != normlab::config_to_json(m_runs[m_activeRun].config))
+            m_store.setConfig(m_activeRun, m_runs[m_activeRun].config);
     } catch (const std::exception&) {
     }
 }

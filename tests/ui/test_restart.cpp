@@ -37,6 +37,7 @@ class RestartTest : public QObject {
     void startAgainReplaysRecordedRunsAndAsksBeforeDroppingChanges();
     void aRunStoppedBeforeItsRecordedChangeKeepsIt();
     void aNewExperimentWhilePausedStartsClean();
+    void anAddedRunIsSelectedAndItsRowFollowsTheControls();
 
   private:
     // The "stuck" Post-LN run trained to a pause: the step it paused at (-1: it did not get there).
@@ -262,6 +263,26 @@ void RestartTest::aNewExperimentWhilePausedStartsClean() {
              qPrintable(window.statusBar()->currentMessage()));
     actionNamed(window, QStringLiteral("Stop"))->trigger();
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+}
+
+// "Add run with current settings" before any run trained: the new run is the one selected in Runs (the
+// controls edit it; the highlight once stayed on the first run, so edits meant for a next run went to
+// this one unseen), and its row shows what the controls set before it trains.
+void RestartTest::anAddedRunIsSelectedAndItsRowFollowsTheControls() {
+    MainWindow window;
+    window.loadConfig(normlab::test::tinyConfig(100), QStringLiteral("first"));
+    window.show();
+    window.findChild<QPushButton*>(QStringLiteral("addRun"))->click();
+    auto* runList = window.findChild<QListWidget*>(QStringLiteral("runList"));
+    QVERIFY(runList->currentItem());
+    QCOMPARE(runList->currentItem()->data(Qt::UserRole).toInt(), 1);
+    auto* placement = window.configPanel().findChild<QComboBox*>(QStringLiteral("model.norm_placement"));
+    placement->setCurrentIndex(placement->findData(QStringLiteral("post")));
+    QCOMPARE(window.store().run(1)->config.model.norm_placement, normlab::NormPlacement::Post);
+    QCOMPARE(window.store().run(0)->config.model.norm_placement, normlab::NormPlacement::Pre);
+    QTest::qWait(100);
+    QVERIFY2(runList->item(1)->text().contains(QStringLiteral("norm_placement=post")),
+             qPrintable(runList->item(1)->text()));
 }
 
 QTEST_MAIN(RestartTest)

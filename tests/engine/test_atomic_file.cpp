@@ -13,6 +13,7 @@
 
 #include "engine/core/atomic_file.h"
 #include "engine/core/errors.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -32,16 +33,12 @@ int temporaries_in(const fs::path& dir) {
     return count;
 }
 
-class AtomicFile : public ::testing::Test {
+class AtomicFile : public testing::TempFolderTest {
   protected:
     void SetUp() override {
-        dir = fs::temp_directory_path() / ("normlab_atomic_" + std::to_string(::getpid()) + "_" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir);
+        TempFolderTest::SetUp();
         fs::create_directories(dir / "run");
     }
-    void TearDown() override { fs::remove_all(dir); }
-    fs::path dir;
 };
 
 TEST_F(AtomicFile, ALinkPlantedAtATemporaryNameIsNotWrittenThrough) {

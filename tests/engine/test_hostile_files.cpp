@@ -20,6 +20,7 @@
 #include "engine/io/safetensors.h"
 #include "engine/sweep/point_claim.h"
 #include "engine/sweep/sweep_folder.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -40,18 +41,15 @@ std::string input_error_of(Call call) {
     return "";
 }
 
-class HostileFiles : public ::testing::Test {
+class HostileFiles : public testing::TempFolderTest {
   protected:
     void SetUp() override {
-        dir = fs::temp_directory_path() / ("normlab_hostile_" + std::to_string(::getpid()) + "_" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir);
-        fs::create_directories(dir);
+        TempFolderTest::SetUp();
         ::alarm(30);  // a reader that blocks on a FIFO ends the test run instead of hanging it
     }
     void TearDown() override {
         ::alarm(0);
-        fs::remove_all(dir);
+        TempFolderTest::TearDown();
     }
     std::string fifo(const std::string& name) const {
         const std::string path = (dir / name).string();
@@ -61,7 +59,6 @@ class HostileFiles : public ::testing::Test {
     void write(const fs::path& path, const std::string& text) const {
         std::ofstream(path, std::ios::binary) << text;
     }
-    fs::path dir;
 };
 
 TEST_F(HostileFiles, JsonNestedDeeperThanTheLimitIsRefusedWithTheSource) {

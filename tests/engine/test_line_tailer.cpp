@@ -14,21 +14,18 @@
 #include <random>
 
 #include "engine/io/line_tailer.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
 namespace fs = std::filesystem;
 
-class LineTailerTest : public ::testing::Test {
+class LineTailerTest : public testing::TempFolderTest {
   protected:
     void SetUp() override {
-        dir = fs::temp_directory_path() / ("normlab_tailer_" + std::to_string(::getpid()) + "_" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir);
-        fs::create_directories(dir);
+        TempFolderTest::SetUp();
         path = (dir / "metrics.jsonl").string();
     }
-    void TearDown() override { fs::remove_all(dir); }
     void append(const std::string& text) {
         std::ofstream out(path, std::ios::binary | std::ios::app);
         out << text;
@@ -37,7 +34,6 @@ class LineTailerTest : public ::testing::Test {
         std::ofstream out(path, std::ios::binary | std::ios::trunc);
         out << text;
     }
-    fs::path dir;
     std::string path;
 };
 

@@ -9,22 +9,15 @@
 
 #include "engine/core/errors.h"
 #include "engine/io/run_group.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
 namespace fs = std::filesystem;
 
-class RunGroupTest : public ::testing::Test {
+class RunGroupTest : public testing::TempFolderTest {
   protected:
-    void SetUp() override {
-        dir = fs::temp_directory_path() / ("normlab_group_" + std::to_string(::getpid()) + "_" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir);
-        fs::create_directories(dir);
-    }
-    void TearDown() override { fs::remove_all(dir); }
     void write(const nlohmann::ordered_json& json) { std::ofstream(dir / kGroupFileName) << json.dump(); }
-    fs::path dir;
 };
 
 TEST_F(RunGroupTest, WrittenAndReadBack) {

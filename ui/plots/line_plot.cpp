@@ -33,18 +33,7 @@ LinePlot::LinePlot(const QString& title, QWidget* parent)
     m_impl->legend->setPalette(white);
     layout->addWidget(m_impl->legend);
     m_impl->emptyLabel = new QGraphicsSimpleTextItem(m_impl->chart);
-    m_impl->pinLine = new QGraphicsLineItem(m_impl->chart);
-    m_impl->pinLine->setPen(QPen(QColor(60, 60, 60), 1.0, Qt::DashLine));
-    m_impl->pinBox = new QGraphicsRectItem(m_impl->chart);
-    m_impl->pinBox->setBrush(QColor(255, 255, 255, 235));
-    m_impl->pinBox->setPen(QPen(QColor(120, 120, 120)));
-    m_impl->pinText = new QGraphicsSimpleTextItem(m_impl->chart);
-    for (QGraphicsItem* item :
-         {static_cast<QGraphicsItem*>(m_impl->pinLine), static_cast<QGraphicsItem*>(m_impl->pinBox),
-          static_cast<QGraphicsItem*>(m_impl->pinText)}) {
-        item->setZValue(1000 + (item == m_impl->pinText));
-        item->setVisible(false);
-    }
+    m_impl->readout = std::make_unique<PlotReadout>(m_impl->chart);
     m_impl->view->viewport()->installEventFilter(this);
     m_impl->emptyLabel->setBrush(QColor(120, 120, 120));
     connect(m_impl->chart, &QChart::plotAreaChanged, this, [this] {

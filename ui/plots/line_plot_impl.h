@@ -18,6 +18,7 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 
 #include "ui/plots/axis_range.h"
@@ -25,6 +26,7 @@
 #include "ui/plots/line_plot.h"
 #include "ui/plots/line_plot_parts.h"
 #include "ui/plots/line_split.h"
+#include "ui/plots/plot_readout.h"
 
 namespace normlab::ui {
 
@@ -54,7 +56,6 @@ struct LinePlot::Impl {
     QGraphicsSimpleTextItem* emptyLabel = nullptr;
     QLabel* legend = nullptr;
     ChartStyle style;
-    // The pinned readout (pinReadout): its step, line and text box.
     // The zoomed step span (none: everything), whether it slides with the newest step, and the drag
     // that draws a new one.
     std::optional<std::pair<double, double>> zoom;
@@ -87,12 +88,9 @@ struct LinePlot::Impl {
 
     void placeNotes(const std::vector<PlotAnnotation>& annotations);
 
-    std::optional<double> pinned;
-    QGraphicsLineItem* pinLine = nullptr;
-    QGraphicsSimpleTextItem* pinText = nullptr;
-    QGraphicsRectItem* pinBox = nullptr;
+    std::unique_ptr<PlotReadout> readout;  // the pinned readout: its step, line and box
 
-    // Every series' value at the point nearest to `x` ("name: value" lines).
+    // Every series' value at `x`, else its last before it (PlotReadout::text).
     QString readoutAt(double x, const PlotContent& content) const;
 
     // The drawn step nearest to `x` on the first series that has points (x itself when none has).

@@ -9,27 +9,29 @@
 namespace normlab::ui {
 
 void LinePlot::pinReadout(double x) {
-    m_impl->pinned = x;
+    m_impl->readout->pin(x);
     m_impl->placeReadout(m_content);
 }
 
 void LinePlot::unpinReadout() {
-    m_impl->pinned.reset();
+    m_impl->readout->pin(std::nullopt);
     m_impl->placeReadout(m_content);
 }
 
 std::optional<double> LinePlot::pinnedStep() const {
-    return m_impl->pinned;
+    return m_impl->readout->step();
 }
 
 QString LinePlot::readoutText() const {
-    return m_impl->pinned ? m_impl->readoutAt(*m_impl->pinned, m_content) : QString();
+    const std::optional<double>& pinned = m_impl->readout->step();
+    return pinned ? m_impl->readoutAt(*pinned, m_content) : QString();
 }
 
 QRect LinePlot::readoutGeometry() const {
     const Impl& impl = *m_impl;
-    if (!impl.pinBox->isVisible()) return {};
-    const QRect inView = impl.view->mapFromScene(impl.pinBox->sceneBoundingRect()).boundingRect();
+    const QRectF box = impl.readout->sceneBox();
+    if (box.isEmpty()) return {};
+    const QRect inView = impl.view->mapFromScene(box).boundingRect();
     return QRect(impl.view->viewport()->mapTo(this, inView.topLeft()), inView.size());
 }
 
@@ -137,7 +139,8 @@ bool LinePlot::release(const QMouseEvent& mouse) {
     const double columnWidth =
         impl.xShown ? (impl.xShown->max - impl.xShown->min) / std::max(1.0, impl.chart->plotArea().width())
                     : 0;
-    if (impl.pinned && std::abs(*impl.pinned - x) <= 4 * columnWidth)
+    if (const std::optional<double>& pinned = impl.readout->step();
+        pinned && std::abs(*pinned - x) <= 4 * columnWidth)
         unpinReadout();
     else
         pinReadout(x);

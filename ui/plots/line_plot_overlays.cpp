@@ -1,6 +1,5 @@
-// What LinePlot draws over its lines (line_plot_impl.h): pinned notes, the pinned readout and the
-// hover tooltip with exact values.
-#include <QFontMetricsF>
+// What LinePlot draws over its lines (line_plot_impl.h): pinned notes, the pinned readout (placed by
+// PlotReadout, plot_readout.h) and the hover tooltip with exact values.
 #include <algorithm>
 
 #include "ui/plots/line_plot_impl.h"
@@ -46,23 +45,10 @@ void LinePlot::Impl::placeNotes(const std::vector<PlotAnnotation>& annotations) 
 }
 
 QString LinePlot::Impl::readoutAt(double x, const PlotContent& content) const {
-    QStringList rows{QStringLiteral("%1 = %2").arg(content.x.title).arg(x, 0, 'g', 8)};
-    for (size_t i = 0; i < lines.size() && i < content.series.size(); ++i) {
-        const QVector<QPointF>& points = lines[i].points;
-        if (points.isEmpty()) continue;
-        // Its value at the step, else its last before it, which then names its own step (the nearest
-        // point once showed a later step's value, or a run that had ended, as if it were this step's).
-        const double tolerance = 1e-9 * std::max(1.0, std::abs(x));
-        const auto after = std::upper_bound(points.begin(), points.end(), x + tolerance,
-                                            [](double value, const QPointF& p) { return value < p.x(); });
-        if (after == points.begin()) continue;  // nothing yet at this step
-        const QPointF& value = *(after - 1);
-        QString row = QStringLiteral("%1: %2").arg(content.series[i].name).arg(value.y(), 0, 'g', 6);
-        if (std::abs(value.x() - x) > tolerance)
-            row += QStringLiteral(" (%1 %2)").arg(content.x.title).arg(value.x(), 0, 'g', 8);
-        rows << row;
-    }
-    return rows.join(QLatin1Char('\n'));
+    std::vector<PlotReadout::Series> series;
+    for (size_t i = 0; i < lines.size() && i < content.series.size(); ++i)
+        series.push_back({content.series[i].name, &lines[i].points});
+    return PlotReadout::text(x, content.x.title, series);
 }
 
 double LinePlot::Impl::nearestDrawnStep(double x) const {
@@ -78,38 +64,14 @@ double LinePlot::Impl::nearestDrawnStep(double x) const {
 }
 
 void LinePlot::Impl::placeReadout(const PlotContent& content) {
-    const bool shown = pinned && xShown && *pinned >= xShown->min && *pinned <= xShown->max;
-    for (QGraphicsItem* item : {static_cast<QGraphicsItem*>(pinLine), static_cast<QGraphicsItem*>(pinText),
-                                static_cast<QGraphicsItem*>(pinBox)})
-        item->setVisible(shown);
-    if (!shown || lines.empty()) return;
-    const QRectF area = chart->plotArea();
-    const double x = chart->mapToPosition({*pinned, yShown ? yShown->min : 0.0}, lines.front().tail).x();
-    pinLine->setLine(x, area.top(), x, area.bottom());
-    QFont font = pinText->font();
-    font.setPointSizeF(style.points(8));
-    pinText->setFont(font);
-    // Drawn within the chart: beside the line, on its right if it fits there, else its left, moved in
-    // from the chart's edges (it once hung off the left edge, cutting the run names off); rows wider
-    // than the whole chart are shortened in their middle.
-    const QRectF whole = chart->mapRectToScene(chart->rect());
-    const QFontMetricsF metrics(font);
-    QStringList rows = readoutAt(*pinned, content).split(QLatin1Char('\n'));
-    for (QString& row : rows) row = metrics.elidedText(row, Qt::ElideMiddle, whole.width() - 12);
-    // No taller than the plot: the rows that fit, then how many more (the readout's text has them all).
-    const int fitting = std::max(2, static_cast<int>((area.height() - 8) / metrics.lineSpacing()));
-    if (rows.size() > fitting) {
-        const qsizetype hidden = rows.size() - (fitting - 1);
-        rows = rows.mid(0, fitting - 1);
-        rows << QCoreApplication::translate("LinePlot", "... %1 more (the chart's CSV has them)").arg(hidden);
+    const std::optional<double>& pinned = readout->step();
+    if (!pinned || !xShown || *pinned < xShown->min || *pinned > xShown->max || lines.empty()) {
+        readout->hide();
+        return;
     }
-    pinText->setText(rows.join(QLatin1Char('\n')));
-    const QRectF text = pinText->boundingRect();
-    double left = x + 6 + text.width() < area.right() ? x + 6 : x - 6 - text.width();
-    const double lowest = text.width() <= area.width() ? area.left() + 3 : whole.left() + 4;
-    left = std::clamp(left, lowest, std::max(lowest, whole.right() - 4 - text.width()));
-    pinText->setPos(left, area.top() + 4);
-    pinBox->setRect(QRectF(left - 3, area.top() + 1, text.width() + 6, text.height() + 6));
+    const double x = chart->mapToPosition({*pinned, yShown ? yShown->min : 0.0}, lines.front().tail).x();
+    readout->place(x, chart->plotArea(), chart->mapRectToScene(chart->rect()), readoutAt(*pinned, content),
+                   style.points(8));
 }
 
 void LinePlot::Impl::showValueTip(const PlotContent& content, QLineSeries* line, const QPointF& point) const {

@@ -487,6 +487,7 @@ void MainWindow::onRestartNeeded(const QString& key) {
 void MainWindow::onTelemetry(const ui::TelemetryBatch& batch) {
     if (batch.experiment != m_experiment) return;  // from the runs of an experiment since replaced
     m_store.absorb(batch);
+    markChangedRuns(batch);
     emit telemetryAbsorbed();
 }
 

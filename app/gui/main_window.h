@@ -178,6 +178,8 @@ class MainWindow : public QMainWindow {
     int liveGroupEntry(int runId) const;
     int firstMemberOfLiveGroup(int storeId) const;
     void applyLiveChangeToGroup(const QString& key, const QString& value);
+    // The runs (and seed groups) a change has reached in `batch` get " (changed)" after their names.
+    void markChangedRuns(const ui::TelemetryBatch& batch);
     // What a run changed live has after its name: " (changed)".
     static QString changedSuffix();
     // Forks every seed of `memberId`'s group at the step they are paused at into a new group beside it.

@@ -187,8 +187,9 @@ QString MainWindow::forkRunAt(int runId, int64_t step) {
         return {};
     }
     if (runsActive()) syncActiveRunFromPanel();
+    // Named (and its folder) for the step it starts at, known here: the fork point's.
     const RunSpec spec =
-        addForkEntry(tr("%1 / fork").arg(m_runs[runId].name), m_runs[runId].config,
+        addForkEntry(tr("%1 / fork@%2").arg(m_runs[runId].name).arg(*target.step), m_runs[runId].config,
                      m_startConfigs.size() > size_t(runId) ? m_startConfigs[runId] : m_runs[runId].config);
     QMetaObject::invokeMethod(
         m_worker,
@@ -236,8 +237,13 @@ void MainWindow::forkRun(int parentId) {
 void MainWindow::requestFork(int parentId, const QString& group) {
     // Saved, the fork is its parent's start with every change of both up to now: Start replays it from
     // step 0 to the same state (same batches), then the fork's own changes.
+    // Paused, the step it forks at is known now: its folder is named for it too ("..._fork_174").
+    const ui::RunHistory* parent = m_store.run(parentId);
+    const QString name = m_state == WorkerState::Paused && parent
+                             ? tr("%1 / fork@%2").arg(m_runs[parentId].name).arg(parent->step)
+                             : tr("%1 / fork").arg(m_runs[parentId].name);
     const RunSpec spec = addForkEntry(
-        tr("%1 / fork").arg(m_runs[parentId].name), m_runs[parentId].config,
+        name, m_runs[parentId].config,
         m_startConfigs.size() > size_t(parentId) ? m_startConfigs[parentId] : m_runs[parentId].config);
     m_runs[spec.id].group = group;
     QMetaObject::invokeMethod(

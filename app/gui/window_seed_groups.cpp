@@ -80,8 +80,32 @@ int MainWindow::firstMemberOfLiveGroup(int storeId) const {
     return -1;
 }
 
-void MainWindow::applyLiveChangeToGroup(const QString& key, const QString& value) {
+void MainWindow::markChangedRuns(const ui::TelemetryBatch& batch) {
+    // Renamed when a change reaches the run, not when it is asked for: a run stopped before its next
+    // step never took the edit, and was once named "(changed)" all the same.
     const QString changed = changedSuffix();
+    bool renamed = false;
+    for (const ui::RunUpdate& update : batch.runs) {
+        const int id = update.runId;
+        if (id < 0 || id >= static_cast<int>(m_runs.size()) ||
+            std::none_of(update.events.begin(), update.events.end(),
+                         [](const normlab::Event& event) { return event.kind == "change"; }))
+            continue;
+        // The run no longer is what its name (often a preset's) says; nor is its seed group.
+        if (ui::ExperimentRun& run = m_runs[id]; !run.name.endsWith(changed)) {
+            m_store.rename(id, run.name += changed);
+            renamed = true;
+        }
+        if (const int entry = liveGroupEntry(id); entry >= 0)
+            if (const QString name = m_store.run(entry)->name; !name.endsWith(changed)) {
+                m_store.rename(entry, name + changed);
+                renamed = true;
+            }
+    }
+    if (renamed) updateControlsTitle();  // "Controls: editing <its new name>"
+}
+
+void MainWindow::applyLiveChangeToGroup(const QString& key, const QString& value) {
     for (int id : liveGroupOf(m_activeRun)) {
         ui::ExperimentRun& run = m_runs.at(id);
         if (id != m_activeRun) {
@@ -90,15 +114,9 @@ void MainWindow::applyLiveChangeToGroup(const QString& key, const QString& value
             } catch (const std::exception&) {  // the panel checked it for the active run, which is alike
             }
         }
-        // The run no longer is what its name (often a preset's) says.
-        if (!run.name.endsWith(changed)) m_store.rename(id, run.name += changed);
         QMetaObject::invokeMethod(
             m_worker, [worker = m_worker, id, key, value] { worker->postChange(id, key, value); },
             Qt::QueuedConnection);
-    }
-    if (const int entry = liveGroupEntry(m_activeRun); entry >= 0) {
-        const QString name = m_store.run(entry)->name;
-        if (!name.endsWith(changed)) m_store.rename(entry, name + changed);
     }
 }
 

@@ -56,6 +56,9 @@ void DifferenceTest::panelDrawsBMinusAOfTheChosenQuantity() {
     QCOMPARE(difference.points[9], QPointF(10, 0.0));
     QCOMPARE(difference.points[19].y(), 3.0 - 0.1 * 10 - 3.0);
     QCOMPARE(panel.shownTitle(), QStringLiteral("Difference B - A: loss (fork - parent)"));
+    // The narrow run boxes name their run whole on hover (a fork and its parent once looked alike).
+    QCOMPARE(panel.findChild<QComboBox*>(QStringLiteral("differenceB"))->toolTip(),
+             QStringLiteral("Which run this chart shows: fork"));
 
     // A run chosen as A stays chosen when another run arrives; a per-block quantity reads that block.
     auto* first = panel.findChild<QComboBox*>(QStringLiteral("differenceA"));

@@ -38,6 +38,7 @@ class RestartTest : public QObject {
     void aRunStoppedBeforeItsRecordedChangeKeepsIt();
     void aNewExperimentWhilePausedStartsClean();
     void anAddedRunIsSelectedAndItsRowFollowsTheControls();
+    void aRunIsNamedChangedOnlyOnceTheChangeReachesIt();
 
   private:
     // The "stuck" Post-LN run trained to a pause: the step it paused at (-1: it did not get there).
@@ -283,6 +284,36 @@ void RestartTest::anAddedRunIsSelectedAndItsRowFollowsTheControls() {
     QTest::qWait(100);
     QVERIFY2(runList->item(1)->text().contains(QStringLiteral("norm_placement=post")),
              qPrintable(runList->item(1)->text()));
+}
+
+// An edit made while paused reaches the run at its next step: stopped before that, the run never took
+// it and keeps its name (it was named "(changed)" at once); resumed, it is renamed when the change
+// arrives, and the Controls title follows.
+void RestartTest::aRunIsNamedChangedOnlyOnceTheChangeReachesIt() {
+    MainWindow window;
+    const int64_t at = trainToPause(window);
+    QVERIFY(at > 0);
+    auto* placement = window.configPanel().findChild<QComboBox*>(QStringLiteral("model.norm_placement"));
+    placement->setCurrentIndex(placement->findData(QStringLiteral("pre")));
+    QTest::qWait(200);
+    QCOMPARE(window.store().run(0)->name, QStringLiteral("stuck"));
+    actionNamed(window, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+    QTest::qWait(200);
+    QCOMPARE(window.store().run(0)->name, QStringLiteral("stuck"));
+    QVERIFY(changesIn(window.store().run(0)->folder).isEmpty());
+
+    MainWindow resumed;
+    QVERIFY(trainToPause(resumed) > 0);
+    auto* other = resumed.configPanel().findChild<QComboBox*>(QStringLiteral("model.norm_placement"));
+    other->setCurrentIndex(other->findData(QStringLiteral("pre")));
+    actionNamed(resumed, QStringLiteral("Resume"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return resumed.store().run(0)->name == QStringLiteral("stuck (changed)"); },
+                            30000));
+    auto* controls = resumed.findChild<QDockWidget*>(QStringLiteral("controlsDock"));
+    QCOMPARE(controls->windowTitle(), QStringLiteral("Controls: editing stuck (changed)"));
+    actionNamed(resumed, QStringLiteral("Stop"))->trigger();
+    QVERIFY(QTest::qWaitFor([&] { return resumed.workerState() == WorkerState::Finished; }, 30000));
 }
 
 QTEST_MAIN(RestartTest)

@@ -8,10 +8,12 @@ namespace normlab::ui {
 RunSelector::RunSelector(const TelemetryStore& store, int rank, QWidget* parent)
     : QComboBox(parent), m_store(store), m_rank(rank) {
     setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    setToolTip(tr("Which run this chart shows"));
     connect(&store, &TelemetryStore::runsChanged, this, &RunSelector::repopulate);
     // Any change but repopulate's own (its signals are blocked) is a choice.
-    connect(this, &QComboBox::currentIndexChanged, this, [this] { m_chosen = true; });
+    connect(this, &QComboBox::currentIndexChanged, this, [this] {
+        m_chosen = true;
+        nameInToolTip();
+    });
     repopulate();
 }
 
@@ -42,6 +44,14 @@ void RunSelector::repopulate() {
     // Nothing chosen yet, or the chosen run was hidden: the run of this selector's rank on the charts.
     if (index < 0) index = findData(rankedRun());
     setCurrentIndex(index >= 0 ? index : 0);
+    nameInToolTip();
+}
+
+void RunSelector::nameInToolTip() {
+    // A narrow box (the difference chart's) cuts "quickstart / fork@174" to "quickstart": the whole
+    // name is a hover away.
+    setToolTip(currentText().isEmpty() ? tr("Which run this chart shows")
+                                       : tr("Which run this chart shows: %1").arg(currentText()));
 }
 
 const RunHistory* RunSelector::selectedRun() const {

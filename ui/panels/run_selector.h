@@ -22,6 +22,7 @@ class RunSelector : public QComboBox {
 
   private:
     void repopulate();
+    void nameInToolTip();  // the chosen run's whole name as the tooltip
     // The id of the visible run of rank m_rank (the last visible one when fewer; among the preferred
     // ones when any is), or -1.
     int rankedRun() const;

@@ -160,8 +160,10 @@ class MainWindow : public QMainWindow {
     // its folder's checkpoints: asks which (the nearest before the step shown first), then
     // forkFromFolderAt.
     void forkFromFolder(int storeId);
-    // A fork's entry: in the experiment (saved with `startConfig`), the store and a new run folder.
-    RunSpec addForkEntry(const QString& name, normlab::Config config, normlab::Config startConfig);
+    // A fork's entry: in the experiment (saved with `startConfig`), the store and a new run folder
+    // (named for `step` when it is known before the fork exists).
+    RunSpec addForkEntry(const QString& name, normlab::Config config, normlab::Config startConfig,
+                         int64_t step = -1);
     // Asks the engine thread to branch run `parentId` at its current step into a new entry, a run of the
     // seed group `group` when it is not empty.
     void requestFork(int parentId, const QString& group);

@@ -51,11 +51,14 @@ void loadHistoryUpTo(ui::TelemetryStore& store, int runId, const QString& folder
 }  // namespace
 
 // By value: `config` and `startConfig` often live in m_runs / m_startConfigs, which this grows.
-RunSpec MainWindow::addForkEntry(const QString& name, normlab::Config config, normlab::Config startConfig) {
+RunSpec MainWindow::addForkEntry(const QString& name, normlab::Config config, normlab::Config startConfig,
+                                 int64_t step) {
     m_runs.push_back({name, config, true, {}, {}});
     const int id = static_cast<int>(m_runs.size()) - 1;
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
-    const RunSpec spec{id, name, config, runFolderFor(name, stamp, id), {}};
+    // The folder is named for the step when it is known now (the entry is renamed once it is forked).
+    const QString folderName = step >= 0 ? QStringLiteral("%1@%2").arg(name).arg(step) : name;
+    const RunSpec spec{id, name, config, runFolderFor(folderName, stamp, id), {}};
     m_runs.back().folder = spec.folder;
     m_store.addRun(id, name, config, spec.folder);
     m_startConfigs.resize(m_runs.size() - 1, config);
@@ -187,10 +190,9 @@ QString MainWindow::forkRunAt(int runId, int64_t step) {
         return {};
     }
     if (runsActive()) syncActiveRunFromPanel();
-    // Named (and its folder) for the step it starts at, known here: the fork point's.
-    const RunSpec spec =
-        addForkEntry(tr("%1 / fork@%2").arg(m_runs[runId].name).arg(*target.step), m_runs[runId].config,
-                     m_startConfigs.size() > size_t(runId) ? m_startConfigs[runId] : m_runs[runId].config);
+    const RunSpec spec = addForkEntry(
+        tr("%1 / fork").arg(m_runs[runId].name), m_runs[runId].config,
+        m_startConfigs.size() > size_t(runId) ? m_startConfigs[runId] : m_runs[runId].config, *target.step);
     QMetaObject::invokeMethod(
         m_worker,
         [worker = m_worker, runId, folder = m_store.run(runId)->folder, spec, at = *target.step] {
@@ -239,12 +241,10 @@ void MainWindow::requestFork(int parentId, const QString& group) {
     // step 0 to the same state (same batches), then the fork's own changes.
     // Paused, the step it forks at is known now: its folder is named for it too ("..._fork_174").
     const ui::RunHistory* parent = m_store.run(parentId);
-    const QString name = m_state == WorkerState::Paused && parent
-                             ? tr("%1 / fork@%2").arg(m_runs[parentId].name).arg(parent->step)
-                             : tr("%1 / fork").arg(m_runs[parentId].name);
     const RunSpec spec = addForkEntry(
-        name, m_runs[parentId].config,
-        m_startConfigs.size() > size_t(parentId) ? m_startConfigs[parentId] : m_runs[parentId].config);
+        tr("%1 / fork").arg(m_runs[parentId].name), m_runs[parentId].config,
+        m_startConfigs.size() > size_t(parentId) ? m_startConfigs[parentId] : m_runs[parentId].config,
+        m_state == WorkerState::Paused && parent ? parent->step : -1);
     m_runs[spec.id].group = group;
     QMetaObject::invokeMethod(
         m_worker, [worker = m_worker, parentId, spec] { worker->forkRun(parentId, spec); },

@@ -129,6 +129,9 @@ void RestartTest::forkMadeBeforeAnEditReachedItsParentShowsHowItTrains() {
     QCOMPARE(window.store().run(1)->config.model.norm_placement, normlab::NormPlacement::Post);
     QCOMPARE(window.configPanel().config().model.norm_placement, normlab::NormPlacement::Post);
     QCOMPARE(window.store().run(1)->name, QStringLiteral("stuck / fork@%1").arg(at));  // not "(changed)"
+    QVERIFY2(
+        window.store().run(1)->folder.endsWith(QStringLiteral("-stuck_fork_%1").arg(at)),  // its step too
+        qPrintable(window.store().run(1)->folder));
     // The Runs list compares what they train with: nothing between them (it once said pre for the fork).
     auto* runList = window.findChild<QListWidget*>(QStringLiteral("runList"));
     for (int row = 0; row < runList->count(); ++row)

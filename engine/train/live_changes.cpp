@@ -85,10 +85,18 @@ void validate_planned_changes(const Config& start, int64_t first_step, int64_t l
         return (a.at_step < 0 ? first_step + 1 : a.at_step) < (b.at_step < 0 ? first_step + 1 : b.at_step);
     });
     Config config = start;
-    for (const LiveChange& change : ordered) {
+    for (size_t i = 0; i < ordered.size(); ++i) {
+        const LiveChange& change = ordered[i];
         const std::string name =
             (change.at_step >= 0 ? std::to_string(change.at_step) + ":" : std::string()) + change.key +
             (change.key == "reinit_deepnorm_beta" ? "" : "=" + change.value);
+        // Two values of one key before one step: only the last would count, silently.
+        for (size_t j = 0; j < i; ++j)
+            if (ordered[j].key == change.key && ordered[j].at_step == change.at_step &&
+                change.key != "reinit_deepnorm_beta")
+                throw InputError("two changes of " + change.key + " before step " +
+                                 std::to_string(change.at_step) + " (" + ordered[j].value + ", then " +
+                                 change.value + "): only the last would count; keep one");
         if (change.at_step > last_step)
             throw InputError("--change " + name + " comes after the run's last step " +
                              std::to_string(last_step) + "; give a step up to " + std::to_string(last_step) +

@@ -1160,6 +1160,10 @@ class BadInput(CliTestCase):
                                   ("100:train.lrr=1e-4", ["did you mean 'train.lr'"]),
                                   ("100:reinit_deepnorm_beta", ["deepnorm", "model.residual"])):
             self.expect_bad_input(self.train_args("--steps", "200", "--change", change), *fragments, out=run_dir)
+        # Two values of one key before one step: only the last would count, so neither is taken.
+        self.expect_bad_input(self.train_args("--steps", "200", "--change", "50:model.norm_placement=post",
+                                              "--change", "50:model.norm_placement=peri"),
+                              "two changes of model.norm_placement before step 50", out=run_dir)
         # A change made valid by an earlier one is accepted: DeepNorm switched on, then its re-init.
         run(*self.train_args("--steps", "6", "--change", "3:model.residual=deepnorm", "--change",
                              "4:reinit_deepnorm_beta", "--quiet"), check_rc=0)

@@ -113,6 +113,10 @@ class Forks(CliTestCase):
                                          "--steps", "40", "--out", str(out)], "--set model.layers=3 does not fit",
                                         out=out)
         self.assertNotIn("train.steps", message)  # --steps is not one of the --set values that do not fit
+        # a live --set is a change before step 21: a --change of the same key there is refused, not raced
+        self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", "model.norm_placement=peri",
+                               "--change", "21:model.norm_placement=post", "--out", str(out)],
+                              "two changes of model.norm_placement before step 21", out=out)
         # a key that would change its batches or updates with no change on record: not a fork any more
         for assignment in ("train.seed=5", "train.batch_size=8", "train.optimizer=sgd", "data.val_fraction=0.5"):
             self.expect_bad_input(["train", "--fork", str(parent), "--at", "20", "--set", assignment, "--out",

@@ -102,6 +102,24 @@ void LinePlotTest::hoverShowsExactValue() {
                                 .arg(plot.height())));
     }
     QVERIFY(plot.readoutText().contains(content.series[1].name));  // the text itself keeps whole names
+    {
+        // A narrow empty chart wraps its text inside the plot (it once ran over both axes).
+        LinePlot narrow(QStringLiteral("Attention logits"));
+        narrow.resize(300, 260);
+        narrow.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&narrow));
+        PlotContent nothing;
+        nothing.x.title = QStringLiteral("step");
+        nothing.emptyText = QStringLiteral(
+            "Appears after the first step with attention statistics, once a run "
+            "records them");
+        nothing.series = {PlotSeries{}};
+        narrow.setContent(nothing);
+        QCoreApplication::processEvents();
+        const QRect text = narrow.emptyTextGeometry();
+        QVERIFY2(!text.isEmpty() && narrow.rect().contains(text) && text.width() < narrow.width() - 60,
+                 qPrintable(QStringLiteral("%1 wide in %2").arg(text.width()).arg(narrow.width())));
+    }
 
     // A run that ended before the pinned step shows its last value with its own step; one that starts
     // after it shows nothing (the nearest point once passed a later or ended run's value as this step's).

@@ -4,6 +4,8 @@
 // sticky (axis_range.h), bands and markers are rebuilt only when they change. Log axes skip values <= 0.
 #include "ui/plots/line_plot.h"
 
+#include <QFontMetricsF>
+#include <QStringList>
 #include <QVBoxLayout>
 
 #include "ui/plots/line_plot_impl.h"
@@ -177,8 +179,29 @@ void LinePlot::Impl::showMarkers(const std::vector<PlotMarker>& all, bool redraw
 void LinePlot::Impl::showEmptyText(const QString& text) {
     const bool empty =
         std::all_of(lines.begin(), lines.end(), [](const Line& line) { return line.points.isEmpty(); });
-    const QString shown = empty ? text : QString();
-    if (emptyLabel->text() != shown) emptyLabel->setText(shown);
+    emptyText = empty ? text : QString();
+    placeEmptyText();
+}
+
+void LinePlot::Impl::placeEmptyText() {
+    // Wrapped at the plot's width and centred on it (a long one ran over both axes of a narrow chart).
+    const QFontMetricsF metrics(emptyLabel->font());
+    const double width = std::max(40.0, chart->plotArea().width() - 8);
+    QStringList rows;
+    QString row;
+    for (const QString& word : emptyText.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        const QString longer = row.isEmpty() ? word : row + QLatin1Char(' ') + word;
+        if (!row.isEmpty() && metrics.horizontalAdvance(longer) > width) {
+            rows << row;
+            row = word;
+        } else {
+            row = longer;
+        }
+    }
+    if (!row.isEmpty()) rows << row;
+    if (const QString wrapped = rows.join(QLatin1Char('\n')); emptyLabel->text() != wrapped)
+        emptyLabel->setText(wrapped);
+    emptyLabel->setPos(chart->plotArea().center() - emptyLabel->boundingRect().center());
 }
 
 }  // namespace normlab::ui

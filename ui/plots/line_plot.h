@@ -42,6 +42,8 @@ class LinePlot : public QWidget {
     QString readoutText() const;
     // Where the pinned readout's box is drawn, in this widget's coordinates (empty: none shown).
     QRect readoutGeometry() const;
+    // Where an empty chart's text is drawn, in this widget's coordinates (empty: none shown).
+    QRect emptyTextGeometry() const;
     // The step axis zoomed to [first, second] (none: everything). Dragging across the plot, the wheel
     // (Shift: pan) and a double click (reset) set it too. A span reaching the newest step follows it
     // (slides to end at the newest step as a run grows); one into the past stays put.

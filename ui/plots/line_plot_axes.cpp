@@ -127,7 +127,7 @@ void LinePlot::Impl::placeLabels() {
         markerLabels[i]->setPos(at.x() + box.height() + 1, y);
         placed.emplace_back(at.x(), y + box.width());
     }
-    emptyLabel->setPos(chart->plotArea().center() - emptyLabel->boundingRect().center());
+    placeEmptyText();
 }
 
 }  // namespace normlab::ui

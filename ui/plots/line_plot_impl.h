@@ -76,6 +76,8 @@ struct LinePlot::Impl {
     void showLines(LinePlot* plot, const PlotContent& content, DrawnContent& drawn);
     void showMarkers(const std::vector<PlotMarker>& all, bool redraw, const QFont& font);
     void showEmptyText(const QString& text);
+    QString emptyText;      // what an empty chart says, whole
+    void placeEmptyText();  // wrapped to the plot's width, centred
 
     std::optional<std::pair<double, double>> zoomWindow(double newest);
 

@@ -35,6 +35,13 @@ QRect LinePlot::readoutGeometry() const {
     return QRect(impl.view->viewport()->mapTo(this, inView.topLeft()), inView.size());
 }
 
+QRect LinePlot::emptyTextGeometry() const {
+    const Impl& impl = *m_impl;
+    if (impl.emptyLabel->text().isEmpty()) return {};
+    const QRect inView = impl.view->mapFromScene(impl.emptyLabel->sceneBoundingRect()).boundingRect();
+    return QRect(impl.view->viewport()->mapTo(this, inView.topLeft()), inView.size());
+}
+
 void LinePlot::setZoom(std::optional<std::pair<double, double>> span) {
     if (span && !(span->second > span->first)) span.reset();
     if (span == m_impl->zoom) return;

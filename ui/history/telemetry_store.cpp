@@ -162,8 +162,7 @@ void TelemetryStore::removeTrained() {
 }
 
 RunHistory* TelemetryStore::run(int id) {
-    const auto found = m_runs.find(id);
-    return found == m_runs.end() ? nullptr : &found->second;
+    return const_cast<RunHistory*>(std::as_const(*this).run(id));  // one lookup, two constnesses
 }
 
 const RunHistory* TelemetryStore::run(int id) const {

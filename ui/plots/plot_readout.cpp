@@ -9,6 +9,7 @@
 #include <QPen>
 #include <QStringList>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace normlab::ui {
@@ -20,11 +21,16 @@ PlotReadout::PlotReadout(QGraphicsItem* chart)
     m_line->setPen(QPen(QColor(60, 60, 60), 1.0, Qt::DashLine));
     m_box->setBrush(QColor(255, 255, 255, 235));
     m_box->setPen(QPen(QColor(120, 120, 120)));
-    for (QGraphicsItem* item : {static_cast<QGraphicsItem*>(m_line), static_cast<QGraphicsItem*>(m_box),
-                                static_cast<QGraphicsItem*>(m_text)}) {
-        item->setZValue(1000 + (item == m_text));
-        item->setVisible(false);
-    }
+    for (QGraphicsItem* item : items()) item->setZValue(1000 + (item == m_text));
+    hide();
+}
+
+std::array<QGraphicsItem*, 3> PlotReadout::items() const {
+    return {m_line, m_box, m_text};
+}
+
+void PlotReadout::show(bool shown) {
+    for (QGraphicsItem* item : items()) item->setVisible(shown);
 }
 
 QString PlotReadout::text(double x, const QString& xTitle, const std::vector<Series>& series) {
@@ -48,16 +54,12 @@ QString PlotReadout::text(double x, const QString& xTitle, const std::vector<Ser
 }
 
 void PlotReadout::hide() {
-    for (QGraphicsItem* item : {static_cast<QGraphicsItem*>(m_line), static_cast<QGraphicsItem*>(m_box),
-                                static_cast<QGraphicsItem*>(m_text)})
-        item->setVisible(false);
+    show(false);
 }
 
 void PlotReadout::place(double lineX, const QRectF& area, const QRectF& whole, const QString& text,
                         double points) {
-    for (QGraphicsItem* item : {static_cast<QGraphicsItem*>(m_line), static_cast<QGraphicsItem*>(m_box),
-                                static_cast<QGraphicsItem*>(m_text)})
-        item->setVisible(true);
+    show(true);
     m_line->setLine(lineX, area.top(), lineX, area.bottom());
     QFont font = m_text->font();
     font.setPointSizeF(points);

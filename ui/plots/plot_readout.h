@@ -6,6 +6,7 @@
 #include <QRectF>
 #include <QString>
 #include <QVector>
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -41,6 +42,8 @@ class PlotReadout {
     QRectF sceneBox() const;
 
   private:
+    std::array<QGraphicsItem*, 3> items() const;  // line, box, text
+    void show(bool shown);
     std::optional<double> m_step;
     QGraphicsLineItem* m_line;
     QGraphicsRectItem* m_box;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copies the dependencies that a GPU machine without a package registry lacks into .device/ (git-ignored;
 # carried there with the working tree): Eigen, nlohmann_json, simdjson and SentencePiece (headers and
-# shared libraries) and Debian's GoogleTest sources. scripts/device_cuda.sh configures NormLab with them (-DNORMLAB_DEPS_DIR=.device).
+# shared libraries), LIBXSMM (headers and static libraries) and Debian's GoogleTest sources. scripts/device_cuda.sh configures NormLab with them (-DNORMLAB_DEPS_DIR=.device).
 # When this machine has built the CUDA backend (nvcc of the GPU machine's CUDA major version), the built
 # normlab-cli and normlab_cuda_tests go into .device/bin with libgomp, and are used there if they load;
 # the window (normlab), its Qt libraries, the offscreen platform plugin and a font go into .device/gui.tgz
@@ -11,10 +11,11 @@ NORMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEPS="$NORMLAB_ROOT/.device"
 
 for path in /usr/include/eigen3/Eigen /usr/include/nlohmann/json.hpp /usr/include/simdjson.h \
-    /usr/include/sentencepiece_processor.h /usr/src/googletest/CMakeLists.txt; do
+    /usr/include/sentencepiece_processor.h /usr/include/libxsmm.h /usr/lib/libxsmm.a \
+    /usr/src/googletest/CMakeLists.txt; do
     if [ ! -e "$path" ]; then
         echo "normlab: $path is missing; install libeigen3-dev, nlohmann-json3-dev, libsimdjson-dev," \
-            "libsentencepiece-dev and googletest" >&2
+            "libsentencepiece-dev, libxsmm-dev and googletest" >&2
         exit 2
     fi
 done
@@ -30,6 +31,8 @@ for library in simdjson sentencepiece sentencepiece_train; do
     ln -sf "$(objdump -p "$file" | awk '/SONAME/ {print $2}')" "$DEPS/lib/lib$library.so"  # what the linker finds
 done
 cp /usr/include/sentencepiece_processor.h /usr/include/sentencepiece_trainer.h "$DEPS/include/"
+cp -r /usr/include/libxsmm* "$DEPS/include/"  # libxsmm.h, the libxsmm_*.h it includes, libxsmm/
+cp /usr/lib/libxsmm.a /usr/lib/libxsmmnoblas.a "$DEPS/lib/"
 cp -r /usr/src/googletest "$DEPS/googletest"
 BUILD="${NORMLAB_BUILD:-$NORMLAB_ROOT/build}"
 if ldd "$BUILD/app/normlab-cli" 2>/dev/null | grep -q libcudart && [ -x "$BUILD/tests/normlab_cuda_tests" ]; then

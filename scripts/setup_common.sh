@@ -24,13 +24,14 @@ normlab_install_packages() {
 }
 
 # Every Debian package the full build and its tests need (the configure stops, naming the package, when one
-# is missing): the compiler and CMake, the header libraries, simdjson, SentencePiece (the tokenizers), Qt 6
-# with Charts (which needs OpenGL's development files) and Svg, a font for offscreen drawing, git (the commit
-# in --version), and the validators the install test runs on the desktop entry and the AppStream metadata.
+# is missing): the compiler and CMake, the header libraries, simdjson, SentencePiece (the tokenizers), LIBXSMM
+# (the CPU GEMM kernels), Qt 6 with Charts (which needs OpenGL's development files) and Svg, a font for
+# offscreen drawing, git (the commit in --version), and the validators the install test runs on the
+# desktop entry and the AppStream metadata.
 NORMLAB_BUILD_PACKAGES=(build-essential cmake g++ git libgtest-dev libgmock-dev libeigen3-dev
-                        nlohmann-json3-dev libsimdjson-dev libsentencepiece-dev qt6-base-dev qt6-charts-dev
-                        qt6-svg-dev libqt6opengl6-dev libgl1-mesa-dev libxkbcommon-dev fonts-dejavu-core
-                        desktop-file-utils appstream)
+                        nlohmann-json3-dev libsimdjson-dev libsentencepiece-dev libxsmm-dev qt6-base-dev
+                        qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl1-mesa-dev libxkbcommon-dev
+                        fonts-dejavu-core desktop-file-utils appstream)
 
 # What scripts/package.sh adds for `cpack -G DEB`, whose dependency scan (CPACK_DEBIAN_PACKAGE_SHLIBDEPS)
 # runs file and dpkg-shlibdeps (dpkg-dev) on the binaries, and readelf and strip (binutils) as it packs.

@@ -135,7 +135,7 @@ class Backend {
   public:
     virtual ~Backend() = default;
     virtual DeviceTraffic device_traffic() const { return {}; }
-    virtual std::string name() const = 0;    // e.g. "cpu (task pool + blocked GEMM, 2 threads)"
+    virtual std::string name() const = 0;    // e.g. "cpu (task pool + LIBXSMM GEMM, 2 threads)"
     virtual std::string device() const = 0;  // "cpu" or "cuda"
     virtual int threads() const = 0;
 

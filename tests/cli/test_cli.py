@@ -712,9 +712,9 @@ class TrainResumeEval(CliTestCase):
                              [(5, "change", "threads", "1"), (8, "rejected_change", "device", "cuda"),
                               (10, "change", "device", "cpu")])
             self.assertIn("device=cuda was asked for", events[1]["message"])
-        self.assertIn("now on cpu (task pool + blocked GEMM, 1 thread)", events[0]["message"])
+        self.assertIn("now on cpu (task pool + LIBXSMM GEMM, 1 thread)", events[0]["message"])
         self.assertEqual(events[-1]["message"],
-                         "device = cpu: now on cpu (task pool + blocked GEMM, 1 thread) (cpu: asked for)")
+                         "device = cpu: now on cpu (task pool + LIBXSMM GEMM, 1 thread) (cpu: asked for)")
         reference = self.read_metrics(straight)
         metrics = self.read_metrics(switched)
         self.assertEqual([m["step"] for m in metrics], list(range(1, 13)))

@@ -22,16 +22,20 @@ using testing::expect_close;
 using testing::random_tensor;
 using Floats = std::vector<float>;
 
-// (threads, rows): 1 thread, 2 threads on a size below the parallel threshold, 2 threads split.
+// (threads, rows, GEMM kernels): 1 thread, 2 threads on a size below the parallel threshold, 2 threads
+// split; the default kernels (LIBXSMM's for linear layers, and for the rest NormLab's where it is as wide,
+// as in a native build), NormLab's everywhere, and LIBXSMM's everywhere (a portable build's choice).
 struct Case {
     int threads;
     int rows;
+    GemmKernel linear_kernel = GemmKernel::library;
+    GemmKernel other_kernel = own_kernel_if_as_wide(GemmKernel::library);
 };
 
 class FastOps : public ::testing::TestWithParam<Case> {
   protected:
     CpuReferenceBackend reference{2};
-    CpuBackend fast{GetParam().threads};
+    CpuBackend fast{GetParam().threads, GetParam().linear_kernel, GetParam().other_kernel};
     int n = GetParam().rows;
 };
 
@@ -544,7 +548,10 @@ TEST(FastOpsDeterminism, SameThreadsSameBits) {
 
 INSTANTIATE_TEST_SUITE_P(ThreadsAndSizes, FastOps,
                          ::testing::Values(Case{1, 24}, Case{2, 24}, Case{1, 1000}, Case{2, 1000},
-                                           Case{2, 4096}));
+                                           Case{2, 4096}, Case{1, 1000, GemmKernel::own, GemmKernel::own},
+                                           Case{2, 4096, GemmKernel::own, GemmKernel::own},
+                                           Case{1, 1000, GemmKernel::library, GemmKernel::library},
+                                           Case{2, 4096, GemmKernel::library, GemmKernel::library}));
 
 }  // namespace
 }  // namespace normlab

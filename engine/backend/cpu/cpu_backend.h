@@ -6,6 +6,7 @@
 #include <array>
 #include <vector>
 
+#include "engine/backend/cpu/cpu_gemm.h"
 #include "engine/backend/cpu/cpu_kernels.h"
 #include "engine/backend/cpu/cpu_reference_backend.h"
 #include "engine/backend/cpu/cpu_task_pool.h"
@@ -14,7 +15,16 @@ namespace normlab {
 
 class CpuBackend final : public CpuReferenceBackend {
   public:
-    explicit CpuBackend(int threads) : CpuReferenceBackend(threads), m_pool(m_threads) {}
+    // linear_kernel computes the linear layers' forward and dx products; the weight gradients and
+    // attention use own_kernel_if_as_wide(linear_kernel) (cpu_gemm.h).
+    explicit CpuBackend(int threads, GemmKernel linear_kernel = linear_gemm_kernel_from_environment())
+        : CpuBackend(threads, linear_kernel, own_kernel_if_as_wide(linear_kernel)) {}
+    // Both chosen (the tests hold each combination to the reference).
+    CpuBackend(int threads, GemmKernel linear_kernel, GemmKernel other_kernel)
+        : CpuReferenceBackend(threads),
+          m_pool(m_threads),
+          m_linear_kernel(linear_kernel),
+          m_other_kernel(other_kernel) {}
 
     std::string name() const override;
     void fill(float* dst, float value, size_t count) override;
@@ -113,6 +123,8 @@ class CpuBackend final : public CpuReferenceBackend {
                        RangeSums range_sums);
 
     TaskPool m_pool;
+    GemmKernel m_linear_kernel;
+    GemmKernel m_other_kernel;
     std::vector<double> m_doubles;
     std::vector<float> m_floats;
     std::vector<CrossEntropyTotals> m_loss_partials;  // cross_entropy's per chunk

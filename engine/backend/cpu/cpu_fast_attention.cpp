@@ -44,7 +44,8 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
     const int64_t work = static_cast<int64_t>(pairs) * seq * seq * shape.head_dim;
     // per thread: room to pack k^T (see cpu_gemm.h), one row of shifted logits (so that each
     // probability takes one exp), and each row's exp total and weighted sum (their logs in one pass)
-    const size_t packing = packed_size(std::max(seq, shape.head_dim), std::max(seq, shape.head_dim));
+    const size_t packing =
+        packed_size(std::max(seq, shape.head_dim), std::max(seq, shape.head_dim), m_other_kernel);
     const size_t per_thread = packing + 3 * static_cast<size_t>(seq);
     float* thread_scratch = scratch_floats(static_cast<size_t>(m_threads) * per_thread);
 
@@ -57,7 +58,7 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
             const int keys = shape.key_limit(seq - 1);  // the most keys any query sees
             float* scores = probs + static_cast<size_t>(pair) * seq * seq;
             gemm(scores, seq, head_rows(in.q, in.q_stride, at), head_rows(in.k, in.kv_stride, at, true), seq,
-                 keys, shape.head_dim, false, pack);
+                 keys, shape.head_dim, false, pack, m_other_kernel);
             MatrixView p(scores, seq, seq);
 
             float largest = -std::numeric_limits<float>::infinity();
@@ -87,7 +88,7 @@ void CpuBackend::attention_forward(float* out, float* probs, const AttentionInpu
             pair_stats[2 * pair + 1] = largest;
 
             gemm(out + at.row0 * at.d + at.column, at.d, {scores, seq}, head_rows(in.v, in.kv_stride, at),
-                 seq, shape.head_dim, keys, false, pack);
+                 seq, shape.head_dim, keys, false, pack, m_other_kernel);
         }
     });
 
@@ -112,7 +113,8 @@ void CpuBackend::attention_backward(const AttentionGrads& grads, const float* do
     const float scale = shape.scale();
     const size_t square = static_cast<size_t>(seq) * seq;
     // per thread: dP / dS, and room to pack v^T (see cpu_gemm.h)
-    const size_t packing = packed_size(std::max(seq, shape.head_dim), std::max(seq, shape.head_dim));
+    const size_t packing =
+        packed_size(std::max(seq, shape.head_dim), std::max(seq, shape.head_dim), m_other_kernel);
     const size_t per_thread = square + packing;
     float* thread_scratch = scratch_floats(static_cast<size_t>(m_threads) * per_thread);
     const int64_t work = static_cast<int64_t>(pairs) * seq * seq * shape.head_dim * 2;
@@ -130,10 +132,10 @@ void CpuBackend::attention_backward(const AttentionGrads& grads, const float* do
             const GemmOperand grad_o = head_rows(dout, at.d, at);
             // dV = P^T dO over the keys; dP = dO V^T
             gemm(grads.v + at.row0 * grads.kv_stride + at.column, grads.kv_stride, {prob_rows, seq, true},
-                 grad_o, keys, head_dim, seq, false, pack);
+                 grad_o, keys, head_dim, seq, false, pack, m_other_kernel);
             zero_head_rows(grads.v, grads.kv_stride, at, keys);
             gemm(grad_scores.data(), seq, grad_o, head_rows(in.v, in.kv_stride, at, true), seq, keys,
-                 head_dim, false, pack);
+                 head_dim, false, pack, m_other_kernel);
             for (int t = 0; t < seq; ++t) {
                 const int limit = shape.key_limit(t);
                 auto row = grad_scores.row(t).head(limit).array();
@@ -144,10 +146,10 @@ void CpuBackend::attention_backward(const AttentionGrads& grads, const float* do
             }
             // dQ = dS K; dK = dS^T Q over the keys
             gemm(grads.q + at.row0 * grads.q_stride + at.column, grads.q_stride, {grad_scores.data(), seq},
-                 head_rows(in.k, in.kv_stride, at), seq, head_dim, keys, false, pack);
+                 head_rows(in.k, in.kv_stride, at), seq, head_dim, keys, false, pack, m_other_kernel);
             gemm(grads.k + at.row0 * grads.kv_stride + at.column, grads.kv_stride,
                  {grad_scores.data(), seq, true}, head_rows(in.q, in.q_stride, at), keys, head_dim, seq,
-                 false, pack);
+                 false, pack, m_other_kernel);
             zero_head_rows(grads.k, grads.kv_stride, at, keys);
         }
     });

@@ -5,10 +5,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <limits>
+#include <string>
 #include <utility>
 
 #include "engine/backend/cpu/gemm_microkernel.h"
+#include "engine/backend/cpu/library_gemm.h"
+#include "engine/core/errors.h"
 
 namespace normlab {
 
@@ -70,20 +74,35 @@ void multiply_edge_tile(TileKernel kernel, int64_t steps, const float* a, int64_
 }
 }  // namespace
 
-bool readable_in_place(GemmOperand b, int64_t cols) {
-    return !b.transposed && cols % kWidth == 0;
+GemmKernel linear_gemm_kernel_from_environment() {
+    const char* chosen = std::getenv("NORMLAB_GEMM");
+    if (!chosen || !*chosen || std::string(chosen) == "library") return GemmKernel::library;
+    if (std::string(chosen) == "own") return GemmKernel::own;
+    throw InputError("NORMLAB_GEMM=" + std::string(chosen) + " is not a GEMM kernel; use library or own");
 }
 
-size_t packed_size(int64_t depth, int64_t cols) {
+GemmKernel own_kernel_if_as_wide(GemmKernel asked) {
+    if (asked == GemmKernel::own || kWidth >= library_gemm_vector_width()) return GemmKernel::own;
+    return GemmKernel::library;
+}
+
+bool readable_in_place(GemmOperand b, int64_t cols, GemmKernel kernel) {
+    return kernel == GemmKernel::own && !b.transposed && cols % kWidth == 0;
+}
+
+size_t packed_size(int64_t depth, int64_t cols, GemmKernel kernel) {
+    if (kernel == GemmKernel::library) return library_packed_size(depth, cols);
     return static_cast<size_t>(depth * round_up(cols, kWidth));
 }
 
-int64_t pack_column_align() {
-    return kTileColumns;
+int64_t pack_column_align(GemmKernel kernel) {
+    return kernel == GemmKernel::library ? kLibraryPanel : kTileColumns;
 }
 
 void pack_columns(float* to, GemmOperand b, int64_t depth, int64_t cols, int64_t column_begin,
-                  int64_t column_end) {
+                  int64_t column_end, GemmKernel kernel) {
+    if (kernel == GemmKernel::library)
+        return library_pack_columns(to, b, depth, cols, column_begin, column_end);
     for (int64_t k0 = 0; k0 < depth; k0 += kDepthBlock) {
         const int64_t steps = std::min(kDepthBlock, depth - k0);
         for (int64_t column = column_begin; column < column_end; column += kTileColumns) {
@@ -141,6 +160,8 @@ void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t 
         }
         return;
     }
+    if (b.kernel == GemmKernel::library)
+        return library_gemm_packed(c, ldc, a, b, rows, start, column_begin, column_end);
     const auto& kernels = a.transposed ? kTransposedKernels : kRowMajorKernels;
     for (int64_t k0 = 0; k0 < b.depth; k0 += kDepthBlock) {
         const int64_t steps = std::min(kDepthBlock, b.depth - k0);
@@ -168,14 +189,14 @@ void gemm_packed(float* c, int64_t ldc, GemmOperand a, PackedOperand b, int64_t 
 }
 
 void gemm(float* c, int64_t ldc, GemmOperand a, GemmOperand b, int64_t rows, int64_t cols, int64_t depth,
-          bool accumulate, float* scratch) {
+          bool accumulate, float* scratch, GemmKernel kernel) {
     if (rows <= 0 || cols <= 0) return;
-    if (readable_in_place(b, cols)) {
+    if (readable_in_place(b, cols, kernel)) {
         gemm_packed(c, ldc, a, {b.data, depth, cols, b.stride}, rows, {.accumulate = accumulate});
         return;
     }
-    pack_columns(scratch, b, depth, cols, 0, cols);
-    gemm_packed(c, ldc, a, {scratch, depth, cols}, rows, {.accumulate = accumulate});
+    pack_columns(scratch, b, depth, cols, 0, cols, kernel);
+    gemm_packed(c, ldc, a, {scratch, depth, cols, 0, kernel}, rows, {.accumulate = accumulate});
 }
 
 }  // namespace normlab

@@ -1,20 +1,23 @@
 // `normlab-cli bench`: times training steps after a warm-up and prints medians as one JSON line, with
 // the peak resident memory; `--gemm` times the backend's own products at the model's linear-layer sizes
-// (the GEMM limit the model's GFLOP/s is measured against). FLOPs count every matrix product of forward
-// and backward (attention's q k^T and p v included). On CUDA a step ends with host reads (loss,
-// telemetry), so step times include the GPU's work; --gemm reads one value back after each shape.
+// (the GEMM limit the model's GFLOP/s is measured against); `--peak` adds the CPU's FMA peak measured in
+// the same run and the share of it reached. FLOPs count every matrix product of forward and backward
+// (attention's q k^T and p v included). On CUDA a step ends with host reads (loss, telemetry), so step
+// times include the GPU's work; --gemm reads one value back after each shape.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_options.h"
 #include "app/cli/subcommands.h"
+#include "engine/backend/cpu/fma_peak.h"
 #include "engine/core/errors.h"
 #include "engine/train/trainer.h"
 
@@ -23,7 +26,7 @@ namespace normlab::cli {
 namespace {
 const char* kBenchHelp =
     "usage: normlab-cli bench (--config FILE | --preset NAME) [--set KEY=VALUE]... [--steps N] [--warmup N]\n"
-    "                         [--gemm]\n"
+    "                         [--gemm] [--peak]\n"
     "\n"
     "Times N training steps (default 20) after N warm-up steps (default 3) and prints one JSON line:\n"
     "{\"steps_per_s\", \"ms_per_step\", \"tokens_per_s\", \"gflops\", \"threads\", \"device\",\n"
@@ -35,6 +38,10 @@ const char* kBenchHelp =
     "--gemm times the backend's matrix products instead, at the model's linear-layer sizes (forward, dx and\n"
     "dW of every layer, N rounds after the warm-up ones), and prints {\"gemm_gflops\", \"threads\",\n"
     "\"device\"}: the GEMM limit the training step's gflops can be compared with.\n"
+    "\n"
+    "--peak (CPU only) first measures the CPU's peak in the same process: every backend thread runs\n"
+    "independent fused multiply-add chains in the widest vectors the CPU has for about 0.5 s. It adds\n"
+    "{\"peak_gflops\", \"peak_instructions\", \"share_of_peak\"} (gflops or gemm_gflops over the peak).\n"
     "\n";
 
 // Matrix-product FLOPs of one training step (forward + backward = 3x forward).
@@ -101,19 +108,29 @@ double gemm_gflops(Backend& backend, const ModelConfig& m, int batch, int vocab,
     return flops / seconds[seconds.size() / 2] / 1e9;
 }
 
+// --peak's fields, when it was asked for: the peak and the share of it that `gflops` is.
+void add_peak(nlohmann::json& line, const std::optional<FmaPeak>& peak, double gflops) {
+    if (!peak) return;
+    line["peak_gflops"] = peak->gflops;
+    line["peak_instructions"] = peak->instructions;
+    line["share_of_peak"] = gflops / peak->gflops;
+}
+
 // --gemm: the backend's GEMM rate on the model's linear shapes, the bound on a whole step's rate.
-void print_gemm_rate(Trainer& trainer, const Config& config, int64_t warmup, int64_t timed) {
+void print_gemm_rate(Trainer& trainer, const Config& config, int64_t warmup, int64_t timed,
+                     const std::optional<FmaPeak>& peak) {
     const double limit = gemm_gflops(trainer.backend(), effective_model_config(config.model),
                                      config.train.batch_size, trainer.model().vocab(), warmup, timed);
-    std::cout << nlohmann::json({{"gemm_gflops", limit},
-                                 {"threads", trainer.backend().threads()},
-                                 {"device", trainer.backend().device()}})
-                     .dump()
-              << "\n";
+    nlohmann::json line = {{"gemm_gflops", limit},
+                           {"threads", trainer.backend().threads()},
+                           {"device", trainer.backend().device()}};
+    add_peak(line, peak, limit);
+    std::cout << line.dump() << "\n";
 }
 
 // Times `timed` whole training steps after `warmup` untimed ones and prints their median rates.
-void print_step_rates(Trainer& trainer, const Config& config, int64_t warmup, int64_t timed) {
+void print_step_rates(Trainer& trainer, const Config& config, int64_t warmup, int64_t timed,
+                      const std::optional<FmaPeak>& peak) {
     std::vector<double> seconds;
     uint64_t host_bytes_before = 0;
     for (int64_t i = 0; i < warmup + timed && !trainer.finished(); ++i) {
@@ -131,19 +148,19 @@ void print_step_rates(Trainer& trainer, const Config& config, int64_t warmup, in
     const double tokens = static_cast<double>(config.train.batch_size) * config.model.seq_len;
     const double flops = training_flops(effective_model_config(config.model), config.train.batch_size,
                                         trainer.model().vocab());
-    std::cout << nlohmann::json({{"steps_per_s", 1.0 / median},
-                                 {"ms_per_step", median * 1e3},
-                                 {"tokens_per_s", tokens / median},
-                                 {"gflops", flops / median / 1e9},
-                                 {"threads", trainer.backend().threads()},
-                                 {"device", trainer.backend().device()},
-                                 {"timed_steps", seconds.size()},
-                                 {"peak_rss_mb", peak_rss_mb()},
-                                 {"host_bytes_per_step", (traffic.bytes_to_host - host_bytes_before) /
-                                                             static_cast<double>(seconds.size())},
-                                 {"peak_device_mb", traffic.peak_device_bytes / 1048576.0}})
-                     .dump()
-              << "\n";
+    nlohmann::json line({{"steps_per_s", 1.0 / median},
+                         {"ms_per_step", median * 1e3},
+                         {"tokens_per_s", tokens / median},
+                         {"gflops", flops / median / 1e9},
+                         {"threads", trainer.backend().threads()},
+                         {"device", trainer.backend().device()},
+                         {"timed_steps", seconds.size()},
+                         {"peak_rss_mb", peak_rss_mb()},
+                         {"host_bytes_per_step",
+                          (traffic.bytes_to_host - host_bytes_before) / static_cast<double>(seconds.size())},
+                         {"peak_device_mb", traffic.peak_device_bytes / 1048576.0}});
+    add_peak(line, peak, flops / median / 1e9);
+    std::cout << line.dump() << "\n";
 }
 }  // namespace
 
@@ -152,6 +169,7 @@ int run_bench(int argc, char** argv) {
     ConfigSources sources;
     int64_t warmup = 3;
     bool gemm = false;
+    bool peak = false;
     while (!reader.done()) {
         const std::string flag = reader.take();
         if (sources.consume(flag, reader)) continue;
@@ -162,6 +180,8 @@ int run_bench(int argc, char** argv) {
             warmup = reader.integer_of(flag, 0);
         } else if (flag == "--gemm") {
             gemm = true;
+        } else if (flag == "--peak") {
+            peak = true;
         } else {
             throw InputError("unknown option '" + flag + "'; see normlab-cli bench --help");
         }
@@ -179,10 +199,17 @@ int run_bench(int argc, char** argv) {
     config.train.steps = static_cast<int>(warmup + timed);
     config.telemetry.val_every = 0;
     Trainer trainer(config);
+    if (peak && trainer.backend().device() != "cpu") {
+        throw InputError("--peak measures the CPU's FMA peak; this run is on " + trainer.backend().device() +
+                         " (use --set device=cpu, or leave out --peak)");
+    }
+    // measured before the steps, on as many threads as the backend has
+    const std::optional<FmaPeak> fma_peak =
+        peak ? std::optional(measure_fma_peak(trainer.backend().threads())) : std::nullopt;
     if (gemm)
-        print_gemm_rate(trainer, config, warmup, timed);
+        print_gemm_rate(trainer, config, warmup, timed, fma_peak);
     else
-        print_step_rates(trainer, config, warmup, timed);
+        print_step_rates(trainer, config, warmup, timed, fma_peak);
     return 0;
 }
 

@@ -748,6 +748,20 @@ class TrainResumeEval(CliTestCase):
         self.assertAlmostEqual(report["tokens_per_s"], report["steps_per_s"] * 4 * 16, places=3)
         # the GPU's traffic and memory counters read 0 on the CPU, whose memory is the host's
         self.assertEqual((report["host_bytes_per_step"], report["peak_device_mb"]), (0.0, 0.0))
+        self.assertNotIn("share_of_peak", report)
+
+    def test_bench_peak_reports_the_share_of_a_measured_fma_peak(self):
+        """--peak measures the CPU's FMA peak in the same run: a vector rate far above what the tiny model's
+        steps reach (at least 4 FLOPs a cycle at 1 GHz on each thread), and share_of_peak is gflops over it."""
+        for extra in ([], ["--gemm"]):
+            report = json.loads(run("bench", "--preset", "quickstart", *TINY, "--steps", "3", "--warmup", "1",
+                                    "--peak", *extra, check_rc=0).stdout)
+            rate = report["gemm_gflops" if extra else "gflops"]
+            self.assertIn(report["peak_instructions"], ("AVX-512", "AVX2 + FMA", "SSE"))
+            self.assertGreater(report["peak_gflops"], 4.0 * report["threads"])
+            self.assertAlmostEqual(report["share_of_peak"], rate / report["peak_gflops"], places=9)
+            self.assertTrue(0.0 < report["share_of_peak"] < 1.0, report)
+        self.expect_bad_input(["bench", "--preset", "quickstart", "--peak", "--set", "device=cuda"], "device")
 
     def test_probe_writes_figure_3_measures(self):
         out = self.tmp / "probe"

@@ -15,6 +15,7 @@
 #include "ui/plots/axis_range.h"
 #include "ui/plots/line_plot.h"
 #include "ui/plots/line_split.h"
+#include "ui/plots/plot_zoom.h"
 
 using namespace normlab::ui;
 
@@ -26,6 +27,7 @@ class LinePlotTest : public QObject {
     void growingLineKeepsItsHead();
     void longAxisTitleShrinksRatherThanElides();
     void zoomByDragWheelAndDoubleClick();
+    void zoomPartSpansAndFollowRule();
     void logAxisDrawsValuesWhereItsLabelsSay();
 
   private:
@@ -361,6 +363,30 @@ double worstDrawnError(LinePlot& plot, const PlotContent& content, QString* wors
     return worst;
 }
 }  // namespace
+
+// PlotZoom alone: a reversed or empty span is none, setting the same span again changes nothing, a span
+// reaching the newest step slides with it, one in the past stays, and the wheel's spans.
+void LinePlotTest::zoomPartSpansAndFollowRule() {
+    PlotZoom zoom;
+    QCOMPARE(zoom.window(100.0), std::nullopt);
+    QVERIFY(!zoom.set(StepSpan{40.0, 40.0}));  // empty: none, which is what is set
+    QVERIFY(zoom.set(StepSpan{80.0, 100.0}));
+    QVERIFY(!zoom.set(StepSpan{80.0, 100.0}));
+    QVERIFY(zoom.following());
+    QCOMPARE(zoom.window(130.0), (std::optional<StepSpan>{StepSpan{110.0, 130.0}}));
+    QVERIFY(zoom.set(StepSpan{10.0, 30.0}));
+    QVERIFY(!zoom.following());
+    QCOMPARE(zoom.window(200.0), (std::optional<StepSpan>{StepSpan{10.0, 30.0}}));
+    QVERIFY(zoom.set(std::nullopt));
+    QVERIFY(zoom.following());
+    // one notch in around step 40 of [0, 100]: 0.8 of each side; Shift pans back a tenth
+    const auto near = [](StepSpan a, StepSpan b) {
+        return std::abs(a.first - b.first) < 1e-9 && std::abs(a.second - b.second) < 1e-9;
+    };
+    QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, 1.0, false), {8.0, 88.0}));
+    QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, 1.0, true), {-10.0, 90.0}));
+    QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, -1.0, true), {10.0, 110.0}));
+}
 
 void LinePlotTest::logAxisDrawsValuesWhereItsLabelsSay() {
     // The depth lesson's gradient per block: 96 blocks over 20+ decades whose bottom end moves between

@@ -4,8 +4,6 @@
 // sticky (axis_range.h), bands and markers are rebuilt only when they change. Log axes skip values <= 0.
 #include "ui/plots/line_plot.h"
 
-#include <QFontMetricsF>
-#include <QStringList>
 #include <QVBoxLayout>
 
 #include "ui/plots/line_plot_impl.h"
@@ -34,14 +32,16 @@ LinePlot::LinePlot(const QString& title, QWidget* parent)
     white.setColor(QPalette::Window, Qt::white);
     m_impl->legend->setPalette(white);
     layout->addWidget(m_impl->legend);
-    m_impl->emptyLabel = new QGraphicsSimpleTextItem(m_impl->chart);
+    m_impl->lines = std::make_unique<PlotLines>(
+        m_impl->chart, this,
+        [this](QLineSeries* line, const QPointF& at) { m_impl->showValueTip(m_content, line, at); });
+    m_impl->overlays = std::make_unique<PlotOverlays>(m_impl->chart);
     m_impl->readout = std::make_unique<PlotReadout>(m_impl->chart);
     m_impl->view->viewport()->installEventFilter(this);
-    m_impl->emptyLabel->setBrush(QColor(120, 120, 120));
     connect(m_impl->chart, &QChart::plotAreaChanged, this, [this] {
         m_impl->placeLabels();
         m_impl->placeReadout(m_content);
-        m_impl->placeNotes(m_content.annotations);
+        m_impl->overlays->placeNotes(m_content.annotations, m_impl->lines->anchor(), m_impl->style);
     });
     setMinimumSize(200, 150);
     setStyle(ChartStyle{});
@@ -60,10 +60,7 @@ int LinePlot::plotColumns() const {
 
 QPointF LinePlot::positionOf(const QPointF& value, bool secondary) const {
     const Impl& impl = *m_impl;
-    QAbstractSeries* series = nullptr;
-    for (const Impl::Line& line : impl.lines)
-        if (line.tail->attachedAxes().contains(secondary && impl.y2Axis ? impl.y2Axis : impl.yAxis))
-            series = line.tail;
+    QAbstractSeries* series = impl.lines->anchorOn(secondary && impl.y2Axis ? impl.y2Axis : impl.yAxis);
     const QPointF scene = impl.chart->mapToPosition(value, series);
     return QPointF(impl.view->viewport()->mapTo(this, impl.view->mapFromScene(scene)));
 }
@@ -99,7 +96,7 @@ void LinePlot::resizeEvent(QResizeEvent* event) {
 QPointF LinePlot::valueAt(const QPoint& position) const {
     const Impl& impl = *m_impl;
     const QPointF scene = impl.view->mapToScene(impl.view->viewport()->mapFrom(this, position));
-    return impl.lines.empty() ? QPointF() : impl.chart->mapToValue(scene, impl.lines.front().tail);
+    return impl.lines->empty() ? QPointF() : impl.chart->mapToValue(scene, impl.lines->anchor());
 }
 
 void LinePlot::redraw() {
@@ -115,18 +112,19 @@ bool LinePlot::setContent(const PlotContent& content) {
     const bool rebuilt = impl.ensureAxes(content);
     impl.setAxisTitles(content);
     // Ranges from what will be drawn; zoomed, the value axes fit what lies inside the step span shown.
-    const std::optional<std::pair<double, double>> window = impl.zoomWindow(latestStep(content));
+    const std::optional<StepSpan> window = impl.zoom.window(latestStep(content));
     DrawnContent drawn = drawnContent(content, window);
     const bool rangeChanged = impl.applyRanges(content, drawn, window);
-    impl.showLines(this, content, drawn);
-    if (rebuilt || content.bands != impl.bandsShown) impl.setBands(content.bands);
+    impl.showLines(content, drawn);
+    impl.overlays->setBands(content.bands, impl.xAxis, impl.yAxis, rebuilt);
     QFont markerFont = font();
     markerFont.setPointSizeF(impl.style.points(7.5));
-    impl.showMarkers(content.markers, rebuilt || rangeChanged, markerFont);
-    impl.showEmptyText(content.emptyText);
+    impl.overlays->setMarkers(content.markers, *impl.xShown, *impl.yShown, impl.xAxis, impl.yAxis, markerFont,
+                              impl.style.lineScale(), rebuilt || rangeChanged);
+    impl.overlays->setEmptyText(impl.lines->allEmpty() ? content.emptyText : QString());
     impl.placeLabels();
     impl.placeReadout(content);
-    impl.placeNotes(content.annotations);
+    impl.overlays->placeNotes(content.annotations, impl.lines->anchor(), impl.style);
     // Let the scene work out what it must repaint now, so that a repaint of the window that follows
     // (the dashboard's, inside its timing) draws it.
     QCoreApplication::sendPostedEvents(impl.chart->scene(), QEvent::MetaCall);
@@ -146,7 +144,7 @@ void LinePlot::Impl::setAxisTitles(const PlotContent& content) {
 }
 
 bool LinePlot::Impl::applyRanges(const PlotContent& content, const DrawnContent& drawn,
-                                 const std::optional<std::pair<double, double>>& window) {
+                                 const std::optional<StepSpan>& window) {
     const AxisRange xRange =
         window ? AxisRange{window->first, window->second, niceStep((window->second - window->first) / 6.0),
                            true,          window->first,  window->second}
@@ -157,51 +155,19 @@ bool LinePlot::Impl::applyRanges(const PlotContent& content, const DrawnContent&
     return xChanged || yChanged;
 }
 
-void LinePlot::Impl::showLines(LinePlot* plot, const PlotContent& content, DrawnContent& drawn) {
-    // Reuse the pool, replace points only where they differ.
-    while (lines.size() > content.series.size()) removeLine();
-    while (lines.size() < content.series.size()) addLine(plot);
+void LinePlot::Impl::showLines(const PlotContent& content, DrawnContent& drawn) {
+    // Reuse the pool, replace points only where they differ; NaN / Inf markers just under the top.
+    lines->resize(content.series.size(), axes());
+    const AxisRange& y = *yShown;
+    const double top = yLog ? y.max * std::pow(y.min / y.max, 0.03) : y.max - 0.03 * (y.max - y.min);
     for (size_t i = 0; i < content.series.size(); ++i) {
-        setLine(lines[i], content.series[i], std::move(drawn.series[i].points));
-        setNonFinite(lines[i], content.series[i], std::move(drawn.series[i].nonFiniteSteps));
+        lines->set(i, content.series[i], std::move(drawn.series[i].points), axes(), style.lineScale(),
+                   chart->plotArea().width());
+        lines->setNonFinite(i, content.series[i], std::move(drawn.series[i].nonFiniteSteps), top,
+                            style.lineScale());
     }
     legend->setText(legendHtml(content, drawn.anyNonFinite));
     legend->setVisible(!legend->text().isEmpty());
-}
-
-void LinePlot::Impl::showMarkers(const std::vector<PlotMarker>& all, bool redraw, const QFont& font) {
-    std::vector<PlotMarker> shown;
-    for (const PlotMarker& marker : all)
-        if (marker.x >= xShown->min && marker.x <= xShown->max) shown.push_back(marker);
-    if (redraw || shown != markers) setMarkers(shown, *yShown, font);
-}
-
-void LinePlot::Impl::showEmptyText(const QString& text) {
-    const bool empty =
-        std::all_of(lines.begin(), lines.end(), [](const Line& line) { return line.points.isEmpty(); });
-    emptyText = empty ? text : QString();
-    placeEmptyText();
-}
-
-void LinePlot::Impl::placeEmptyText() {
-    // Wrapped at the plot's width and centred on it (a long one ran over both axes of a narrow chart).
-    const QFontMetricsF metrics(emptyLabel->font());
-    const double width = std::max(40.0, chart->plotArea().width() - 8);
-    QStringList rows;
-    QString row;
-    for (const QString& word : emptyText.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        const QString longer = row.isEmpty() ? word : row + QLatin1Char(' ') + word;
-        if (!row.isEmpty() && metrics.horizontalAdvance(longer) > width) {
-            rows << row;
-            row = word;
-        } else {
-            row = longer;
-        }
-    }
-    if (!row.isEmpty()) rows << row;
-    if (const QString wrapped = rows.join(QLatin1Char('\n')); emptyLabel->text() != wrapped)
-        emptyLabel->setText(wrapped);
-    emptyLabel->setPos(chart->plotArea().center() - emptyLabel->boundingRect().center());
 }
 
 }  // namespace normlab::ui

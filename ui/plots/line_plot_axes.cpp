@@ -1,7 +1,8 @@
-// LinePlot's axes (line_plot_impl.h): made for the content's scales, ranged, their ticks and titles
-// fitted to the plot's size, and the step span a zoom shows.
+// LinePlot's axes (line_plot_impl.h): made for the content's scales, ranged, and their ticks and titles
+// fitted to the plot's size.
 #include "ui/plots/line_plot_impl.h"
 
+#include <QFontMetricsF>
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -9,29 +10,12 @@
 
 namespace normlab::ui {
 
-std::optional<std::pair<double, double>> LinePlot::Impl::zoomWindow(double newest) {
-    latest = newest;
-    if (!zoom) return std::nullopt;
-    auto [lo, hi] = *zoom;
-    if (followLatest && newest > hi) {
-        lo += newest - hi;
-        hi = newest;
-        zoom = {lo, hi};
-    }
-    return zoom;
-}
-
 bool LinePlot::Impl::ensureAxes(const PlotContent& content) {
     const bool rebuild = !xAxis || xLog != content.x.log || yLog != content.y.log ||
                          hasY2 != content.y2.has_value() || (content.y2 && y2Log != content.y2->log);
     if (!rebuild) return false;
-    while (!lines.empty()) removeLine();
-    for (QLineSeries* line : markerLines) chart->removeSeries(line), delete line;
-    markerLines.clear();
-    for (QGraphicsSimpleTextItem* label : markerLabels) delete label;
-    markerLabels.clear();
-    markers.clear();
-    clearBands();
+    lines->resize(0, axes());
+    overlays->clear();
     for (QAbstractAxis* axis : chart->axes()) chart->removeAxis(axis), delete axis;
     xAxis = makeAxis(content.x);
     yAxis = makeAxis(content.y);
@@ -114,20 +98,8 @@ void LinePlot::Impl::fitAxisTitles() {
 void LinePlot::Impl::placeLabels() {
     fitTicks();
     fitAxisTitles();
-    const double top = yShown ? yShown->max : 1.0;
-    // Each label reads down beside its line; one whose line is closer to an earlier label's than a
-    // label's height starts below that label, so two close edges or changes stay readable.
-    std::vector<std::pair<double, double>> placed;  // a label's x and where it ends, in scene pixels
-    for (size_t i = 0; i < markerLabels.size(); ++i) {
-        const QPointF at = chart->mapToPosition({markers[i].x, top}, markerLines[i]);
-        const QRectF box = markerLabels[i]->boundingRect();  // unrotated: width is the label's length
-        double y = at.y() + 2;
-        for (const auto& [x, end] : placed)
-            if (std::abs(x - at.x()) < box.height() + 2) y = std::max(y, end + 4);
-        markerLabels[i]->setPos(at.x() + box.height() + 1, y);
-        placed.emplace_back(at.x(), y + box.width());
-    }
-    placeEmptyText();
+    overlays->placeMarkerLabels(yShown ? yShown->max : 1.0);
+    overlays->placeEmptyText();
 }
 
 }  // namespace normlab::ui

@@ -37,32 +37,29 @@ QRect LinePlot::readoutGeometry() const {
 
 QRect LinePlot::emptyTextGeometry() const {
     const Impl& impl = *m_impl;
-    if (impl.emptyLabel->text().isEmpty()) return {};
-    const QRect inView = impl.view->mapFromScene(impl.emptyLabel->sceneBoundingRect()).boundingRect();
+    const QRectF box = impl.overlays->emptyTextBox();
+    if (box.isEmpty()) return {};
+    const QRect inView = impl.view->mapFromScene(box).boundingRect();
     return QRect(impl.view->viewport()->mapTo(this, inView.topLeft()), inView.size());
 }
 
 void LinePlot::setZoom(std::optional<std::pair<double, double>> span) {
-    if (span && !(span->second > span->first)) span.reset();
-    if (span == m_impl->zoom) return;
-    m_impl->zoom = span;
-    // A span that reaches the newest step keeps following it; one into the past stays put.
-    m_impl->followLatest = !span || span->second >= m_impl->latest;
+    if (!m_impl->zoom.set(span)) return;
     redraw();
     emit zoomChanged();
 }
 
 std::optional<std::pair<double, double>> LinePlot::zoom() const {
-    return m_impl->zoom;
+    return m_impl->zoom.span();
 }
 
 void LinePlot::setFollowLatest(bool follow) {
-    m_impl->followLatest = follow;
+    m_impl->zoom.setFollowing(follow);
     redraw();
 }
 
 bool LinePlot::followLatest() const {
-    return m_impl->followLatest;
+    return m_impl->zoom.following();
 }
 
 namespace {
@@ -74,12 +71,11 @@ double stepAt(QChart* chart, QChartView* view, QAbstractSeries* series, const QP
 
 bool LinePlot::eventFilter(QObject* watched, QEvent* event) {
     Impl& impl = *m_impl;
-    if (watched != impl.view->viewport() || impl.lines.empty()) return QWidget::eventFilter(watched, event);
+    if (watched != impl.view->viewport() || impl.lines->empty()) return QWidget::eventFilter(watched, event);
     switch (event->type()) {
         case QEvent::MouseButtonPress: {
             const auto* mouse = static_cast<QMouseEvent*>(event);
-            if (mouse->button() == Qt::LeftButton)
-                impl.pressAt = mouse->position().toPoint(), impl.dragging = false;
+            if (mouse->button() == Qt::LeftButton) impl.zoom.press(mouse->position().toPoint());
             return false;
         }
         case QEvent::MouseMove:
@@ -99,42 +95,27 @@ bool LinePlot::eventFilter(QObject* watched, QEvent* event) {
 bool LinePlot::dragTo(const QMouseEvent& mouse) {
     Impl& impl = *m_impl;
     if (!(mouse.buttons() & Qt::LeftButton)) return false;
-    const QPoint at = mouse.position().toPoint();
-    if (!impl.dragging && std::abs(at.x() - impl.pressAt.x()) < 6) return false;
-    impl.dragging = true;
-    if (!impl.rubberBand) impl.rubberBand = new QRubberBand(QRubberBand::Rectangle, impl.view->viewport());
     const QRectF area = impl.view->mapFromScene(impl.chart->plotArea()).boundingRect();
-    impl.rubberBand->setGeometry(QRect(QPoint(std::min(at.x(), impl.pressAt.x()), int(area.top())),
-                                       QPoint(std::max(at.x(), impl.pressAt.x()), int(area.bottom()))));
-    impl.rubberBand->show();
-    return true;
+    return impl.zoom.drag(mouse.position().toPoint(), area, impl.view->viewport());
 }
 
 bool LinePlot::wheelZoom(const QWheelEvent& wheel) {
     // Zoom around the pointer (Shift: pan by a tenth of the span).
     Impl& impl = *m_impl;
     if (!impl.xShown || wheel.angleDelta().y() == 0) return false;
-    const double lo = impl.xShown->min, hi = impl.xShown->max, span = hi - lo;
-    const double notches = wheel.angleDelta().y() / 120.0;
-    if (wheel.modifiers() & Qt::ShiftModifier) {
-        setZoom(std::pair{lo - notches * span / 10, hi - notches * span / 10});
-    } else {
-        const double at = stepAt(impl.chart, impl.view, impl.lines.front().tail, wheel.position().toPoint());
-        const double scale = std::pow(0.8, notches);
-        setZoom(std::pair{at - (at - lo) * scale, at + (hi - at) * scale});
-    }
+    const double at = stepAt(impl.chart, impl.view, impl.lines->anchor(), wheel.position().toPoint());
+    setZoom(PlotZoom::wheelSpan(impl.xShown->min, impl.xShown->max, at, wheel.angleDelta().y() / 120.0,
+                                wheel.modifiers() & Qt::ShiftModifier));
     return true;
 }
 
 bool LinePlot::release(const QMouseEvent& mouse) {
     Impl& impl = *m_impl;
     if (mouse.button() != Qt::LeftButton) return false;
-    QAbstractSeries* series = impl.lines.front().tail;
-    if (impl.dragging) {
+    QAbstractSeries* series = impl.lines->anchor();
+    if (const std::optional<QPoint> pressedAt = impl.zoom.release()) {
         // A drag across the plot: the step axis shows the dragged span.
-        impl.dragging = false;
-        impl.rubberBand->hide();
-        const double a = stepAt(impl.chart, impl.view, series, impl.pressAt);
+        const double a = stepAt(impl.chart, impl.view, series, *pressedAt);
         const double b = stepAt(impl.chart, impl.view, series, mouse.position().toPoint());
         setZoom(std::pair{std::min(a, b), std::max(a, b)});
         return true;
@@ -142,7 +123,7 @@ bool LinePlot::release(const QMouseEvent& mouse) {
     // A click pins the readout at the nearest drawn step; on the pinned column, unpins it.
     const QPointF scene = impl.view->mapToScene(mouse.position().toPoint());
     if (!impl.chart->plotArea().contains(scene)) return false;
-    const double x = impl.nearestDrawnStep(impl.chart->mapToValue(scene, series).x());
+    const double x = impl.lines->nearestDrawnStep(impl.chart->mapToValue(scene, series).x());
     const double columnWidth =
         impl.xShown ? (impl.xShown->max - impl.xShown->min) / std::max(1.0, impl.chart->plotArea().width())
                     : 0;

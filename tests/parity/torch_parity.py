@@ -126,6 +126,18 @@ CASES = {
     "encdec-rope-swiglu-tied-gqa": ["model.encoder_layers=2", "model.norm_placement=pre", "model.ffn=swiglu",
                                     "model.position=rope", "model.tie_embeddings=true", "model.bias=false",
                                     "model.qk_norm=layernorm", "model.kv_heads=2"],
+    # muP (Yang et al. 2022) at twice its base width (d_model 32, base 16): attention logits over d_head
+    # (SP's 1/sqrt(d_head) at the base), logits times base / width; a tied head and GQA with RoPE; a
+    # model narrower than its base (m = 1/2)
+    "mup-pre": ["model.norm_placement=pre", "model.parametrization=mup", "model.base_width=16"],
+    "mup-tied-gqa-rope-narrow": ["model.norm_placement=pre", "model.norm_type=rmsnorm", "model.position=rope",
+                                 "model.tie_embeddings=true", "model.kv_heads=2", "model.parametrization=mup",
+                                 "model.base_width=64"],
+    # CompleteP (Dey et al. 2025, alpha = 1): muP's width rules and every branch times base depth / layers
+    "completep-pre": ["model.norm_placement=pre", "model.parametrization=completep", "model.base_width=16",
+                      "model.base_depth=1"],
+    "completep-peri-dyt": ["model.norm_placement=peri", "model.norm_type=dyt", "model.parametrization=completep",
+                           "model.base_width=64", "model.base_depth=6"],
 }
 DTYPES = {"F32": np.float32, "F64": np.float64}
 
@@ -186,12 +198,20 @@ def norm(params, prefix, x, norm_type, eps):
     return weight * torch.tanh(params[prefix + ".alpha"] * x) + params[prefix + ".bias"]
 
 
+BASE_WIDTH = [None]  # muP's or CompleteP's base width for the case being checked (None: SP)
+
+
 def multi_head(q, k, v, heads, mask):
-    """Scaled dot-product attention over heads; `mask` [queries, keys] is True where a key is hidden."""
+    """Scaled dot-product attention over heads; `mask` [queries, keys] is True where a key is hidden.
+    Under muP the logits scale as 1 / d_head (Tensor Programs V, section 3), equal to SP's 1 / sqrt(d_head)
+    at the base width: sqrt(base d_head) / d_head."""
     batch, queries, d = q.shape
     head_dim = d // heads
     q, k, v = (t.reshape(batch, t.shape[1], heads, head_dim).transpose(1, 2) for t in (q, k, v))
-    scores = q @ k.transpose(-1, -2) / math.sqrt(head_dim)
+    scale = 1.0 / math.sqrt(head_dim)
+    if BASE_WIDTH[0]:
+        scale = math.sqrt(BASE_WIDTH[0] / heads) / head_dim
+    scores = q @ k.transpose(-1, -2) * scale
     probs = scores.masked_fill(mask, float("-inf")).softmax(-1)
     return (probs @ v).transpose(1, 2).reshape(batch, queries, d)
 
@@ -355,6 +375,8 @@ def stack(params, config, x, base, layers, self_mask, memory=None, memory_mask=N
                 f = params[prefix + "rezero_alpha"] * f  # one a per block, shared by its sub-layers
             if m["residual_warmup_steps"]:  # ProRes: min(1, t / (T l)), l = i + 1
                 f = min(1.0, config["step"] / (m["residual_warmup_steps"] * (i + 1))) * f
+            if m["parametrization"] == "completep" and m["base_depth"]:  # depth-muP: branches x L_base / L
+                f = (m["base_depth"] / layers) * f
             if residual == "attn_res":  # the next input: softmax over sources of w . RMSNorm(v), times v
                 values.append(f)
                 v = torch.stack(values)
@@ -408,6 +430,8 @@ def model_loss(params, config, inputs, targets, source_len):
     if block_placement(m, m["layers"] - 1, m["layers"]) in ("pre", "peri"):
         x = norm(params, "final_norm", x, norm_type, eps)
     logits = x @ params["wte.weight" if m["tie_embeddings"] else "head.weight"].T
+    if BASE_WIDTH[0]:  # muP's readout multiplier (MuReadout's 1 / width_mult), a tied head too
+        logits = logits * (BASE_WIDTH[0] / m["d_model"])
     flat_logits, flat_targets = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
     cross_entropy = F.cross_entropy(flat_logits, flat_targets, ignore_index=-1)
     log_z = torch.logsumexp(flat_logits[flat_targets >= 0], dim=-1)
@@ -433,6 +457,7 @@ def check_case(cli, name, overrides, workdir):
     m = config["model"]
     GAIN_SCALE[0] = 1.0
     BIAS[0] = m["bias"]
+    BASE_WIDTH[0] = (m["base_width"] or m["d_model"]) if m["parametrization"] in ("mup", "completep") else None
     if m["norm_gain_warmup_steps"]:
         progress = min(1.0, (config["step"] - 1) / m["norm_gain_warmup_steps"])
         GAIN_SCALE[0] = m["norm_gain_warmup_start"] + (1.0 - m["norm_gain_warmup_start"]) * progress

@@ -17,6 +17,7 @@
 #include "engine/train/live_changes.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -141,11 +142,10 @@ TEST(ArchitectureCheckpoint, LlamaShapedRunResumesExactly) {
     Trainer trainer(config);
     const double first = trainer.step().record.loss;
     for (int i = 0; i < 3; ++i) trainer.step();
-    const std::string path =
-        (std::filesystem::temp_directory_path() / "normlab_llama_resume.safetensors").string();
+    const testing::TestFolder folder;
+    const std::string path = folder / "llama_resume.safetensors";
     save_checkpoint(trainer, path);
     auto resumed = load_checkpoint(path, {});
-    std::filesystem::remove(path);
     const ParamLayout& layout = trainer.model().layout();
     ASSERT_EQ(resumed->model().layout().entries.size(), layout.entries.size());
     for (size_t i = 0; i < layout.entries.size(); ++i) {

@@ -4,8 +4,6 @@
 // threads switch between two steps, and an impossible device is a rejected change that touches nothing.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -17,6 +15,7 @@
 #include "engine/io/checkpoint.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -241,12 +240,10 @@ TEST(BackendSwitch, TwoThreadsToOneMatchesAResumeOnOneThread) {
 
     Trainer first_part(switch_config());
     auto resumed_curve = records(first_part, kBefore);
-    const std::string path = (std::filesystem::temp_directory_path() /
-                              ("normlab_test_" + std::to_string(::getpid()) + "_switch.safetensors"))
-                                 .string();
+    const testing::TestFolder folder;
+    const std::string path = folder / "switch.safetensors";
     save_checkpoint(first_part, path);
     auto resumed = load_checkpoint(path, {"threads=1"});
-    std::filesystem::remove(path);
     const auto tail = records(*resumed, kAfter);
     resumed_curve.insert(resumed_curve.end(), tail.begin(), tail.end());
     expect_same_curve(curve, resumed_curve);

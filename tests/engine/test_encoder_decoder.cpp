@@ -15,6 +15,7 @@
 #include "engine/io/records_json.h"
 #include "engine/model/constants.h"
 #include "engine/train/trainer.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -215,12 +216,11 @@ TEST(EncoderDecoderModel, CheckpointResumeContinuesExactly) {
     const std::vector<double> reference = losses(straight, 10);
     Trainer first_half(config);
     losses(first_half, 5);
-    const std::string path =
-        (std::filesystem::temp_directory_path() / "normlab_encdec_resume.safetensors").string();
+    const testing::TestFolder folder;
+    const std::string path = folder / "encdec_resume.safetensors";
     save_checkpoint(first_half, path);
     auto resumed = load_checkpoint(path, {});
     const std::vector<double> tail = losses(*resumed, 5);
-    std::filesystem::remove(path);
     for (int i = 0; i < 5; ++i) EXPECT_EQ(tail[i], reference[5 + i]) << "step " << 6 + i;
 }
 

@@ -9,13 +9,12 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "engine/backend/cpu/cpu_backend.h"
 #include "engine/io/checkpoint.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/gradient_check.h"
 #include "tests/engine/model_test_support.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -285,12 +284,6 @@ TEST(FeatureNormTraining, ValidationStepsRecordTheLossOnTheBatchesOwnStatisticsT
     }
 }
 
-std::string temp_path(const std::string& name) {
-    return (std::filesystem::temp_directory_path() /
-            ("normlab_test_" + std::to_string(::getpid()) + "_" + name))
-        .string();
-}
-
 // The running statistics (and PowerNorm's nu) travel in the checkpoint under their documented names, so a
 // resumed run goes on bit for bit.
 TEST(FeatureNormTraining, CheckpointResumeContinuesExactly) {
@@ -301,14 +294,14 @@ TEST(FeatureNormTraining, CheckpointResumeContinuesExactly) {
         for (int i = 0; i < 40; ++i) reference.push_back(straight.step().record.loss);
         Trainer first(config);
         for (int i = 0; i < 20; ++i) first.step();
-        const std::string path = temp_path("feature_norms.safetensors");
+        const testing::TestFolder folder;
+        const std::string path = folder / "feature_norms.safetensors";
         save_checkpoint(first, path);
         const std::string running =
             type == NormType::BatchNorm ? "blocks.0.norm1.running_var" : "blocks.0.norm1.nu";
         const Config saved = checkpoint_config(path);
         EXPECT_EQ(saved.model.norm_type, type);
         auto resumed = load_checkpoint(path, {});
-        std::filesystem::remove(path);
         EXPECT_EQ(running_statistics(resumed->model()), running_statistics(first.model()));
         bool named = false;
         for (const auto& buffer : resumed->model().feature_norm_buffers()) named |= buffer.name == running;

@@ -18,6 +18,7 @@
 #include "engine/train/trainer.h"
 #include "tests/engine/gradient_check.h"
 #include "tests/engine/model_test_support.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -192,8 +193,8 @@ TEST(FrozenNorms, RankCorrelationByHand) {
 // any one alone, and fine-tuning with the norms frozen one by one recovers most of it (Heimersheim's
 // finding), across 3 seeds.
 TEST(FreezeNormsProbe, FineTuningRecoversWhatFreezingAllAtOnceLoses) {
-    const std::filesystem::path folder = std::filesystem::temp_directory_path() / "normlab_freeze_norms_test";
-    std::filesystem::create_directories(folder);
+    const testing::TestFolder scratch;
+    const std::filesystem::path& folder = scratch.dir;
     for (uint64_t seed : {1u, 2u, 3u}) {
         Config config = preset_config("quickstart");
         config.train.seed = seed;
@@ -232,7 +233,6 @@ TEST(FreezeNormsProbe, FineTuningRecoversWhatFreezingAllAtOnceLoses) {
         EXPECT_LT(finetuned, 0.5 * all_at_once)
             << "seed " << seed << ": fine-tuned " << finetuned << " vs all at once " << all_at_once;
     }
-    std::filesystem::remove_all(folder);
 }
 
 }  // namespace

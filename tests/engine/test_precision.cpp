@@ -5,8 +5,6 @@
 // checkpoint that keeps the scale.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -21,6 +19,7 @@
 #include "engine/train/loss_scaler.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -375,12 +374,10 @@ TEST(TrainerLossScale, ACheckpointKeepsTheDynamicScaleAndTheResumeContinuesExact
     while (!straight.finished()) reference.push_back(straight.step().record.loss);
     Trainer first(config);
     for (int t = 0; t < 20; ++t) first.step();
-    const std::string path = (std::filesystem::temp_directory_path() /
-                              ("normlab_test_" + std::to_string(::getpid()) + "_scale.safetensors"))
-                                 .string();
+    const testing::TestFolder folder;
+    const std::string path = folder / "scale.safetensors";
     save_checkpoint(first, path);
     auto resumed = load_checkpoint(path, {});
-    std::filesystem::remove(path);
     EXPECT_EQ(resumed->loss_scaler().scale(), first.loss_scaler().scale());
     EXPECT_EQ(resumed->loss_scaler().skipped(), first.loss_scaler().skipped());
     EXPECT_GT(resumed->loss_scaler().skipped(), 0) << "the scale came down before the checkpoint";

@@ -4,8 +4,6 @@
 // with a message.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +17,7 @@
 #include "engine/io/run_folder_reader.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -31,16 +30,7 @@ Config tiny_config(int steps) {
     return config;
 }
 
-class RunFolderReaderTest : public ::testing::Test {
-  protected:
-    void SetUp() override {
-        dir = fs::temp_directory_path() / ("normlab_reader_" + std::to_string(::getpid()) + "_" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir);
-    }
-    void TearDown() override { fs::remove_all(dir); }
-    fs::path dir;
-};
+using RunFolderReaderTest = testing::TempFolderTest;
 
 TEST_F(RunFolderReaderTest, ReadsBackWhatTheWriterWroteWhileItWrites) {
     const Config config = tiny_config(12);
@@ -146,8 +136,8 @@ TEST_F(RunFolderReaderTest, ANewFolderAppearsWithItsConfigAndHiddenOnesAreNotLis
 
 // A foreign config.json with the user's own keys, a recognised and an unknown norm type.
 TEST(RunFolderReaderForeign, KeepsTheWritersOwnKeysAndANormTypeItRecognises) {
-    const fs::path folder = fs::temp_directory_path() / ("normlab_foreign_" + std::to_string(::getpid()));
-    fs::create_directories(folder);
+    const testing::TestFolder scratch;
+    const fs::path& folder = scratch.dir;
     std::ofstream(folder / "config.json")
         << R"({"source": "normlab-torch", "model": {"layers": 2, "norm_type": "rmsnorm"},
                "torch": {"world_size": 4}, "user": {"lr": 0.003, "norm": "rms", "sizes": [1, 2]}})";
@@ -164,7 +154,6 @@ TEST(RunFolderReaderForeign, KeepsTheWritersOwnKeysAndANormTypeItRecognises) {
     EXPECT_EQ(other.config().model.norm_type, NormType::LayerNorm);  // not one of NormLab's: not taken
     EXPECT_TRUE(other.knownKeys().empty());
     EXPECT_TRUE(other.writerKeys().empty());
-    fs::remove_all(folder);
 }
 
 // "running" with a summary.json older than kStaleAfterSeconds: its writer is gone.
@@ -179,8 +168,8 @@ TEST(RunFolderSummaryStatus, ARunningRunWhoseWriterWentQuietIsStale) {
     EXPECT_EQ(shown_status(summary, 1e9), "completed");  // a finished run never goes stale
 
     // Read from a folder: the heartbeat when summary.json has one, else the file's modification time.
-    const fs::path folder = fs::temp_directory_path() / ("normlab_stale_" + std::to_string(::getpid()));
-    fs::create_directories(folder);
+    const testing::TestFolder scratch;
+    const fs::path& folder = scratch.dir;
     std::ofstream(folder / "summary.json") << R"({"status": "running", "steps": 3, "heartbeat": 1234.5})";
     EXPECT_EQ(read_run_summary(folder.string())->written_at, 1234.5);
     std::ofstream(folder / "summary.json") << R"({"status": "running", "steps": 3})";
@@ -192,7 +181,6 @@ TEST(RunFolderSummaryStatus, ARunningRunWhoseWriterWentQuietIsStale) {
     EXPECT_EQ(shown_status(*fresh, now), "running");
     fs::last_write_time(folder / "summary.json", fs::file_time_type::clock::now() - std::chrono::hours(1));
     EXPECT_EQ(shown_status(*read_run_summary(folder.string()), now), "stale");
-    fs::remove_all(folder);
 }
 
 TEST(RunFolderReaderForeign, ReadsAFolderWrittenByThePyTorchBridge) {

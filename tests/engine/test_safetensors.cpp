@@ -13,12 +13,12 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "engine/core/errors.h"
 #include "engine/core/rng.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -64,21 +64,7 @@ uint32_t float_bits(float value) {
 
 class Safetensors : public ::testing::Test {
   protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        std::random_device random;
-        m_directory = fs::temp_directory_path() / ("normlab_safetensors_" + std::string(info->name()) + "_" +
-                                                   std::to_string(random()) + std::to_string(random()));
-        fs::create_directories(m_directory);
-    }
-
-    void TearDown() override {
-        std::error_code ignored;
-        fs::permissions(m_directory, fs::perms::owner_all, fs::perm_options::add, ignored);
-        fs::remove_all(m_directory, ignored);
-    }
-
-    std::string path_of(const std::string& name) const { return (m_directory / name).string(); }
+    std::string path_of(const std::string& name) const { return m_folder / name; }
 
     std::string write_bytes(const std::string& name, const std::string& bytes) const {
         const std::string path = path_of(name);
@@ -108,7 +94,7 @@ class Safetensors : public ::testing::Test {
         return path;
     }
 
-    fs::path m_directory;
+    const testing::TestFolder m_folder;
 };
 
 TEST_F(Safetensors, RoundTripsTensorsAndMetadataBitExact) {
@@ -314,7 +300,7 @@ TEST_F(Safetensors, WriteFailsWhenTheTargetIsADirectoryAndLeavesNoTemporary) {
 }
 
 TEST_F(Safetensors, WriteFailsInAnUnwritableDirectory) {
-    const fs::path locked = m_directory / "locked";
+    const fs::path locked = m_folder.dir / "locked";
     fs::create_directory(locked);
     fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
     if (std::ofstream(locked / "probe")) {
@@ -332,7 +318,7 @@ TEST_F(Safetensors, WriteFailsInAnUnwritableDirectory) {
 TEST_F(Safetensors, MissingFileNamesThePath) {
     const std::string path = path_of("nowhere.safetensors");
     EXPECT_TRUE(throws_input_error([&] { read_safetensors(path); }, {path, "does not exist"}));
-    EXPECT_TRUE(throws_input_error([&] { read_safetensors(m_directory.string()); }, {"not a regular file"}));
+    EXPECT_TRUE(throws_input_error([&] { read_safetensors(m_folder.dir.string()); }, {"not a regular file"}));
 }
 
 TEST_F(Safetensors, TruncatedFilesSayTruncated) {

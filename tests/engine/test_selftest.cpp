@@ -3,7 +3,6 @@
 // differed; the verdict cache round-trips, misses for another GPU, driver or build, and a cached failure
 // refuses without running the check again.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "engine/selfcheck/gpu_selftest.h"
 #include "engine/selfcheck/selftest.h"
 #include "engine/selfcheck/selftest_cache.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -309,18 +309,10 @@ TEST(SelfTest, ComparisonsNameTheWorstElementAndFailOnNonFiniteValues) {
 
 class SelfTestCacheTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        m_dir = fs::temp_directory_path() / ("normlab_selftest_" + std::to_string(::getpid()) + "_" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(m_dir);
-        m_path = (m_dir / "normlab" / "gpu_selftest.json").string();
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
-
     const GpuIdentity m_gpu{"NVIDIA H100 80GB HBM3 (sm_90, 80 GiB)", "550.54.15, CUDA 12.4",
                             "0.1.0 (commit abc)"};
-    fs::path m_dir;
-    std::string m_path;
+    const testing::TestFolder m_folder;
+    const std::string m_path = m_folder / "normlab/gpu_selftest.json";
 };
 
 TEST_F(SelfTestCacheTest, VerdictsRoundTripAndAnotherGpuDriverOrBuildMisses) {

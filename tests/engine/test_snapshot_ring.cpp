@@ -13,6 +13,7 @@
 #include "engine/io/snapshot_ring.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -52,11 +53,10 @@ TEST(SnapshotRing, ForkPointRestoresTheRunBitForBit) {
     const auto point = ring.at_or_before(25);
     ASSERT_TRUE(point.has_value());
     ASSERT_EQ(point->step, 20);
-    const std::string path =
-        (std::filesystem::temp_directory_path() / "normlab_fork_point.safetensors").string();
+    const testing::TestFolder folder;
+    const std::string path = folder / "fork_point.safetensors";
     write_file_atomically(path, *point->bytes);
     auto fork = load_checkpoint(path, {});
-    std::filesystem::remove(path);
     EXPECT_EQ(fork->steps_done(), 20);
     for (int step = 21; step <= 30; ++step) EXPECT_EQ(fork->step().record.loss, losses[step - 1]) << step;
 }
@@ -67,8 +67,8 @@ TEST(SnapshotRing, AFullRingsReusedStorageHoldsExactlyTheCheckpoint) {
     Config config = testing::small_model_config(16, 2, 8, 4, 30);
     config.threads = 1;
     Trainer trainer(config);
-    const std::string path =
-        (std::filesystem::temp_directory_path() / "normlab_fork_point_reuse.safetensors").string();
+    const testing::TestFolder folder;
+    const std::string path = folder / "fork_point_reuse.safetensors";
     SnapshotRing ring({5, 2, size_t{64} << 20});
     for (int step = 1; step <= 20; ++step) {
         trainer.step();
@@ -81,7 +81,6 @@ TEST(SnapshotRing, AFullRingsReusedStorageHoldsExactlyTheCheckpoint) {
     const std::string expected = checkpoint_bytes(trainer);
     EXPECT_EQ(checkpoint_bytes(trainer, std::string(expected.size() * 3, 'z')), expected);
     EXPECT_EQ(checkpoint_bytes(trainer, std::string(7, 'z')), expected);
-    std::filesystem::remove(path);
 }
 
 }  // namespace

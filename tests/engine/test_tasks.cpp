@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -20,32 +18,23 @@
 #include "engine/core/rng.h"
 #include "engine/data/task.h"
 #include "engine/data/utf8.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
 
-// A file under the system temp directory, removed when the object goes out of scope.
+// A file in a test folder of its own (tests/support/temp_folder.h), removed with it.
 class TempFile {
   public:
-    explicit TempFile(const std::string& contents) {
-        static std::atomic<int> counter{0};
-        const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-        m_path = std::filesystem::temp_directory_path() /
-                 ("normlab_task_test_" + std::to_string(stamp) + "_" + std::to_string(counter++) + ".txt");
+    explicit TempFile(const std::string& contents) : m_path(m_folder / "text.txt") {
         std::ofstream file(m_path, std::ios::binary);
         file.write(contents.data(), static_cast<std::streamsize>(contents.size()));
     }
-    ~TempFile() {
-        std::error_code ignored;
-        std::filesystem::remove(m_path, ignored);
-    }
-    TempFile(const TempFile&) = delete;
-    TempFile& operator=(const TempFile&) = delete;
-
-    std::string path() const { return m_path.string(); }
+    std::string path() const { return m_path; }
 
   private:
-    std::filesystem::path m_path;
+    const testing::TestFolder m_folder;
+    const std::string m_path;
 };
 
 // Text in which every 17-byte window is (almost surely) unique, so a row can be located in it.
@@ -302,13 +291,15 @@ TEST(TaskText, NonAsciiBytesAreTokenIds) {
 }
 
 TEST(TaskText, MissingFileIsAnInputError) {
-    const std::string path = (std::filesystem::temp_directory_path() / "normlab_no_such_file.txt").string();
+    const testing::TestFolder folder;
+    const std::string path = folder / "no_such_file.txt";
     expect_input_error([&] { make_task(text_config(path), 16, 1); },
                        {path, "does not exist", "data.text_path"});
 }
 
 TEST(TaskText, DirectoryIsAnInputError) {
-    const std::string path = std::filesystem::temp_directory_path().string();
+    const testing::TestFolder folder;
+    const std::string path = folder.dir.string();
     expect_input_error([&] { make_task(text_config(path), 16, 1); }, {path, "directory"});
 }
 

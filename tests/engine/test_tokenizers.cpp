@@ -2,9 +2,7 @@
 // refusals, exact round trips, deterministic BPE training, the cache (reuse, a corrupt entry replaced),
 // .model files, the task built on them, and the run folder's tokenizer.model.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -27,34 +25,12 @@
 #include "engine/io/provenance.h"
 #include "engine/io/run_folder.h"
 #include "engine/train/trainer.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A new empty folder under the system temp directory, removed with everything in it.
-class ScratchFolder {
-  public:
-    ScratchFolder() {
-        static std::atomic<int> counter{0};
-        m_path = fs::temp_directory_path() /
-                 ("normlab_tokenizer_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        fs::remove_all(m_path);
-        fs::create_directories(m_path);
-    }
-    ~ScratchFolder() {
-        std::error_code ignored;
-        fs::remove_all(m_path, ignored);
-    }
-    ScratchFolder(const ScratchFolder&) = delete;
-    ScratchFolder& operator=(const ScratchFolder&) = delete;
-    std::string operator/(const std::string& name) const { return (m_path / name).string(); }
-    std::string path() const { return m_path.string(); }
-
-  private:
-    fs::path m_path;
-};
 
 std::string read_bytes(const std::string& path) {
     std::ifstream file(path, std::ios::binary);
@@ -177,19 +153,19 @@ TEST(BpeTokenizer, ANumberOfPiecesTheTextCannotHoldIsRefusedWithTheLimit) {
 }
 
 TEST(BpeTokenizer, TheCacheIsReusedAndACorruptEntryReplaced) {
-    ScratchFolder cache;
-    const auto trained = trained_bpe_tokenizer(400, corpus(), "the corpus", cache.path());
+    const testing::TestFolder cache;
+    const auto trained = trained_bpe_tokenizer(400, corpus(), "the corpus", cache.dir.string());
     const std::string file = cache / bpe_cache_name(400, corpus());
     ASSERT_TRUE(fs::exists(file));
     EXPECT_EQ(read_bytes(file), trained->model_proto());
     // A cached model is loaded, not trained again: plant another valid model under the name.
     const auto other = trained_bpe_tokenizer(400, corpus().substr(0, corpus().size() / 2), "half", "");
     write_bytes(file, other->model_proto());
-    EXPECT_EQ(trained_bpe_tokenizer(400, corpus(), "the corpus", cache.path())->model_proto(),
+    EXPECT_EQ(trained_bpe_tokenizer(400, corpus(), "the corpus", cache.dir.string())->model_proto(),
               other->model_proto());
     // Garbage, or a model of another size, is trained again and replaced.
     write_bytes(file, "not a model");
-    EXPECT_EQ(trained_bpe_tokenizer(400, corpus(), "the corpus", cache.path())->model_proto(),
+    EXPECT_EQ(trained_bpe_tokenizer(400, corpus(), "the corpus", cache.dir.string())->model_proto(),
               trained->model_proto());
     EXPECT_EQ(read_bytes(file), trained->model_proto());
     // Another text is another entry.
@@ -197,7 +173,7 @@ TEST(BpeTokenizer, TheCacheIsReusedAndACorruptEntryReplaced) {
 }
 
 TEST(SentencePieceFile, LoadsAModelAndRefusesWhatIsNotOne) {
-    ScratchFolder folder;
+    const testing::TestFolder folder;
     const auto trained = trained_bpe_tokenizer(512, corpus(), "the corpus", "");
     write_bytes(folder / "m.model", trained->model_proto());
     const auto loaded = make_tokenizer(folder / "m.model", "", "");
@@ -206,7 +182,7 @@ TEST(SentencePieceFile, LoadsAModelAndRefusesWhatIsNotOne) {
 
     EXPECT_NE(message_of([&] { make_tokenizer(folder / "missing.model", "", ""); }).find("does not exist"),
               std::string::npos);
-    EXPECT_NE(message_of([&] { make_tokenizer(folder.path(), "", ""); }).find("is a directory"),
+    EXPECT_NE(message_of([&] { make_tokenizer(folder.dir.string(), "", ""); }).find("is a directory"),
               std::string::npos);
     write_bytes(folder / "tokenizer.json", "{\"model\": {\"type\": \"BPE\"}}");
     EXPECT_NE(message_of([&] { make_tokenizer(folder / "tokenizer.json", "", ""); }).find("tokenizer.json"),
@@ -224,8 +200,8 @@ DataConfig bpe_data(const std::string& setting) {
 }
 
 TEST(TokenizedTextTask, BatchesAreTokensOfTheVocabularyAndReproducible) {
-    ScratchFolder cache;
-    ::setenv("XDG_CACHE_HOME", cache.path().c_str(), 1);
+    const testing::TestFolder cache;
+    ::setenv("XDG_CACHE_HOME", cache.dir.string().c_str(), 1);
     const auto task = make_task(bpe_data("bpe:512"), 32, 7);
     ASSERT_NE(task->tokenizer(), nullptr);
     EXPECT_EQ(task->vocab_size(), 512);
@@ -249,7 +225,7 @@ TEST(TokenizedTextTask, BatchesAreTokensOfTheVocabularyAndReproducible) {
 }
 
 TEST(TokenizedTextTask, AShortSplitIsRefusedInTokens) {
-    ScratchFolder folder;
+    const testing::TestFolder folder;
     write_bytes(folder / "short.txt", corpus().substr(0, 20000));
     DataConfig data = bpe_data("bpe:400");
     data.text_path = folder / "short.txt";
@@ -260,7 +236,7 @@ TEST(TokenizedTextTask, AShortSplitIsRefusedInTokens) {
 }
 
 TEST(TokenizedTextTask, ARunTrainsAndKeepsItsTokenizerInTheFolder) {
-    ScratchFolder folder;
+    const testing::TestFolder folder;
     ::setenv("XDG_CACHE_HOME", (folder / "cache").c_str(), 1);
     Config config = preset_config("quickstart");
     config.data.tokenizer = "bpe:512";

@@ -3,8 +3,6 @@
 // (from the loss or from the gradients alone), telemetry cadence, the memory check and the summary.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -18,6 +16,7 @@
 #include "engine/train/optimizer.h"
 #include "engine/train/trainer.h"
 #include "tests/engine/model_test_support.h"
+#include "tests/support/temp_folder.h"
 
 namespace normlab {
 namespace {
@@ -34,12 +33,6 @@ std::vector<double> losses(Trainer& trainer, int steps) {
     std::vector<double> out;
     for (int i = 0; i < steps && !trainer.finished(); ++i) out.push_back(trainer.step().record.loss);
     return out;
-}
-
-std::string temp_path(const std::string& name) {
-    return (std::filesystem::temp_directory_path() /
-            ("normlab_test_" + std::to_string(::getpid()) + "_" + name))
-        .string();
 }
 
 TEST(Trainer, SameConfigSameLossCurveBitForBit) {
@@ -60,12 +53,12 @@ TEST(Trainer, CheckpointResumeContinuesExactly) {
 
     Trainer first_half(config);
     const auto head = losses(first_half, 50);
-    const std::string path = temp_path("resume.safetensors");
+    const testing::TestFolder folder;
+    const std::string path = folder / "resume.safetensors";
     save_checkpoint(first_half, path);
     auto resumed = load_checkpoint(path, {});
     EXPECT_EQ(resumed->steps_done(), 50);
     const auto tail = losses(*resumed, 50);
-    std::filesystem::remove(path);
     ASSERT_EQ(tail.size(), 50u);
     for (int i = 0; i < 50; ++i) EXPECT_EQ(head[i], reference[i]) << "step " << i + 1;
     for (int i = 0; i < 50; ++i) EXPECT_EQ(tail[i], reference[50 + i]) << "step " << 51 + i;
@@ -86,10 +79,10 @@ TEST(Trainer, ResumeKeepsTheLossesSpikeDetectionLooksBackOn) {
             if (event.kind == "loss_spike" && event.step > 30) straight_spikes.push_back(event.message);
     Trainer first_half(config);
     for (int i = 0; i < 30; ++i) first_half.step();
-    const std::string path = temp_path("spikes.safetensors");
+    const testing::TestFolder folder;
+    const std::string path = folder / "spikes.safetensors";
     save_checkpoint(first_half, path);
     auto resumed = load_checkpoint(path, {});
-    std::filesystem::remove(path);
     EXPECT_EQ(resumed->loss_spikes().recent(), first_half.loss_spikes().recent());
     EXPECT_EQ(resumed->loss_spikes().recent().size(), 8u);
     std::vector<std::string> resumed_spikes;
@@ -447,10 +440,10 @@ TEST(Trainer, ResumeWithRAdamAndALiveWarmupContinuesExactly) {
     first_half.post(warmup);
     losses(first_half, 20);
     EXPECT_EQ(first_half.schedule_origin(), 4);
-    const std::string path = temp_path("radam_warmup.safetensors");
+    const testing::TestFolder folder;
+    const std::string path = folder / "radam_warmup.safetensors";
     save_checkpoint(first_half, path);
     auto resumed = load_checkpoint(path, {});
-    std::filesystem::remove(path);
     EXPECT_EQ(resumed->steps_done(), 20);
     EXPECT_EQ(resumed->schedule_origin(), 4);
     EXPECT_EQ(resumed->config().train.warmup_steps, 30);
@@ -490,10 +483,10 @@ TEST(RunSummary, FinalLossIsNullUntilAStepRan) {
     ASSERT_TRUE(summary["final_loss"].is_number()) << summary.dump();
     EXPECT_DOUBLE_EQ(summary["final_loss"].get<double>(), loss);
 
-    const std::string path = temp_path("summary.safetensors");
+    const testing::TestFolder folder;
+    const std::string path = folder / "summary.safetensors";
     save_checkpoint(trainer, path);
     auto resumed = load_checkpoint(path, {});
-    std::filesystem::remove(path);
     EXPECT_TRUE(summary_json(*resumed, 0.0, 1)["final_loss"].is_null()) << "a resumed run that took no step";
 }
 
@@ -510,7 +503,8 @@ void rewrite_metadata(const std::string& path, const std::string& key, const std
 TEST(Checkpoint, ProgressMetadataMustBeAStepCount) {
     Trainer trainer(tiny_config());
     losses(trainer, 2);
-    const std::string path = temp_path("metadata.safetensors");
+    const testing::TestFolder folder;
+    const std::string path = folder / "metadata.safetensors";
     const struct {
         std::string key, value, expected;
     } cases[] = {
@@ -534,7 +528,6 @@ TEST(Checkpoint, ProgressMetadataMustBeAStepCount) {
     }
     save_checkpoint(trainer, path);
     EXPECT_EQ(load_checkpoint(path, {})->steps_done(), 2);
-    std::filesystem::remove(path);
 }
 
 TEST(Optimizer, IndependentWeightDecayFollowsTheScheduleNotTheLearningRate) {

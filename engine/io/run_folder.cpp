@@ -81,8 +81,9 @@ void remove_stale_temporaries(const std::string& folder, const WriteFence& fence
     }
 }
 
-// Makes `path` an empty folder to write a run into: a new one, or an existing one emptied of a run's
-// files with `overwrite` (an existing one that holds files is refused without).
+// Makes `path` an empty folder to write a run into, holding only its config.json: a new one, or an
+// existing one emptied of a run's files with `overwrite` (an existing one that holds files is refused
+// without).
 // A folder that does not exist yet appears whole: made under a hidden name beside it, its config.json
 // written there, then renamed into place. A run killed in its first moments then leaves nothing or a
 // folder with its config (one killed while writing config.json straight into its new folder left a
@@ -143,6 +144,7 @@ void prepare_new_folder(const std::string& path, const std::string& config_text,
     }
     fs::create_directories(path, error);
     if (error) throw InputError("cannot create run folder '" + path + "': " + error.message());
+    write_file_atomically(path + "/config.json", config_text, fence);
 }
 
 // A log the folder appends to must be its own regular file (or not exist yet): a link planted in a
@@ -167,7 +169,7 @@ RunFolder::RunFolder(const std::string& path, const Config& config, bool overwri
     : m_path(path), m_fence(std::move(fence)) {
     check_fence(m_fence);
     prepare_new_folder(path, config_to_json_text(config) + "\n", overwrite, m_fence);
-    start(config, std::ios::trunc);
+    start(config, std::ios::trunc, false);
 }
 
 RunFolder::RunFolder(const std::string& path, const Config& config, ForkOf fork, bool overwrite)
@@ -186,7 +188,7 @@ RunFolder::RunFolder(const std::string& path, const Config& config, ForkOf fork,
                                 path + "': " + error.message());
         keep_lines_until((fs::path(path) / name).string(), fork.step);
     }
-    start(config, std::ios::app);
+    start(config, std::ios::app, false);
 }
 
 RunFolder::RunFolder(const std::string& path, const Config& config, ContinueFrom from) : m_path(path) {
@@ -195,12 +197,13 @@ RunFolder::RunFolder(const std::string& path, const Config& config, ContinueFrom
     for (const char* name : {"/metrics.jsonl", "/events.jsonl"}) require_own_file(path + name);
     keep_lines_until(path + "/metrics.jsonl", from.step);
     keep_lines_until(path + "/events.jsonl", from.step);
-    start(config, std::ios::app);
+    start(config, std::ios::app, true);
 }
 
-void RunFolder::start(const Config& config, std::ios::openmode mode) {
+void RunFolder::start(const Config& config, std::ios::openmode mode, bool write_config) {
     remove_stale_temporaries(m_path, m_fence);
-    write_file_atomically(m_path + "/config.json", config_to_json_text(config) + "\n", m_fence);
+    if (write_config)
+        write_file_atomically(m_path + "/config.json", config_to_json_text(config) + "\n", m_fence);
     write_summary({{"status", "running"}, {"steps", 0}});
     try {
         write_file_atomically(reserve_path(), std::string(kSummaryReserveBytes, ' '), m_fence);

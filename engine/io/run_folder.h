@@ -58,8 +58,9 @@ class RunFolder {
     std::string checkpoint_path() const { return m_path + "/model.safetensors"; }
 
   private:
-    // Writes config.json, a "running" summary and the reserve, and opens the logs with `mode`.
-    void start(const Config& config, std::ios::openmode mode);
+    // Writes config.json (unless a new folder was made with it), a "running" summary and the reserve, and
+    // opens the logs with `mode`.
+    void start(const Config& config, std::ios::openmode mode, bool write_config);
     // A start that failed (a full disk): summary.json says "failed" with the reason, or is removed.
     void record_failed_start(const std::string& reason);
     void append_line(std::ofstream& file, const char* name, const std::string& line);

@@ -54,6 +54,7 @@ void loadHistoryUpTo(ui::TelemetryStore& store, int runId, const QString& folder
 RunSpec MainWindow::addForkEntry(const QString& name, normlab::Config config, normlab::Config startConfig,
                                  int64_t step) {
     m_runs.push_back({name, config, true, {}, {}});
+    m_runs.back().fork = true;
     const int id = static_cast<int>(m_runs.size()) - 1;
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss-zzz"));
     // The folder is named for the step when it is known now (the entry is renamed once it is forked).

@@ -63,7 +63,7 @@ bool MainWindow::takeRecordedRuns(const normlab::Config& edited, QString* editNo
             continue;
         }
         const QStringList keys = i == size_t(m_activeRun) ? editedKeys(*recorded, edited) : QStringList();
-        const bool fork = recorded->name.contains(QStringLiteral(" / fork"));
+        const bool fork = recorded->fork;
         if (keys.isEmpty()) {
             m_runs[i] = *recorded;
             continue;
@@ -85,6 +85,7 @@ bool MainWindow::takeRecordedRuns(const normlab::Config& edited, QString* editNo
             case EditsOrRecorded::Edits:
                 m_runs[i].config = edited;
                 m_runs[i].changes.clear();
+                m_runs[i].fork = false;
                 // No longer its parent's branch, or what it recorded: named for what it is now.
                 m_runs[i].name = defaultRunName(edited, static_cast<int>(i));
                 *editNote = tr("%1 (was %2) starts from step 0 with your edits: %3")

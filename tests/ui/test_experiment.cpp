@@ -52,6 +52,7 @@ void ExperimentTest::roundTrip() {
         {QStringLiteral("pre"), normlab::preset_config("preln-no-warmup"), false, {}, {}});
     experiment.runs[1].config.train.seed = 123;
     experiment.runs[1].group = QStringLiteral("preln-no-warmup");  // a seed group's run
+    experiment.runs[0].fork = true;                                // forks are marked, whatever their name
     experiment.activeRun = 1;
     experiment.dashboardLayout = QByteArray("\x00\x01layout\xff", 9);
     experiment.annotations[QStringLiteral("loss")] = {
@@ -68,6 +69,7 @@ void ExperimentTest::roundTrip() {
         QCOMPARE(loaded.runs[i].changes, experiment.runs[i].changes);
         QCOMPARE(loaded.runs[i].folder, experiment.runs[i].folder);
         QCOMPARE(loaded.runs[i].group, experiment.runs[i].group);
+        QCOMPARE(loaded.runs[i].fork, experiment.runs[i].fork);
         QCOMPARE(normlab::config_to_json_text(loaded.runs[i].config),
                  normlab::config_to_json_text(experiment.runs[i].config));
     }
@@ -75,6 +77,13 @@ void ExperimentTest::roundTrip() {
     QCOMPARE(loaded.activeRun, 1);
     QCOMPARE(loaded.dashboardLayout, experiment.dashboardLayout);
     QCOMPARE(loaded.annotations, experiment.annotations);
+    // A file saved before forks were marked: a run named as forks were is taken for one.
+    const Experiment older = experimentFromJson(
+        "{\"normlab_experiment\": 1, \"runs\": [{\"name\": \"pre / fork@40\", \"config\": {}}, "
+        "{\"name\": \"pre\", \"config\": {}}]}",
+        QStringLiteral("older.json"));
+    QVERIFY(older.runs[0].fork);
+    QVERIFY(!older.runs[1].fork);
 }
 
 void ExperimentTest::corruptFilesGiveMessages_data() {
@@ -104,6 +113,10 @@ void ExperimentTest::corruptFilesGiveMessages_data() {
         << QByteArray(
                "{\"normlab_experiment\": 1, \"runs\": [{\"name\": \"a\", \"config\": {}, \"group\": 2}]}")
         << QStringLiteral("\"group\" must be text");
+    QTest::newRow("fork not a flag")
+        << QByteArray(
+               "{\"normlab_experiment\": 1, \"runs\": [{\"name\": \"a\", \"config\": {}, \"fork\": 1}]}")
+        << QStringLiteral("\"fork\" must be true or false");
     QTest::newRow("bad annotation")
         << QByteArray("{\"normlab_experiment\": 1, \"annotations\": {\"loss\": [{\"step\": \"x\"}]}}")
         << QStringLiteral("\"annotations\" must map chart ids");

@@ -85,6 +85,7 @@ QByteArray experimentToJson(const Experiment& experiment) {
                                 {"changes", std::move(changes)},
                                 {"folder", run.folder.toStdString()}};
         if (!run.group.isEmpty()) saved["group"] = run.group.toStdString();
+        if (run.fork) saved["fork"] = true;
         json["runs"].push_back(std::move(saved));
     }
     json["dashboard_layout"] = experiment.dashboardLayout.toBase64().toStdString();
@@ -138,6 +139,11 @@ Experiment experimentFromJson(const QByteArray& bytes, const QString& sourceName
             if (run.contains("group") && !run["group"].is_string())
                 throw normlab::InputError(where + ": \"group\" must be text (the seed group's name)");
             parsed.group = QString::fromStdString(run.value("group", std::string()));
+            if (run.contains("fork") && !run["fork"].is_boolean())
+                throw normlab::InputError(where + ": \"fork\" must be true or false");
+            // Files saved before "fork" was written: a fork was named "<parent> / fork@<step>".
+            parsed.fork = run.contains("fork") ? run["fork"].get<bool>()
+                                               : parsed.name.contains(QStringLiteral(" / fork"));
             experiment.runs.push_back(std::move(parsed));
         }
     }

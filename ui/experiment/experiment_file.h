@@ -18,8 +18,9 @@ struct ExperimentRun {
     normlab::Config config;  // as the run started (live changes are in `changes`)
     bool visible = true;
     std::vector<normlab::LiveChange> changes;  // each with the step it applied before: replayed on Start
-    QString folder;  // the run folder of its last start (reopening shows its curves)
-    QString group;   // runs with the same group name are one seed group (their mean with a band)
+    QString folder;     // the run folder of its last start (reopening shows its curves)
+    QString group;      // runs with the same group name are one seed group (their mean with a band)
+    bool fork = false;  // a branch of another run: its changes replay its parent's up to the fork step
 };
 
 struct Experiment {

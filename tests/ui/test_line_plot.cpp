@@ -8,12 +8,14 @@
 #include <QChartView>
 #include <QLogValueAxis>
 #include <QTest>
+#include <QTextDocument>
 #include <QToolTip>
 #include <QValueAxis>
 #include <QWheelEvent>
 
 #include "ui/plots/axis_range.h"
 #include "ui/plots/line_plot.h"
+#include "ui/plots/line_plot_parts.h"
 #include "ui/plots/line_split.h"
 #include "ui/plots/plot_zoom.h"
 
@@ -28,6 +30,7 @@ class LinePlotTest : public QObject {
     void longAxisTitleShrinksRatherThanElides();
     void zoomByDragWheelAndDoubleClick();
     void zoomPartSpansAndFollowRule();
+    void longNamesWrapInTheLegend();
     void logAxisDrawsValuesWhereItsLabelsSay();
 
   private:
@@ -386,6 +389,26 @@ void LinePlotTest::zoomPartSpansAndFollowRule() {
     QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, 1.0, false), {8.0, 88.0}));
     QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, 1.0, true), {-10.0, 90.0}));
     QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, -1.0, true), {10.0, 110.0}));
+}
+
+// A fork's long name wraps before " / " and " (" in a narrow legend instead of running past its edge;
+// its hyphens never break.
+void LinePlotTest::longNamesWrapInTheLegend() {
+    PlotContent content;
+    for (const char* name :
+         {"postln-no-warmup / fork@120 (changed) (step 150)", "preln-no-warmup (step 150)"}) {
+        PlotSeries series;
+        series.name = QString::fromUtf8(name);
+        series.points = {{1.0, 1.0}};
+        content.series.push_back(series);
+    }
+    QTextDocument legend;
+    legend.setHtml(legendHtml(content, false));
+    const double width = 200.0;  // a narrow block chart's legend, in pixels of the default font
+    legend.setTextWidth(width);
+    QVERIFY2(legend.idealWidth() <= width, qPrintable(QString::number(legend.idealWidth())));
+    const QString text = legend.toPlainText();
+    QVERIFY2(text.contains(QStringLiteral("postln\u2011no\u2011warmup")), qPrintable(text));
 }
 
 void LinePlotTest::logAxisDrawsValuesWhereItsLabelsSay() {

@@ -2,6 +2,7 @@
 #include "ui/plots/line_plot_parts.h"
 
 #include <QLogValueAxis>
+#include <QRegularExpression>
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,22 @@ namespace {
 // A name that never breaks across legend lines (Qt's rich text breaks after hyphens even in nowrap).
 QString unbreakable(QString name) {
     return name.replace(QLatin1Char('-'), QChar(0x2011));  // non-breaking hyphen
+}
+
+// A legend entry: its glyph joined to the first piece of the name, each piece unbroken, with a line
+// break allowed only before " / " and " (" (a fork's or a step's suffix), so that a long name such as
+// "postln-no-warmup / fork@120 (step 150)" wraps in a narrow chart instead of running out of it.
+QString legendEntry(const QString& glyphHtml, const QString& name) {
+    static const QRegularExpression suffix(QStringLiteral("(?= / | \\()"));
+    const QStringList pieces = name.split(suffix);
+    const auto unbroken = [](const QString& html) {
+        return QStringLiteral("<span style='white-space:nowrap'>%1</span>").arg(html);
+    };
+    QString entry =
+        unbroken(glyphHtml + QStringLiteral("&nbsp;") + unbreakable(pieces.front()).toHtmlEscaped());
+    for (qsizetype i = 1; i < pieces.size(); ++i)
+        entry += QLatin1Char(' ') + unbroken(unbreakable(pieces[i].mid(1)).toHtmlEscaped());
+    return entry;
 }
 }  // namespace
 
@@ -51,8 +68,9 @@ QString legendHtml(const PlotContent& content, bool hasNonFinite) {
         if (!series.inLegend) continue;
         QColor colour = series.colour;
         colour.setAlpha(255);
-        items << QStringLiteral("<span style='white-space:nowrap'><b style='color:%1'>%2</b>&nbsp;%3</span>")
-                     .arg(colour.name(), glyph(series.style), unbreakable(series.name).toHtmlEscaped());
+        items << legendEntry(
+            QStringLiteral("<b style='color:%1'>%2</b>").arg(colour.name(), glyph(series.style)),
+            series.name);
     }
     QStringList bandTexts;  // several seed groups' bands say what they are once, in grey
     for (const PlotBand& band : content.bands) {

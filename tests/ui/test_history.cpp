@@ -4,6 +4,7 @@
 #include <QTest>
 #include <cmath>
 
+#include "engine/core/not_recorded.h"
 #include "ui/history/decimated_series.h"
 #include "ui/history/heatmap_history.h"
 #include "ui/history/progress_rate.h"
@@ -151,11 +152,30 @@ void HistoryTest::runHistoryAbsorbsRecords() {
     QCOMPARE(run.profiles.atOrBefore(2).blocks[1].resid, 4.0);
     QCOMPARE(normlab::ui::gradientOf(run.profiles.latest().blocks[0], normlab::ui::GradientTensor::Total),
              15.0);  // sqrt(9^2+12^2)
+    // A matrix the block lacks (theory mode's w_o) is left out of the total; a diverged one's NaN is not.
+    normlab::ui::BlockValues theory{3.0, normlab::kNotRecorded, 4.0, 12.0, 1.0};
+    QCOMPARE(normlab::ui::gradientOf(theory, normlab::ui::GradientTensor::Total), 13.0);
+    theory.w_1 = std::nan("");
+    QVERIFY(std::isnan(normlab::ui::gradientOf(theory, normlab::ui::GradientTensor::Total)));
+    QVERIFY(normlab::recorded(normlab::ui::gradientOf(theory, normlab::ui::GradientTensor::Total)));
     QCOMPARE(*run.attnEntropyMean.lastValue(), 1.5);
     QCOMPARE(*run.attnMaxLogit.lastValue(), 7.0);
     QCOMPARE(run.gradHeat.columns().size(), size_t(3));
     QCOMPARE(run.residHeat.columns().back().values[1], 6.0);
     QCOMPARE(run.updateRatio.size(), size_t(2));
+
+    // Starting again forgets every step, BatchNorm's validation on batch statistics included (a
+    // hand-kept list of what to clear missed it), and keeps what the run is.
+    run.name = QStringLiteral("kept");
+    run.valLossBatchStats.append(2.0, 3.25);
+    run.clearHistory();
+    QCOMPARE(run.name, QStringLiteral("kept"));
+    QCOMPARE(run.statusText(), QStringLiteral("not started"));
+    for (const DecimatedSeries* series : {&run.loss, &run.valLoss, &run.valLossBatchStats, &run.attnMaxLogit,
+                                          &run.gradEmbedding, &run.logZMean})
+        QCOMPARE(series->samples().size(), 0);
+    QVERIFY(run.updateRatio.empty() && run.gradHeat.columns().empty() &&
+            run.profiles.latest().blocks.empty());
 }
 
 void HistoryTest::blockProfilesKeepEvenlySpreadSteps() {

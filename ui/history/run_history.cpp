@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/core/not_recorded.h"
+
 namespace normlab::ui {
 
 QString gradientTensorName(GradientTensor tensor) {
@@ -24,8 +26,17 @@ QString gradientTensorName(GradientTensor tensor) {
 
 double gradientOf(const BlockValues& g, GradientTensor tensor) {
     switch (tensor) {
-        case GradientTensor::Total:
-            return std::sqrt(g.w_qkv * g.w_qkv + g.w_o * g.w_o + g.w_1 * g.w_1 + g.w_2 * g.w_2);
+        case GradientTensor::Total: {
+            // over the matrices the block has (theory mode has no w_o); a NaN of a diverged one stays
+            double squares = 0.0;
+            bool any = false;
+            for (const double norm : {g.w_qkv, g.w_o, g.w_1, g.w_2}) {
+                if (!normlab::recorded(norm)) continue;
+                squares += norm * norm;
+                any = true;
+            }
+            return any ? std::sqrt(squares) : normlab::kNotRecorded;
+        }
         case GradientTensor::Qkv:
             return g.w_qkv;
         case GradientTensor::AttnOut:
@@ -115,41 +126,25 @@ void RunHistory::absorbHeadLogits(double x, const normlab::StepRecord& record) {
 }
 
 void RunHistory::clearHistory() {
-    loggedSteps = 0;
-    loss.clear();
-    valLoss.clear();
-    lr.clear();
-    gradNorm.clear();
-    updateRatio.clear();
-    blockMaxLogit.clear();
-    queryRms.clear();
-    keyRms.clear();
-    updateRms.clear();
-    adamGradRms.clear();
-    adamEpsFraction.clear();
-    contributionAttn.clear();
-    contributionFfn.clear();
-    normScales.clear();
-    precision.clear();
-    headMaxLogit.clear();
-    headsPerBlock = 0;
-    attnEntropyMean.clear();
-    attnMaxLogit.clear();
-    logZMean.clear();
-    gradEmbedding.clear();
-    gradHead.clear();
-    outputLogitMean.clear();
-    profiles.clear();
-    gradHeat.clear();
-    residHeat.clear();
-    events.clear();
-    step = 0;
-    started = false;
-    status = normlab::RunStatus::Running;
-    divergedAt = -1;
-    firstBadLayer = -1;
-    forkPoints.clear();
-    forkPointBytes = 0;
+    // A fresh history that keeps only what the run is (name, config, folder, ...): a series added to the
+    // struct is cleared with the rest without being listed here (a hand-kept list once missed one).
+    RunHistory fresh;
+    fresh.id = id;
+    fresh.name = std::move(name);
+    fresh.colour = colour;
+    fresh.visible = visible;
+    fresh.config = std::move(config);
+    fresh.folder = std::move(folder);
+    fresh.source = std::move(source);
+    fresh.note = std::move(note);
+    fresh.knownKeys = std::move(knownKeys);
+    fresh.skippedLines = skippedLines;
+    fresh.stale = stale;
+    fresh.groupId = groupId;
+    fresh.bands = std::move(bands);
+    fresh.paused = paused;
+    fresh.stepsPerSecond = stepsPerSecond;
+    *this = std::move(fresh);
 }
 
 QString RunHistory::statusText() const {

@@ -79,6 +79,7 @@ struct RunHistory {
     std::deque<normlab::Event> events;  // newest kMaxEvents
 
     void absorb(const RunUpdate& update);
+    // Forgets every step (the run starts again): the fields above `status` and `paused` stay.
     void clearHistory();
     // "completed", "diverged at step 37 (block 0)", ...; opened runs say so ("opened, completed").
     QString statusText() const;

@@ -13,6 +13,8 @@
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -52,6 +54,7 @@ class WindowTest : public QObject {
     void addRunLeavesThePausedLessonAlone();
     void forkHereBranchesTheSelectedRunAndTheControlsChangeTheFork();
     void shortcutHelpListsEveryMenuShortcut();
+    void controlsNeverScrollSideways();
 
   private:
     QTemporaryDir m_dir;
@@ -628,6 +631,30 @@ void WindowTest::deviceBoxNamesDevicesAndSwitchesLive() {
     }
     actionNamed(window, QStringLiteral("Stop"))->trigger();
     QVERIFY(QTest::qWaitFor([&] { return window.workerState() == WorkerState::Finished; }, 30000));
+}
+
+// The controls fit their dock's width at the window's usual size: no sideways scroll bar, and moving the
+// focus through every field (Tab) never scrolls the labels out of view (a trial found it did).
+void WindowTest::controlsNeverScrollSideways() {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* panel = window.findChild<normlab::ui::ConfigPanel*>();
+    QVERIFY(panel);
+    auto* scroll = qobject_cast<QScrollArea*>(panel->parentWidget()->parentWidget());
+    QVERIFY(scroll);
+    QCoreApplication::processEvents();
+    QVERIFY2(scroll->horizontalScrollBar()->maximum() == 0,
+             qPrintable(QStringLiteral("panel needs %1 px, the dock shows %2")
+                            .arg(panel->minimumSizeHint().width())
+                            .arg(scroll->viewport()->width())));
+    for (QWidget* field : panel->findChildren<QWidget*>()) {
+        if (!field->isVisibleTo(panel) || !(field->focusPolicy() & Qt::TabFocus)) continue;
+        field->setFocus(Qt::TabFocusReason);
+        QCoreApplication::processEvents();
+        QVERIFY2(scroll->horizontalScrollBar()->value() == 0, qPrintable(field->objectName()));
+    }
 }
 
 #include "test_window.moc"

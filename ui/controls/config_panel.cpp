@@ -235,6 +235,9 @@ QFormLayout* ConfigPanel::addGroup(const QString& title) {
     auto* group = new QGroupBox(title);
     auto* form = new QFormLayout(group);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // A row too wide for the dock puts its field under its label: the panel then fits a narrow dock
+    // instead of scrolling sideways (where Tab moved the labels out of view).
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     static_cast<QVBoxLayout*>(layout())->addWidget(group);
     return form;
 }

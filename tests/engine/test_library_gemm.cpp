@@ -2,7 +2,8 @@
 // the sum over depth in order, one fused multiply-add a step (a rounded multiply and add on targets
 // without FMA), and a bias row is added after the sum: checked bit for bit against that scalar loop for
 // every strip height up to past one strip, depths across the depth block, both A and B layouts and every
-// start. ctest reruns it with LIBXSMM_TARGET forcing AVX2 and SSE.
+// start. ctest reruns it with LIBXSMM_TARGET forcing AVX2 and SSE, and with LIBXSMM_TARGET=generic (no
+// code generator), where the backend must train on NormLab's own kernel.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,9 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/cpu/cpu_backend.h"
 #include "engine/backend/cpu/cpu_gemm.h"
 #include "engine/backend/cpu/library_gemm.h"
+#include "engine/train/trainer.h"
 #include "tests/engine/gradient_check.h"
+#include "tests/engine/model_test_support.h"
 
 namespace normlab {
 namespace {
@@ -34,6 +38,22 @@ TEST(LibraryGemm, RunsOnTheTargetAskedFor) {
     if (const char* asked = std::getenv("LIBXSMM_TARGET"); asked && *asked) {
         EXPECT_EQ(target, asked);
     }
+}
+
+// Where LIBXSMM generates no kernels (LIBXSMM_TARGET=generic here; a CPU without a code generator, or no
+// executable memory), the backend picks NormLab's kernel, says so, and trains, instead of failing inside
+// a product; elsewhere it takes the library's.
+TEST(LibraryGemm, WithoutKernelsTheBackendTrainsOnItsOwn) {
+    const char* target = std::getenv("LIBXSMM_TARGET");
+    const bool generic = target && std::string(target) == "generic";
+    ::unsetenv("NORMLAB_GEMM");
+    EXPECT_EQ(library_gemm_available(), !generic);
+    EXPECT_EQ(linear_gemm_kernel_from_environment(), generic ? GemmKernel::own : GemmKernel::library);
+    EXPECT_NE(CpuBackend(1).name().find(generic ? "blocked GEMM" : "LIBXSMM GEMM"), std::string::npos);
+    Config config = testing::small_model_config(32, 2, 16, 4, 3);
+    config.device = "cpu";
+    Trainer trainer(config);
+    for (int step = 0; step < 3; ++step) EXPECT_TRUE(std::isfinite(trainer.step().record.loss));
 }
 
 TEST(LibraryGemm, EachElementIsTheInOrderSumFromItsStart) {

@@ -76,9 +76,10 @@ void multiply_edge_tile(TileKernel kernel, int64_t steps, const float* a, int64_
 
 GemmKernel linear_gemm_kernel_from_environment() {
     const char* chosen = std::getenv("NORMLAB_GEMM");
-    if (!chosen || !*chosen || std::string(chosen) == "library") return GemmKernel::library;
-    if (std::string(chosen) == "own") return GemmKernel::own;
-    throw InputError("NORMLAB_GEMM=" + std::string(chosen) + " is not a GEMM kernel; use library or own");
+    if (chosen && *chosen && std::string(chosen) != "library" && std::string(chosen) != "own")
+        throw InputError("NORMLAB_GEMM=" + std::string(chosen) + " is not a GEMM kernel; use library or own");
+    const bool own = chosen && std::string(chosen) == "own";
+    return own || !library_gemm_available() ? GemmKernel::own : GemmKernel::library;
 }
 
 GemmKernel own_kernel_if_as_wide(GemmKernel asked) {

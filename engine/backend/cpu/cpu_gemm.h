@@ -12,7 +12,8 @@ namespace normlab {
 // is read only by that one, so the choice travels with the packed operand.
 enum class GemmKernel { own, library };
 // The fast backend's kernel for linear layers: the library's, unless NORMLAB_GEMM=own asks for NormLab's
-// (for comparison, or a CPU LIBXSMM cannot generate code for); InputError for another value.
+// (for comparison) or the library generates no kernels here (library_gemm_available()); InputError for
+// another value of NORMLAB_GEMM.
 GemmKernel linear_gemm_kernel_from_environment();
 // The kernel for the products NormLab's own does better when it is as wide (A transposed, as in weight
 // gradients: LIBXSMM's are 20-35% slower; attention's 32-64 column heads, which the library's 64-column

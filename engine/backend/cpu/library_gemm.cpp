@@ -12,8 +12,8 @@ namespace normlab {
 
 namespace {
 // Rows of A per kernel call: the strip (64 x depth) and the panel stay in L2 across a row of panels.
-// The medium shape's forward products, 1 thread, 64 x 64 panels: strips of 32 rows 110, of 64 rows 154,
-// of 128 rows 147 GFLOP/s (a prototype, docs/performance.md).
+// The medium shape's forward products, 1 thread, 64-column panels: strips of 32 rows 152, of 64 rows
+// 154, of 128 rows 148 GFLOP/s (a prototype, docs/performance.md).
 constexpr int64_t kStripRows = 64;
 // Depth steps per call: a panel's block (kDepthBlock x 64 floats, 256 KiB) stays in L2; longer sums
 // (the weight gradients' batch x sequence rows) continue from C, which rounds the same.
@@ -66,6 +66,19 @@ void add_bias(float* c, int64_t ld, int64_t rows, int64_t columns, const float* 
         for (int64_t column = 0; column < columns; ++column) c[row * ld + column] += bias[column];
 }
 }  // namespace
+
+bool library_gemm_available() {
+    static const bool available = [] {
+        initialise_once();
+        const libxsmm_blasint size = kLibraryPanel;
+        const float one = 1.0f;
+        for (const int flags : {0, static_cast<int>(LIBXSMM_GEMM_FLAG_TRANS_B)})
+            if (!libxsmm_smmdispatch(size, size, size, &size, &size, &size, &one, &one, &flags, nullptr))
+                return false;
+        return true;
+    }();
+    return available;
+}
 
 std::string library_gemm_target() {
     initialise_once();

@@ -17,6 +17,9 @@ inline constexpr int64_t kLibraryPanel = 64;
 // Where LIBXSMM's kernels run from: the instruction set it generates code for on this CPU (its own
 // runtime dispatch; LIBXSMM_TARGET=hsw, snb, wsm forces AVX2, AVX, SSE), e.g. "cpx" or "hsw".
 std::string library_gemm_target();
+// Whether LIBXSMM generates kernels here (both layouts of A): not on a CPU it has no code generator for,
+// nor with LIBXSMM_TARGET=generic, nor where the system refuses executable memory.
+bool library_gemm_available();
 // Whether that target fuses multiply and add (AVX2 and later), and its vector width in floats.
 bool library_gemm_fuses_multiply_add();
 int library_gemm_vector_width();

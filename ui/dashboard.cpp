@@ -227,7 +227,19 @@ bool Dashboard::hiddenFromUser() const {
 
 void Dashboard::showEvent(QShowEvent* event) {
     QMainWindow::showEvent(event);
+    if (QWindow* handle = window()->windowHandle(); handle && handle != m_watchedWindow) {
+        handle->installEventFilter(this);
+        m_watchedWindow = handle;
+    }
     if (m_staleWhileHidden) scheduleRefresh();
+}
+
+bool Dashboard::eventFilter(QObject* watched, QEvent* event) {
+    // Runs opened at start-up (normlab --open) are read before a real display exposes the window; the
+    // show event came first, so without this their charts and statuses waited for data that never came.
+    if (watched == m_watchedWindow && event->type() == QEvent::Expose && m_staleWhileHidden)
+        scheduleRefresh();
+    return QMainWindow::eventFilter(watched, event);
 }
 
 void Dashboard::refreshScheduled() {

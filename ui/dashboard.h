@@ -14,6 +14,7 @@
 #include "ui/panels/refresh_pacer.h"
 
 class QDockWidget;
+class QWindow;
 
 namespace normlab::ui {
 
@@ -84,6 +85,9 @@ class Dashboard : public QMainWindow {
 
   protected:
     void showEvent(QShowEvent* event) override;
+    // The top-level window's exposure: what arrived while it was shown but not yet (or no longer) on
+    // screen is drawn when it is exposed (a window manager exposes it after the show event).
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
     TelemetryStore& m_store;
     std::vector<ChartPanel*> m_panels;
@@ -91,6 +95,7 @@ class Dashboard : public QMainWindow {
     QTimer m_refreshTimer;
     RefreshPacer m_pacer{kMaxGuiShare, kRefreshIntervalMs, kSlowestRefreshMs};
     bool m_staleWhileHidden = false;
+    QWindow* m_watchedWindow = nullptr;  // the top-level window whose exposure eventFilter follows
     QByteArray m_layoutBeforeMaximise;
     QStringList m_stage;             // the charts on the stage (empty: not on the stage)
     QByteArray m_layoutBeforeStage;  // the arrangement the stage replaced

@@ -286,8 +286,18 @@ void LinePlotTest::zoomByDragWheelAndDoubleClick() {
     // A double click shows everything; a drag across the plot zooms to the dragged span.
     QWidget* viewport = plot.findChild<QChartView*>()->viewport();
     const QPoint centre = viewport->rect().center();
-    QTest::mouseDClick(viewport, Qt::LeftButton, {}, centre);
+    // A double click as a display sends it (press, release, double click, release): the zoom is reset
+    // and nothing is pinned, though the first release pinned a step and the last one, on the axis the
+    // reset changed, would have pinned another.
+    const QPointF global = viewport->mapToGlobal(QPointF(centre));
+    for (const QEvent::Type type : {QEvent::MouseButtonPress, QEvent::MouseButtonRelease,
+                                    QEvent::MouseButtonDblClick, QEvent::MouseButtonRelease}) {
+        const Qt::MouseButtons held = type == QEvent::MouseButtonRelease ? Qt::NoButton : Qt::LeftButton;
+        QMouseEvent click(type, QPointF(centre), global, Qt::LeftButton, held, Qt::NoModifier);
+        QCoreApplication::sendEvent(viewport, &click);
+    }
     QCOMPARE(plot.zoom(), std::nullopt);
+    QCOMPARE(plot.pinnedStep(), std::nullopt);
     const QPoint from = viewport->mapFrom(&plot, plot.positionOf({50.0, 75.0}).toPoint());
     const QPoint to = viewport->mapFrom(&plot, plot.positionOf({90.0, 75.0}).toPoint());
     QTest::mousePress(viewport, Qt::LeftButton, {}, from);
@@ -382,13 +392,17 @@ void LinePlotTest::zoomPartSpansAndFollowRule() {
     QCOMPARE(zoom.window(200.0), (std::optional<StepSpan>{StepSpan{10.0, 30.0}}));
     QVERIFY(zoom.set(std::nullopt));
     QVERIFY(zoom.following());
-    // one notch in around step 40 of [0, 100]: 0.8 of each side; Shift pans back a tenth
-    const auto near = [](StepSpan a, StepSpan b) {
-        return std::abs(a.first - b.first) < 1e-9 && std::abs(a.second - b.second) < 1e-9;
+    // one notch in around step 40 of [0, 100]: 0.8 of each side; Shift pans a tenth, never past the data
+    // (steps 0 to 200); zooming out as far as the data shows everything (none), never negative steps
+    const auto near = [](std::optional<StepSpan> a, StepSpan b) {
+        return a && std::abs(a->first - b.first) < 1e-9 && std::abs(a->second - b.second) < 1e-9;
     };
-    QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, 1.0, false), {8.0, 88.0}));
-    QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, 1.0, true), {-10.0, 90.0}));
-    QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, -1.0, true), {10.0, 110.0}));
+    QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, 1.0, false, 0.0, 200.0), {8.0, 88.0}));
+    QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, 1.0, true, 0.0, 200.0), {0.0, 100.0}));
+    QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 40.0, -1.0, true, 0.0, 200.0), {10.0, 110.0}));
+    QVERIFY(near(PlotZoom::wheelSpan(20.0, 120.0, 30.0, -1.0, false, 0.0, 200.0), {17.5, 142.5}));
+    QVERIFY(near(PlotZoom::wheelSpan(0.0, 100.0, 10.0, -1.0, false, 0.0, 200.0), {0.0, 125.0}));
+    QCOMPARE(PlotZoom::wheelSpan(0.0, 100.0, 40.0, -4.0, false, 0.0, 200.0), std::nullopt);
 }
 
 // A fork's long name wraps before " / " and " (" in a narrow legend instead of running past its edge;

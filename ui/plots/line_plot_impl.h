@@ -40,6 +40,10 @@ struct LinePlot::Impl {
     std::unique_ptr<PlotOverlays> overlays;
     std::unique_ptr<PlotReadout> readout;  // the pinned readout: its step, line and box
     PlotZoom zoom;
+    // A click's pin before it (a double click puts it back) and whether the release ending a double
+    // click is to be ignored.
+    std::optional<double> pinBeforeClick;
+    bool skipRelease = false;
 
     LineAxes axes() const { return {xAxis, yAxis, y2Axis}; }
 

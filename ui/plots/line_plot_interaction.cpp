@@ -3,6 +3,7 @@
 // around the pointer (with Shift it pans), and a double click shows everything again.
 #include <QMouseEvent>
 #include <QWheelEvent>
+#include <utility>
 
 #include "ui/plots/line_plot_impl.h"
 
@@ -81,7 +82,14 @@ bool LinePlot::eventFilter(QObject* watched, QEvent* event) {
         case QEvent::MouseMove:
             return dragTo(*static_cast<QMouseEvent*>(event));
         case QEvent::MouseButtonDblClick:
+            // Shows everything; the pin the first click of the two set or cleared is put back, and the
+            // second click's release does nothing.
             setZoom(std::nullopt);
+            if (impl.pinBeforeClick)
+                pinReadout(*impl.pinBeforeClick);
+            else
+                unpinReadout();
+            impl.skipRelease = true;
             return true;
         case QEvent::Wheel:
             return wheelZoom(*static_cast<QWheelEvent*>(event));
@@ -104,8 +112,9 @@ bool LinePlot::wheelZoom(const QWheelEvent& wheel) {
     Impl& impl = *m_impl;
     if (!impl.xShown || wheel.angleDelta().y() == 0) return false;
     const double at = stepAt(impl.chart, impl.view, impl.lines->anchor(), wheel.position().toPoint());
+    const DataRange steps = drawnContent(m_content, std::nullopt).x;  // the data's first and last step
     setZoom(PlotZoom::wheelSpan(impl.xShown->min, impl.xShown->max, at, wheel.angleDelta().y() / 120.0,
-                                wheel.modifiers() & Qt::ShiftModifier));
+                                wheel.modifiers() & Qt::ShiftModifier, steps.min, steps.max));
     return true;
 }
 
@@ -121,8 +130,10 @@ bool LinePlot::release(const QMouseEvent& mouse) {
         return true;
     }
     // A click pins the readout at the nearest drawn step; on the pinned column, unpins it.
+    if (std::exchange(impl.skipRelease, false)) return true;
     const QPointF scene = impl.view->mapToScene(mouse.position().toPoint());
     if (!impl.chart->plotArea().contains(scene)) return false;
+    impl.pinBeforeClick = impl.readout->step();
     const double x = impl.lines->nearestDrawnStep(impl.chart->mapToValue(scene, series).x());
     const double columnWidth =
         impl.xShown ? (impl.xShown->max - impl.xShown->min) / std::max(1.0, impl.chart->plotArea().width())

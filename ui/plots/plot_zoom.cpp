@@ -49,11 +49,17 @@ std::optional<QPoint> PlotZoom::release() {
     return m_pressAt;
 }
 
-StepSpan PlotZoom::wheelSpan(double lo, double hi, double at, double notches, bool pan) {
+std::optional<StepSpan> PlotZoom::wheelSpan(double lo, double hi, double at, double notches, bool pan,
+                                            double first, double last) {
     const double span = hi - lo;
-    if (pan) return {lo - notches * span / 10, hi - notches * span / 10};
     const double scale = std::pow(0.8, notches);
-    return {at - (at - lo) * scale, at + (hi - at) * scale};
+    StepSpan next = pan ? StepSpan{lo - notches * span / 10, hi - notches * span / 10}
+                        : StepSpan{at - (at - lo) * scale, at + (hi - at) * scale};
+    if (next.second - next.first >= last - first) return std::nullopt;
+    const double shift = next.first < first   ? first - next.first
+                         : next.second > last ? last - next.second
+                                              : 0.0;
+    return StepSpan{next.first + shift, next.second + shift};
 }
 
 }  // namespace normlab::ui

@@ -36,8 +36,10 @@ class PlotZoom {
     std::optional<QPoint> release();
 
     // The span a wheel turn of `notches` makes of [lo, hi]: zoomed around step `at` (0.8 a notch), or
-    // with `pan` moved a tenth of the span a notch.
-    static StepSpan wheelSpan(double lo, double hi, double at, double notches, bool pan);
+    // with `pan` moved a tenth of the span a notch; kept inside the data's steps [first, last], and none
+    // (everything) once it would span them all.
+    static std::optional<StepSpan> wheelSpan(double lo, double hi, double at, double notches, bool pan,
+                                             double first, double last);
 
   private:
     std::optional<StepSpan> m_span;

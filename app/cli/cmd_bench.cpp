@@ -29,7 +29,7 @@ const char* kBenchHelp =
     "                         [--gemm] [--peak]\n"
     "\n"
     "Times N training steps (default 20) after N warm-up steps (default 3) and prints one JSON line:\n"
-    "{\"steps_per_s\", \"ms_per_step\", \"tokens_per_s\", \"gflops\", \"threads\", \"device\",\n"
+    "{\"steps_per_s\", \"ms_per_step\", \"tokens_per_s\", \"gflops\", \"threads\", \"device\", \"backend\",\n"
     "\"timed_steps\", \"peak_rss_mb\", \"host_bytes_per_step\", \"peak_device_mb\"} (medians;\n"
     "peak_rss_mb is the process's peak resident memory; on a GPU, host_bytes_per_step is the mean bytes a\n"
     "timed step copied to the host and peak_device_mb the most GPU memory the backend held; 0 on the CPU).\n"
@@ -37,7 +37,7 @@ const char* kBenchHelp =
     "\n"
     "--gemm times the backend's matrix products instead, at the model's linear-layer sizes (forward, dx and\n"
     "dW of every layer, N rounds after the warm-up ones), and prints {\"gemm_gflops\", \"threads\",\n"
-    "\"device\"}: the GEMM limit the training step's gflops can be compared with.\n"
+    "\"device\", \"backend\"}: the GEMM limit the training step's gflops can be compared with.\n"
     "\n"
     "--peak (CPU only) first measures the CPU's peak in the same process: every backend thread runs\n"
     "independent fused multiply-add chains in the widest vectors the CPU has for about 0.5 s. It adds\n"
@@ -123,7 +123,8 @@ void print_gemm_rate(Trainer& trainer, const Config& config, int64_t warmup, int
                                      config.train.batch_size, trainer.model().vocab(), warmup, timed);
     nlohmann::json line = {{"gemm_gflops", limit},
                            {"threads", trainer.backend().threads()},
-                           {"device", trainer.backend().device()}};
+                           {"device", trainer.backend().device()},
+                           {"backend", trainer.backend().name()}};
     add_peak(line, peak, limit);
     std::cout << line.dump() << "\n";
 }
@@ -154,6 +155,7 @@ void print_step_rates(Trainer& trainer, const Config& config, int64_t warmup, in
                          {"gflops", flops / median / 1e9},
                          {"threads", trainer.backend().threads()},
                          {"device", trainer.backend().device()},
+                         {"backend", trainer.backend().name()},
                          {"timed_steps", seconds.size()},
                          {"peak_rss_mb", peak_rss_mb()},
                          {"host_bytes_per_step",

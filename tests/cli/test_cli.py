@@ -742,8 +742,9 @@ class TrainResumeEval(CliTestCase):
     def test_bench_prints_medians(self):
         result = run("bench", "--preset", "quickstart", *TINY, "--steps", "5", "--warmup", "1", check_rc=0)
         report = json.loads(result.stdout)
-        for key in ("steps_per_s", "ms_per_step", "tokens_per_s", "gflops", "threads", "device"):
+        for key in ("steps_per_s", "ms_per_step", "tokens_per_s", "gflops", "threads", "device", "backend"):
             self.assertIn(key, report)
+        self.assertIn("LIBXSMM GEMM", report["backend"])  # which kernel ran (NORMLAB_GEMM=own: blocked GEMM)
         self.assertAlmostEqual(report["steps_per_s"] * report["ms_per_step"], 1000.0, places=6)
         self.assertAlmostEqual(report["tokens_per_s"], report["steps_per_s"] * 4 * 16, places=3)
         # the GPU's traffic and memory counters read 0 on the CPU, whose memory is the host's
@@ -761,6 +762,7 @@ class TrainResumeEval(CliTestCase):
             self.assertGreater(report["peak_gflops"], 4.0 * report["threads"])
             self.assertAlmostEqual(report["share_of_peak"], rate / report["peak_gflops"], places=9)
             self.assertTrue(0.0 < report["share_of_peak"] < 1.0, report)
+            self.assertIn("GEMM", report["backend"])
         self.expect_bad_input(["bench", "--preset", "quickstart", "--peak", "--set", "device=cuda"], "device")
 
     def test_probe_writes_figure_3_measures(self):

@@ -119,10 +119,11 @@ QString checkFigureFits(const Figure& figure, const ImageExportOptions& options)
     const QRectF caption = captionBox(figure, options, &probe);
     if (caption.height() > canvasSize(options).height() * kMaxCaptionShare)
         return QStringLiteral(
-                   "the caption needs %1 of the figure's height at %2 pt: make the figure taller, the "
-                   "font smaller, or leave the caption out")
-            .arg(caption.height() / canvasSize(options).height(), 0, 'f', 2)
-            .arg(options.fontPoints);
+                   "the caption needs %1% of the figure's height at %2 pt (it may take %3%): make the "
+                   "figure taller, the font smaller, or leave the caption out")
+            .arg(100.0 * caption.height() / canvasSize(options).height(), 0, 'f', 0)
+            .arg(options.fontPoints)
+            .arg(100.0 * kMaxCaptionShare, 0, 'f', 0);
     // Every chart fits its cell: one laid out taller would be drawn over the caption or the next row.
     const std::vector<std::vector<QRectF>> cells = chartCells(figure, options, &probe);
     for (size_t r = 0; r < cells.size(); ++r)

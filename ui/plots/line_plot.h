@@ -61,6 +61,8 @@ class LinePlot : public QWidget {
 
   private:
     void redraw();  // the same content again (after a zoom)
+    // A box in the chart's scene, in this widget's coordinates (empty stays empty).
+    QRect widgetRectOf(const QRectF& sceneBox) const;
     // The viewport's mouse (eventFilter): a left drag shows the rubber band, the wheel zooms or pans, a
     // release zooms to the dragged span or pins / unpins the readout. True when the event is used up.
     bool dragTo(const QMouseEvent& mouse);

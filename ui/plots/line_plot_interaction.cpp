@@ -28,20 +28,18 @@ QString LinePlot::readoutText() const {
     return pinned ? m_impl->readoutAt(*pinned, m_content) : QString();
 }
 
+QRect LinePlot::widgetRectOf(const QRectF& sceneBox) const {
+    if (sceneBox.isEmpty()) return {};
+    const QRect inView = m_impl->view->mapFromScene(sceneBox).boundingRect();
+    return QRect(m_impl->view->viewport()->mapTo(this, inView.topLeft()), inView.size());
+}
+
 QRect LinePlot::readoutGeometry() const {
-    const Impl& impl = *m_impl;
-    const QRectF box = impl.readout->sceneBox();
-    if (box.isEmpty()) return {};
-    const QRect inView = impl.view->mapFromScene(box).boundingRect();
-    return QRect(impl.view->viewport()->mapTo(this, inView.topLeft()), inView.size());
+    return widgetRectOf(m_impl->readout->sceneBox());
 }
 
 QRect LinePlot::emptyTextGeometry() const {
-    const Impl& impl = *m_impl;
-    const QRectF box = impl.overlays->emptyTextBox();
-    if (box.isEmpty()) return {};
-    const QRect inView = impl.view->mapFromScene(box).boundingRect();
-    return QRect(impl.view->viewport()->mapTo(this, inView.topLeft()), inView.size());
+    return widgetRectOf(m_impl->overlays->emptyTextBox());
 }
 
 void LinePlot::setZoom(std::optional<std::pair<double, double>> span) {
@@ -112,9 +110,9 @@ bool LinePlot::wheelZoom(const QWheelEvent& wheel) {
     Impl& impl = *m_impl;
     if (!impl.xShown || wheel.angleDelta().y() == 0) return false;
     const double at = stepAt(impl.chart, impl.view, impl.lines->anchor(), wheel.position().toPoint());
-    const DataRange steps = drawnContent(m_content, std::nullopt).x;  // the data's first and last step
+    const auto [first, last] = stepExtent(m_content);
     setZoom(PlotZoom::wheelSpan(impl.xShown->min, impl.xShown->max, at, wheel.angleDelta().y() / 120.0,
-                                wheel.modifiers() & Qt::ShiftModifier, steps.min, steps.max));
+                                wheel.modifiers() & Qt::ShiftModifier, first, last));
     return true;
 }
 

@@ -185,11 +185,18 @@ DrawnContent drawnContent(const PlotContent& content,
     return drawn;
 }
 
+std::pair<double, double> stepExtent(const PlotContent& content) {
+    std::pair<double, double> extent{INFINITY, -INFINITY};
+    for (const PlotSeries& series : content.series) {
+        if (series.points.isEmpty()) continue;
+        extent.first = std::min(extent.first, series.points.front().x());
+        extent.second = std::max(extent.second, series.points.back().x());
+    }
+    return extent;
+}
+
 double latestStep(const PlotContent& content) {
-    double latest = -INFINITY;
-    for (const PlotSeries& series : content.series)
-        if (!series.points.isEmpty()) latest = std::max(latest, series.points.back().x());
-    return latest;
+    return stepExtent(content).second;
 }
 
 }  // namespace normlab::ui

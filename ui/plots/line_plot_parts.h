@@ -34,7 +34,9 @@ struct DrawnContent {
 };
 DrawnContent drawnContent(const PlotContent& content, const std::optional<std::pair<double, double>>& window);
 
-// The last step any series reaches; -infinity when none has a point.
+// The first and the last step any series reaches (series hold their points in step order); (infinity,
+// -infinity) when none has a point.
+std::pair<double, double> stepExtent(const PlotContent& content);
 double latestStep(const PlotContent& content);
 
 // The legend as wrapping rich text: a short line in each series' colour and style, then its name;
